@@ -1,0 +1,13 @@
+//! The agent run loop of zidane and the vocabulary it speaks on the hook bus.
+//!
+//! [`events`] holds one Rust type per `AgentHooks` event of the spec (122 of
+//! them), named by the spec's exact string through
+//! [`zidane_hooks::HookEvent::NAME`], and the [`events::CATALOGUE`] that lists
+//! each with its emitting crate and whether handlers may write to it.
+//!
+//! Architecture invariant: this crate defines every hook payload (the crates
+//! above emit into the same bus), but it emits only loop events itself. It
+//! never connects MCP servers or builds agents; spawning goes through a trait
+//! that `zidane-agent` implements.
+
+pub mod events;

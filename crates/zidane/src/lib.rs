@@ -1,0 +1,75 @@
+//! zidane, an LLM-agent SDK: the agent core in Rust.
+//!
+//! This crate re-exports the `zidane-*` crates under the paths of the spec's
+//! entry points:
+//!
+//! - [`hooks`]: the typed async hook bus ([`hooks::HookBus`], [`hooks::HookMap`]);
+//! - [`agent`]: the `zidane/agent` entry point; today its hook vocabulary
+//!   ([`agent::events`], one type per `AgentHooks` event) and the payload types;
+//! - [`provider`]: the provider-neutral message model.
+//!
+//! Registering a handler on a spec event:
+//!
+//! ```
+//! use zidane::agent::events::ToolGate;
+//! use zidane::hooks::HookBus;
+//!
+//! let bus = HookBus::new();
+//! bus.on_sync::<ToolGate, _>(|gate, _cx| {
+//!     if gate.name() == "shell" {
+//!         gate.block = true;
+//!         gate.reason = "no shell in this deployment".into();
+//!     }
+//!     Ok(())
+//! });
+//! ```
+//!
+//! Or by the spec's hook names, checked against the catalogue:
+//!
+//! ```
+//! use zidane::agent::{AgentHookMap, HOOK_SPECS};
+//! use zidane::hooks::{DynHandler, HookBus};
+//!
+//! let hooks = AgentHookMap::new().on_named("turn:after", DynHandler::sync(|_ev, _cx| Ok(())));
+//! let bus = HookBus::new();
+//! let installed = hooks.install(&bus, HOOK_SPECS).expect("every name is a spec hook");
+//! # drop(installed);
+//! let typo = AgentHookMap::new().on_named("turn:aftr", DynHandler::sync(|_ev, _cx| Ok(())));
+//! assert_eq!(
+//!     typo.validate(HOOK_SPECS).unwrap_err().to_string(),
+//!     "unknown hook `turn:aftr`; did you mean `turn:after`?",
+//! );
+//! ```
+//!
+//! # Feature flags
+//!
+//! None yet: every crate is compiled in and none of them pulls an HTTP stack.
+//!
+//! Architecture invariant: this crate only re-exports; it holds no logic of
+//! its own, and it is the only crate that re-exports other crates.
+
+pub mod hooks {
+    //! The typed async hook bus (`zidane-hooks`).
+    pub use zidane_hooks::*;
+}
+
+pub mod provider {
+    //! The provider-neutral message model (`zidane-provider`).
+    pub use zidane_provider::*;
+}
+
+pub mod agent {
+    //! The `zidane/agent` entry point: the hook vocabulary and its payload types.
+
+    pub use zidane_loop::events;
+    pub use zidane_loop::events::{
+        AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo,
+        CacheSystemSection, HOOK_SPECS, HookInfo, hook_info,
+    };
+
+    /// The agent's hook bus.
+    pub type AgentHookBus = zidane_hooks::HookBus;
+
+    /// Hook registrations keyed by the spec's hook names (`AgentOptions.hooks`).
+    pub type AgentHookMap = zidane_hooks::HookMap;
+}

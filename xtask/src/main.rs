@@ -1,0 +1,142 @@
+//! Project automation, the one entry point for checks: `cargo xtask <command>`.
+//!
+//! - `ci`: every check CI runs, in order, stopping at the first failure;
+//! - `tidy`: the crate graph and lint wiring match `docs/ARCHITECTURE.md`;
+//! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
+//! - `bench`: the project's benchmarks.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod codegen;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let outcome = match args.as_slice() {
+        ["ci"] => ci(),
+        ["tidy"] => tidy::run(&root()),
+        ["codegen"] => codegen::run(&root(), false),
+        ["codegen", "--check"] => codegen::run(&root(), true),
+        ["bench", rest @ ..] => bench(rest),
+        _ => Err("usage: cargo xtask <ci | tidy | codegen [--check] | bench [--quick]>".to_owned()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Runs a command from the workspace root, printing it first.
+fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result {
+    let shown: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .chain([program.to_owned()])
+        .chain(args.iter().map(|a| (*a).to_owned()))
+        .collect();
+    println!("\n$ {}", shown.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", shown.join(" ")))
+    }
+}
+
+fn ci() -> Result {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let cargo = cargo.as_str();
+    run(cargo, &["fmt", "--all", "--check"], &[])?;
+    println!("\n$ cargo xtask tidy");
+    tidy::run(&root())?;
+    println!("\n$ cargo xtask codegen --check");
+    codegen::run(&root(), true)?;
+    run(
+        cargo,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    run(
+        cargo,
+        &[
+            "test",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--locked",
+        ],
+        &[],
+    )?;
+    run(
+        cargo,
+        &["test", "--workspace", "--doc", "--all-features", "--locked"],
+        &[],
+    )?;
+    run(
+        cargo,
+        &[
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--all-features",
+            "--locked",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // Advisories need the RustSec database from the network; the checks that
+    // read only the lock file and manifests run everywhere.
+    run(
+        cargo,
+        &[
+            "deny",
+            "--all-features",
+            "check",
+            "bans",
+            "licenses",
+            "sources",
+        ],
+        &[],
+    )?;
+    println!("\nci: every step passed");
+    Ok(())
+}
+
+fn bench(args: &[&str]) -> Result {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let quick = args.contains(&"--quick");
+    let mut cmd = vec!["bench", "--workspace", "--locked"];
+    if quick {
+        cmd.extend(["--", "--quick"]);
+    }
+    run(&cargo, &cmd, &[])
+}
