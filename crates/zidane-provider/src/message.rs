@@ -1,5 +1,9 @@
 //! Messages, content blocks and session turns.
 
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -190,29 +194,134 @@ impl ContentBlock {
 }
 
 /// A message: a role and its blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Cloning is cheap (the blocks are shared until one side mutates them), and
+/// a message remembers its serialized wire form per provider format, so the
+/// request of turn N+1 copies the bytes of the N messages that did not change
+/// instead of serializing them again. [`Message::content_mut`] and
+/// [`Message::set_role`] drop that memo.
+#[derive(Clone)]
 pub struct Message {
-    /// Who wrote it.
-    pub role: Role,
-    /// What it says.
-    pub content: Vec<ContentBlock>,
+    role: Role,
+    content: Arc<Vec<ContentBlock>>,
+    wire: WireMemo,
+}
+
+/// Serialized forms of one message, one slot per wire format.
+#[derive(Clone, Default)]
+struct WireMemo(Arc<[OnceLock<Bytes>; WIRE_FORMATS]>);
+
+/// How many wire formats memoize message bytes.
+pub(crate) const WIRE_FORMATS: usize = 2;
+
+/// A wire format that memoizes per-message bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WireFormat {
+    AnthropicMessages = 0,
+    OpenAiChat = 1,
 }
 
 impl Message {
+    /// A message of `role` with `content`.
+    pub fn new(role: Role, content: Vec<ContentBlock>) -> Self {
+        Message {
+            role,
+            content: Arc::new(content),
+            wire: WireMemo::default(),
+        }
+    }
+
     /// A user message with one text block.
     pub fn user(text: impl Into<String>) -> Self {
-        Message {
-            role: Role::User,
-            content: vec![ContentBlock::text(text)],
-        }
+        Message::new(Role::User, vec![ContentBlock::text(text)])
     }
 
     /// An assistant message with one text block.
     pub fn assistant(text: impl Into<String>) -> Self {
-        Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::text(text)],
+        Message::new(Role::Assistant, vec![ContentBlock::text(text)])
+    }
+
+    /// Who wrote it.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// What it says.
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// Changes the role (and forgets the serialized forms).
+    pub fn set_role(&mut self, role: Role) {
+        self.role = role;
+        self.wire = WireMemo::default();
+    }
+
+    /// The blocks, for editing (copied first if shared; forgets the
+    /// serialized forms).
+    pub fn content_mut(&mut self) -> &mut Vec<ContentBlock> {
+        self.wire = WireMemo::default();
+        Arc::make_mut(&mut self.content)
+    }
+
+    /// Takes the blocks out.
+    pub fn into_content(self) -> Vec<ContentBlock> {
+        Arc::unwrap_or_clone(self.content)
+    }
+
+    /// The memoized wire bytes of this message in `format`, computed once.
+    pub(crate) fn wire_bytes(
+        &self,
+        format: WireFormat,
+        render: impl FnOnce(&Message) -> Bytes,
+    ) -> Bytes {
+        self.wire.0[format as usize]
+            .get_or_init(|| render(self))
+            .clone()
+    }
+
+    /// Whether this message's bytes in `format` are memoized.
+    #[cfg(test)]
+    pub(crate) fn has_wire_bytes(&self, format: WireFormat) -> bool {
+        self.wire.0[format as usize].get().is_some()
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role && self.content == other.content
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Message")
+            .field("role", &self.role)
+            .field("content", &self.content)
+            .finish()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct MessageRepr<C> {
+    role: Role,
+    content: C,
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        MessageRepr {
+            role: self.role,
+            content: &*self.content,
         }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let repr = MessageRepr::<Vec<ContentBlock>>::deserialize(deserializer)?;
+        Ok(Message::new(repr.role, repr.content))
     }
 }
 
@@ -240,9 +349,6 @@ pub struct SessionTurn {
 impl SessionTurn {
     /// The turn as a plain message.
     pub fn to_message(&self) -> Message {
-        Message {
-            role: self.role,
-            content: self.content.clone(),
-        }
+        Message::new(self.role, self.content.clone())
     }
 }

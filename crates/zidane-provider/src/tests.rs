@@ -50,7 +50,7 @@ fn session_turns_serialize_in_camel_case() {
     let turn = SessionTurn {
         id: "turn-1".into(),
         role: Role::Assistant,
-        content: Message::assistant("ok").content,
+        content: Message::assistant("ok").into_content(),
         created_at: 1_700_000_000_000,
         usage: Some(TurnUsage {
             input: 10,

@@ -1,0 +1,847 @@
+//! The Anthropic Messages wire format: request bodies and the streamed
+//! response, independent of any HTTP client.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde::ser::{SerializeMap, Serializer};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::{ErrorKind, ProviderError, classify_stream_error};
+use crate::event::{StreamEvent, UsageReport};
+use crate::message::{
+    ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat,
+};
+use crate::options::{CacheTtl, StreamOptions, ThinkingLevel, ToolChoice};
+use crate::sse::SseEvent;
+use crate::usage::FinishReason;
+
+/// The `anthropic-version` header value this crate speaks.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// Beta flag for one-hour cache lifetimes.
+pub const BETA_EXTENDED_CACHE_TTL: &str = "extended-cache-ttl-2025-04-11";
+
+/// Output tokens requested when the options give no limit.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The thinking budget of a level, when the options give no exact budget.
+pub fn thinking_budget(level: ThinkingLevel) -> Option<u32> {
+    match level {
+        ThinkingLevel::Off => None,
+        ThinkingLevel::Minimal => Some(1024),
+        ThinkingLevel::Low => Some(4096),
+        ThinkingLevel::Medium => Some(10_240),
+        ThinkingLevel::High => Some(24_576),
+    }
+}
+
+/// A request body and the beta flags it needs.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The JSON body.
+    pub body: Bytes,
+    /// Values for the `anthropic-beta` header.
+    pub betas: Vec<&'static str>,
+}
+
+/// Builds the body of `POST /v1/messages` with `stream: true`.
+///
+/// Cache breakpoints: one on the static half of the system prompt (or, with
+/// no system prompt, on the last tool), covering tools and system; one on the
+/// last block of the newest user message. Every message except the one that
+/// carries a breakpoint reuses its memoized bytes.
+pub fn request_body(options: &StreamOptions) -> Request {
+    let ttl = options.cache_ttl.unwrap_or_default();
+    let mut betas = Vec::new();
+    if ttl == CacheTtl::OneHour {
+        betas.push(BETA_EXTENDED_CACHE_TTL);
+    }
+    let budget = options
+        .thinking_budget
+        .or_else(|| thinking_budget(options.thinking));
+    let mut max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    if let Some(budget) = budget
+        && max_tokens <= budget
+    {
+        max_tokens = budget + DEFAULT_MAX_TOKENS;
+    }
+
+    let halves = options.system_halves();
+    let mut system = Vec::new();
+    if let Some((head, tail)) = halves {
+        if !head.is_empty() {
+            system.push(SystemBlock {
+                text: head,
+                cache: Some(ttl),
+            });
+        }
+        if let Some(tail) = tail.filter(|t| !t.is_empty()) {
+            system.push(SystemBlock {
+                text: tail,
+                cache: None,
+            });
+        }
+    }
+    let cache_last_tool = system.is_empty();
+    let tools: Vec<ToolWire<'_>> = options
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ToolWire {
+            name: &t.name,
+            description: &t.description,
+            schema: &t.input_schema,
+            cache: (cache_last_tool && i + 1 == options.tools.len()).then_some(ttl),
+        })
+        .collect();
+    let header = Header {
+        model: &options.model,
+        max_tokens,
+        stream: true,
+        system,
+        tools,
+        tool_choice: options.tool_choice.as_ref().map(ToolChoiceWire),
+        thinking: budget.map(|budget| ThinkingWire { budget }),
+        // The API refuses a temperature alongside extended thinking.
+        temperature: options.temperature.filter(|_| budget.is_none()),
+    };
+    let mut body = Vec::with_capacity(4096);
+    if serde_json::to_writer(&mut body, &header).is_err() {
+        body.clear();
+        body.extend_from_slice(b"{}");
+    }
+    // Splice the messages in as bytes: `{...}` becomes `{...,"messages":[..]}`.
+    body.pop();
+    body.extend_from_slice(b",\"messages\":[");
+    let breakpoint = options
+        .messages
+        .iter()
+        .rposition(|m| m.role() == Role::User);
+    let mut first = true;
+    for (i, message) in options.messages.iter().enumerate() {
+        let bytes = if Some(i) == breakpoint {
+            render_message(message, Some(ttl))
+        } else {
+            message.wire_bytes(WireFormat::AnthropicMessages, |m| render_message(m, None))
+        };
+        if bytes.is_empty() {
+            continue;
+        }
+        if !first {
+            body.push(b',');
+        }
+        first = false;
+        body.extend_from_slice(&bytes);
+    }
+    body.extend_from_slice(b"]}");
+    Request {
+        body: Bytes::from(body),
+        betas,
+    }
+}
+
+fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
+    let blocks: Vec<&ContentBlock> = message.content().iter().filter(|b| sendable(b)).collect();
+    if blocks.is_empty() {
+        return Bytes::new();
+    }
+    let wire = MessageWire {
+        role: message.role(),
+        blocks: &blocks,
+        cache,
+    };
+    serde_json::to_vec(&wire)
+        .map(Bytes::from)
+        .unwrap_or_default()
+}
+
+/// Blocks the API would refuse are left out: empty text, and reasoning
+/// without a signature (produced by another provider).
+fn sendable(block: &ContentBlock) -> bool {
+    match block {
+        ContentBlock::Text { text } => !text.is_empty(),
+        ContentBlock::Thinking { signature, .. } => {
+            signature.as_deref().is_some_and(|s| !s.is_empty())
+        }
+        _ => true,
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Header<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<SystemBlock<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolWire<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<ToolChoiceWire<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingWire>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+struct CacheControl(CacheTtl);
+
+impl serde::Serialize for CacheControl {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", "ephemeral")?;
+        if self.0 == CacheTtl::OneHour {
+            map.serialize_entry("ttl", "1h")?;
+        }
+        map.end()
+    }
+}
+
+struct SystemBlock<'a> {
+    text: &'a str,
+    cache: Option<CacheTtl>,
+}
+
+impl serde::Serialize for SystemBlock<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", "text")?;
+        map.serialize_entry("text", self.text)?;
+        if let Some(ttl) = self.cache {
+            map.serialize_entry("cache_control", &CacheControl(ttl))?;
+        }
+        map.end()
+    }
+}
+
+struct ToolWire<'a> {
+    name: &'a str,
+    description: &'a str,
+    schema: &'a Value,
+    cache: Option<CacheTtl>,
+}
+
+impl serde::Serialize for ToolWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("name", self.name)?;
+        if !self.description.is_empty() {
+            map.serialize_entry("description", self.description)?;
+        }
+        map.serialize_entry("input_schema", self.schema)?;
+        if let Some(ttl) = self.cache {
+            map.serialize_entry("cache_control", &CacheControl(ttl))?;
+        }
+        map.end()
+    }
+}
+
+struct ToolChoiceWire<'a>(&'a ToolChoice);
+
+impl serde::Serialize for ToolChoiceWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        match self.0 {
+            ToolChoice::Auto => map.serialize_entry("type", "auto")?,
+            ToolChoice::Any => map.serialize_entry("type", "any")?,
+            ToolChoice::None => map.serialize_entry("type", "none")?,
+            ToolChoice::Tool { name } => {
+                map.serialize_entry("type", "tool")?;
+                map.serialize_entry("name", name)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct ThinkingWire {
+    budget: u32,
+}
+
+impl serde::Serialize for ThinkingWire {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", "enabled")?;
+        map.serialize_entry("budget_tokens", &self.budget)?;
+        map.end()
+    }
+}
+
+struct MessageWire<'a> {
+    role: Role,
+    blocks: &'a [&'a ContentBlock],
+    cache: Option<CacheTtl>,
+}
+
+impl serde::Serialize for MessageWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("role", &self.role)?;
+        let last = self.blocks.len().saturating_sub(1);
+        let blocks: Vec<BlockWire<'_>> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| BlockWire {
+                block: b,
+                cache: self.cache.filter(|_| i == last),
+            })
+            .collect();
+        map.serialize_entry("content", &blocks)?;
+        map.end()
+    }
+}
+
+struct BlockWire<'a> {
+    block: &'a ContentBlock,
+    cache: Option<CacheTtl>,
+}
+
+impl serde::Serialize for BlockWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let ContentBlock::Unknown(raw) = self.block {
+            // Blocks we do not model go back exactly as they came.
+            return raw.serialize(s);
+        }
+        let mut map = s.serialize_map(None)?;
+        match self.block {
+            ContentBlock::Text { text } => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", text)?;
+            }
+            ContentBlock::Image { source } => {
+                map.serialize_entry("type", "image")?;
+                map.serialize_entry("source", &ImageSourceWire(source))?;
+            }
+            ContentBlock::Document { source, title } => {
+                map.serialize_entry("type", "document")?;
+                map.serialize_entry("source", &DocumentSourceWire(source))?;
+                if let Some(title) = title {
+                    map.serialize_entry("title", title)?;
+                }
+            }
+            ContentBlock::ToolUse { id, name, input } => {
+                map.serialize_entry("type", "tool_use")?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("input", input)?;
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                map.serialize_entry("type", "tool_result")?;
+                map.serialize_entry("tool_use_id", tool_use_id)?;
+                match content {
+                    ToolResultContent::Text(text) => map.serialize_entry("content", text)?,
+                    ToolResultContent::Parts(parts) => {
+                        let parts: Vec<BlockWire<'_>> = parts
+                            .iter()
+                            .filter(|p| sendable(p))
+                            .map(|p| BlockWire {
+                                block: p,
+                                cache: None,
+                            })
+                            .collect();
+                        map.serialize_entry("content", &parts)?;
+                    }
+                }
+                if *is_error {
+                    map.serialize_entry("is_error", &true)?;
+                }
+            }
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                map.serialize_entry("type", "thinking")?;
+                map.serialize_entry("thinking", thinking)?;
+                map.serialize_entry("signature", signature.as_deref().unwrap_or_default())?;
+            }
+            ContentBlock::RedactedThinking { data } => {
+                map.serialize_entry("type", "redacted_thinking")?;
+                map.serialize_entry("data", data)?;
+            }
+            ContentBlock::ServerToolUse { id, name, input } => {
+                map.serialize_entry("type", "server_tool_use")?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("name", name)?;
+                map.serialize_entry("input", input)?;
+            }
+            ContentBlock::ServerToolResult {
+                tool_use_id,
+                kind,
+                content,
+            } => {
+                map.serialize_entry("type", kind)?;
+                map.serialize_entry("tool_use_id", tool_use_id)?;
+                map.serialize_entry("content", content)?;
+            }
+            ContentBlock::Unknown(_) => {}
+        }
+        if let Some(ttl) = self.cache {
+            map.serialize_entry("cache_control", &CacheControl(ttl))?;
+        }
+        map.end()
+    }
+}
+
+struct ImageSourceWire<'a>(&'a ImageSource);
+
+impl serde::Serialize for ImageSourceWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        match self.0 {
+            ImageSource::Base64 { media_type, data } => {
+                map.serialize_entry("type", "base64")?;
+                map.serialize_entry("media_type", media_type)?;
+                map.serialize_entry("data", data)?;
+            }
+            ImageSource::Url { url } => {
+                map.serialize_entry("type", "url")?;
+                map.serialize_entry("url", url)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct DocumentSourceWire<'a>(&'a DocumentSource);
+
+impl serde::Serialize for DocumentSourceWire<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        match self.0 {
+            DocumentSource::Base64 { media_type, data } => {
+                map.serialize_entry("type", "base64")?;
+                map.serialize_entry("media_type", media_type)?;
+                map.serialize_entry("data", data)?;
+            }
+            DocumentSource::Text { media_type, data } => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("media_type", media_type)?;
+                map.serialize_entry("data", data)?;
+            }
+            DocumentSource::Url { url } => {
+                map.serialize_entry("type", "url")?;
+                map.serialize_entry("url", url)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The `count_tokens` body for `options`: the request without the streaming
+/// and sampling fields.
+pub fn count_tokens_body(options: &StreamOptions) -> Bytes {
+    let request = request_body(options);
+    let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&request.body) else {
+        return request.body;
+    };
+    for key in ["max_tokens", "stream", "temperature"] {
+        body.remove(key);
+    }
+    serde_json::to_vec(&body)
+        .map(Bytes::from)
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------
+// The streamed response.
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    index: Option<usize>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    content_block: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    usage: Option<WireUsage>,
+    error: Option<WireError>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation: Option<WireCacheCreation>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireCacheCreation {
+    ephemeral_5m_input_tokens: Option<u64>,
+    ephemeral_1h_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<WireUsage>,
+}
+
+impl WireUsage {
+    fn report(&self) -> UsageReport {
+        UsageReport {
+            input: self.input_tokens,
+            output: self.output_tokens,
+            cache_read: self.cache_read_input_tokens,
+            cache_creation: self.cache_creation_input_tokens,
+            cache_creation_5m: self
+                .cache_creation
+                .as_ref()
+                .and_then(|c| c.ephemeral_5m_input_tokens),
+            cache_creation_1h: self
+                .cache_creation
+                .as_ref()
+                .and_then(|c| c.ephemeral_1h_input_tokens),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    Thinking,
+    Tool,
+    ServerTool {
+        id: String,
+        name: String,
+        input: Value,
+        json: String,
+    },
+    ServerResult {
+        tool_use_id: String,
+        kind: String,
+        content: Value,
+    },
+    Other(Value),
+    Ignored,
+}
+
+/// Turns the Anthropic event stream into [`StreamEvent`]s.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    provider: String,
+    blocks: Vec<(usize, Block)>,
+    stop_reason: Option<String>,
+    ended: bool,
+}
+
+impl Decoder {
+    /// A decoder for a stream of `provider` (the name errors carry).
+    pub fn new(provider: impl Into<String>) -> Self {
+        Decoder {
+            provider: provider.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `message_stop` arrived.
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Decodes one server-sent event, appending what it means to `out`.
+    ///
+    /// Unknown event and block types are skipped; an `error` event becomes a
+    /// classified error; data that is not JSON is an
+    /// [`ErrorKind::InvalidResponse`] error.
+    pub fn decode(
+        &mut self,
+        sse: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        let env: Envelope<'_> = serde_json::from_slice(&sse.data).map_err(|e| {
+            ProviderError::new(
+                ErrorKind::InvalidResponse,
+                &self.provider,
+                format!("event data is not valid JSON: {e}"),
+            )
+        })?;
+        match env.ty.as_ref() {
+            "content_block_delta" => self.delta(env.index.unwrap_or(0), env.delta, &sse.data, out),
+            "message_start" => {
+                if let Some(raw) = env.message
+                    && let Ok(message) = serde_json::from_str::<WireMessage>(raw.get())
+                {
+                    out.push(StreamEvent::Start {
+                        id: message.id,
+                        model: message.model,
+                    });
+                    if let Some(usage) = message.usage {
+                        out.push(StreamEvent::Usage(usage.report()));
+                    }
+                }
+            }
+            "content_block_start" => {
+                if let Some(raw) = env.content_block {
+                    self.start(env.index.unwrap_or(0), raw, out);
+                }
+            }
+            "content_block_stop" => self.stop(env.index.unwrap_or(0), out),
+            "message_delta" => {
+                if let Some(reason) = env.delta.and_then(|d| d.stop_reason) {
+                    self.stop_reason = Some(reason.into_owned());
+                }
+                if let Some(usage) = env.usage {
+                    out.push(StreamEvent::Usage(usage.report()));
+                }
+            }
+            "message_stop" => {
+                self.ended = true;
+                let raw = self.stop_reason.take();
+                out.push(StreamEvent::End {
+                    finish_reason: finish_reason(raw.as_deref()),
+                    raw_reason: raw,
+                });
+            }
+            "error" => {
+                let (ty, message) = env.error.map(|e| (e.ty, e.message)).unwrap_or((None, None));
+                let message = message.unwrap_or_default();
+                let kind = classify_stream_error(ty.as_deref(), &message);
+                return Err(ProviderError::new(kind, &self.provider, message).with_error_type(ty));
+            }
+            _ => {} // ping and future event types
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, index: usize) -> Option<&mut Block> {
+        self.blocks
+            .iter_mut()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b)
+    }
+
+    fn start(&mut self, index: usize, raw: &RawValue, out: &mut Vec<StreamEvent>) {
+        let Ok(Value::Object(mut block)) = serde_json::from_str::<Value>(raw.get()) else {
+            return;
+        };
+        let ty = block
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let take_str =
+            |block: &mut serde_json::Map<String, Value>, key: &str| match block.remove(key) {
+                Some(Value::String(s)) => s,
+                _ => String::new(),
+            };
+        let state = match ty.as_str() {
+            "text" => {
+                let text = take_str(&mut block, "text");
+                if !text.is_empty() {
+                    out.push(StreamEvent::TextDelta { index, text });
+                }
+                Block::Text
+            }
+            "thinking" => {
+                let text = take_str(&mut block, "thinking");
+                if !text.is_empty() {
+                    out.push(StreamEvent::ThinkingDelta { index, text });
+                }
+                let signature = take_str(&mut block, "signature");
+                if !signature.is_empty() {
+                    out.push(StreamEvent::ThinkingSignature { index, signature });
+                }
+                Block::Thinking
+            }
+            "redacted_thinking" => {
+                out.push(StreamEvent::RedactedThinking {
+                    index,
+                    data: take_str(&mut block, "data"),
+                });
+                Block::Ignored
+            }
+            "tool_use" => {
+                let id = take_str(&mut block, "id");
+                let name = take_str(&mut block, "name");
+                out.push(StreamEvent::ToolCallStart { index, id, name });
+                // Some servers send the whole input here instead of deltas.
+                match block.remove("input") {
+                    Some(Value::Object(input)) if !input.is_empty() => {
+                        out.push(StreamEvent::ToolCallDelta {
+                            index,
+                            json: Value::Object(input).to_string(),
+                        });
+                    }
+                    _ => {}
+                }
+                Block::Tool
+            }
+            "server_tool_use" => Block::ServerTool {
+                id: take_str(&mut block, "id"),
+                name: take_str(&mut block, "name"),
+                input: block.remove("input").unwrap_or(Value::Null),
+                json: String::new(),
+            },
+            t if t.ends_with("_tool_result") => Block::ServerResult {
+                tool_use_id: take_str(&mut block, "tool_use_id"),
+                kind: ty.clone(),
+                content: block.remove("content").unwrap_or(Value::Null),
+            },
+            _ => Block::Other(Value::Object(block)),
+        };
+        self.blocks.push((index, state));
+    }
+
+    fn delta(
+        &mut self,
+        index: usize,
+        delta: Option<Delta<'_>>,
+        raw: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let Some(delta) = delta else { return };
+        match delta.ty.as_deref() {
+            Some("text_delta") => {
+                if let Some(text) = delta.text {
+                    out.push(StreamEvent::TextDelta {
+                        index,
+                        text: text.into_owned(),
+                    });
+                }
+            }
+            Some("thinking_delta") => {
+                if let Some(text) = delta.thinking {
+                    out.push(StreamEvent::ThinkingDelta {
+                        index,
+                        text: text.into_owned(),
+                    });
+                }
+            }
+            Some("signature_delta") => {
+                if let Some(signature) = delta.signature {
+                    out.push(StreamEvent::ThinkingSignature {
+                        index,
+                        signature: signature.into_owned(),
+                    });
+                }
+            }
+            Some("input_json_delta") => {
+                let json = delta.partial_json.unwrap_or_default();
+                match self.block(index) {
+                    Some(Block::ServerTool { json: buf, .. }) => buf.push_str(&json),
+                    Some(Block::Tool) | None => {
+                        if !json.is_empty() {
+                            out.push(StreamEvent::ToolCallDelta {
+                                index,
+                                json: json.into_owned(),
+                            });
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+            _ => {
+                // A delta for a block we keep as raw JSON: merge its fields,
+                // appending strings (the way `compaction_delta` streams).
+                if let Some(Block::Other(Value::Object(block))) = self.block(index)
+                    && let Ok(Value::Object(env)) = serde_json::from_slice::<Value>(raw)
+                    && let Some(Value::Object(fields)) = env.get("delta")
+                {
+                    for (key, value) in fields {
+                        if key == "type" {
+                            continue;
+                        }
+                        match (block.get_mut(key), value) {
+                            (Some(Value::String(have)), Value::String(more)) => have.push_str(more),
+                            _ => {
+                                block.insert(key.clone(), value.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, index: usize, out: &mut Vec<StreamEvent>) {
+        let Some(pos) = self.blocks.iter().rposition(|(i, _)| *i == index) else {
+            return;
+        };
+        let (_, block) = self.blocks.swap_remove(pos);
+        match block {
+            Block::Tool => out.push(StreamEvent::ToolCallEnd { index }),
+            Block::ServerTool {
+                id,
+                name,
+                input,
+                json,
+            } => {
+                let input = if json.trim().is_empty() {
+                    input
+                } else {
+                    serde_json::from_str(&json).unwrap_or(Value::String(json))
+                };
+                out.push(StreamEvent::ServerToolUse {
+                    index,
+                    id,
+                    name,
+                    input,
+                });
+            }
+            Block::ServerResult {
+                tool_use_id,
+                kind,
+                content,
+            } => {
+                out.push(StreamEvent::ServerToolResult {
+                    index,
+                    tool_use_id,
+                    kind,
+                    content,
+                });
+            }
+            Block::Other(block) => out.push(StreamEvent::OtherBlock { index, block }),
+            Block::Text | Block::Thinking | Block::Ignored => {}
+        }
+    }
+}
+
+/// Maps an Anthropic `stop_reason`.
+pub fn finish_reason(raw: Option<&str>) -> FinishReason {
+    match raw {
+        Some("tool_use") => FinishReason::ToolCalls,
+        Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
+        Some("pause_turn") => FinishReason::Pause,
+        Some("refusal") => FinishReason::Refusal,
+        _ => FinishReason::Stop,
+    }
+}

@@ -1,0 +1,112 @@
+//! Every recorded stream replayed through the real decoders and accumulator.
+
+use serde_json::json;
+use zidane_provider::{ContentBlock, FinishReason};
+
+use crate::support::{Wire, fixture, fixture_files, replay};
+
+#[test]
+fn every_anthropic_recording_accumulates_to_its_snapshot() {
+    let files = fixture_files("anthropic");
+    assert_eq!(files.len(), 10);
+    for name in files {
+        let message = replay(Wire::Anthropic, &fixture(&format!("anthropic/{name}"))).unwrap();
+        insta::assert_json_snapshot!(format!("anthropic__{name}"), message);
+    }
+}
+
+#[test]
+fn every_openai_recording_accumulates_to_its_snapshot() {
+    let files = fixture_files("openai-chat");
+    assert_eq!(files.len(), 12);
+    for name in files {
+        let message = replay(Wire::OpenAi, &fixture(&format!("openai-chat/{name}"))).unwrap();
+        insta::assert_json_snapshot!(format!("openai__{name}"), message);
+    }
+}
+
+#[test]
+fn cut_off_tool_json_is_never_dispatchable() {
+    let message = replay(
+        Wire::Anthropic,
+        &fixture("anthropic/incomplete_partial_json_response.sse"),
+    )
+    .unwrap();
+    assert_eq!(message.finish_reason, FinishReason::Length);
+    assert_eq!(message.tool_calls().count(), 0);
+    assert_eq!(message.incomplete_tool_calls.len(), 1);
+    let call = &message.incomplete_tool_calls[0];
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("toolu_01EKqbqmZrGRXy18eN7m9kvY", "make_file")
+    );
+    assert!(
+        call.partial_json
+            .starts_with("{\"filename\": \"taxes.txt\"")
+    );
+    assert_eq!(message.usage.output, 124);
+}
+
+#[test]
+fn anthropic_tool_use_and_thinking_come_out_whole() {
+    let message = replay(Wire::Anthropic, &fixture("anthropic/tool_use_response.sse")).unwrap();
+    assert_eq!(message.finish_reason, FinishReason::ToolCalls);
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].2.is_object());
+
+    let message = replay(Wire::Anthropic, &fixture("anthropic/stream-a-refusal.sse")).unwrap();
+    assert_eq!(message.finish_reason, FinishReason::Refusal);
+    let ContentBlock::Thinking {
+        thinking,
+        signature,
+    } = &message.content[0]
+    else {
+        panic!("thinking first: {:?}", message.content)
+    };
+    assert!(!thinking.is_empty());
+    assert!(signature.as_deref().is_some_and(|s| !s.is_empty()));
+
+    let message = replay(
+        Wire::Anthropic,
+        &fixture("anthropic/stream-a-toolrefusal.sse"),
+    )
+    .unwrap();
+    assert!(
+        matches!(&message.content[0], ContentBlock::ServerToolUse { name, input, .. }
+        if name == "web_search" && input.get("query").is_some())
+    );
+    assert!(
+        matches!(&message.content[1], ContentBlock::ServerToolResult { kind, .. } if kind == "web_search_tool_result")
+    );
+}
+
+#[test]
+fn unknown_anthropic_blocks_are_kept_with_their_deltas_applied() {
+    let message = replay(
+        Wire::Anthropic,
+        &fixture("anthropic/compaction_response.sse"),
+    )
+    .unwrap();
+    let ContentBlock::Unknown(block) = &message.content[0] else {
+        panic!("{:?}", message.content)
+    };
+    assert_eq!(block["type"], json!("compaction"));
+    assert_eq!(block["content"], json!("Earlier conversation summarized."));
+    assert_eq!(message.text(), "Hello there!");
+}
+
+#[test]
+fn openai_parallel_tool_calls_are_assembled_by_index() {
+    let message = replay(Wire::OpenAi, &fixture("openai-chat/f82268f2fefd.sse")).unwrap();
+    assert_eq!(message.finish_reason, FinishReason::ToolCalls);
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls.len(), 2);
+    assert_ne!(calls[0].0, calls[1].0);
+    assert!(calls.iter().all(|c| c.2.is_object()));
+
+    let message = replay(Wire::OpenAi, &fixture("openai-chat/4cc50a6135d2.sse")).unwrap();
+    assert_eq!(message.finish_reason, FinishReason::Length);
+    let message = replay(Wire::OpenAi, &fixture("openai-chat/173417d55340.sse")).unwrap();
+    assert_eq!(message.finish_reason, FinishReason::Refusal);
+}
