@@ -13,15 +13,9 @@ pub(crate) fn run(root: &Path, check: bool) -> Result {
     if check {
         let have = std::fs::read_to_string(&path).unwrap_or_default();
         if have != want {
-            return Err(format!(
-                "{} is stale: run `cargo xtask codegen`",
-                path.display()
-            ));
+            return Err(format!("{} is stale: run `cargo xtask codegen`", path.display()));
         }
-        println!(
-            "codegen: docs/hooks.md is up to date ({} hooks)",
-            CATALOGUE.len()
-        );
+        println!("codegen: docs/hooks.md is up to date ({} hooks)", CATALOGUE.len());
     } else {
         std::fs::write(&path, want).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("codegen: wrote {}", path.display());

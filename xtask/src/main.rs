@@ -88,13 +88,7 @@ fn ci() -> Result {
     )?;
     run(
         cargo,
-        &[
-            "test",
-            "--workspace",
-            "--all-targets",
-            "--all-features",
-            "--locked",
-        ],
+        &["test", "--workspace", "--all-targets", "--all-features", "--locked"],
         &[],
     )?;
     run(
@@ -104,27 +98,14 @@ fn ci() -> Result {
     )?;
     run(
         cargo,
-        &[
-            "doc",
-            "--workspace",
-            "--no-deps",
-            "--all-features",
-            "--locked",
-        ],
+        &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
     // Advisories need the RustSec database from the network; the checks that
     // read only the lock file and manifests run everywhere.
     run(
         cargo,
-        &[
-            "deny",
-            "--all-features",
-            "check",
-            "bans",
-            "licenses",
-            "sources",
-        ],
+        &["deny", "--all-features", "check", "bans", "licenses", "sources"],
         &[],
     )?;
     println!("\nci: every step passed");

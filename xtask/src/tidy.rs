@@ -12,6 +12,7 @@ use crate::Result;
 /// The internal edges each crate may have (normal and build dependencies on
 /// other workspace crates). Mirrors the crate graph in `docs/ARCHITECTURE.md`.
 const ALLOWED: &[(&str, &[&str])] = &[
+    ("zidane-bench", &[]),
     ("zidane-hooks", &[]),
     ("zidane-provider", &[]),
     ("zidane-loop", &["zidane-hooks", "zidane-provider"]),
@@ -23,10 +24,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "zidane-run-summary",
         &["zidane-loop", "zidane-hooks", "zidane-provider"],
     ),
-    (
-        "zidane-mcp",
-        &["zidane-loop", "zidane-hooks", "zidane-provider"],
-    ),
+    ("zidane-mcp", &["zidane-loop", "zidane-hooks", "zidane-provider"]),
     (
         "zidane-agent",
         &[
@@ -66,11 +64,8 @@ pub(crate) fn run(root: &Path) -> Result {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let meta: Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata output: {e}"))?;
-    let packages = meta["packages"]
-        .as_array()
-        .ok_or("cargo metadata: no packages")?;
+    let meta: Value = serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
+    let packages = meta["packages"].as_array().ok_or("cargo metadata: no packages")?;
     let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
 
@@ -78,38 +73,30 @@ pub(crate) fn run(root: &Path) -> Result {
     for pkg in packages {
         let name = pkg["name"].as_str().unwrap_or_default();
         let Some(may) = allowed.get(name) else {
-            problems.push(format!("{name}: not in the crate graph (add it to xtask/src/tidy.rs and docs/ARCHITECTURE.md)"));
+            problems.push(format!(
+                "{name}: not in the crate graph (add it to xtask/src/tidy.rs and docs/ARCHITECTURE.md)"
+            ));
             continue;
         };
         for dep in pkg["dependencies"].as_array().into_iter().flatten() {
             let dep_name = dep["name"].as_str().unwrap_or_default();
             let is_dev = dep["kind"].as_str() == Some("dev");
             if members.contains(dep_name) && !is_dev && !may.contains(&dep_name) {
-                problems.push(format!(
-                    "{name} -> {dep_name}: edge not allowed by the crate graph"
-                ));
+                problems.push(format!("{name} -> {dep_name}: edge not allowed by the crate graph"));
             }
         }
         let manifest = pkg["manifest_path"].as_str().unwrap_or_default();
         let text = std::fs::read_to_string(manifest).map_err(|e| format!("{manifest}: {e}"))?;
         if !has_workspace_lints(&text) {
-            problems.push(format!(
-                "{name}: missing `[lints] workspace = true` in {manifest}"
-            ));
+            problems.push(format!("{name}: missing `[lints] workspace = true` in {manifest}"));
         }
         if name != "xtask" {
-            let src = Path::new(manifest)
-                .parent()
-                .map(|d| d.join("src"))
-                .unwrap_or_default();
+            let src = Path::new(manifest).parent().map(|d| d.join("src")).unwrap_or_default();
             scan_placeholders(&src, &mut problems)?;
         }
     }
     if problems.is_empty() {
-        println!(
-            "tidy: {} crates, graph and lints as documented",
-            packages.len()
-        );
+        println!("tidy: {} crates, graph and lints as documented", packages.len());
         Ok(())
     } else {
         Err(format!(
@@ -141,19 +128,12 @@ fn scan_placeholders(dir: &Path, problems: &mut Vec<String>) -> Result {
         let path = entry.map_err(|e| e.to_string())?.path();
         if path.is_dir() {
             scan_placeholders(&path, problems)?;
-        } else if path.extension().is_some_and(|e| e == "rs")
-            && path.file_name().is_some_and(|n| n != "tests.rs")
-        {
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             for (i, line) in text.lines().enumerate() {
                 for bad in ["todo!(", "unimplemented!(", "dbg!("] {
                     if line.contains(bad) && !line.trim_start().starts_with("//") {
-                        problems.push(format!(
-                            "{}:{}: `{bad}..)` in library code",
-                            path.display(),
-                            i + 1
-                        ));
+                        problems.push(format!("{}:{}: `{bad}..)` in library code", path.display(), i + 1));
                     }
                 }
             }

@@ -59,8 +59,7 @@ impl fmt::Debug for HookCx<'_> {
     }
 }
 
-type AsyncFn<E> =
-    dyn for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync;
+type AsyncFn<E> = dyn for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync;
 type SyncFn<E> = dyn Fn(&mut E, HookCx<'_>) -> HandlerResult + Send + Sync;
 
 /// A handler, erased once at registration so emission is not generic over it.
@@ -81,10 +80,7 @@ impl<E> Clone for Callback<E> {
 impl<E: HookEvent> Callback<E> {
     pub(crate) fn from_async<F>(f: F) -> Self
     where
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         Callback::Async(Arc::new(f))
     }
@@ -245,10 +241,7 @@ impl HookBus {
     pub fn on<E, F>(&self, handler: F) -> HookHandle
     where
         E: HookEvent,
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         self.insert(Callback::from_async(handler), false)
     }
@@ -267,10 +260,7 @@ impl HookBus {
     pub fn once<E, F>(&self, handler: F) -> HookHandle
     where
         E: HookEvent,
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         self.insert(Callback::from_async(handler), true)
     }
@@ -302,9 +292,7 @@ impl HookBus {
         if let Some(typed) = slot_as::<E>(slot.as_ref()) {
             let mut next = typed.entries.to_vec();
             next.push(entry);
-            *slot = Box::new(TypedSlot::<E> {
-                entries: next.into(),
-            });
+            *slot = Box::new(TypedSlot::<E> { entries: next.into() });
             self.inner.total.fetch_add(1, Ordering::Release);
         }
         HookHandle {
@@ -344,9 +332,7 @@ impl HookBus {
 
     /// How many handlers listen to `E`.
     pub fn count<E: HookEvent>(&self) -> usize {
-        self.read()
-            .get(&TypeId::of::<E>())
-            .map_or(0, |slot| slot.len())
+        self.read().get(&TypeId::of::<E>()).map_or(0, |slot| slot.len())
     }
 
     /// A guard that registers through this bus and removes everything it
@@ -412,17 +398,11 @@ impl HookBus {
     // a panic inside this module's own bookkeeping; the data stays consistent
     // either way, so recover the guard instead of propagating the poison.
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        self.inner
-            .registry
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.registry.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.inner
-            .registry
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.registry.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -430,11 +410,7 @@ fn slot_as<E: HookEvent>(slot: &dyn Slot) -> Option<&TypedSlot<E>> {
     slot.as_any().downcast_ref::<TypedSlot<E>>()
 }
 
-async fn run_one<E: HookEvent>(
-    callback: &Callback<E>,
-    event: &mut E,
-    cx: HookCx<'_>,
-) -> Result<(), HookError> {
+async fn run_one<E: HookEvent>(callback: &Callback<E>, event: &mut E, cx: HookCx<'_>) -> Result<(), HookError> {
     let outcome = match callback {
         Callback::Sync(f) => catch_unwind(AssertUnwindSafe(move || f(event, cx))),
         Callback::Async(f) => match catch_unwind(AssertUnwindSafe(move || {
@@ -447,10 +423,7 @@ async fn run_one<E: HookEvent>(
     };
     match outcome {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(source)) => Err(HookError::Handler {
-            name: E::NAME,
-            source,
-        }),
+        Ok(Err(source)) => Err(HookError::Handler { name: E::NAME, source }),
         Err(payload) => Err(HookError::Panicked {
             name: E::NAME,
             message: panic_message(payload.as_ref()),
@@ -523,10 +496,7 @@ impl HookScope {
     pub fn on<E, F>(&self, handler: F) -> HookHandle
     where
         E: HookEvent,
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         self.track(self.bus.on(handler))
     }
@@ -544,10 +514,7 @@ impl HookScope {
     pub fn once<E, F>(&self, handler: F) -> HookHandle
     where
         E: HookEvent,
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         self.track(self.bus.once(handler))
     }

@@ -39,9 +39,7 @@ mod suggest;
 #[cfg(test)]
 mod tests;
 
-pub use bus::{
-    BoxFuture, HandlerError, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope,
-};
+pub use bus::{BoxFuture, HandlerError, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope};
 pub use child::{Bubble, Child};
 pub use error::HookError;
 pub use map::{DynEvent, DynHandler, HookMap, HookSpec};

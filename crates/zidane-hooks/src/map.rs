@@ -5,9 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::bus::{
-    BoxFuture, Callback, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope,
-};
+use crate::bus::{BoxFuture, Callback, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope};
 use crate::error::HookError;
 use crate::suggest::closest;
 
@@ -43,8 +41,7 @@ impl fmt::Debug for DynEvent<'_> {
     }
 }
 
-type DynAsyncFn =
-    dyn for<'a> Fn(DynEvent<'a>, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync;
+type DynAsyncFn = dyn for<'a> Fn(DynEvent<'a>, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync;
 type DynSyncFn = dyn Fn(DynEvent<'_>, HookCx<'_>) -> HandlerResult + Send + Sync;
 
 /// A handler over [`DynEvent`], registrable under any hook name.
@@ -68,10 +65,7 @@ impl DynHandler {
     /// An async handler.
     pub fn future<F>(f: F) -> Self
     where
-        F: for<'a> Fn(DynEvent<'a>, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(DynEvent<'a>, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         DynHandler::Async(Arc::new(f))
     }
@@ -187,9 +181,7 @@ pub struct HookMap {
 
 impl fmt::Debug for HookMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.entries.iter().map(|e| &e.name))
-            .finish()
+        f.debug_list().entries(self.entries.iter().map(|e| &e.name)).finish()
     }
 }
 
@@ -203,10 +195,7 @@ impl HookMap {
     pub fn on<E, F>(mut self, handler: F) -> Self
     where
         E: HookEvent,
-        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult>
-            + Send
-            + Sync
-            + 'static,
+        F: for<'a> Fn(&'a mut E, HookCx<'a>) -> BoxFuture<'a, HandlerResult> + Send + Sync + 'static,
     {
         self.push_typed(Callback::from_async(handler));
         self

@@ -3,10 +3,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 
-use crate::{
-    Bubble, Child, DynHandler, HookBus, HookError, HookEvent, HookHandle, HookMap, HookScope,
-    HookSpec,
-};
+use crate::{Bubble, Child, DynHandler, HookBus, HookError, HookEvent, HookHandle, HookMap, HookScope, HookSpec};
 
 #[derive(Debug, Default)]
 struct Alpha {
@@ -38,11 +35,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-fn push_sync<E: HookEvent>(
-    bus: &HookBus,
-    label: u32,
-    log: fn(&mut E) -> &mut Vec<u32>,
-) -> HookHandle {
+fn push_sync<E: HookEvent>(bus: &HookBus, label: u32, log: fn(&mut E) -> &mut Vec<u32>) -> HookHandle {
     bus.on_sync::<E, _>(move |ev, _| {
         log(ev).push(label);
         Ok(())
@@ -110,25 +103,9 @@ async fn erroring_handler_stops_the_chain_and_reaches_the_emitter() {
     push_sync::<Alpha>(&bus, 3, |e| &mut e.log);
     let mut ev = Alpha::default();
     let err = bus.emit(&mut ev).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            HookError::Handler {
-                name: "test:alpha",
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert_eq!(
-        std::error::Error::source(&err).unwrap().to_string(),
-        "refused"
-    );
-    assert_eq!(
-        ev.log,
-        vec![1],
-        "the handler after the failing one did not run"
-    );
+    assert!(matches!(err, HookError::Handler { name: "test:alpha", .. }), "{err:?}");
+    assert_eq!(std::error::Error::source(&err).unwrap().to_string(), "refused");
+    assert_eq!(ev.log, vec![1], "the handler after the failing one did not run");
 }
 
 #[tokio::test]
@@ -230,10 +207,7 @@ async fn scope_removes_what_it_registered_on_drop() {
     kept.on_sync::<Beta, _>(|_, _| Ok(()));
     let handles = kept.detach();
     assert_eq!(handles.len(), 1);
-    assert!(
-        bus.has::<Beta>(),
-        "a detached scope leaves its handlers in place"
-    );
+    assert!(bus.has::<Beta>(), "a detached scope leaves its handlers in place");
 }
 
 #[tokio::test]
@@ -253,10 +227,7 @@ async fn hook_map_installs_in_order_and_names_unknown_hooks() {
         }),
     );
     let map = first.merge(second);
-    assert_eq!(
-        map.names().collect::<Vec<_>>(),
-        vec!["test:alpha", "test:alpha"]
-    );
+    assert_eq!(map.names().collect::<Vec<_>>(), vec!["test:alpha", "test:alpha"]);
 
     let bus = HookBus::new();
     let scope = map.install(&bus, &catalogue).unwrap();
@@ -266,18 +237,10 @@ async fn hook_map_installs_in_order_and_names_unknown_hooks() {
     drop(scope);
     assert!(!bus.has::<Alpha>());
 
-    let typo = map
-        .clone()
-        .on_named("test:alfa", DynHandler::sync(|_, _| Ok(())));
+    let typo = map.clone().on_named("test:alfa", DynHandler::sync(|_, _| Ok(())));
     let err = typo.install(&bus, &catalogue).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "unknown hook `test:alfa`; did you mean `test:alpha`?"
-    );
-    assert!(
-        !bus.has::<Alpha>(),
-        "nothing is registered when a name is unknown"
-    );
+    assert_eq!(err.to_string(), "unknown hook `test:alfa`; did you mean `test:alpha`?");
+    assert!(!bus.has::<Alpha>(), "nothing is registered when a name is unknown");
 
     let far = HookMap::new().on_named("nothing-like-it", DynHandler::sync(|_, _| Ok(())));
     assert_eq!(
@@ -307,11 +270,7 @@ async fn async_dyn_handlers_and_child_wrapper() {
         .unwrap();
     let mut ev = Child::new("c1", 2, Alpha::default());
     bus.emit(&mut ev).await.unwrap();
-    assert_eq!(
-        ev.into_inner().log,
-        vec![9],
-        "parent writes reach the child's event"
-    );
+    assert_eq!(ev.into_inner().log, vec![9], "parent writes reach the child's event");
 }
 
 #[test]

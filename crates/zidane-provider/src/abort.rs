@@ -35,10 +35,7 @@ impl Inner {
                 return false;
             }
             state.reason = reason.map(str::to_owned);
-            (
-                std::mem::take(&mut state.wakers),
-                std::mem::take(&mut state.children),
-            )
+            (std::mem::take(&mut state.wakers), std::mem::take(&mut state.children))
         };
         for waker in wakers {
             waker.wake();
@@ -140,9 +137,7 @@ impl AbortSignal {
 
     /// Completes once the controller aborts.
     pub fn aborted(&self) -> Aborted {
-        Aborted {
-            signal: self.clone(),
-        }
+        Aborted { signal: self.clone() }
     }
 
     /// Polls for the abort, registering `cx`'s waker when it has not happened.

@@ -12,9 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{ErrorKind, ProviderError, classify_stream_error};
 use crate::event::{StreamEvent, UsageReport};
-use crate::message::{
-    ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat,
-};
+use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{CacheTtl, StreamOptions, ThinkingLevel, ToolChoice};
 use crate::sse::SseEvent;
 use crate::usage::FinishReason;
@@ -60,9 +58,7 @@ pub fn request_body(options: &StreamOptions) -> Request {
     if ttl == CacheTtl::OneHour {
         betas.push(BETA_EXTENDED_CACHE_TTL);
     }
-    let budget = options
-        .thinking_budget
-        .or_else(|| thinking_budget(options.thinking));
+    let budget = options.thinking_budget.or_else(|| thinking_budget(options.thinking));
     let mut max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     if let Some(budget) = budget
         && max_tokens <= budget
@@ -115,27 +111,33 @@ pub fn request_body(options: &StreamOptions) -> Request {
         body.extend_from_slice(b"{}");
     }
     // Splice the messages in as bytes: `{...}` becomes `{...,"messages":[..]}`.
-    body.pop();
-    body.extend_from_slice(b",\"messages\":[");
-    let breakpoint = options
+    // Memoized messages are shared handles; the body is sized once, then
+    // filled by plain copies.
+    let breakpoint = options.messages.iter().rposition(|m| m.role() == Role::User);
+    let fresh = breakpoint
+        .map(|i| render_message(&options.messages[i], Some(ttl)))
+        .unwrap_or_default();
+    let parts: Vec<&[u8]> = options
         .messages
         .iter()
-        .rposition(|m| m.role() == Role::User);
-    let mut first = true;
-    for (i, message) in options.messages.iter().enumerate() {
-        let bytes = if Some(i) == breakpoint {
-            render_message(message, Some(ttl))
-        } else {
-            message.wire_bytes(WireFormat::AnthropicMessages, |m| render_message(m, None))
-        };
-        if bytes.is_empty() {
-            continue;
-        }
-        if !first {
+        .enumerate()
+        .map(|(i, message)| {
+            if Some(i) == breakpoint {
+                &fresh[..]
+            } else {
+                message.wire_bytes(WireFormat::AnthropicMessages, |m| render_message(m, None))
+            }
+        })
+        .filter(|b| !b.is_empty())
+        .collect();
+    body.pop();
+    body.reserve(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 16);
+    body.extend_from_slice(b",\"messages\":[");
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
             body.push(b',');
         }
-        first = false;
-        body.extend_from_slice(&bytes);
+        body.extend_from_slice(part);
     }
     body.extend_from_slice(b"]}");
     Request {
@@ -154,9 +156,7 @@ fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
         blocks: &blocks,
         cache,
     };
-    serde_json::to_vec(&wire)
-        .map(Bytes::from)
-        .unwrap_or_default()
+    serde_json::to_vec(&wire).map(Bytes::from).unwrap_or_default()
 }
 
 /// Blocks the API would refuse are left out: empty text, and reasoning
@@ -164,9 +164,7 @@ fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
 fn sendable(block: &ContentBlock) -> bool {
     match block {
         ContentBlock::Text { text } => !text.is_empty(),
-        ContentBlock::Thinking { signature, .. } => {
-            signature.as_deref().is_some_and(|s| !s.is_empty())
-        }
+        ContentBlock::Thinking { signature, .. } => signature.as_deref().is_some_and(|s| !s.is_empty()),
         _ => true,
     }
 }
@@ -343,10 +341,7 @@ impl serde::Serialize for BlockWire<'_> {
                         let parts: Vec<BlockWire<'_>> = parts
                             .iter()
                             .filter(|p| sendable(p))
-                            .map(|p| BlockWire {
-                                block: p,
-                                cache: None,
-                            })
+                            .map(|p| BlockWire { block: p, cache: None })
                             .collect();
                         map.serialize_entry("content", &parts)?;
                     }
@@ -355,10 +350,7 @@ impl serde::Serialize for BlockWire<'_> {
                     map.serialize_entry("is_error", &true)?;
                 }
             }
-            ContentBlock::Thinking {
-                thinking,
-                signature,
-            } => {
+            ContentBlock::Thinking { thinking, signature } => {
                 map.serialize_entry("type", "thinking")?;
                 map.serialize_entry("thinking", thinking)?;
                 map.serialize_entry("signature", signature.as_deref().unwrap_or_default())?;
@@ -446,9 +438,7 @@ pub fn count_tokens_body(options: &StreamOptions) -> Bytes {
     for key in ["max_tokens", "stream", "temperature"] {
         body.remove(key);
     }
-    serde_json::to_vec(&body)
-        .map(Bytes::from)
-        .unwrap_or_default()
+    serde_json::to_vec(&body).map(Bytes::from).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------
@@ -521,14 +511,8 @@ impl WireUsage {
             output: self.output_tokens,
             cache_read: self.cache_read_input_tokens,
             cache_creation: self.cache_creation_input_tokens,
-            cache_creation_5m: self
-                .cache_creation
-                .as_ref()
-                .and_then(|c| c.ephemeral_5m_input_tokens),
-            cache_creation_1h: self
-                .cache_creation
-                .as_ref()
-                .and_then(|c| c.ephemeral_1h_input_tokens),
+            cache_creation_5m: self.cache_creation.as_ref().and_then(|c| c.ephemeral_5m_input_tokens),
+            cache_creation_1h: self.cache_creation.as_ref().and_then(|c| c.ephemeral_1h_input_tokens),
         }
     }
 }
@@ -581,11 +565,7 @@ impl Decoder {
     /// Unknown event and block types are skipped; an `error` event becomes a
     /// classified error; data that is not JSON is an
     /// [`ErrorKind::InvalidResponse`] error.
-    pub fn decode(
-        &mut self,
-        sse: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    pub fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         let env: Envelope<'_> = serde_json::from_slice(&sse.data).map_err(|e| {
             ProviderError::new(
                 ErrorKind::InvalidResponse,
@@ -642,27 +622,18 @@ impl Decoder {
     }
 
     fn block(&mut self, index: usize) -> Option<&mut Block> {
-        self.blocks
-            .iter_mut()
-            .rev()
-            .find(|(i, _)| *i == index)
-            .map(|(_, b)| b)
+        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
     }
 
     fn start(&mut self, index: usize, raw: &RawValue, out: &mut Vec<StreamEvent>) {
         let Ok(Value::Object(mut block)) = serde_json::from_str::<Value>(raw.get()) else {
             return;
         };
-        let ty = block
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let take_str =
-            |block: &mut serde_json::Map<String, Value>, key: &str| match block.remove(key) {
-                Some(Value::String(s)) => s,
-                _ => String::new(),
-            };
+        let ty = block.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let take_str = |block: &mut serde_json::Map<String, Value>, key: &str| match block.remove(key) {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
         let state = match ty.as_str() {
             "text" => {
                 let text = take_str(&mut block, "text");
@@ -721,13 +692,7 @@ impl Decoder {
         self.blocks.push((index, state));
     }
 
-    fn delta(
-        &mut self,
-        index: usize,
-        delta: Option<Delta<'_>>,
-        raw: &[u8],
-        out: &mut Vec<StreamEvent>,
-    ) {
+    fn delta(&mut self, index: usize, delta: Option<Delta<'_>>, raw: &[u8], out: &mut Vec<StreamEvent>) {
         let Some(delta) = delta else { return };
         match delta.ty.as_deref() {
             Some("text_delta") => {
@@ -799,23 +764,13 @@ impl Decoder {
         let (_, block) = self.blocks.swap_remove(pos);
         match block {
             Block::Tool => out.push(StreamEvent::ToolCallEnd { index }),
-            Block::ServerTool {
-                id,
-                name,
-                input,
-                json,
-            } => {
+            Block::ServerTool { id, name, input, json } => {
                 let input = if json.trim().is_empty() {
                     input
                 } else {
                     serde_json::from_str(&json).unwrap_or(Value::String(json))
                 };
-                out.push(StreamEvent::ServerToolUse {
-                    index,
-                    id,
-                    name,
-                    input,
-                });
+                out.push(StreamEvent::ServerToolUse { index, id, name, input });
             }
             Block::ServerResult {
                 tool_use_id,

@@ -183,9 +183,7 @@ impl fmt::Display for ProviderError {
 
 impl std::error::Error for ProviderError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -281,12 +281,7 @@ impl MessageAccumulator {
                     *ended = true;
                 }
             }
-            StreamEvent::ServerToolUse {
-                index,
-                id,
-                name,
-                input,
-            } => {
+            StreamEvent::ServerToolUse { index, id, name, input } => {
                 let block = ContentBlock::ServerToolUse {
                     id: id.clone(),
                     name: name.clone(),
@@ -308,8 +303,8 @@ impl MessageAccumulator {
                 self.blocks.insert(*index, Builder::Done(block));
             }
             StreamEvent::OtherBlock { index, block } => {
-                let block = serde_json::from_value(block.clone())
-                    .unwrap_or_else(|_| ContentBlock::Unknown(block.clone()));
+                let block =
+                    serde_json::from_value(block.clone()).unwrap_or_else(|_| ContentBlock::Unknown(block.clone()));
                 self.blocks.insert(*index, Builder::Done(block));
             }
             StreamEvent::Usage(report) => merge_usage(&mut self.usage, report),
@@ -323,12 +318,10 @@ impl MessageAccumulator {
     }
 
     fn thinking(&mut self, index: usize) -> &mut Builder {
-        self.blocks
-            .entry(index)
-            .or_insert_with(|| Builder::Thinking {
-                text: String::new(),
-                signature: None,
-            })
+        self.blocks.entry(index).or_insert_with(|| Builder::Thinking {
+            text: String::new(),
+            signature: None,
+        })
     }
 
     /// Usage reported so far.
@@ -357,12 +350,7 @@ impl MessageAccumulator {
                     signature,
                 }),
                 Builder::Redacted(data) => content.push(ContentBlock::RedactedThinking { data }),
-                Builder::Tool {
-                    id,
-                    name,
-                    json,
-                    ended,
-                } => match parse_arguments(&json).filter(|_| ended) {
+                Builder::Tool { id, name, json, ended } => match parse_arguments(&json).filter(|_| ended) {
                     Some(input) => content.push(ContentBlock::ToolUse { id, name, input }),
                     None => incomplete_tool_calls.push(IncompleteToolCall {
                         id,

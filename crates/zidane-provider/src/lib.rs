@@ -17,13 +17,19 @@
 
 mod abort;
 pub mod anthropic;
+#[cfg(feature = "http")]
+mod clients;
 mod error;
 mod event;
+#[cfg(feature = "http")]
+pub mod http;
 mod message;
 pub mod openai;
 mod options;
 mod pricing;
 mod provider;
+#[cfg(feature = "test-util")]
+pub mod scripted;
 pub mod sse;
 #[cfg(test)]
 mod tests;
@@ -34,15 +40,14 @@ pub use error::{
     ErrorKind, ProviderError, classify_status, classify_stream_error, retry_after_from_headers,
     retry_after_from_message,
 };
-pub use event::{
-    AssistantMessage, IncompleteToolCall, MessageAccumulator, StreamEvent, UsageReport,
-};
-pub use message::{
-    ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent,
-};
-pub use options::{
-    CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec,
-};
+pub use event::{AssistantMessage, IncompleteToolCall, MessageAccumulator, StreamEvent, UsageReport};
+pub use message::{ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent};
+pub use options::{CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec};
 pub use pricing::{ModelPrice, Pricing};
 pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta};
 pub use usage::{FinishReason, TurnUsage};
+
+#[cfg(feature = "http")]
+pub use clients::{AnthropicConfig, AnthropicProvider, Auth, OpenAiConfig, OpenAiProvider};
+#[cfg(feature = "http")]
+pub use http::{ApiKey, HttpClient, Timeouts};

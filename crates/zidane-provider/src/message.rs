@@ -269,15 +269,10 @@ impl Message {
         Arc::unwrap_or_clone(self.content)
     }
 
-    /// The memoized wire bytes of this message in `format`, computed once.
-    pub(crate) fn wire_bytes(
-        &self,
-        format: WireFormat,
-        render: impl FnOnce(&Message) -> Bytes,
-    ) -> Bytes {
-        self.wire.0[format as usize]
-            .get_or_init(|| render(self))
-            .clone()
+    /// The memoized wire bytes of this message in `format`, computed once
+    /// (borrowed: no reference count is touched on the hot path).
+    pub(crate) fn wire_bytes(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> &[u8] {
+        self.wire.0[format as usize].get_or_init(|| render(self))
     }
 
     /// Whether this message's bytes in `format` are memoized.

@@ -11,9 +11,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, ProviderError, classify_stream_error};
 use crate::event::{StreamEvent, UsageReport};
-use crate::message::{
-    ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat,
-};
+use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{StreamOptions, ThinkingLevel, ToolChoice};
 use crate::sse::SseEvent;
 use crate::usage::FinishReason;
@@ -43,9 +41,7 @@ pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
     let header = Header {
         model: &options.model,
         stream: true,
-        stream_options: StreamUsage {
-            include_usage: true,
-        },
+        stream_options: StreamUsage { include_usage: true },
         max_completion_tokens: options
             .max_tokens
             .filter(|_| dialect.max_tokens_field == MaxTokensField::MaxCompletionTokens),
@@ -67,7 +63,14 @@ pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
         body.clear();
         body.extend_from_slice(b"{}");
     }
+    let parts: Vec<&[u8]> = options
+        .messages
+        .iter()
+        .map(|m| m.wire_bytes(WireFormat::OpenAiChat, render_message))
+        .filter(|b| !b.is_empty())
+        .collect();
     body.pop();
+    body.reserve(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 256);
     body.extend_from_slice(b",\"messages\":[");
     let mut first = true;
     if let Some((head, tail)) = options.system_halves() {
@@ -86,16 +89,12 @@ pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
             first = false;
         }
     }
-    for message in &options.messages {
-        let bytes = message.wire_bytes(WireFormat::OpenAiChat, render_message);
-        if bytes.is_empty() {
-            continue;
-        }
+    for part in &parts {
         if !first {
             body.push(b',');
         }
         first = false;
-        body.extend_from_slice(&bytes);
+        body.extend_from_slice(part);
     }
     body.extend_from_slice(b"]}");
     Bytes::from(body)
@@ -234,9 +233,7 @@ fn render_message(message: &Message) -> Bytes {
         Role::User => {
             for block in message.content() {
                 if let ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
+                    tool_use_id, content, ..
                 } = block
                 {
                     push(&ToolMessage {
@@ -272,9 +269,7 @@ fn render_message(message: &Message) -> Bytes {
                 .content()
                 .iter()
                 .filter_map(|b| match b {
-                    ContentBlock::ToolUse { id, name, input } => {
-                        Some((id.as_str(), name.as_str(), input))
-                    }
+                    ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
                     _ => None,
                 })
                 .collect();
@@ -531,11 +526,7 @@ impl Decoder {
     }
 
     /// Decodes one server-sent event, appending what it means to `out`.
-    pub fn decode(
-        &mut self,
-        sse: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    pub fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
         if sse.data.as_ref() == b"[DONE]" {
             self.end(out);
             return Ok(());
@@ -549,13 +540,9 @@ impl Decoder {
         })?;
         if let Some(error) = chunk.error {
             let message = error.message.unwrap_or_default();
-            let ty = error.ty.or_else(|| {
-                error
-                    .code
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            });
+            let ty = error
+                .ty
+                .or_else(|| error.code.as_ref().and_then(Value::as_str).map(str::to_owned));
             let kind = classify_stream_error(ty.as_deref(), &message);
             return Err(ProviderError::new(kind, &self.provider, message).with_error_type(ty));
         }
@@ -576,10 +563,7 @@ impl Decoder {
             }
         }
         if let Some(usage) = chunk.usage {
-            let cached = usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0);
+            let cached = usage.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
             out.push(StreamEvent::Usage(UsageReport {
                 input: usage.prompt_tokens.map(|p| p.saturating_sub(cached)),
                 output: usage.completion_tokens,
@@ -602,11 +586,7 @@ impl Decoder {
     }
 
     fn delta(&mut self, delta: Delta<'_>, out: &mut Vec<StreamEvent>) {
-        if let Some(text) = delta
-            .reasoning_content
-            .or(delta.reasoning)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(text) = delta.reasoning_content.or(delta.reasoning).filter(|t| !t.is_empty()) {
             out.push(StreamEvent::ThinkingDelta {
                 index: THINKING_INDEX,
                 text: text.into_owned(),

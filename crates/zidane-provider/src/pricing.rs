@@ -47,15 +47,9 @@ impl ModelPrice {
         let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
         let writes = match (usage.cache_creation_5m, usage.cache_creation_1h) {
             (None, None) => per(usage.cache_creation, self.cache_write_5m),
-            (m5, h1) => {
-                per(m5.unwrap_or(0), self.cache_write_5m)
-                    + per(h1.unwrap_or(0), self.cache_write_1h)
-            }
+            (m5, h1) => per(m5.unwrap_or(0), self.cache_write_5m) + per(h1.unwrap_or(0), self.cache_write_1h),
         };
-        per(usage.input, self.input)
-            + per(usage.output, self.output)
-            + per(usage.cache_read, self.cache_read)
-            + writes
+        per(usage.input, self.input) + per(usage.output, self.output) + per(usage.cache_read, self.cache_read) + writes
     }
 }
 

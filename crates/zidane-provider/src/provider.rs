@@ -47,11 +47,7 @@ pub struct ProviderMeta {
 
 impl ProviderMeta {
     /// Meta for `default_model` with a context window and capabilities.
-    pub fn new(
-        default_model: impl Into<String>,
-        context_window: u32,
-        capabilities: Capabilities,
-    ) -> Self {
+    pub fn new(default_model: impl Into<String>, context_window: u32, capabilities: Capabilities) -> Self {
         ProviderMeta {
             default_model: default_model.into(),
             context_window,
@@ -74,10 +70,7 @@ pub trait Provider: Send + Sync {
 
     /// Counts the input tokens `options` would send, when the provider has an
     /// endpoint for it.
-    fn count_tokens<'a>(
-        &'a self,
-        _options: &'a StreamOptions,
-    ) -> Option<BoxFuture<'a, Result<u64, ProviderError>>> {
+    fn count_tokens<'a>(&'a self, _options: &'a StreamOptions) -> Option<BoxFuture<'a, Result<u64, ProviderError>>> {
         None
     }
 }

@@ -178,9 +178,7 @@ impl SseDecoder {
             }
             b"retry" => {
                 if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    self.retry = std::str::from_utf8(&value)
-                        .ok()
-                        .and_then(|v| v.parse().ok());
+                    self.retry = std::str::from_utf8(&value).ok().and_then(|v| v.parse().ok());
                 }
             }
             _ => {} // unknown fields are ignored

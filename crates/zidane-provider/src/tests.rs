@@ -1,8 +1,6 @@
 use serde_json::json;
 
-use crate::{
-    ContentBlock, Message, Role, SessionTurn, StreamOptions, ToolResultContent, TurnUsage,
-};
+use crate::{ContentBlock, Message, Role, SessionTurn, StreamOptions, ToolResultContent, TurnUsage};
 
 #[test]
 fn unknown_blocks_survive_a_round_trip() {
@@ -73,4 +71,253 @@ fn system_halves_split_at_the_boundary() {
     assert_eq!(opts.system_halves(), Some(("static", None)));
     opts.system = Some(format!("a{}b", crate::SYSTEM_PROMPT_BOUNDARY));
     assert_eq!(opts.system_halves(), Some(("a", Some("b"))));
+}
+
+mod memo {
+    use crate::message::WireFormat;
+    use crate::{Message, StreamOptions, anthropic, openai};
+
+    #[test]
+    fn unchanged_messages_keep_their_bytes_and_edits_drop_them() {
+        let mut options = StreamOptions::new(
+            "m",
+            vec![Message::user("one"), Message::assistant("two"), Message::user("three")],
+        );
+        let _ = anthropic::request_body(&options);
+        let memoized: Vec<bool> = options
+            .messages
+            .iter()
+            .map(|m| m.has_wire_bytes(WireFormat::AnthropicMessages))
+            .collect();
+        // The newest user message carries the cache breakpoint and is rendered fresh.
+        assert_eq!(memoized, vec![true, true, false]);
+
+        let _ = openai::request_body(&options, openai::Dialect::default());
+        assert!(
+            options
+                .messages
+                .iter()
+                .all(|m| m.has_wire_bytes(WireFormat::OpenAiChat))
+        );
+
+        // A clone shares the memo; an edit drops it on the edited copy only.
+        let copy = options.messages[0].clone();
+        options.messages[0]
+            .content_mut()
+            .push(crate::ContentBlock::text("more"));
+        assert!(!options.messages[0].has_wire_bytes(WireFormat::AnthropicMessages));
+        assert!(copy.has_wire_bytes(WireFormat::AnthropicMessages));
+        options.messages[1].set_role(crate::Role::User);
+        assert!(!options.messages[1].has_wire_bytes(WireFormat::OpenAiChat));
+    }
+}
+
+mod errors {
+    use std::time::{Duration, SystemTime};
+
+    use crate::{
+        ErrorKind, classify_status, classify_stream_error, retry_after_from_headers, retry_after_from_message,
+    };
+
+    #[test]
+    fn retry_after_in_every_form() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(
+            retry_after_from_headers(Some("250"), Some("7"), now),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_after_from_headers(None, Some("7"), now),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after_from_headers(None, Some("1.5"), now),
+            Some(Duration::from_millis(1500))
+        );
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(42));
+        assert_eq!(
+            retry_after_from_headers(None, Some(&date), now),
+            Some(Duration::from_secs(42))
+        );
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(42));
+        assert_eq!(retry_after_from_headers(None, Some(&past), now), Some(Duration::ZERO));
+        assert_eq!(retry_after_from_headers(None, Some("soon"), now), None);
+        assert_eq!(retry_after_from_headers(Some("-1"), None, now), None);
+        assert_eq!(
+            retry_after_from_message("Please try again in 20ms."),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(
+            retry_after_from_message("Please try again in 6.5s."),
+            Some(Duration::from_millis(6500))
+        );
+        assert_eq!(
+            retry_after_from_message("Please try again in 1m."),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(retry_after_from_message("no hint here"), None);
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(classify_status(429, None, ""), ErrorKind::RateLimited);
+        assert_eq!(classify_status(529, None, ""), ErrorKind::Overloaded);
+        assert_eq!(classify_status(503, None, ""), ErrorKind::Server);
+        assert_eq!(
+            classify_status(400, Some("invalid_request_error"), "prompt is too long"),
+            ErrorKind::ContextExceeded
+        );
+        assert_eq!(
+            classify_status(400, Some("context_length_exceeded"), ""),
+            ErrorKind::ContextExceeded
+        );
+        assert_eq!(classify_status(429, Some("insufficient_quota"), ""), ErrorKind::Quota);
+        assert_eq!(
+            classify_status(404, Some("not_found_error"), "model: nope"),
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(
+            classify_stream_error(Some("overloaded_error"), "Overloaded"),
+            ErrorKind::Overloaded
+        );
+        assert_eq!(classify_stream_error(Some("api_error"), ""), ErrorKind::Server);
+        assert!(ErrorKind::Transport.is_retryable() && !ErrorKind::Auth.is_retryable());
+    }
+}
+
+mod pricing {
+    use crate::{ModelPrice, Pricing, TurnUsage};
+
+    #[test]
+    fn cost_by_model_prefix_and_unknown_models_have_none() {
+        let pricing = Pricing::new();
+        let usage = TurnUsage {
+            input: 1_000_000,
+            output: 100_000,
+            cache_read: 2_000_000,
+            cache_creation: 400_000,
+            ..Default::default()
+        };
+        // Sonnet: 3 in, 15 out, 0.30 read, 3.75 write (5m).
+        let cost = pricing.cost("claude-sonnet-4-5-20250929", &usage).unwrap();
+        assert!((cost - (3.0 + 1.5 + 0.6 + 1.5)).abs() < 1e-9, "{cost}");
+        let split = TurnUsage {
+            cache_creation_5m: Some(100_000),
+            cache_creation_1h: Some(300_000),
+            ..usage.clone()
+        };
+        let cost = pricing.cost("claude-sonnet-4-5", &split).unwrap();
+        assert!((cost - (3.0 + 1.5 + 0.6 + 0.375 + 1.8)).abs() < 1e-9, "{cost}");
+        assert!(pricing.price("gpt-4o-mini-2024-07-18").unwrap().input < pricing.price("gpt-4o").unwrap().input);
+        assert!(pricing.price("openai/gpt-4o").is_some(), "OpenRouter ids match");
+        assert_eq!(pricing.cost("my-local-llama", &usage), None);
+        let custom = Pricing::new().with(
+            "my-local",
+            ModelPrice {
+                input: 0.0,
+                output: 0.0,
+                cache_write_5m: 0.0,
+                cache_write_1h: 0.0,
+                cache_read: 0.0,
+            },
+        );
+        assert_eq!(custom.cost("my-local-llama", &usage), Some(0.0));
+    }
+}
+
+mod abort {
+    use crate::AbortController;
+
+    #[test]
+    fn children_follow_their_parent_but_not_the_reverse() {
+        let run = AbortController::new();
+        let call = run.signal().child();
+        let other = run.signal().child();
+        assert!(call.abort(Some("cancel one call")));
+        assert!(call.signal().is_aborted() && !run.signal().is_aborted() && !other.signal().is_aborted());
+        assert!(run.abort(None));
+        assert!(!run.abort(Some("late")), "the first abort wins");
+        assert!(other.signal().is_aborted());
+        assert_eq!(other.signal().reason(), None);
+        assert_eq!(call.signal().reason().as_deref(), Some("cancel one call"));
+        let late_child = run.signal().child();
+        assert!(
+            late_child.signal().is_aborted(),
+            "a child of an aborted signal starts aborted"
+        );
+    }
+}
+
+#[cfg(feature = "test-util")]
+mod scripted {
+    use std::time::Duration;
+
+    use futures_core::Stream;
+    use serde_json::json;
+    use tokio::time::Instant;
+
+    use crate::scripted::{Script, ScriptedProvider, Step};
+    use crate::{
+        AbortController, ErrorKind, FinishReason, Message, MessageAccumulator, Provider, ProviderError, StreamOptions,
+    };
+
+    async fn drain(
+        provider: &ScriptedProvider,
+        signal: crate::AbortSignal,
+    ) -> Result<crate::AssistantMessage, ProviderError> {
+        let mut stream = provider.stream(&StreamOptions::new("m", vec![Message::user("hi")]), signal);
+        let mut acc = MessageAccumulator::new();
+        while let Some(event) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut stream).poll_next(cx)).await {
+            acc.push(&event?);
+        }
+        Ok(acc.finish())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn scripts_play_in_order_with_virtual_delays() {
+        let provider = ScriptedProvider::new(
+            "mock",
+            [
+                Script::new()
+                    .delay(Duration::from_secs(3))
+                    .text("slow")
+                    .end(FinishReason::Stop),
+                Script::call("c1", "shell", json!({"cmd": "ls"})),
+                Script::new()
+                    .text("partial")
+                    .error(ProviderError::new(ErrorKind::Overloaded, "mock", "Overloaded")),
+            ],
+        );
+        let t0 = Instant::now();
+        assert_eq!(
+            drain(&provider, crate::AbortSignal::never()).await.unwrap().text(),
+            "slow"
+        );
+        assert_eq!(t0.elapsed(), Duration::from_secs(3));
+        let call = drain(&provider, crate::AbortSignal::never()).await.unwrap();
+        assert_eq!(call.tool_calls().count(), 1);
+        assert_eq!(
+            drain(&provider, crate::AbortSignal::never()).await.unwrap_err().kind(),
+            ErrorKind::Overloaded
+        );
+        assert_eq!(
+            drain(&provider, crate::AbortSignal::never()).await.unwrap_err().kind(),
+            ErrorKind::InvalidRequest
+        );
+        assert_eq!(provider.requests().len(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_script_ends_on_abort() {
+        let provider = ScriptedProvider::new("mock", [Script::new().text("a").then(Step::Hang)]);
+        let controller = AbortController::new();
+        let signal = controller.signal();
+        let aborter = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            controller.abort(Some("stop"));
+        });
+        let err = drain(&provider, signal).await.unwrap_err();
+        assert_eq!((err.kind(), err.message()), (ErrorKind::Aborted, "stop"));
+        aborter.await.unwrap();
+    }
 }

@@ -63,8 +63,8 @@ pub mod agent {
 
     pub use zidane_loop::events;
     pub use zidane_loop::events::{
-        AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo,
-        CacheSystemSection, HOOK_SPECS, HookInfo, hook_info,
+        AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
+        HookInfo, hook_info,
     };
 
     /// The agent's hook bus.

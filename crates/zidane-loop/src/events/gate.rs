@@ -72,12 +72,7 @@ impl GateDecision {
 impl ToolGate {
     /// The decision the handlers' writes add up to.
     pub fn decision(&self) -> GateDecision {
-        GateDecision::resolve(
-            self.block,
-            &self.reason,
-            self.result.as_ref(),
-            &self.metadata,
-        )
+        GateDecision::resolve(self.block, &self.reason, self.result.as_ref(), &self.metadata)
     }
 }
 

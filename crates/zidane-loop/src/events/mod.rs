@@ -15,9 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use zidane_hooks::{Bubble, Child, HookEvent, HookSpec};
-use zidane_provider::{
-    ContentBlock, Message, SessionTurn, StreamOptions, ToolResultContent, TurnUsage,
-};
+use zidane_provider::{ContentBlock, Message, SessionTurn, StreamOptions, ToolResultContent, TurnUsage};
 
 #[macro_use]
 mod docs;
@@ -911,11 +909,7 @@ impl RunBeforeEnd {
 
 impl TracingRedact {
     /// A redaction request: `redacted` starts equal to `value`.
-    pub fn for_value(
-        kind: RedactKind,
-        value: impl Into<String>,
-        meta: Option<serde_json::Map<String, Value>>,
-    ) -> Self {
+    pub fn for_value(kind: RedactKind, value: impl Into<String>, meta: Option<serde_json::Map<String, Value>>) -> Self {
         let value = value.into();
         let mut ev = TracingRedact::new(kind, meta, value.clone());
         ev.redacted = value;

@@ -11,8 +11,7 @@ fn spec_hook_names() -> BTreeSet<String> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/spec/zidane-agent-reference.md"
     );
-    let spec =
-        std::fs::read_to_string(path).expect("the spec is read from ../shared beside the checkout");
+    let spec = std::fs::read_to_string(path).expect("the spec is read from ../shared beside the checkout");
     let start = spec.find("### `AgentHooks`").unwrap();
     let end = spec[start..].find("### `AgentOptions`").unwrap() + start;
     spec[start..end]
@@ -42,12 +41,7 @@ fn catalogue_snapshot() {
         .iter()
         .map(|h| {
             let kind = if h.mutable { "mutable" } else { "observe" };
-            format!(
-                "{} | {} | {} | {kind}",
-                h.name,
-                h.rust_type,
-                h.emitter.crate_name()
-            )
+            format!("{} | {} | {} | {kind}", h.name, h.rust_type, h.emitter.crate_name())
         })
         .collect();
     rows.sort();
@@ -56,11 +50,7 @@ fn catalogue_snapshot() {
 
 #[test]
 fn decision_events_are_marked_mutable() {
-    let mutable: BTreeSet<&str> = CATALOGUE
-        .iter()
-        .filter(|h| h.mutable)
-        .map(|h| h.name)
-        .collect();
+    let mutable: BTreeSet<&str> = CATALOGUE.iter().filter(|h| h.mutable).map(|h| h.name).collect();
     let expected: BTreeSet<&str> = [
         "background:reconcile",
         "child:mcp:tool:gate",
@@ -86,10 +76,7 @@ fn decision_events_are_marked_mutable() {
     ]
     .into();
     assert_eq!(mutable, expected);
-    assert_eq!(
-        hook_info("stream:text").map(|h| h.emitter),
-        Some(Emitter::Loop)
-    );
+    assert_eq!(hook_info("stream:text").map(|h| h.emitter), Some(Emitter::Loop));
     assert_eq!(
         hook_info("cache:break").map(|h| h.emitter),
         Some(Emitter::CacheTelemetry)
@@ -98,14 +85,7 @@ fn decision_events_are_marked_mutable() {
 }
 
 fn gate() -> ToolGate {
-    let mut g = ToolGate::new(
-        "shell",
-        "call-1",
-        "run-1",
-        "turn-1",
-        false,
-        Default::default(),
-    );
+    let mut g = ToolGate::new("shell", "call-1", "run-1", "turn-1", false, Default::default());
     g.input = json!({"cmd": "rm -rf /"});
     g
 }
@@ -131,17 +111,12 @@ fn gate_block_beats_result_and_defaults_its_reason() {
     );
 
     g.reason = "  ".into();
-    assert!(
-        matches!(g.decision(), GateDecision::Block { reason, .. } if reason == "Tool execution was blocked")
-    );
+    assert!(matches!(g.decision(), GateDecision::Block { reason, .. } if reason == "Tool execution was blocked"));
 
     g.reason = "no deleting the disk".into();
     g.metadata.insert("policy".into(), json!("fs"));
     let decision = g.decision();
-    insta::assert_json_snapshot!(
-        "blocked_tool_result",
-        decision.tool_result("call-1").unwrap()
-    );
+    insta::assert_json_snapshot!("blocked_tool_result", decision.tool_result("call-1").unwrap());
     assert_eq!(
         serde_json::to_value(decision.tool_result("call-1")).unwrap(),
         json!({
@@ -192,10 +167,7 @@ async fn hooks_keyed_by_spec_names_install_through_the_catalogue() {
         .on_named("tool:gat", DynHandler::sync(|_, _| Ok(())))
         .install(&bus, HOOK_SPECS)
         .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "unknown hook `tool:gat`; did you mean `tool:gate`?"
-    );
+    assert_eq!(err.to_string(), "unknown hook `tool:gat`; did you mean `tool:gate`?");
     let err = HookMap::new()
         .on_named("child:stream:txt", DynHandler::sync(|_, _| Ok(())))
         .validate(HOOK_SPECS)
@@ -220,9 +192,7 @@ async fn a_parent_gate_decides_a_child_call() {
     let mut bubbled = Child::new("worker", 1, gate());
     parent.emit(&mut bubbled).await.unwrap();
     let back = bubbled.into_inner();
-    assert!(
-        matches!(back.decision(), GateDecision::Block { reason, .. } if reason == "children may not run shell")
-    );
+    assert!(matches!(back.decision(), GateDecision::Block { reason, .. } if reason == "children may not run shell"));
 }
 
 #[test]
@@ -243,8 +213,5 @@ fn compact_restore_collects_added_calls_and_redact_starts_at_value() {
     assert!(ev.added().is_empty());
 
     let redact = TracingRedact::for_value(RedactKind::Prompt, "secret", None);
-    assert_eq!(
-        (redact.value(), redact.redacted.as_str()),
-        ("secret", "secret")
-    );
+    assert_eq!((redact.value(), redact.redacted.as_str()), ("secret", "secret"));
 }

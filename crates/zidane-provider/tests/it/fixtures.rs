@@ -40,10 +40,7 @@ fn cut_off_tool_json_is_never_dispatchable() {
         (call.id.as_str(), call.name.as_str()),
         ("toolu_01EKqbqmZrGRXy18eN7m9kvY", "make_file")
     );
-    assert!(
-        call.partial_json
-            .starts_with("{\"filename\": \"taxes.txt\"")
-    );
+    assert!(call.partial_json.starts_with("{\"filename\": \"taxes.txt\""));
     assert_eq!(message.usage.output, 124);
 }
 
@@ -57,21 +54,13 @@ fn anthropic_tool_use_and_thinking_come_out_whole() {
 
     let message = replay(Wire::Anthropic, &fixture("anthropic/stream-a-refusal.sse")).unwrap();
     assert_eq!(message.finish_reason, FinishReason::Refusal);
-    let ContentBlock::Thinking {
-        thinking,
-        signature,
-    } = &message.content[0]
-    else {
+    let ContentBlock::Thinking { thinking, signature } = &message.content[0] else {
         panic!("thinking first: {:?}", message.content)
     };
     assert!(!thinking.is_empty());
     assert!(signature.as_deref().is_some_and(|s| !s.is_empty()));
 
-    let message = replay(
-        Wire::Anthropic,
-        &fixture("anthropic/stream-a-toolrefusal.sse"),
-    )
-    .unwrap();
+    let message = replay(Wire::Anthropic, &fixture("anthropic/stream-a-toolrefusal.sse")).unwrap();
     assert!(
         matches!(&message.content[0], ContentBlock::ServerToolUse { name, input, .. }
         if name == "web_search" && input.get("query").is_some())
@@ -83,11 +72,7 @@ fn anthropic_tool_use_and_thinking_come_out_whole() {
 
 #[test]
 fn unknown_anthropic_blocks_are_kept_with_their_deltas_applied() {
-    let message = replay(
-        Wire::Anthropic,
-        &fixture("anthropic/compaction_response.sse"),
-    )
-    .unwrap();
+    let message = replay(Wire::Anthropic, &fixture("anthropic/compaction_response.sse")).unwrap();
     let ContentBlock::Unknown(block) = &message.content[0] else {
         panic!("{:?}", message.content)
     };

@@ -2,6 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod fixtures;
+#[cfg(feature = "http")]
+mod http;
 mod requests;
+mod schema;
+#[cfg(feature = "http")]
+mod server;
 mod sse;
 mod support;

@@ -3,9 +3,7 @@
 use std::path::PathBuf;
 
 use zidane_provider::sse::{SseDecoder, SseEvent};
-use zidane_provider::{
-    AssistantMessage, MessageAccumulator, ProviderError, StreamEvent, anthropic, openai,
-};
+use zidane_provider::{AssistantMessage, MessageAccumulator, ProviderError, StreamEvent, anthropic, openai};
 
 /// `../shared/fixtures/<rel>` beside the checkout.
 pub fn fixture_path(rel: &str) -> PathBuf {

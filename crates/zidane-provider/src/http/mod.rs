@@ -1,0 +1,522 @@
+//! HTTP transport: one pooled hyper client over rustls (ring provider,
+//! bundled web roots), and the streamed response turned into provider events.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http::{HeaderMap, Request, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
+
+use crate::abort::AbortSignal;
+use crate::error::{ErrorKind, ProviderError, classify_status, retry_after_from_headers, retry_after_from_message};
+use crate::event::StreamEvent;
+use crate::provider::EventStream;
+use crate::sse::{SseDecoder, SseEvent};
+
+/// An API key or bearer token. Never shown by `Debug` or `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        ApiKey(secret.into())
+    }
+
+    /// The secret, for building the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(s: String) -> Self {
+        ApiKey(s)
+    }
+}
+
+impl From<&str> for ApiKey {
+    fn from(s: &str) -> Self {
+        ApiKey(s.to_owned())
+    }
+}
+
+/// Timeouts of the HTTP transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the TCP (and TLS) connection.
+    pub connect: Duration,
+    /// Longest silence allowed: before the response headers, and between two
+    /// reads of the streamed body.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+type Connector = HttpsConnector<HttpConnector>;
+
+/// A pooled HTTP/1.1 + HTTP/2 client. Cheap to clone; clones share the
+/// connection pool, so keep-alive connections (and their TLS sessions) are
+/// reused across turns.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client<Connector, Full<Bytes>>,
+    timeouts: Timeouts,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// A client with the given timeouts. Must be called inside a tokio
+    /// runtime only when requests are made; building it needs none.
+    pub fn new(timeouts: Timeouts) -> Result<Self, ProviderError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ProviderError::new(ErrorKind::Transport, "http", "TLS configuration").with_source(e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(timeouts.connect));
+        http.set_nodelay(true);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Ok(HttpClient { client, timeouts })
+    }
+
+    /// The timeouts in force.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// Sends `request` and waits for the response headers (bounded by the
+    /// idle timeout and `signal`). Non-2xx responses become classified errors.
+    pub async fn send(
+        &self,
+        provider: &str,
+        request: Request<Full<Bytes>>,
+        signal: &AbortSignal,
+    ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+        let response = tokio::select! {
+            biased;
+            () = signal.aborted() => return Err(aborted(provider, signal)),
+            r = tokio::time::timeout(self.timeouts.idle, self.client.request(request)) => r,
+        };
+        let response = match response {
+            Err(_) => {
+                return Err(ProviderError::new(
+                    ErrorKind::Transport,
+                    provider,
+                    format!("no response within {}s", self.timeouts.idle.as_secs()),
+                ));
+            }
+            Ok(Err(e)) => {
+                let message = if e.is_connect() {
+                    "could not connect"
+                } else {
+                    "request failed"
+                };
+                return Err(ProviderError::new(ErrorKind::Transport, provider, message).with_source(e));
+            }
+            Ok(Ok(response)) => response,
+        };
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(error_response(provider, response, self.timeouts.idle, signal).await)
+    }
+
+    /// Sends `request` and reads the whole (JSON) body.
+    pub async fn send_for_body(
+        &self,
+        provider: &str,
+        request: Request<Full<Bytes>>,
+        signal: &AbortSignal,
+    ) -> Result<Bytes, ProviderError> {
+        let response = self.send(provider, request, signal).await?;
+        let request_id = request_id(response.headers());
+        read_body(response.into_body(), self.timeouts.idle, 16 << 20)
+            .await
+            .map_err(|e| e.into_error(provider).with_request_id(request_id))
+    }
+}
+
+fn aborted(provider: &str, signal: &AbortSignal) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Aborted,
+        provider,
+        signal.reason().unwrap_or_else(|| "request aborted".to_owned()),
+    )
+}
+
+/// The provider's request id header.
+pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"]
+        .iter()
+        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()).map(str::to_owned))
+}
+
+enum ReadError {
+    Timeout,
+    Body(hyper::Error),
+    TooLarge,
+}
+
+impl ReadError {
+    fn into_error(self, provider: &str) -> ProviderError {
+        match self {
+            ReadError::Timeout => ProviderError::new(ErrorKind::Transport, provider, "response body stalled"),
+            ReadError::Body(e) => {
+                ProviderError::new(ErrorKind::Transport, provider, "response body broke off").with_source(e)
+            }
+            ReadError::TooLarge => ProviderError::new(ErrorKind::InvalidResponse, provider, "response body too large"),
+        }
+    }
+}
+
+async fn read_body(body: hyper::body::Incoming, idle: Duration, limit: usize) -> Result<Bytes, ReadError> {
+    match tokio::time::timeout(idle, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(ReadError::Timeout),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) => match e.downcast::<hyper::Error>() {
+            Ok(e) => Err(ReadError::Body(*e)),
+            Err(_) => Err(ReadError::TooLarge),
+        },
+    }
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: Option<ErrorDetail>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorDetail {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    message: Option<String>,
+    code: Option<serde_json::Value>,
+}
+
+/// Builds the classified error of a non-2xx response from its status,
+/// headers and (JSON or text) body.
+async fn error_response(
+    provider: &str,
+    response: http::Response<hyper::body::Incoming>,
+    idle: Duration,
+    signal: &AbortSignal,
+) -> ProviderError {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = tokio::select! {
+        biased;
+        () = signal.aborted() => return aborted(provider, signal),
+        b = read_body(response.into_body(), idle, 1 << 20) => b.unwrap_or_default(),
+    };
+    error_from_parts(provider, status, &headers, &body, SystemTime::now())
+}
+
+/// Classifies an error response already read.
+pub fn error_from_parts(
+    provider: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    now: SystemTime,
+) -> ProviderError {
+    let (error_type, message) = match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            error: Some(detail), ..
+        }) => {
+            let ty = detail
+                .ty
+                .or_else(|| detail.code.as_ref().and_then(|c| c.as_str()).map(str::to_owned));
+            (ty, detail.message.unwrap_or_default())
+        }
+        Ok(ErrorBody {
+            message: Some(message), ..
+        }) => (None, message),
+        _ => (
+            None,
+            String::from_utf8_lossy(&body[..body.len().min(2048)]).trim().to_owned(),
+        ),
+    };
+    let kind = classify_status(status.as_u16(), error_type.as_deref(), &message);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let retry_after = retry_after_from_headers(header("retry-after-ms"), header("retry-after"), now)
+        .or_else(|| retry_after_from_message(&message));
+    let message = if message.is_empty() {
+        status.canonical_reason().unwrap_or("request failed").to_owned()
+    } else {
+        message
+    };
+    ProviderError::new(kind, provider, message)
+        .with_status(status.as_u16())
+        .with_request_id(request_id(headers))
+        .with_retry_after(retry_after)
+        .with_error_type(error_type)
+}
+
+/// A wire format's event decoder, as the SSE stream drives it.
+pub(crate) trait WireDecoder: Send + 'static {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
+    /// Called at the clean end of the body; `false` when the response was
+    /// not complete.
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool;
+}
+
+impl WireDecoder for crate::anthropic::Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        crate::anthropic::Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
+        self.is_ended()
+    }
+}
+
+impl WireDecoder for crate::openai::Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        crate::openai::Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        crate::openai::Decoder::finish(self, out)
+    }
+}
+
+/// A streamed response body decoded into provider events: SSE framing, the
+/// wire decoder, the idle timeout and the abort signal.
+pub(crate) struct SseBody<B, D> {
+    body: B,
+    sse: SseDecoder,
+    wire: D,
+    frames: Vec<SseEvent>,
+    events: Vec<StreamEvent>,
+    ready: VecDeque<StreamEvent>,
+    idle: Pin<Box<tokio::time::Sleep>>,
+    idle_timeout: Duration,
+    signal: AbortSignal,
+    provider: String,
+    request_id: Option<String>,
+    /// An error to report once the events decoded before it are delivered.
+    pending_error: Option<ProviderError>,
+    done: bool,
+}
+
+impl<B, D> SseBody<B, D>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    D: WireDecoder,
+{
+    pub(crate) fn new(
+        body: B,
+        wire: D,
+        idle_timeout: Duration,
+        signal: AbortSignal,
+        provider: String,
+        request_id: Option<String>,
+    ) -> Self {
+        SseBody {
+            body,
+            sse: SseDecoder::new(),
+            wire,
+            frames: Vec::new(),
+            events: Vec::new(),
+            ready: VecDeque::new(),
+            idle: Box::pin(tokio::time::sleep(idle_timeout)),
+            idle_timeout,
+            signal,
+            provider,
+            request_id,
+            pending_error: None,
+            done: false,
+        }
+    }
+
+    fn fail(&mut self, error: ProviderError) -> Poll<Option<Result<StreamEvent, ProviderError>>> {
+        self.done = true;
+        let error = if error.request_id().is_none() {
+            error.with_request_id(self.request_id.clone())
+        } else {
+            error
+        };
+        Poll::Ready(Some(Err(error)))
+    }
+
+    /// Decodes the SSE frames gathered so far into ready events; a decoding
+    /// error stops the stream after the events decoded before it.
+    fn drain_frames(&mut self) {
+        for frame in self.frames.drain(..) {
+            if let Err(e) = self.wire.decode(&frame, &mut self.events) {
+                self.pending_error = Some(e);
+                break;
+            }
+        }
+        self.frames.clear();
+        self.ready.extend(self.events.drain(..));
+    }
+}
+
+impl<B, D> Stream for SseBody<B, D>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: std::error::Error + Send + Sync + 'static,
+    D: WireDecoder + Unpin,
+{
+    type Item = Result<StreamEvent, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Some(event) = this.ready.pop_front() {
+                return Poll::Ready(Some(Ok(event)));
+            }
+            if let Some(error) = this.pending_error.take() {
+                return this.fail(error);
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if this.signal.poll_aborted(cx).is_ready() {
+                let error = aborted(&this.provider, &this.signal);
+                return this.fail(error);
+            }
+            match Pin::new(&mut this.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let deadline = tokio::time::Instant::now() + this.idle_timeout;
+                    this.idle.as_mut().reset(deadline);
+                    if let Ok(data) = frame.into_data() {
+                        this.sse.feed(&data, &mut this.frames);
+                        this.drain_frames();
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    let error =
+                        ProviderError::new(ErrorKind::Transport, &this.provider, "connection dropped mid-stream")
+                            .with_source(e);
+                    return this.fail(error);
+                }
+                Poll::Ready(None) => {
+                    let earlier_error = this.pending_error.is_some();
+                    this.sse.finish(&mut this.frames);
+                    this.drain_frames();
+                    if !earlier_error {
+                        if this.wire.finish(&mut this.events) {
+                            this.done = true;
+                        } else {
+                            // A body that ends before the wire format's end
+                            // (possibly inside an event, whose JSON then
+                            // fails) was cut short: a transport failure.
+                            let incomplete = ProviderError::new(
+                                ErrorKind::Transport,
+                                &this.provider,
+                                "stream ended before the response was complete",
+                            );
+                            this.pending_error = Some(match this.pending_error.take() {
+                                Some(cause) => incomplete.with_source(cause),
+                                None => incomplete,
+                            });
+                        }
+                        this.ready.extend(this.events.drain(..));
+                    }
+                }
+                Poll::Pending => {
+                    if this.idle.as_mut().poll(cx).is_ready() {
+                        let error = ProviderError::new(
+                            ErrorKind::Transport,
+                            &this.provider,
+                            format!("stream idle for {}s", this.idle_timeout.as_secs_f64()),
+                        );
+                        return this.fail(error);
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+}
+
+/// Starts a request lazily on first poll, then streams its body.
+pub(crate) fn event_stream<D, F>(start: F) -> EventStream
+where
+    D: WireDecoder + Unpin,
+    F: Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send + 'static,
+{
+    Box::pin(Lazy::Starting(Box::pin(start)))
+}
+
+enum Lazy<D> {
+    Starting(Pin<Box<dyn Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send>>),
+    Streaming(SseBody<hyper::body::Incoming, D>),
+    Done,
+}
+
+impl<D: WireDecoder + Unpin> Stream for Lazy<D> {
+    type Item = Result<StreamEvent, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            match &mut *self {
+                Lazy::Starting(start) => match start.as_mut().poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(body)) => *self = Lazy::Streaming(body),
+                    Poll::Ready(Err(e)) => {
+                        *self = Lazy::Done;
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                },
+                Lazy::Streaming(body) => return Pin::new(body).poll_next(cx),
+                Lazy::Done => return Poll::Ready(None),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http_body::{Body, Frame};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::SseBody;
+use crate::{AbortSignal, ErrorKind, ProviderError, StreamEvent, anthropic};
+
+/// A response body fed by a channel: silent while nothing is sent, ended when
+/// the sender is dropped.
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        self.0.poll_recv(cx).map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+    }
+}
+
+type Body_ = SseBody<ChannelBody, anthropic::Decoder>;
+
+fn body(idle: Duration) -> (mpsc::Sender<Bytes>, Body_) {
+    let (tx, rx) = mpsc::channel(8);
+    let body = SseBody::new(
+        ChannelBody(rx),
+        anthropic::Decoder::new("anthropic"),
+        idle,
+        AbortSignal::never(),
+        "anthropic".into(),
+        None,
+    );
+    (tx, body)
+}
+
+async fn next(body: &mut Body_) -> Option<Result<StreamEvent, ProviderError>> {
+    std::future::poll_fn(|cx| Pin::new(&mut *body).poll_next(cx)).await
+}
+
+const START: &str = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":1}}}\n\n";
+const PING: &str = "event: ping\ndata: {\"type\":\"ping\"}\n\n";
+
+#[tokio::test(start_paused = true)]
+async fn silence_past_the_idle_timeout_is_a_transport_error() {
+    let (tx, mut body) = body(Duration::from_secs(30));
+    tx.send(Bytes::from_static(START.as_bytes())).await.unwrap();
+    assert!(matches!(next(&mut body).await, Some(Ok(StreamEvent::Start { .. }))));
+    assert!(matches!(next(&mut body).await, Some(Ok(StreamEvent::Usage(_)))));
+    let silent_since = Instant::now();
+    let err = next(&mut body).await.unwrap().unwrap_err();
+    assert_eq!(
+        silent_since.elapsed(),
+        Duration::from_secs(30),
+        "virtual time: exactly the idle timeout"
+    );
+    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert_eq!(err.message(), "stream idle for 30s");
+    assert!(next(&mut body).await.is_none());
+    drop(tx);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_but_steady_stream_never_times_out() {
+    let (tx, mut body) = body(Duration::from_secs(30));
+    tokio::spawn(async move {
+        tx.send(Bytes::from_static(START.as_bytes())).await.unwrap();
+        for _ in 0..5 {
+            tokio::time::sleep(Duration::from_secs(20)).await;
+            tx.send(Bytes::from_static(PING.as_bytes())).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let stop = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        tx.send(Bytes::from_static(stop.as_bytes())).await.unwrap();
+    });
+    let started = Instant::now();
+    let mut last = None;
+    while let Some(event) = next(&mut body).await {
+        last = Some(event.unwrap());
+    }
+    assert!(matches!(last, Some(StreamEvent::End { .. })));
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+}
