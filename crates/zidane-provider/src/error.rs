@@ -69,6 +69,13 @@ impl ErrorKind {
 /// it sent one. Never contains the API key.
 #[derive(Debug)]
 pub struct ProviderError {
+    // Boxed: errors travel in every `Result` of the streaming hot path, and a
+    // pointer-sized error keeps those results small.
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     kind: ErrorKind,
     message: String,
     provider: String,
@@ -83,98 +90,100 @@ impl ProviderError {
     /// A new error of `kind` from `provider`.
     pub fn new(kind: ErrorKind, provider: impl Into<String>, message: impl Into<String>) -> Self {
         ProviderError {
-            kind,
-            message: message.into(),
-            provider: provider.into(),
-            status: None,
-            request_id: None,
-            retry_after: None,
-            error_type: None,
-            source: None,
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                provider: provider.into(),
+                status: None,
+                request_id: None,
+                retry_after: None,
+                error_type: None,
+                source: None,
+            }),
         }
     }
 
     /// With the HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
-        self.status = Some(status);
+        self.inner.status = Some(status);
         self
     }
 
     /// With the provider's request id.
     pub fn with_request_id(mut self, id: Option<String>) -> Self {
-        self.request_id = id;
+        self.inner.request_id = id;
         self
     }
 
     /// With the server's retry delay.
     pub fn with_retry_after(mut self, delay: Option<Duration>) -> Self {
-        self.retry_after = delay;
+        self.inner.retry_after = delay;
         self
     }
 
     /// With the provider's error type (`overloaded_error`, `rate_limit_exceeded`).
     pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
-        self.error_type = error_type;
+        self.inner.error_type = error_type;
         self
     }
 
     /// With the underlying cause.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        self.source = Some(Box::new(source));
+        self.inner.source = Some(Box::new(source));
         self
     }
 
     /// The classification.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// Whether sending the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.kind.is_retryable()
+        self.inner.kind.is_retryable()
     }
 
     /// The HTTP status, when the failure came with one.
     pub fn status(&self) -> Option<u16> {
-        self.status
+        self.inner.status
     }
 
     /// The provider's request id (`request-id`, `x-request-id`), when sent.
     pub fn request_id(&self) -> Option<&str> {
-        self.request_id.as_deref()
+        self.inner.request_id.as_deref()
     }
 
     /// How long the server asked to wait before retrying.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        self.inner.retry_after
     }
 
     /// The provider's own error type, when it sent one.
     pub fn error_type(&self) -> Option<&str> {
-        self.error_type.as_deref()
+        self.inner.error_type.as_deref()
     }
 
     /// The provider's (or this crate's) message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// Name of the provider that failed.
     pub fn provider(&self) -> &str {
-        &self.provider
+        &self.inner.provider
     }
 }
 
 impl fmt::Display for ProviderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.provider, self.kind.as_str())?;
-        if let Some(status) = self.status {
+        write!(f, "{}: {}", self.inner.provider, self.inner.kind.as_str())?;
+        if let Some(status) = self.inner.status {
             write!(f, " (HTTP {status})")?;
         }
-        if !self.message.is_empty() {
-            write!(f, ": {}", self.message)?;
+        if !self.inner.message.is_empty() {
+            write!(f, ": {}", self.inner.message)?;
         }
-        if let Some(id) = &self.request_id {
+        if let Some(id) = &self.inner.request_id {
             write!(f, " [request {id}]")?;
         }
         Ok(())
@@ -183,7 +192,10 @@ impl fmt::Display for ProviderError {
 
 impl std::error::Error for ProviderError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        self.inner
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

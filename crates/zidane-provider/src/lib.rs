@@ -44,7 +44,7 @@ pub use event::{AssistantMessage, IncompleteToolCall, MessageAccumulator, Stream
 pub use message::{ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent};
 pub use options::{CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec};
 pub use pricing::{ModelPrice, Pricing};
-pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta};
+pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta, complete};
 pub use usage::{FinishReason, TurnUsage};
 
 #[cfg(feature = "http")]

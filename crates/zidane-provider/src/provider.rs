@@ -74,3 +74,20 @@ pub trait Provider: Send + Sync {
         None
     }
 }
+
+/// Sends one request and folds its whole stream into the assistant message.
+///
+/// The first error (transport, provider, abort) ends the call; events
+/// received before it are dropped.
+pub async fn complete(
+    provider: &dyn Provider,
+    options: &StreamOptions,
+    signal: AbortSignal,
+) -> Result<crate::event::AssistantMessage, ProviderError> {
+    let mut stream = provider.stream(options, signal);
+    let mut acc = crate::event::MessageAccumulator::new();
+    while let Some(event) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        acc.push(&event?);
+    }
+    Ok(acc.finish())
+}

@@ -171,15 +171,9 @@ impl SseDecoder {
                     }
                 }
             }
-            b"id" => {
-                if !value.contains(&0) {
-                    self.last_id = Some(value);
-                }
-            }
-            b"retry" => {
-                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    self.retry = std::str::from_utf8(&value).ok().and_then(|v| v.parse().ok());
-                }
+            b"id" if !value.contains(&0) => self.last_id = Some(value),
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(&value).ok().and_then(|v| v.parse().ok());
             }
             _ => {} // unknown fields are ignored
         }

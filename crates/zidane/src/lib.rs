@@ -41,9 +41,44 @@
 //! );
 //! ```
 //!
+//! Calling a model directly (with `ANTHROPIC_API_KEY` set):
+//!
+//! ```no_run
+//! use zidane::provider::{AbortSignal, AnthropicConfig, AnthropicProvider, Message, StreamOptions, complete};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
+//! let options = StreamOptions::new("claude-sonnet-4-5", vec![Message::user("Say hello.")]);
+//! let reply = complete(&provider, &options, AbortSignal::never()).await?;
+//! println!("{} ({} output tokens)", reply.text(), reply.usage.output);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The same with OpenAI, or any OpenAI-compatible server (Ollama, vLLM,
+//! llama.cpp, LM Studio) by its base URL:
+//!
+//! ```no_run
+//! use zidane::provider::{AbortSignal, Message, OpenAiConfig, OpenAiProvider, StreamOptions, complete};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let key = std::env::var("OPENAI_API_KEY")?;
+//! let provider = OpenAiProvider::new(OpenAiConfig::openai(key))?;
+//! // Or: OpenAiConfig::compatible("http://localhost:11434/v1", None)
+//! let options = StreamOptions::new("gpt-4.1", vec![Message::user("Say hello.")]);
+//! let reply = complete(&provider, &options, AbortSignal::never()).await?;
+//! println!("{}", reply.text());
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Feature flags
 //!
-//! None yet: every crate is compiled in and none of them pulls an HTTP stack.
+//! - `http` (default): the HTTP providers, over hyper 1 and rustls with the
+//!   `ring` crypto provider and bundled web roots (no OpenSSL, no aws-lc).
+//!   Without it, `zidane` pulls no HTTP stack, TLS or tokio.
+//! - `test-util`: `zidane::provider::scripted`, a provider that plays
+//!   scripted responses, errors and delays (on tokio's pausable clock).
 //!
 //! Architecture invariant: this crate only re-exports; it holds no logic of
 //! its own, and it is the only crate that re-exports other crates.

@@ -491,9 +491,12 @@ where
     Box::pin(Lazy::Starting(Box::pin(start)))
 }
 
+type Starting<D> = Pin<Box<dyn Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send>>;
+
 enum Lazy<D> {
-    Starting(Pin<Box<dyn Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send>>),
-    Streaming(SseBody<hyper::body::Incoming, D>),
+    Starting(Starting<D>),
+    // Boxed so the enum stays small while the request is being sent.
+    Streaming(Box<SseBody<hyper::body::Incoming, D>>),
     Done,
 }
 
@@ -505,13 +508,13 @@ impl<D: WireDecoder + Unpin> Stream for Lazy<D> {
             match &mut *self {
                 Lazy::Starting(start) => match start.as_mut().poll(cx) {
                     Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Ok(body)) => *self = Lazy::Streaming(body),
+                    Poll::Ready(Ok(body)) => *self = Lazy::Streaming(Box::new(body)),
                     Poll::Ready(Err(e)) => {
                         *self = Lazy::Done;
                         return Poll::Ready(Some(Err(e)));
                     }
                 },
-                Lazy::Streaming(body) => return Pin::new(body).poll_next(cx),
+                Lazy::Streaming(body) => return Pin::new(&mut **body).poll_next(cx),
                 Lazy::Done => return Poll::Ready(None),
             }
         }
