@@ -10,4 +10,19 @@
 //! never connects MCP servers or builds agents; spawning goes through a trait
 //! that `zidane-agent` implements.
 
+pub mod behavior;
+pub mod clock;
+mod dispatch;
+mod error;
 pub mod events;
+pub mod pairing;
+mod run;
+pub mod seams;
+pub mod tool;
+pub mod validate;
+
+pub use behavior::{Behavior, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use error::{RunError, RunErrorKind};
+pub use run::{LoopConfig, ModelRef, RunLoop, RunOptions};
+pub use tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};

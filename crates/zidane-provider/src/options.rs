@@ -94,7 +94,6 @@ pub struct ToolSpec {
 /// Everything one provider request needs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct StreamOptions {
     /// Model id.
     pub model: String,

@@ -19,7 +19,6 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a provider can do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct Capabilities {
     /// Extended thinking with signed reasoning blocks.
     pub thinking: bool,
@@ -35,7 +34,6 @@ pub struct Capabilities {
 
 /// Static facts about a provider.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ProviderMeta {
     /// Model used when a request names none.
     pub default_model: String,

@@ -6,7 +6,8 @@
 //! - [`hooks`]: the typed async hook bus ([`hooks::HookBus`], [`hooks::HookMap`]);
 //! - [`agent`]: the `zidane/agent` entry point; today its hook vocabulary
 //!   ([`agent::events`], one type per `AgentHooks` event) and the payload types;
-//! - [`provider`]: the provider-neutral message model.
+//! - [`provider`]: the message model and the providers;
+//! - [`runloop`]: the run loop and its tool pipeline.
 //!
 //! Registering a handler on a spec event:
 //!
@@ -91,6 +92,16 @@ pub mod hooks {
 pub mod provider {
     //! The provider-neutral message model (`zidane-provider`).
     pub use zidane_provider::*;
+}
+
+pub mod runloop {
+    //! The run loop (`zidane-loop`): turns, the tool pipeline, retries and
+    //! fallback, budgets and guards.
+    pub use zidane_loop::{
+        Behavior, Clock, FixedClock, FnTool, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
+        RunErrorKind, RunLoop, RunOptions, SystemClock, Tool, ToolBudget, ToolContext, ToolOutput, ToolSet, pairing,
+        seams, tool, validate,
+    };
 }
 
 pub mod agent {

@@ -1,0 +1,747 @@
+//! The tool pipeline: gate, validation, unknown tools, execution with
+//! cancellation, error substitution, transforms; batches run in parallel
+//! where the tools allow it, results in call order.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::{Arc, PoisonError};
+use std::task::{Context, Poll};
+
+use serde_json::Value;
+use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
+
+use crate::behavior::RepeatMode;
+use crate::error::RunErrorKind;
+use crate::events::{
+    BudgetExceeded, GateDecision, GuardAction, MessageError, RepeatGuardExceeded, SharedError, ToolAfter, ToolBefore,
+    ToolBudgetExceeded, ToolCancelled, ToolCounts, ToolDispatched, ToolError, ToolGate, ToolOutcome, ToolResult,
+    ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown, ValidationCoerce,
+    ValidationReject,
+};
+use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
+use crate::run::{RunCx, RunLoop, tracing_warn};
+use crate::seams::{StepKey, StepKind};
+use crate::tool::{ToolContext, ToolOutput, ToolState, apply_ops};
+use crate::validate::InputValidator;
+
+/// One model-issued call.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) input: Value,
+}
+
+/// What a call produced for the model.
+#[derive(Debug, Clone)]
+pub(crate) struct CallResult {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) content: ToolResultContent,
+    pub(crate) is_error: bool,
+    /// Bytes that count against the output budget (executed and substituted
+    /// results, after transforms).
+    pub(crate) budget_bytes: usize,
+}
+
+enum Executed {
+    Output(ToolOutput),
+    Failed(SharedError),
+    Cancelled(String),
+    Interrupted,
+}
+
+impl RunLoop {
+    pub(crate) async fn dispatch_turn(&self, cx: &RunCx, assistant: &SessionTurn, turn_id: &str) -> Vec<CallResult> {
+        let calls: Vec<Call> = assistant
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => Some(Call {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        // Every gate of the batch sees the counts as they were before it.
+        let snapshot = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let tools = &self.inner.config.tools;
+        let mut results = Vec::with_capacity(calls.len());
+        let mut i = 0;
+        while i < calls.len() {
+            let parallel = |c: &Call| tools.get(&c.name).is_some_and(|t| t.parallel_safe());
+            let mut end = i + 1;
+            if parallel(&calls[i]) {
+                while end < calls.len() && parallel(&calls[end]) {
+                    end += 1;
+                }
+            }
+            let group: Vec<_> = calls[i..end]
+                .iter()
+                .map(|call| self.dispatch_one(cx, call, &snapshot, turn_id))
+                .collect();
+            results.extend(join_all(group).await);
+            i = end;
+        }
+        results
+    }
+
+    async fn dispatch_one(&self, cx: &RunCx, call: &Call, snapshot: &ToolCounts, turn_id: &str) -> CallResult {
+        let config = &self.inner.config;
+        let name = call.name.clone();
+        let result = |content: String, is_error: bool| CallResult {
+            call_id: call.id.clone(),
+            name: name.clone(),
+            content: ToolResultContent::Text(content),
+            is_error,
+            budget_bytes: 0,
+        };
+        if cx.signal.is_aborted() {
+            return result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true);
+        }
+
+        // 1. The gate: host handlers first, then the built-in guards, which
+        // defer to any decision already taken.
+        let mut gate = ToolGate::new(
+            name.clone(),
+            call.id.clone(),
+            cx.run_id.clone(),
+            turn_id.to_owned(),
+            false,
+            snapshot.clone(),
+        );
+        gate.input = call.input.clone();
+        if let Err(e) = config.hooks.emit(&mut gate).await {
+            tracing_warn(&format!("tool:gate handler failed; refusing the call: {e}"));
+            gate.block = true;
+            gate.reason = format!("a tool:gate handler failed: {e}");
+        }
+        let mut steer_note = None;
+        let mut reserved = false;
+        if !gate.block && gate.result.is_none() {
+            reserved = self.budget_gate(cx, &mut gate, turn_id).await;
+        }
+        if !gate.block && gate.result.is_none() {
+            steer_note = self.repeat_gate(cx, &mut gate, turn_id).await;
+        }
+        let input = std::mem::take(&mut gate.input);
+        let dispatched = |outcome: ToolOutcome, reason: Option<String>, input: &Value| {
+            ToolDispatched::new(
+                name.clone(),
+                call.id.clone(),
+                input.clone(),
+                cx.run_id.clone(),
+                turn_id.to_owned(),
+                outcome,
+                reason,
+                snapshot.clone(),
+            )
+        };
+        match gate.decision() {
+            GateDecision::Block { reason, .. } => {
+                if reserved {
+                    self.uncount(cx, &name);
+                }
+                self.observe(&mut dispatched(ToolOutcome::GateBlock, Some(reason.clone()), &input))
+                    .await;
+                return result(format!("Blocked: {reason}"), true);
+            }
+            GateDecision::Substitute(content) => {
+                if !reserved {
+                    self.count(cx, &name);
+                }
+                self.observe(&mut dispatched(ToolOutcome::GateSubstitute, None, &input))
+                    .await;
+                let output = ToolOutput {
+                    content,
+                    is_error: false,
+                    metadata: std::mem::take(&mut gate.metadata),
+                };
+                return self
+                    .finish_call(
+                        cx,
+                        call,
+                        &input,
+                        output,
+                        Vec::new(),
+                        ToolOutcome::GateSubstitute,
+                        snapshot,
+                        turn_id,
+                    )
+                    .await;
+            }
+            GateDecision::Execute => {}
+        }
+        if !reserved {
+            self.count(cx, &name);
+        }
+
+        // 2. Unknown tools.
+        let Some(tool) = config.tools.get(&name).cloned() else {
+            let mut unknown = ToolUnknown::new(
+                name.clone(),
+                call.id.clone(),
+                input.clone(),
+                cx.run_id.clone(),
+                turn_id.to_owned(),
+            );
+            self.observe(&mut unknown).await;
+            self.observe(&mut dispatched(ToolOutcome::Unknown, None, &input)).await;
+            let mut before = ToolBefore::new(
+                name.clone(),
+                call.id.clone(),
+                cx.run_id.clone(),
+                turn_id.to_owned(),
+                Vec::new(),
+                None,
+                snapshot.clone(),
+                true,
+            );
+            before.input = input.clone();
+            self.observe(&mut before).await;
+            let available: Vec<&str> = config.tools.names().collect();
+            let text = format!(
+                "Tool error: unknown tool `{name}`. Available tools: {}",
+                available.join(", ")
+            );
+            if !unknown.suppress_error {
+                let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
+                let mut ev = ToolError::new(
+                    name.clone(),
+                    call.id.clone(),
+                    input.clone(),
+                    cx.run_id.clone(),
+                    turn_id.to_owned(),
+                    error,
+                );
+                self.observe(&mut ev).await;
+                if let Some(substitute) = ev.result.take() {
+                    return CallResult {
+                        content: substitute,
+                        ..result(String::new(), true)
+                    };
+                }
+            }
+            return match unknown.result.take() {
+                Some(content) => CallResult {
+                    content,
+                    ..result(String::new(), false)
+                },
+                None => result(text, true),
+            };
+        };
+
+        // 3. Validation, with coercion of near-misses.
+        let validator = InputValidator::new(tool.input_schema());
+        let (input, coercions) = match validator.validate(input) {
+            Ok(valid) => {
+                if !valid.coercions.is_empty() {
+                    let mut ev = ValidationCoerce::new(
+                        name.clone(),
+                        call.id.clone(),
+                        valid.input.clone(),
+                        cx.run_id.clone(),
+                        turn_id.to_owned(),
+                        valid.coercions.clone(),
+                        tool.input_schema().clone(),
+                    );
+                    self.observe(&mut ev).await;
+                }
+                (valid.input, valid.coercions)
+            }
+            Err(reason) => {
+                let mut ev = ValidationReject::new(
+                    name.clone(),
+                    call.id.clone(),
+                    call.input.clone(),
+                    cx.run_id.clone(),
+                    turn_id.to_owned(),
+                    reason.clone(),
+                    tool.input_schema().clone(),
+                );
+                self.observe(&mut ev).await;
+                self.observe(&mut dispatched(ToolOutcome::InvalidInput, None, &call.input))
+                    .await;
+                return result(format!("Validation error: {reason}"), true);
+            }
+        };
+
+        // 4. Execution.
+        self.observe(&mut dispatched(ToolOutcome::Execute, None, &input)).await;
+        let mut before = ToolBefore::new(
+            name.clone(),
+            call.id.clone(),
+            cx.run_id.clone(),
+            turn_id.to_owned(),
+            coercions.clone(),
+            None,
+            snapshot.clone(),
+            false,
+        );
+        before.input = input;
+        if let Err(e) = config.hooks.emit(&mut before).await {
+            tracing_warn(&format!("tool:before handler failed: {e}"));
+        }
+        let input = before.input;
+        let executed = self.execute(cx, call, &tool, input.clone(), turn_id).await;
+        let output = match executed {
+            Executed::Output(output) => output,
+            Executed::Failed(error) => {
+                let mut ev = ToolError::new(
+                    name.clone(),
+                    call.id.clone(),
+                    input.clone(),
+                    cx.run_id.clone(),
+                    turn_id.to_owned(),
+                    Arc::clone(&error),
+                );
+                self.observe(&mut ev).await;
+                let content = ev
+                    .result
+                    .take()
+                    .unwrap_or_else(|| ToolResultContent::Text(format!("Tool error: {error}")));
+                ToolOutput {
+                    content,
+                    is_error: true,
+                    metadata: ToolResultMetadata::new(),
+                }
+            }
+            Executed::Cancelled(reason) => {
+                let mut ev = ToolCancelled::new(
+                    name.clone(),
+                    call.id.clone(),
+                    input.clone(),
+                    cx.run_id.clone(),
+                    turn_id.to_owned(),
+                    reason,
+                    snapshot.clone(),
+                );
+                self.observe(&mut ev).await;
+                return result(TOOL_USE_CANCELLED_MESSAGE.to_owned(), true);
+            }
+            Executed::Interrupted => return result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true),
+        };
+        let mut finished = self
+            .finish_call(
+                cx,
+                call,
+                &input,
+                output,
+                coercions,
+                ToolOutcome::Execute,
+                snapshot,
+                turn_id,
+            )
+            .await;
+        if let Some(note) = steer_note {
+            append_text(&mut finished.content, &note);
+        }
+        finished
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn finish_call(
+        &self,
+        cx: &RunCx,
+        call: &Call,
+        input: &Value,
+        output: ToolOutput,
+        coercions: Vec<String>,
+        outcome: ToolOutcome,
+        snapshot: &ToolCounts,
+        turn_id: &str,
+    ) -> CallResult {
+        let bytes = output.content.text_len();
+        let mut transform = ToolTransform::new(
+            call.name.clone(),
+            call.id.clone(),
+            input.clone(),
+            cx.run_id.clone(),
+            turn_id.to_owned(),
+            coercions.clone(),
+            output.is_error,
+            bytes,
+        );
+        transform.result = output.content;
+        transform.metadata = output.metadata;
+        if let Err(e) = self.inner.config.hooks.emit(&mut transform).await {
+            tracing_warn(&format!(
+                "tool:transform handler failed; the result is sent untransformed: {e}"
+            ));
+        }
+        let content = transform.result;
+        let mut after = ToolAfter::new(
+            call.name.clone(),
+            call.id.clone(),
+            input.clone(),
+            cx.run_id.clone(),
+            turn_id.to_owned(),
+            coercions,
+            output.is_error,
+            Some(outcome),
+            bytes,
+            content.clone(),
+            snapshot.clone(),
+        );
+        self.observe(&mut after).await;
+        let budget_bytes = content.text_len();
+        CallResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error: output.is_error,
+            budget_bytes,
+        }
+    }
+
+    fn count(&self, cx: &RunCx, name: &str) {
+        *cx.run_counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(name.to_owned())
+            .or_insert(0) += 1;
+    }
+
+    fn uncount(&self, cx: &RunCx, name: &str) {
+        if let Some(n) = cx
+            .run_counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(name)
+        {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    /// The per-tool budget. Checks and counts under one lock, so concurrent
+    /// gates of a batch never overshoot it; returns whether it counted the
+    /// call (the pipeline then does not count it again).
+    async fn budget_gate(&self, cx: &RunCx, gate: &mut ToolGate, turn_id: &str) -> bool {
+        let Some(budget) = cx.behavior.tool_budgets.get(gate.name()) else {
+            return false;
+        };
+        let count = {
+            let mut counts = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner);
+            let count = counts.get(gate.name()).copied().unwrap_or(0);
+            if count < budget.max {
+                *counts.entry(gate.name().to_owned()).or_insert(0) += 1;
+                return true;
+            }
+            count
+        };
+        let mut ev = ToolBudgetExceeded::new(
+            count,
+            budget.max,
+            budget.mode,
+            gate.name().to_owned(),
+            turn_id.to_owned(),
+        );
+        self.observe(&mut ev).await;
+        match budget.mode {
+            crate::events::BudgetMode::Block => {
+                gate.block = true;
+                gate.reason = budget.message.clone();
+            }
+            crate::events::BudgetMode::Steer => {
+                cx.nudges
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(budget.message.clone());
+            }
+        }
+        false
+    }
+
+    /// The repeat guard; returns a steering note to append to the result.
+    async fn repeat_gate(&self, cx: &RunCx, gate: &mut ToolGate, turn_id: &str) -> Option<String> {
+        let guard = cx.behavior.repeat_guard.as_ref()?;
+        if !guard.tools.is_empty() && !guard.tools.iter().any(|t| t == gate.name()) {
+            return None;
+        }
+        let signature = (gate.name().to_owned(), gate.input.to_string());
+        let count = {
+            let mut history = cx.repeat_history.lock().unwrap_or_else(PoisonError::into_inner);
+            history.push(signature.clone());
+            match guard.mode {
+                RepeatMode::Chain => history.iter().rev().take_while(|s| **s == signature).count(),
+                RepeatMode::Window { window } => history
+                    .iter()
+                    .rev()
+                    .take(window as usize)
+                    .filter(|s| **s == signature)
+                    .count(),
+            }
+        } as u32;
+        if count < guard.threshold {
+            return None;
+        }
+        let mut ev = RepeatGuardExceeded::new(
+            guard.action,
+            count,
+            guard.threshold,
+            gate.name().to_owned(),
+            turn_id.to_owned(),
+        );
+        self.observe(&mut ev).await;
+        let message = format!(
+            "You have called `{}` with the same input {count} times. Stop repeating it and try a different approach.",
+            gate.name()
+        );
+        match guard.action {
+            GuardAction::Steer => Some(message),
+            GuardAction::Block => {
+                gate.block = true;
+                gate.reason = message;
+                None
+            }
+            GuardAction::Abort => {
+                gate.block = true;
+                gate.reason = message;
+                if let Some(control) = &self.inner.lock().control {
+                    control.abort.abort(Some("repeat-guard"));
+                }
+                None
+            }
+        }
+    }
+
+    async fn execute(
+        &self,
+        cx: &RunCx,
+        call: &Call,
+        tool: &Arc<dyn crate::tool::Tool>,
+        input: Value,
+        turn_id: &str,
+    ) -> Executed {
+        let config = &self.inner.config;
+        let controller = cx.signal.child();
+        {
+            let mut state = self.inner.lock();
+            let parked = state.parked_cancels.remove(&call.id);
+            if let Some(control) = state.control.as_mut() {
+                control
+                    .calls
+                    .insert(call.id.clone(), (controller.clone(), parked.clone()));
+            }
+            if let Some(reason) = parked {
+                controller.abort(Some(&reason));
+            }
+        }
+        let state = ToolState::new(Arc::clone(&cx.tool_state));
+        let tool_cx = ToolContext {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            input: input.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: turn_id.to_owned(),
+            signal: controller.signal(),
+            hooks: config.hooks.clone(),
+            state: state.clone(),
+            read_state: Arc::clone(&config.read_state),
+        };
+        let signal = controller.signal();
+        let key = StepKey {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            kind: StepKind::ToolCall,
+            name: call.id.clone(),
+        };
+        let body = CatchUnwind {
+            inner: tool.execute(input, tool_cx),
+        };
+        let timeout = cx.behavior.tool_timeout;
+        let work = async move {
+            let outcome = match timeout {
+                Some(limit) => match tokio::time::timeout(limit, body).await {
+                    Ok(r) => r,
+                    Err(_) => Err(format!("timed out after {}s", limit.as_secs_f64())),
+                },
+                None => body.await,
+            };
+            outcome_to_value(outcome)
+        };
+        let recorded = tokio::select! {
+            biased;
+            () = signal.aborted() => None,
+            r = config.runtime.step(key, Box::pin(work)) => Some(r),
+        };
+        let cancelled = {
+            let mut state = self.inner.lock();
+            state
+                .control
+                .as_mut()
+                .and_then(|c| c.calls.remove(&call.id))
+                .and_then(|(_, reason)| reason)
+        };
+        let Some(recorded) = recorded else {
+            return match cancelled {
+                Some(reason) => Executed::Cancelled(reason),
+                None => Executed::Interrupted,
+            };
+        };
+        let ops = state.take_staged();
+        if !ops.is_empty() {
+            self.commit_state(cx, call, ops).await;
+        }
+        match recorded.and_then(value_to_output) {
+            Ok(output) => Executed::Output(output),
+            Err(error) => Executed::Failed(error),
+        }
+    }
+
+    async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<crate::events::ToolStateOp>) {
+        match self.inner.config.tool_state.commit(&ops).await {
+            Ok(()) => apply_ops(&mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner), &ops),
+            Err(error) => {
+                let error: SharedError = Arc::from(error);
+                let mut ev = ToolStateCommitFailed::new(
+                    call.id.clone(),
+                    Arc::clone(&error),
+                    ops,
+                    cx.run_id.clone(),
+                    call.name.clone(),
+                );
+                self.observe(&mut ev).await;
+                if !ev.handled {
+                    tracing::error!(target: "zidane", "tool state of `{}` ({}) was not committed: {error}", call.name, call.id);
+                }
+            }
+        }
+    }
+
+    /// Pushes the tool-results turn, then enforces the output budget and
+    /// queues the nudges the guards asked for.
+    pub(crate) async fn push_results(
+        &self,
+        cx: &RunCx,
+        assistant: SessionTurn,
+        results: Vec<CallResult>,
+        turn_id: &str,
+    ) -> Result<(), RunErrorKind> {
+        let content: Vec<ContentBlock> = results
+            .iter()
+            .map(|r| ContentBlock::ToolResult {
+                tool_use_id: r.call_id.clone(),
+                content: r.content.clone(),
+                is_error: r.is_error,
+            })
+            .collect();
+        let message = self.push_turn(Role::User, content, None);
+        let listed: Vec<ToolResult> = results
+            .iter()
+            .map(|r| ToolResult {
+                call_id: r.call_id.clone(),
+                name: r.name.clone(),
+                content: r.content.clone(),
+                is_error: r.is_error,
+            })
+            .collect();
+        let mut ev = ToolResultsAfter::new(message.clone(), listed, cx.turn, turn_id.to_owned());
+        self.observe(&mut ev).await;
+        self.flush(&[assistant, message]).await;
+
+        let bytes: usize = results.iter().map(|r| r.budget_bytes).sum();
+        if let Some(budget) = cx.behavior.tool_output_budget
+            && bytes as u64 > budget
+        {
+            let mut ev = BudgetExceeded::new(budget, bytes as u64, cx.turn, turn_id.to_owned());
+            self.observe(&mut ev).await;
+            self.queue_internal(format!(
+                "The tool output of the last turn was {bytes} bytes, over the {budget}-byte budget. Summarize what you learned so far before calling more tools, and request less output at a time."
+            ));
+        }
+        let nudges = std::mem::take(&mut *cx.nudges.lock().unwrap_or_else(PoisonError::into_inner));
+        for nudge in nudges {
+            self.queue_internal(nudge);
+        }
+        Ok(())
+    }
+}
+
+fn append_text(content: &mut ToolResultContent, note: &str) {
+    match content {
+        ToolResultContent::Text(text) => {
+            text.push_str("\n\n");
+            text.push_str(note);
+        }
+        ToolResultContent::Parts(parts) => parts.push(ContentBlock::text(note)),
+    }
+}
+
+fn outcome_to_value(
+    outcome: Result<Result<ToolOutput, crate::tool::ToolFailure>, String>,
+) -> Result<Value, SharedError> {
+    match outcome {
+        Ok(Ok(output)) => Ok(serde_json::json!({
+            "content": serde_json::to_value(&output.content).unwrap_or(Value::Null),
+            "isError": output.is_error,
+            "metadata": Value::Object(output.metadata),
+        })),
+        Ok(Err(failure)) => Err(Arc::from(failure)),
+        Err(message) => Err(Arc::new(MessageError(message))),
+    }
+}
+
+fn value_to_output(value: Value) -> Result<ToolOutput, SharedError> {
+    let content = serde_json::from_value(value.get("content").cloned().unwrap_or(Value::Null))
+        .map_err(|e| Arc::new(MessageError(format!("a recorded tool result is malformed: {e}"))) as SharedError)?;
+    Ok(ToolOutput {
+        content,
+        is_error: value.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        metadata: match value.get("metadata") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => ToolResultMetadata::new(),
+        },
+    })
+}
+
+/// Polls a tool's future, turning a panic into an error result.
+struct CatchUnwind<'a> {
+    inner: zidane_provider::BoxFuture<'a, Result<ToolOutput, crate::tool::ToolFailure>>,
+}
+
+impl Future for CatchUnwind<'_> {
+    type Output = Result<Result<ToolOutput, crate::tool::ToolFailure>, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.inner;
+        match catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(r)) => Poll::Ready(Ok(r)),
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                Poll::Ready(Err(format!("the tool panicked: {message}")))
+            }
+        }
+    }
+}
+
+/// Runs futures concurrently on the current task; outputs in input order.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pending: Vec<Option<Pin<Box<F>>>> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut all_done = true;
+        for (slot, out) in pending.iter_mut().zip(outputs.iter_mut()) {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => {
+                        *out = Some(v);
+                        *slot = None;
+                    }
+                    Poll::Pending => all_done = false,
+                }
+            }
+        }
+        if all_done { Poll::Ready(()) } else { Poll::Pending }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}

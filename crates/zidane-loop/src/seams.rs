@@ -1,0 +1,85 @@
+//! Seams the agent crate fills: durable steps, sub-agent spawning, and the
+//! session that receives turns as they are produced.
+
+use serde_json::Value;
+use zidane_provider::{BoxFuture, SessionTurn};
+
+use crate::events::{ChildRunStats, SharedError};
+
+/// What kind of work a step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepKind {
+    /// A provider request (its whole response).
+    ModelCall,
+    /// A tool call.
+    ToolCall,
+    /// A loop decision (continue with a follow-up or stop).
+    Decision,
+}
+
+/// One step's identity within a run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StepKey {
+    /// The run.
+    pub run_id: String,
+    /// The loop turn.
+    pub turn: u32,
+    /// Kind of step.
+    pub kind: StepKind,
+    /// Distinguishes steps of one kind in a turn (a call id, an attempt).
+    pub name: String,
+}
+
+/// Runs every model call, tool call and loop decision of a run. A durable
+/// runtime records each outcome and answers finished steps from its records
+/// after a crash; the in-memory runtime just runs them.
+pub trait DurableRuntime: Send + Sync {
+    /// Runs `work` as the step `key` (or answers it from a record).
+    fn step<'a>(
+        &'a self,
+        key: StepKey,
+        work: BoxFuture<'a, Result<Value, SharedError>>,
+    ) -> BoxFuture<'a, Result<Value, SharedError>>;
+}
+
+/// The default runtime: runs each step, records nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MemoryRuntime;
+
+impl DurableRuntime for MemoryRuntime {
+    fn step<'a>(
+        &'a self,
+        _key: StepKey,
+        work: BoxFuture<'a, Result<Value, SharedError>>,
+    ) -> BoxFuture<'a, Result<Value, SharedError>> {
+        work
+    }
+}
+
+/// What a spawn asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpawnRequest {
+    /// The task for the child.
+    pub prompt: String,
+    /// Name of a configured sub-agent, if any.
+    pub agent: Option<String>,
+    /// The spawning run.
+    pub parent_run_id: String,
+    /// Depth of the child (1 for a direct child).
+    pub depth: u32,
+}
+
+/// Starts sub-agents; implemented by the agent crate, called by its spawn
+/// tool.
+pub trait Spawner: Send + Sync {
+    /// Runs a child to completion.
+    fn spawn(&self, request: SpawnRequest) -> BoxFuture<'_, Result<ChildRunStats, SharedError>>;
+}
+
+/// Receives turns as the loop produces them. A tool-calling assistant turn
+/// arrives together with its tool-results turn, so a store never holds a
+/// call without its result.
+pub trait TurnSink: Send + Sync {
+    /// Persists `turns` (in order).
+    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>>;
+}

@@ -1,0 +1,474 @@
+//! Tools: the trait the loop dispatches to, the context a call runs with, and
+//! the tool set an agent offers (with model-facing aliases and descriptions).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use zidane_hooks::HookBus;
+use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
+
+use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
+
+/// What a tool body returns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// What the model receives.
+    pub content: ToolResultContent,
+    /// Whether the result reports a failure the model should see as one.
+    pub is_error: bool,
+    /// Metadata riding the result (not sent to the model).
+    pub metadata: ToolResultMetadata,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: ToolResultContent::Text(text.into()),
+            ..Default::default()
+        }
+    }
+
+    /// A text result the model sees as an error.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: ToolResultContent::Text(text.into()),
+            is_error: true,
+            ..Default::default()
+        }
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        ToolOutput::text(text)
+    }
+}
+
+/// A tool body's failure; the model sees `Tool error: <message>` unless a
+/// `tool:error` handler substitutes a result.
+pub type ToolFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Canonical name (what history records).
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// JSON schema of the arguments; the loop validates input against it.
+    fn input_schema(&self) -> &Value;
+
+    /// Whether calls may run concurrently with other parallel-safe calls of
+    /// the same turn. Default: no (the call runs alone).
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+
+    /// Runs one call.
+    fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+}
+
+type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync;
+
+/// A tool made of a name, a description, a schema and a closure.
+///
+/// ```
+/// use serde_json::json;
+/// use zidane_loop::tool::{FnTool, ToolOutput};
+///
+/// let echo = FnTool::new("echo", "Repeat the text", json!({"type": "object"}), |input, _cx| async move {
+///     Ok(ToolOutput::text(input["text"].as_str().unwrap_or_default()))
+/// });
+/// ```
+pub struct FnTool {
+    name: String,
+    description: String,
+    schema: Value,
+    parallel: bool,
+    execute: Arc<ExecuteFn>,
+}
+
+impl fmt::Debug for FnTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnTool")
+            .field("name", &self.name)
+            .field("parallel", &self.parallel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FnTool {
+    /// A tool running `execute` for each call.
+    pub fn new<F, Fut>(name: impl Into<String>, description: impl Into<String>, schema: Value, execute: F) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolFailure>> + Send + 'static,
+    {
+        FnTool {
+            name: name.into(),
+            description: description.into(),
+            schema,
+            parallel: false,
+            execute: Arc::new(move |input, cx| Box::pin(execute(input, cx))),
+        }
+    }
+
+    /// Marks the tool parallel-safe.
+    pub fn parallel(mut self) -> Self {
+        self.parallel = true;
+        self
+    }
+}
+
+impl Tool for FnTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+
+    fn parallel_safe(&self) -> bool {
+        self.parallel
+    }
+
+    fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
+        (self.execute)(input, cx)
+    }
+}
+
+/// A description override: a replacement, or a function of the current text.
+#[derive(Clone)]
+pub enum DescriptionOverride {
+    /// Replaces the description.
+    Text(String),
+    /// Maps the current description to a new one.
+    Map(Arc<dyn Fn(&str) -> String + Send + Sync>),
+}
+
+impl fmt::Debug for DescriptionOverride {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DescriptionOverride::Text(t) => f.debug_tuple("Text").field(t).finish(),
+            DescriptionOverride::Map(_) => f.write_str("Map(..)"),
+        }
+    }
+}
+
+/// The tools an agent offers, by canonical name, with the model-facing
+/// aliases and description overrides.
+#[derive(Clone, Default)]
+pub struct ToolSet {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    order: Vec<String>,
+    aliases: BTreeMap<String, String>,
+    descriptions: BTreeMap<String, DescriptionOverride>,
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSet")
+            .field("tools", &self.order)
+            .field("aliases", &self.aliases)
+            .finish()
+    }
+}
+
+impl ToolSet {
+    /// No tools.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) a tool.
+    pub fn with(mut self, tool: impl Tool + 'static) -> Self {
+        self.insert(Arc::new(tool));
+        self
+    }
+
+    /// Adds (or replaces) a shared tool.
+    pub fn insert(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.name().to_owned();
+        if self.tools.insert(name.clone(), tool).is_none() {
+            self.order.push(name);
+        }
+    }
+
+    /// Calls `canonical` by `alias` at the model boundary; history keeps the
+    /// canonical name.
+    pub fn alias(mut self, canonical: impl Into<String>, alias: impl Into<String>) -> Self {
+        self.aliases.insert(canonical.into(), alias.into());
+        self
+    }
+
+    /// Overrides the model-facing description of `canonical`.
+    pub fn describe(mut self, canonical: impl Into<String>, description: DescriptionOverride) -> Self {
+        self.descriptions.insert(canonical.into(), description);
+        self
+    }
+
+    /// The tool of a canonical name.
+    pub fn get(&self, canonical: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(canonical)
+    }
+
+    /// Canonical names, in insertion order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.order.iter().map(String::as_str)
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The canonical name behind a name the model used (an alias or the
+    /// canonical name itself).
+    pub fn canonical<'a>(&'a self, wire_name: &'a str) -> &'a str {
+        self.aliases
+            .iter()
+            .find(|(_, alias)| alias.as_str() == wire_name)
+            .map_or(wire_name, |(c, _)| c.as_str())
+    }
+
+    /// The model-facing name of a canonical name.
+    pub fn wire_name<'a>(&'a self, canonical: &'a str) -> &'a str {
+        self.aliases.get(canonical).map_or(canonical, String::as_str)
+    }
+
+    /// The tool list as the model sees it: aliases and description overrides
+    /// applied.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.order
+            .iter()
+            .filter_map(|name| self.tools.get(name))
+            .map(|tool| {
+                let description = match self.descriptions.get(tool.name()) {
+                    Some(DescriptionOverride::Text(text)) => text.clone(),
+                    Some(DescriptionOverride::Map(f)) => f(tool.description()),
+                    None => tool.description().to_owned(),
+                };
+                ToolSpec {
+                    name: self.wire_name(tool.name()).to_owned(),
+                    description,
+                    input_schema: tool.input_schema().clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Where committed tool state lives; writes are staged per call and committed
+/// when the call settles.
+pub trait ToolStateStore: Send + Sync {
+    /// The committed state.
+    fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, ToolFailure>>;
+    /// Applies one settled call's staged writes, in order.
+    fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), ToolFailure>>;
+}
+
+/// The default tool-state store: a map in memory, scoped to its owner.
+#[derive(Debug, Default)]
+pub struct MemoryToolState {
+    map: Mutex<BTreeMap<String, Value>>,
+}
+
+impl ToolStateStore for MemoryToolState {
+    fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, ToolFailure>> {
+        let snapshot = self.map.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Box::pin(async move { Ok(snapshot) })
+    }
+
+    fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), ToolFailure>> {
+        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        apply_ops(&mut map, ops);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Applies staged operations to a map.
+pub fn apply_ops(map: &mut BTreeMap<String, Value>, ops: &[ToolStateOp]) {
+    for op in ops {
+        match op {
+            ToolStateOp::Set { key, value } => {
+                map.insert(key.clone(), value.clone());
+            }
+            ToolStateOp::Delete { key } => {
+                map.remove(key);
+            }
+        }
+    }
+}
+
+/// A call's view of the durable tool state: reads see committed state plus
+/// this call's own staged writes.
+#[derive(Debug, Clone, Default)]
+pub struct ToolState {
+    committed: Arc<Mutex<BTreeMap<String, Value>>>,
+    staged: Arc<Mutex<Vec<ToolStateOp>>>,
+}
+
+impl ToolState {
+    pub(crate) fn new(committed: Arc<Mutex<BTreeMap<String, Value>>>) -> Self {
+        ToolState {
+            committed,
+            staged: Arc::default(),
+        }
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        let staged = self.staged.lock().unwrap_or_else(PoisonError::into_inner);
+        for op in staged.iter().rev() {
+            match op {
+                ToolStateOp::Set { key: k, value } if k == key => return Some(value.clone()),
+                ToolStateOp::Delete { key: k } if k == key => return None,
+                _ => {}
+            }
+        }
+        drop(staged);
+        self.committed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    /// Stages `key = value`.
+    pub fn set(&self, key: impl Into<String>, value: Value) {
+        self.staged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(ToolStateOp::Set { key: key.into(), value });
+    }
+
+    /// Stages the removal of `key`.
+    pub fn delete(&self, key: impl Into<String>) {
+        self.staged
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(ToolStateOp::Delete { key: key.into() });
+    }
+
+    pub(crate) fn take_staged(&self) -> Vec<ToolStateOp> {
+        std::mem::take(&mut *self.staged.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// What a tool knows of a file it read: for read dedup and read-before-edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadStateEntry {
+    /// Content hash when read.
+    pub hash: u32,
+    /// Modification time when read (epoch ms), when known.
+    pub mtime_ms: Option<u64>,
+    /// The line range read, when partial.
+    pub range: Option<(u64, u64)>,
+}
+
+/// Files read in this session, by key (see `read_state_key`), shared by
+/// the tools of an agent (and, when asked, its sub-agents).
+pub type ReadStateMap = Arc<Mutex<BTreeMap<String, ReadStateEntry>>>;
+
+/// Everything a call runs with.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) input: Value,
+    pub(crate) run_id: String,
+    pub(crate) turn_id: String,
+    pub(crate) signal: AbortSignal,
+    pub(crate) hooks: HookBus,
+    pub(crate) state: ToolState,
+    pub(crate) read_state: ReadStateMap,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// A context for calling a tool outside a run (tests, hosts).
+    pub fn detached(name: impl Into<String>, call_id: impl Into<String>, signal: AbortSignal) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            name: name.into(),
+            input: Value::Null,
+            run_id: String::new(),
+            turn_id: String::new(),
+            signal,
+            hooks: HookBus::new(),
+            state: ToolState::default(),
+            read_state: ReadStateMap::default(),
+        }
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The run id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The turn id.
+    pub fn turn_id(&self) -> &str {
+        &self.turn_id
+    }
+
+    /// Aborts when the call is cancelled or the run is aborted.
+    pub fn signal(&self) -> &AbortSignal {
+        &self.signal
+    }
+
+    /// Durable tool state (staged until the call settles).
+    pub fn state(&self) -> &ToolState {
+        &self.state
+    }
+
+    /// The session's read state.
+    pub fn read_state(&self) -> &ReadStateMap {
+        &self.read_state
+    }
+
+    /// Reports live progress (`tool:progress`); nothing reaches the model.
+    /// A failing progress observer never fails the call.
+    pub async fn report_progress(&self, progress: ToolProgress) {
+        if !self.hooks.has::<ToolProgressEvent>() {
+            return;
+        }
+        let mut ev = ToolProgressEvent::new(
+            self.name.clone(),
+            self.call_id.clone(),
+            self.input.clone(),
+            self.run_id.clone(),
+            self.turn_id.clone(),
+            progress,
+        );
+        let _ = self.hooks.emit(&mut ev).await;
+    }
+}

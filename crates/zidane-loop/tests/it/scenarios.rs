@@ -1,0 +1,833 @@
+//! Scenarios: the exact hook sequence (insta), what the model receives, and
+//! the run statistics.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_loop::events::{
+    BudgetMode, GuardAction, RunBeforeEnd, RunStatus, ToolError, ToolGate, ToolUnknown, TurnAfter,
+};
+use zidane_loop::{
+    Behavior, FnTool, ModelRef, RepeatGuard, RepeatMode, RunErrorKind, RunOptions, ToolBudget, ToolOutput, ToolSet,
+};
+use zidane_provider::scripted::{Script, ScriptedProvider, Step};
+use zidane_provider::{ContentBlock, ErrorKind, FinishReason, ProviderError};
+
+use crate::harness::{Harness, harness, harness_with, stats};
+
+fn echo() -> FnTool {
+    FnTool::new(
+        "echo",
+        "Echo the text",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        |input, _cx| async move {
+            Ok(ToolOutput::text(format!(
+                "echo: {}",
+                input["text"].as_str().unwrap_or_default()
+            )))
+        },
+    )
+}
+
+fn sum() -> FnTool {
+    FnTool::new(
+        "sum",
+        "Add two numbers",
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+        |input, _cx| async move {
+            Ok(ToolOutput::text(
+                (input["a"].as_f64().unwrap_or(0.0) + input["b"].as_f64().unwrap_or(0.0)).to_string(),
+            ))
+        },
+    )
+}
+
+fn slow(name: &'static str, secs: u64) -> FnTool {
+    FnTool::new(
+        name,
+        "Sleep then answer",
+        json!({"type": "object"}),
+        move |_input, _cx| async move {
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            Ok(ToolOutput::text(format!("{name} done")))
+        },
+    )
+    .parallel()
+}
+
+fn failing() -> FnTool {
+    FnTool::new(
+        "fail",
+        "Always fails",
+        json!({"type": "object"}),
+        |_input, _cx| async move { Err::<ToolOutput, _>("disk full".into()) },
+    )
+}
+
+fn tools() -> ToolSet {
+    ToolSet::new().with(echo()).with(sum()).with(failing())
+}
+
+fn overloaded() -> ProviderError {
+    ProviderError::new(ErrorKind::Overloaded, "mock", "Overloaded").with_status(529)
+}
+
+/// Runs the harness and snapshots hooks, wire results and stats.
+async fn run(h: &Harness, options: RunOptions) -> serde_json::Value {
+    let outcome = h.looped.run(options).await;
+    let (stats, error) = match outcome {
+        Ok(s) => (s, None),
+        Err(e) => (*e.stats.clone(), Some(e.kind.to_string())),
+    };
+    let requests = h.provider.requests().len();
+    let wire: Vec<_> = (0..requests)
+        .map(|i| h.wire_results(i))
+        .filter(|r| !r.is_empty())
+        .collect();
+    json!({ "hooks": h.hooks(), "wire": wire, "stats": stats_value(&stats), "error": error })
+}
+
+fn stats_value(s: &zidane_loop::events::AgentStats) -> serde_json::Value {
+    stats(s)
+}
+
+#[tokio::test(start_paused = true)]
+async fn plain_answer() {
+    let h = harness(vec![Script::answer("Hello!")], ToolSet::new(), Behavior::default());
+    insta::assert_json_snapshot!(run(&h, RunOptions::prompt("Say hello.")).await);
+    let turns = h.looped.turns();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[1].content, vec![ContentBlock::text("Hello!")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_tool() {
+    let h = harness(
+        vec![
+            Script::call("c1", "echo", json!({"text": "hi"})),
+            Script::answer("done"),
+        ],
+        tools(),
+        Behavior::default(),
+    );
+    insta::assert_json_snapshot!(run(&h, RunOptions::prompt("Echo hi.")).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn parallel_tools_run_together_and_answer_in_call_order() {
+    let script = Script::new()
+        .tool_call(0, "c1", "slow_a", json!({}))
+        .tool_call(1, "c2", "slow_b", json!({}))
+        .usage(10, 5)
+        .end(FinishReason::ToolCalls);
+    let h = harness(
+        vec![script, Script::answer("both done")],
+        ToolSet::new().with(slow("slow_a", 5)).with(slow("slow_b", 2)),
+        Behavior::default(),
+    );
+    let started = tokio::time::Instant::now();
+    let snapshot = run(&h, RunOptions::prompt("Run both.")).await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(5),
+        "concurrent: the longest call, not the sum"
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn gate_block() {
+    let h = harness(
+        vec![Script::call("c1", "echo", json!({"text": "x"})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    h.looped.hooks().on_sync::<ToolGate, _>(|gate, _| {
+        gate.block = true;
+        gate.reason = "echo is disabled".into();
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Echo.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "Blocked: echo is disabled", "is_error": true})
+        ]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn gate_substitute() {
+    let h = harness(
+        vec![Script::call("c1", "echo", json!({"text": "x"})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    h.looped.hooks().on_sync::<ToolGate, _>(|gate, _| {
+        gate.result = Some("from cache".into());
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Echo.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![json!({"type": "tool_result", "tool_use_id": "c1", "content": "from cache"})]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn block_and_substitute_from_two_handlers_block_wins() {
+    let h = harness(
+        vec![Script::call("c1", "echo", json!({"text": "x"})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    h.looped.hooks().on_sync::<ToolGate, _>(|gate, _| {
+        gate.result = Some("from cache".into());
+        Ok(())
+    });
+    h.looped.hooks().on_sync::<ToolGate, _>(|gate, _| {
+        gate.block = true;
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Echo.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "Blocked: Tool execution was blocked", "is_error": true})
+        ]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn invalid_input_coerced() {
+    let h = harness(
+        vec![
+            Script::call("c1", "sum", json!({"a": "2", "b": 3})),
+            Script::answer("5"),
+        ],
+        tools(),
+        Behavior::default(),
+    );
+    let snapshot = run(&h, RunOptions::prompt("Add.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![json!({"type": "tool_result", "tool_use_id": "c1", "content": "5"})]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn invalid_input_rejected() {
+    let h = harness(
+        vec![Script::call("c1", "sum", json!({"a": "two"})), Script::answer("sorry")],
+        tools(),
+        Behavior::default(),
+    );
+    let snapshot = run(&h, RunOptions::prompt("Add.")).await;
+    let wire = h.wire_results(1);
+    assert_eq!(wire[0]["is_error"], json!(true));
+    assert!(
+        wire[0]["content"].as_str().unwrap().starts_with("Validation error: "),
+        "{wire:?}"
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_tool() {
+    let h = harness(
+        vec![Script::call("c1", "teleport", json!({})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_tool_substituted_without_error() {
+    let h = harness(
+        vec![Script::call("c1", "teleport", json!({})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    h.looped.hooks().on_sync::<ToolUnknown, _>(|ev, _| {
+        ev.result = Some("Teleporting is not available here; walk instead.".into());
+        ev.suppress_error = true;
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "Teleporting is not available here; walk instead."})
+        ]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_error_with_a_substituted_result() {
+    let h = harness(
+        vec![Script::call("c1", "fail", json!({})), Script::answer("ok")],
+        tools(),
+        Behavior::default(),
+    );
+    h.looped.hooks().on_sync::<ToolError, _>(|ev, _| {
+        ev.result = Some(format!("The disk is full ({}); free space and retry.", ev.error()).into());
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Fail.")).await;
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "The disk is full (disk full); free space and retry.", "is_error": true})
+        ]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn default_tool_error_and_a_panicking_tool() {
+    let panicky = FnTool::new("boom", "Panics", json!({"type": "object"}), |_i, _cx| async move {
+        if true {
+            panic!("kaboom");
+        }
+        Ok(ToolOutput::text("never"))
+    });
+    let script = Script::new()
+        .tool_call(0, "c1", "fail", json!({}))
+        .tool_call(1, "c2", "boom", json!({}))
+        .end(FinishReason::ToolCalls);
+    let h = harness(
+        vec![script, Script::answer("ok")],
+        tools().with(panicky),
+        Behavior::default(),
+    );
+    let stats = h.looped.run(RunOptions::prompt("Try.")).await.unwrap();
+    assert_eq!(stats.status, RunStatus::Completed);
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "Tool error: disk full", "is_error": true}),
+            json!({"type": "tool_result", "tool_use_id": "c2", "content": "Tool error: the tool panicked: kaboom", "is_error": true}),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelled_call_leaves_the_rest_of_the_batch_running() {
+    let script = Script::new()
+        .tool_call(0, "c1", "slow_a", json!({}))
+        .tool_call(1, "c2", "slow_b", json!({}))
+        .end(FinishReason::ToolCalls);
+    let h = harness(
+        vec![script, Script::answer("ok")],
+        ToolSet::new().with(slow("slow_a", 10)).with(slow("slow_b", 2)),
+        Behavior::default(),
+    );
+    let looped = h.looped.clone();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(looped.cancel_tool("c1", Some("user clicked cancel")));
+        assert!(!looped.cancel_tool("c1", None), "a second cancel finds nothing");
+    });
+    let snapshot = run(&h, RunOptions::prompt("Run both.")).await;
+    canceller.await.unwrap();
+    assert_eq!(
+        h.wire_results(1),
+        vec![
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": zidane_loop::pairing::TOOL_USE_CANCELLED_MESSAGE, "is_error": true}),
+            json!({"type": "tool_result", "tool_use_id": "c2", "content": "slow_b done"}),
+        ]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancel_before_the_call_registers_is_applied_when_it_does() {
+    let h = harness(
+        vec![Script::call("c9", "slow_a", json!({})), Script::answer("ok")],
+        ToolSet::new().with(slow("slow_a", 10)),
+        Behavior::default(),
+    );
+    assert!(!h.looped.cancel_tool("c9", None), "nothing is running yet");
+    // Parked cancels are cleared when a run starts; park it mid-run instead.
+    let looped = h.looped.clone();
+    h.looped.hooks().on_sync::<TurnAfter, _>(move |_, _| {
+        assert!(!looped.cancel_tool("c9", Some("early")));
+        Ok(())
+    });
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(
+        h.wire_results(1)[0]["content"],
+        json!(zidane_loop::pairing::TOOL_USE_CANCELLED_MESSAGE)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_mid_stream() {
+    let script = Script::new()
+        .text("Let me think")
+        .delay(Duration::from_secs(30))
+        .text(" more")
+        .end(FinishReason::Stop);
+    let h = harness(vec![script], ToolSet::new(), Behavior::default());
+    let looped = h.looped.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        looped.abort(Some("user pressed ctrl-c"));
+    });
+    let snapshot = run(&h, RunOptions::prompt("Think.")).await;
+    assert_eq!(snapshot["stats"]["status"], json!("aborted"));
+    assert!(
+        !h.looped.steer(vec![ContentBlock::text("too late")], None),
+        "steer after the run returns false"
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_mid_tool_keeps_history_paired() {
+    let h = harness(
+        vec![Script::call("c1", "slow_a", json!({}))],
+        ToolSet::new().with(slow("slow_a", 60)),
+        Behavior::default(),
+    );
+    let looped = h.looped.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        looped.abort(None);
+    });
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    let turns = h.looped.turns();
+    let last = turns.last().unwrap();
+    assert_eq!(
+        last.content,
+        vec![ContentBlock::ToolResult {
+            tool_use_id: "c1".into(),
+            content: zidane_loop::pairing::INTERRUPT_MESSAGE_FOR_TOOL_USE.into(),
+            is_error: true
+        }]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn steer_mid_run_is_injected_at_the_next_turn() {
+    let h = harness(
+        vec![Script::call("c1", "slow_a", json!({})), Script::answer("adjusted")],
+        ToolSet::new().with(slow("slow_a", 10)),
+        Behavior::default(),
+    );
+    let looped = h.looped.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(looped.steer(
+            vec![ContentBlock::text("Also check the tests.")],
+            Some("steer-1".into())
+        ));
+        assert!(
+            !looped.steer(vec![ContentBlock::text("  ")], None),
+            "an empty prompt is refused"
+        );
+    });
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    let second = &h.provider.requests()[1];
+    assert_eq!(
+        second.messages.last().unwrap().content(),
+        &[ContentBlock::text("Also check the tests.")]
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn follow_up_runs_after_the_final_answer() {
+    let h = harness(
+        vec![
+            Script::new()
+                .delay(Duration::from_secs(2))
+                .text("first")
+                .end(FinishReason::Stop),
+            Script::answer("second"),
+        ],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let looped = h.looped.clone();
+    assert!(!h.looped.follow_up(vec![ContentBlock::text("no run yet")], None));
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(looped.follow_up(vec![ContentBlock::text("And then?")], Some("f1".into())));
+    });
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(h.provider.requests().len(), 2);
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_before_end_follow_up_keeps_the_run_going_once() {
+    let h = harness(
+        vec![Script::answer("draft"), Script::answer("final")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let fired = Arc::new(AtomicUsize::new(0));
+    let f = Arc::clone(&fired);
+    h.looped.hooks().on_sync::<RunBeforeEnd, _>(move |ev, _| {
+        if f.fetch_add(1, Ordering::SeqCst) == 0 {
+            assert!(ev.follow_up("Check your draft."));
+            assert!(!ev.follow_up("ignored"), "the first follow-up wins");
+        }
+        Ok(())
+    });
+    let snapshot = run(&h, RunOptions::prompt("Write.")).await;
+    assert_eq!(fired.load(Ordering::SeqCst), 2);
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_then_success() {
+    let h = harness(
+        vec![
+            Script::new().text("partial").error(overloaded()),
+            Script::answer("recovered"),
+        ],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(h.looped.turns()[1].content, vec![ContentBlock::text("recovered")]);
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limit_sleeps_the_servers_retry_after_in_virtual_time() {
+    let limited = ProviderError::new(ErrorKind::RateLimited, "mock", "slow down")
+        .with_status(429)
+        .with_retry_after(Some(Duration::from_secs(7)));
+    let h = harness(
+        vec![Script::new().error(limited), Script::answer("ok")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let delays = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let d = Arc::clone(&delays);
+    h.looped
+        .hooks()
+        .on_sync::<zidane_loop::events::StreamRetry, _>(move |ev, _| {
+            d.lock().unwrap().push(ev.delay_ms());
+            Ok(())
+        });
+    let started = tokio::time::Instant::now();
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(7),
+        "the server's delay, not the backoff"
+    );
+    assert_eq!(*delays.lock().unwrap(), vec![7000]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_exhausted_then_fallback_stays_on_the_fallback() {
+    let primary = ScriptedProvider::new("primary", (0..2).map(|_| Script::new().error(overloaded())));
+    let backup = ScriptedProvider::new(
+        "backup",
+        [
+            Script::call("c1", "echo", json!({"text": "x"})),
+            Script::answer("served by backup"),
+        ],
+    );
+    let behavior = Behavior {
+        retry: zidane_loop::RetryPolicy {
+            max_attempts: 2,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let h = harness_with(vec![primary.clone(), backup.clone()], tools(), behavior);
+    let mut options = RunOptions::prompt("Go.");
+    options.model = vec![
+        ModelRef::on("primary", "big-model"),
+        ModelRef::on("backup", "small-model"),
+    ];
+    let outcome = h.looped.run(options).await.unwrap();
+    assert_eq!(primary.requests().len(), 2);
+    assert_eq!(backup.requests().len(), 2, "the rest of the run stays on the fallback");
+    assert_eq!(backup.requests()[0].model, "small-model");
+    assert_eq!(outcome.turns, 2);
+    insta::assert_json_snapshot!(json!({ "hooks": h.hooks(), "stats": stats(&outcome) }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn terminal_failure_without_fallback_reports_stream_error() {
+    let auth = ProviderError::new(ErrorKind::Auth, "mock", "invalid x-api-key").with_status(401);
+    let h = harness(vec![Script::new().error(auth)], ToolSet::new(), Behavior::default());
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(
+        snapshot["error"],
+        json!("mock: authentication failed (HTTP 401): invalid x-api-key")
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_is_recovered_by_eliding_old_tool_output() {
+    let exceeded = ProviderError::new(ErrorKind::ContextExceeded, "mock", "prompt is too long").with_status(400);
+    let mut scripts: Vec<Script> = (0..4)
+        .map(|i| Script::call(format!("c{i}"), "echo", json!({"text": "x".repeat(100)})))
+        .collect();
+    scripts.push(Script::new().error(exceeded));
+    scripts.push(Script::answer("fits now"));
+    let h = harness(scripts, tools(), Behavior::default());
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    let last = h.provider.requests().last().unwrap().clone();
+    let elided = last.messages.iter().flat_map(|m| m.content()).filter(|b| matches!(b, ContentBlock::ToolResult { content, .. } if content == &"[tool output elided to fit the context window]".into())).count();
+    assert!(elided > 0, "old tool results were elided on the wire");
+    assert!(
+        h.looped
+            .turns()
+            .iter()
+            .all(|t| !format!("{:?}", t.content).contains("elided")),
+        "history keeps the originals"
+    );
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_output_budget_asks_for_a_summary() {
+    let behavior = Behavior {
+        tool_output_budget: Some(10),
+        ..Default::default()
+    };
+    let h = harness(
+        vec![
+            Script::call("c1", "echo", json!({"text": "a long enough output"})),
+            Script::answer("summary"),
+        ],
+        tools(),
+        behavior,
+    );
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    let second = &h.provider.requests()[1];
+    let nudge = second.messages.last().unwrap();
+    assert!(matches!(&nudge.content()[0], ContentBlock::Text { text } if text.contains("over the 10-byte budget")));
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_budget_blocks_past_its_max() {
+    let mut budgets = BTreeMap::new();
+    budgets.insert(
+        "echo".to_owned(),
+        ToolBudget {
+            max: 1,
+            mode: BudgetMode::Block,
+            message: "echo budget spent".into(),
+        },
+    );
+    let behavior = Behavior {
+        tool_budgets: budgets,
+        ..Default::default()
+    };
+    let script = Script::new()
+        .tool_call(0, "c1", "echo", json!({"text": "1"}))
+        .tool_call(1, "c2", "echo", json!({"text": "2"}))
+        .end(FinishReason::ToolCalls);
+    let h = harness(vec![script, Script::answer("ok")], tools(), behavior);
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(h.wire_results(1)[1]["content"], json!("Blocked: echo budget spent"));
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn token_cap_ends_the_run_with_a_typed_error_and_no_abort() {
+    let behavior = Behavior {
+        max_total_tokens: Some(20),
+        ..Default::default()
+    };
+    let h = harness(
+        vec![
+            Script::call("c1", "echo", json!({"text": "x"})),
+            Script::answer("never"),
+        ],
+        tools(),
+        behavior,
+    );
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert!(snapshot["error"].as_str().unwrap().starts_with("budget exceeded"));
+    assert!(!h.hooks().contains(&"agent:abort"));
+    let err = {
+        let h2 = harness(
+            vec![Script::answer("x")],
+            ToolSet::new(),
+            Behavior {
+                max_total_tokens: Some(1),
+                ..Default::default()
+            },
+        );
+        h2.looped.run(RunOptions::prompt("Go.")).await.unwrap_err()
+    };
+    assert!(matches!(err.kind, RunErrorKind::BudgetExceeded { .. }));
+    assert_eq!(err.stats.turns, 1, "the stats of the work done");
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn repeat_guard_aborts_after_announcing_it() {
+    let guard = RepeatGuard {
+        mode: RepeatMode::Chain,
+        threshold: 2,
+        action: GuardAction::Abort,
+        tools: vec![],
+    };
+    let behavior = Behavior {
+        repeat_guard: Some(guard),
+        ..Default::default()
+    };
+    let h = harness(
+        vec![
+            Script::call("c1", "echo", json!({"text": "same"})),
+            Script::call("c2", "echo", json!({"text": "same"})),
+        ],
+        tools(),
+        behavior,
+    );
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(snapshot["stats"]["status"], json!("aborted"));
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_turns_stops_the_run() {
+    let behavior = Behavior {
+        max_turns: Some(2),
+        ..Default::default()
+    };
+    let scripts = (0..3)
+        .map(|i| Script::call(format!("c{i}"), "echo", json!({"text": "again"})))
+        .collect();
+    let h = harness(scripts, tools(), behavior);
+    let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    assert_eq!(snapshot["stats"]["status"], json!("max-turns"));
+    insta::assert_json_snapshot!(snapshot);
+}
+
+#[tokio::test(start_paused = true)]
+async fn pause_turns_continue_up_to_the_cap() {
+    let behavior = Behavior {
+        max_consecutive_pause_turns: 1,
+        ..Default::default()
+    };
+    let pause = || Script::new().text("…").usage(1, 1).end(FinishReason::Pause);
+    let h = harness(vec![pause(), pause()], ToolSet::new(), behavior);
+    let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!((stats.turns, stats.status), (2, RunStatus::Aborted));
+    assert!(!h.hooks().contains(&"agent:abort"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn structured_output_is_validated_and_emitted() {
+    let h = harness(
+        vec![Script::answer("not json"), Script::answer(r#"{"answer": 42}"#)],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let outputs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let o = Arc::clone(&outputs);
+    h.looped
+        .hooks()
+        .on_sync::<zidane_loop::events::Output, _>(move |ev, _| {
+            o.lock().unwrap().push(ev.output().clone());
+            Ok(())
+        });
+    let mut options = RunOptions::prompt("Answer.");
+    options.response_schema =
+        Some(json!({"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}));
+    h.looped.run(options).await.unwrap();
+    assert_eq!(*outputs.lock().unwrap(), vec![json!({"answer": 42})]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_run_while_running_is_refused_and_the_loop_stays_usable() {
+    let h = harness(
+        vec![
+            Script::new()
+                .delay(Duration::from_secs(5))
+                .text("a")
+                .end(FinishReason::Stop),
+            Script::answer("b"),
+        ],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let looped = h.looped.clone();
+    let first = tokio::spawn(async move { looped.run(RunOptions::prompt("one")).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(h.looped.is_running());
+    assert!(matches!(
+        h.looped.run(RunOptions::prompt("two")).await.unwrap_err().kind,
+        RunErrorKind::Busy
+    ));
+    first.await.unwrap().unwrap();
+    h.looped.run(RunOptions::prompt("three")).await.unwrap();
+    assert!(!h.looped.is_running());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_panics_fails_only_what_it_decides() {
+    let h = harness(vec![Script::answer("fine")], ToolSet::new(), Behavior::default());
+    h.looped.hooks().on_sync::<TurnAfter, _>(|_, _| panic!("observer bug"));
+    let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(stats.status, RunStatus::Completed, "an observer's panic is contained");
+
+    let h = harness(vec![Script::answer("never")], ToolSet::new(), Behavior::default());
+    h.looped
+        .hooks()
+        .on_sync::<zidane_loop::events::ContextTransform, _>(|_, _| panic!("transform bug"));
+    let err = h.looped.run(RunOptions::prompt("Go.")).await.unwrap_err();
+    assert!(
+        matches!(err.kind, RunErrorKind::Hook(_)),
+        "a transform's failure fails the run: {err}"
+    );
+    assert!(h.hooks().contains(&"agent:done"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_run_hooks_are_detached_when_the_run_ends() {
+    let h = harness(
+        vec![Script::answer("one"), Script::answer("two")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let mut options = RunOptions::prompt("Go.");
+    options.hooks = zidane_hooks::HookMap::new().on_sync::<TurnAfter, _>(move |_, _| {
+        c.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    h.looped.run(options).await.unwrap();
+    h.looped.run(RunOptions::prompt("Again.")).await.unwrap();
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    let mut bad = RunOptions::prompt("Go.");
+    bad.hooks = zidane_hooks::HookMap::new().on_named("turn:afterr", zidane_hooks::DynHandler::sync(|_, _| Ok(())));
+    let err = h.looped.run(bad).await.unwrap_err();
+    assert_eq!(err.kind.to_string(), "a hook failed");
+    assert!(
+        std::error::Error::source(&err.kind)
+            .unwrap()
+            .to_string()
+            .contains("did you mean `turn:after`")
+    );
+}
+
+#[allow(dead_code)]
+fn _uses(_: Step) {}
