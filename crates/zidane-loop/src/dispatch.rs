@@ -235,7 +235,7 @@ impl RunLoop {
         };
 
         // 3. Validation, with coercion of near-misses.
-        let validator = InputValidator::new(tool.input_schema());
+        let validator = self.validator(&name, tool.input_schema());
         let (input, coercions) = match validator.validate(input) {
             Ok(valid) => {
                 if !valid.coercions.is_empty() {
@@ -395,6 +395,15 @@ impl RunLoop {
             is_error: output.is_error,
             budget_bytes,
         }
+    }
+
+    fn validator(&self, name: &str, schema: &Value) -> Arc<InputValidator> {
+        let mut cache = self.inner.validators.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(
+            cache
+                .entry(name.to_owned())
+                .or_insert_with(|| Arc::new(InputValidator::new(schema))),
+        )
     }
 
     fn count(&self, cx: &RunCx, name: &str) {

@@ -181,13 +181,20 @@ pub(crate) struct State {
     pub(crate) parked_cancels: BTreeMap<String, String>,
     pub(crate) committed_tool_state: Option<Arc<Mutex<BTreeMap<String, Value>>>>,
     pub(crate) last_request_at: Option<u64>,
-    pub(crate) last_request: Option<StreamOptions>,
+    pub(crate) last_request: Option<Arc<StreamOptions>>,
+    /// The first `paired` messages passed the pairing pass unchanged; the
+    /// loop's own appends keep calls and results together, so a request
+    /// built from the loop's own transcript needs no new pass.
+    pub(crate) paired: usize,
 }
 
 pub(crate) struct Inner {
     pub(crate) config: LoopConfig,
     pub(crate) state: Mutex<State>,
     pub(crate) running: AtomicBool,
+    /// Compiled input schemas, by tool name (tools do not change during a
+    /// loop's life).
+    pub(crate) validators: Mutex<BTreeMap<String, Arc<crate::validate::InputValidator>>>,
 }
 
 impl Inner {
@@ -231,6 +238,8 @@ pub(crate) struct RunCx {
     /// The last turn paused: the next request sends it back as is, ending
     /// with the assistant message the provider continues.
     pub(crate) continuing_pause: bool,
+    /// The tool list as the model sees it, built once per run.
+    pub(crate) tool_specs: Vec<zidane_provider::ToolSpec>,
 }
 
 enum Ending {
@@ -260,6 +269,7 @@ impl RunLoop {
                 config,
                 state: Mutex::new(State::default()),
                 running: AtomicBool::new(false),
+                validators: Mutex::default(),
             }),
         }
     }
@@ -292,11 +302,12 @@ impl RunLoop {
         let mut state = self.inner.lock();
         state.messages = turns.iter().map(SessionTurn::to_message).collect();
         state.turns = turns;
+        state.paired = 0;
         true
     }
 
     /// When the last request was sent (epoch ms) and the options it used.
-    pub fn last_request(&self) -> (Option<u64>, Option<StreamOptions>) {
+    pub fn last_request(&self) -> (Option<u64>, Option<Arc<StreamOptions>>) {
         let state = self.inner.lock();
         (state.last_request_at, state.last_request.clone())
     }
@@ -371,6 +382,7 @@ impl RunLoop {
         state.turns.clear();
         state.messages.clear();
         state.parked_cancels.clear();
+        state.paired = 0;
         true
     }
 
@@ -430,6 +442,7 @@ impl RunLoop {
             tool_state: committed,
             turn: 0,
             continuing_pause: false,
+            tool_specs: config.tools.specs(),
         };
 
         let mut start = AgentStart::new(
@@ -734,26 +747,61 @@ impl RunLoop {
         turn_id: &str,
     ) -> Result<StreamOptions, RunErrorKind> {
         let config = &self.inner.config;
-        let messages = self.inner.lock().messages.clone();
-        let mut transform = ContextTransform::new();
-        transform.messages = messages;
-        self.decide(&mut transform).await?;
-        let mut messages = transform.messages;
-        self.repair_pairing(cx, &mut messages, Some(turn_id)).await?;
+        let hooks = &config.hooks;
+        let (mut messages, paired) = {
+            let state = self.inner.lock();
+            (state.messages.clone(), state.paired)
+        };
+        let own_len = messages.len();
+        // Whether the request still holds the loop's own messages, by
+        // pointer (only a transform handler can change that).
+        let mut untouched = true;
+        if hooks.has::<ContextTransform>() {
+            let own = messages.clone();
+            let mut transform = ContextTransform::new();
+            transform.messages = messages;
+            self.decide(&mut transform).await?;
+            messages = transform.messages;
+            untouched = messages.len() == own.len() && messages.iter().zip(&own).all(|(a, b)| a.same_as(b));
+        }
+        // Only the part after the checked prefix is checked, from the last
+        // assistant message of the prefix on (its calls meet their results
+        // there).
+        let start = if untouched {
+            messages[..paired.min(messages.len())]
+                .iter()
+                .rposition(|m| m.role() == Role::Assistant)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        if !(untouched && paired == own_len) {
+            let mut tail = messages.split_off(start);
+            let repaired = self.repair_pairing(cx, &mut tail, Some(turn_id), start).await?;
+            messages.append(&mut tail);
+            if untouched && !repaired {
+                self.inner.lock().paired = own_len;
+            }
+        }
 
         let system = options
             .system
             .clone()
             .or_else(|| config.system.clone())
             .unwrap_or_default();
-        let mut sys = SystemTransform::new(messages.clone(), None, cx.turn, turn_id.to_owned());
-        sys.system = system;
-        self.decide(&mut sys).await?;
+        let system = if hooks.has::<SystemTransform>() {
+            let mut sys = SystemTransform::new(messages.clone(), None, cx.turn, turn_id.to_owned());
+            sys.system = system;
+            self.decide(&mut sys).await?;
+            sys.system
+        } else {
+            system
+        };
 
         let (_, model) = &cx.targets[cx.target];
         let mut request = StreamOptions::new(model.clone(), self.wire_messages(messages));
-        request.system = (!sys.system.is_empty()).then_some(sys.system);
-        request.tools = config.tools.specs();
+        request.system = (!system.is_empty()).then_some(system);
+        request.tools = cx.tool_specs.clone();
         request.thinking = options.thinking;
         request.thinking_budget = options.thinking_budget;
         request.max_tokens = options.max_tokens;
@@ -761,11 +809,19 @@ impl RunLoop {
         request.cache_ttl = options.cache_ttl;
         request.response_schema = options.response_schema.clone();
 
-        let mut before = TurnBefore::new(cx.turn, turn_id.to_owned());
-        before.options = request;
-        self.decide(&mut before).await?;
-        let mut request = before.options;
-        self.repair_pairing(cx, &mut request.messages, Some(turn_id)).await?;
+        if hooks.has::<TurnBefore>() {
+            let sent = request.messages.clone();
+            let mut before = TurnBefore::new(cx.turn, turn_id.to_owned());
+            before.options = request;
+            self.decide(&mut before).await?;
+            request = before.options;
+            // A handler that edited the messages gets them checked again.
+            let edited =
+                request.messages.len() != sent.len() || request.messages.iter().zip(&sent).any(|(a, b)| !a.same_as(b));
+            if edited {
+                self.repair_pairing(cx, &mut request.messages, Some(turn_id), 0).await?;
+            }
+        }
         if !ends_with_user_message(&request.messages) && !cx.continuing_pause {
             return Err(RunErrorKind::Pairing(
                 "the conversation must end with a user message".into(),
@@ -778,6 +834,9 @@ impl RunLoop {
     /// carrying an aliased call are copied; the rest keep their wire bytes).
     fn wire_messages(&self, mut messages: Vec<Message>) -> Vec<Message> {
         let tools = &self.inner.config.tools;
+        if !tools.has_aliases() {
+            return messages;
+        }
         for message in &mut messages {
             let aliased = message.content().iter().any(|b| match b {
                 ContentBlock::ToolUse { name, .. } => tools.wire_name(name) != name,
@@ -794,15 +853,17 @@ impl RunLoop {
         messages
     }
 
+    /// Runs the pairing pass; returns whether it repaired anything.
     async fn repair_pairing(
         &self,
         cx: &RunCx,
         messages: &mut Vec<Message>,
         turn_id: Option<&str>,
-    ) -> Result<(), RunErrorKind> {
+        offset: usize,
+    ) -> Result<bool, RunErrorKind> {
         let repairs = ensure_tool_result_pairing(messages);
         if repairs.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         if cx.behavior.strict_tool_pairing {
             let first = &repairs[0];
@@ -815,20 +876,21 @@ impl RunLoop {
             let mut ev = PairingRepair::new(
                 repair.kind,
                 repair.tool_use_id,
-                repair.message_index,
+                repair.message_index + offset,
                 turn_id.map(str::to_owned),
             );
             self.observe(&mut ev).await;
         }
-        Ok(())
+        Ok(true)
     }
 
     async fn stream_turn(
         &self,
         cx: &mut RunCx,
-        mut request: StreamOptions,
+        request: StreamOptions,
         turn_id: &str,
     ) -> Result<AssistantMessage, TurnFailure> {
+        let mut request = Arc::new(request);
         let config = &self.inner.config;
         let hooks = &config.hooks;
         let mut provider_attempt = 0u32;
@@ -836,11 +898,13 @@ impl RunLoop {
         let mut overflow_passes = 0u32;
         loop {
             let (provider, model) = cx.targets[cx.target].clone();
-            request.model = model.clone();
+            if request.model != model {
+                Arc::make_mut(&mut request).model = model.clone();
+            }
             {
                 let mut state = self.inner.lock();
                 state.last_request_at = Some(config.clock.now_ms());
-                state.last_request = Some(request.clone());
+                state.last_request = Some(Arc::clone(&request));
             }
             let mut start = StreamStart::new(
                 cx.run_id.clone(),
@@ -922,7 +986,7 @@ impl RunLoop {
 
             if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
                 overflow_passes += 1;
-                if elide_tool_results(&mut request.messages, overflow_passes) {
+                if elide_tool_results(&mut Arc::make_mut(&mut request).messages, overflow_passes) {
                     let mut ev = ContextOverflow::new(
                         cx.run_id.clone(),
                         cx.turn,

@@ -233,6 +233,11 @@ impl ToolSet {
         self.order.iter().map(String::as_str)
     }
 
+    /// Whether any tool has a model-facing alias.
+    pub fn has_aliases(&self) -> bool {
+        !self.aliases.is_empty()
+    }
+
     /// Whether there are no tools.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()

@@ -264,6 +264,12 @@ impl Message {
         Arc::make_mut(&mut self.content)
     }
 
+    /// Whether `other` is this very message (shares its blocks), not merely an
+    /// equal one: a check that costs a pointer comparison.
+    pub fn same_as(&self, other: &Message) -> bool {
+        self.role == other.role && Arc::ptr_eq(&self.content, &other.content)
+    }
+
     /// Takes the blocks out.
     pub fn into_content(self) -> Vec<ContentBlock> {
         Arc::unwrap_or_clone(self.content)
