@@ -207,9 +207,10 @@ pub struct Message {
     wire: WireMemo,
 }
 
-/// Serialized forms of one message, one slot per wire format.
+/// Serialized forms of one message, one slot per wire format, and its
+/// content fingerprint.
 #[derive(Clone, Default)]
-struct WireMemo(Arc<[OnceLock<Bytes>; WIRE_FORMATS]>);
+struct WireMemo(Arc<([OnceLock<Bytes>; WIRE_FORMATS], OnceLock<u32>)>);
 
 /// How many wire formats memoize message bytes.
 pub(crate) const WIRE_FORMATS: usize = 2;
@@ -278,13 +279,20 @@ impl Message {
     /// The memoized wire bytes of this message in `format`, computed once
     /// (borrowed: no reference count is touched on the hot path).
     pub(crate) fn wire_bytes(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> &[u8] {
-        self.wire.0[format as usize].get_or_init(|| render(self))
+        self.wire.0.0[format as usize].get_or_init(|| render(self))
+    }
+
+    /// A fingerprint of this message computed once by `compute` and kept
+    /// until the message changes (cache telemetry hashes each message once).
+    /// Every caller must pass the same function.
+    pub fn fingerprint(&self, compute: impl FnOnce(&Message) -> u32) -> u32 {
+        *self.wire.0.1.get_or_init(|| compute(self))
     }
 
     /// Whether this message's bytes in `format` are memoized.
     #[cfg(test)]
     pub(crate) fn has_wire_bytes(&self, format: WireFormat) -> bool {
-        self.wire.0[format as usize].get().is_some()
+        self.wire.0.0[format as usize].get().is_some()
     }
 }
 

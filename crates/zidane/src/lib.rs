@@ -105,12 +105,22 @@ pub mod runloop {
 }
 
 pub mod agent {
-    //! The `zidane/agent` entry point: the hook vocabulary and its payload types.
+    //! The `zidane/agent` entry point: the hook vocabulary and its payload
+    //! types, prompt-cache telemetry and the run-summary collector.
 
+    pub use zidane_cache_telemetry::{
+        CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections,
+        diff_cache_dimensions, fnv1a32, hash_messages, install_cache_break_logger, snapshot_cache_dimensions,
+    };
     pub use zidane_loop::events;
     pub use zidane_loop::events::{
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
         HookInfo, hook_info,
+    };
+    pub use zidane_run_summary::{
+        RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,
+        RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummaryTokens,
+        RunSummaryValidation, create_run_summary_collector,
     };
 
     /// The agent's hook bus.

@@ -1,0 +1,317 @@
+//! The collector: hook handlers that fold one run's events into a summary.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use zidane_hooks::{HookBus, HookEvent, HookScope};
+use zidane_loop::events::{
+    AgentDone, AgentStart, BudgetExceeded, McpError, McpToolError, PairingRepair, RepeatGuardExceeded, RunStatus,
+    SpawnComplete, SpawnError, StreamError, StreamProgress, StreamRetry, StreamServerToolUse, StreamText,
+    StreamThinking, ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, TurnAfter, ValidationReject,
+};
+
+use crate::summary::{
+    RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,
+    RunSummaryRetry, RunSummaryTokens, RunSummaryValidation,
+};
+
+/// Receives each finished summary.
+pub type SummarySink = Arc<dyn Fn(&RunSummary) + Send + Sync>;
+
+/// Options of [`create_run_summary_collector`].
+#[derive(Clone, Default)]
+pub struct RunSummaryCollectorOptions {
+    /// Called with each finished summary, synchronously on `agent:done`.
+    pub on_summary: Option<SummarySink>,
+}
+
+impl fmt::Debug for RunSummaryCollectorOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunSummaryCollectorOptions")
+            .field("on_summary", &self.on_summary.is_some())
+            .finish()
+    }
+}
+
+/// Builds a [`RunSummary`] per run from the hooks of every bus it is
+/// installed on. Cheap to clone; clones share [`RunSummaryCollector::latest`].
+#[derive(Clone, Debug)]
+pub struct RunSummaryCollector {
+    options: RunSummaryCollectorOptions,
+    latest: Arc<Mutex<Option<RunSummary>>>,
+}
+
+/// A collector. State is created fresh by each [`RunSummaryCollector::install`],
+/// so one collector on several agents never mixes their runs; `latest()` is
+/// the most recent summary of any of them.
+pub fn create_run_summary_collector(options: RunSummaryCollectorOptions) -> RunSummaryCollector {
+    RunSummaryCollector {
+        options,
+        latest: Arc::default(),
+    }
+}
+
+#[derive(Default)]
+struct Building {
+    summary: RunSummary,
+    started: Option<Instant>,
+    ttft_ms: Option<u64>,
+    children: Vec<RunSummary>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A value's serialized name (`gate-block`, `orphan-tool-use`, ...).
+fn name_of(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+impl RunSummaryCollector {
+    /// The most recent summary of any install; `None` until a run ends.
+    pub fn latest(&self) -> Option<RunSummary> {
+        lock(&self.latest).clone()
+    }
+
+    /// Installs the handlers on `hooks`; dropping (or closing) the returned
+    /// scope uninstalls them.
+    pub fn install(&self, hooks: &HookBus) -> HookScope {
+        let state: Arc<Mutex<Building>> = Arc::default();
+        let scope = hooks.scope();
+        // Registers `f` to update the run being built.
+        fn on<E: HookEvent>(
+            scope: &HookScope,
+            state: &Arc<Mutex<Building>>,
+            f: impl Fn(&E, &mut Building) + Send + Sync + 'static,
+        ) {
+            let state = Arc::clone(state);
+            scope.on_sync::<E, _>(move |ev, _| {
+                f(ev, &mut lock(&state));
+                Ok(())
+            });
+        }
+
+        on::<AgentStart>(&scope, &state, |ev, b| {
+            *b = Building::default();
+            b.started = Some(Instant::now());
+            let s = &mut b.summary;
+            s.run_id = Some(ev.run_id().to_owned());
+            s.depth = ev.depth();
+            s.parent_run_id = ev.parent_run_id().map(str::to_owned);
+            s.agent_name = ev.agent_name().map(str::to_owned);
+            s.started_at = ev.started_at();
+        });
+        fn first_byte(b: &mut Building) {
+            if b.ttft_ms.is_none()
+                && let Some(started) = b.started
+            {
+                b.ttft_ms = Some(started.elapsed().as_millis() as u64);
+            }
+        }
+        on::<StreamText>(&scope, &state, |_, b| first_byte(b));
+        on::<StreamThinking>(&scope, &state, |_, b| first_byte(b));
+        on::<StreamProgress>(&scope, &state, |_, b| first_byte(b));
+        on::<StreamServerToolUse>(&scope, &state, |_, b| first_byte(b));
+        on::<TurnAfter>(&scope, &state, |ev, b| {
+            let usage = ev.usage();
+            let model = usage.model_id.clone().unwrap_or_else(|| "(unknown)".to_owned());
+            let by_model = &mut b.summary.by_model;
+            let entry = match by_model.iter().position(|m| m.model_id == model) {
+                Some(i) => &mut by_model[i],
+                None => {
+                    by_model.push(RunSummaryByModel {
+                        model_id: model,
+                        ..Default::default()
+                    });
+                    let last = by_model.len() - 1;
+                    &mut by_model[last]
+                }
+            };
+            entry.turns += 1;
+            entry.input += usage.input;
+            entry.output += usage.output;
+            entry.cache_read += usage.cache_read;
+            entry.cache_creation += usage.cache_creation;
+            entry.cost += usage.cost.unwrap_or(0.0);
+        });
+        on::<ToolDispatched>(&scope, &state, |ev, b| {
+            if matches!(
+                ev.outcome(),
+                ToolOutcome::GateBlock | ToolOutcome::Unknown | ToolOutcome::InvalidInput
+            ) {
+                b.summary.blocks.push(RunSummaryBlock {
+                    call_id: ev.call_id().to_owned(),
+                    outcome: name_of(&ev.outcome()),
+                    reason: ev.reason().map(str::to_owned),
+                    tool_name: ev.name().to_owned(),
+                });
+            }
+        });
+        on::<ValidationReject>(&scope, &state, |ev, b| {
+            b.summary.validation_rejects.push(RunSummaryValidation {
+                call_id: ev.call_id().to_owned(),
+                reason: ev.reason().to_owned(),
+                tool_name: ev.name().to_owned(),
+            });
+        });
+        on::<BudgetExceeded>(&scope, &state, |ev, b| {
+            b.summary.budget_events.push(RunSummaryBudget {
+                kind: "bytes".into(),
+                limit: ev.budget(),
+                mode: None,
+                observed: ev.bytes(),
+                tool_name: None,
+                turn_id: Some(ev.turn_id().to_owned()),
+            });
+        });
+        on::<ToolBudgetExceeded>(&scope, &state, |ev, b| {
+            b.summary.budget_events.push(RunSummaryBudget {
+                kind: "tool-count".into(),
+                limit: u64::from(ev.max()),
+                mode: Some(name_of(&ev.mode())),
+                observed: u64::from(ev.count()),
+                tool_name: Some(ev.tool().to_owned()),
+                turn_id: Some(ev.turn_id().to_owned()),
+            });
+        });
+        on::<ToolError>(&scope, &state, |ev, b| {
+            b.summary.errors.push(RunSummaryError {
+                kind: "tool".into(),
+                message: ev.error().to_string(),
+                call_id: Some(ev.call_id().to_owned()),
+                tool_name: Some(ev.name().to_owned()),
+                turn_id: Some(ev.turn_id().to_owned()),
+                ..Default::default()
+            });
+        });
+        on::<StreamError>(&scope, &state, |ev, b| {
+            b.summary.errors.push(RunSummaryError {
+                kind: "stream".into(),
+                message: ev.err().to_string(),
+                request_id: ev.request_id().map(str::to_owned),
+                status_code: ev.status_code(),
+                turn_id: Some(ev.turn_id().to_owned()),
+                ..Default::default()
+            });
+        });
+        on::<McpError>(&scope, &state, |ev, b| {
+            b.summary.errors.push(RunSummaryError {
+                kind: "mcp".into(),
+                message: ev.error().to_string(),
+                server: Some(ev.name().to_owned()),
+                ..Default::default()
+            });
+        });
+        on::<McpToolError>(&scope, &state, |ev, b| {
+            b.summary.errors.push(RunSummaryError {
+                kind: "mcp-tool".into(),
+                message: ev.error().to_string(),
+                server: Some(ev.server().to_owned()),
+                tool_name: Some(ev.tool().to_owned()),
+                call_id: Some(ev.call_id().to_owned()),
+                ..Default::default()
+            });
+        });
+        on::<SpawnError>(&scope, &state, |ev, b| {
+            b.summary.errors.push(RunSummaryError {
+                kind: "spawn".into(),
+                message: ev.error().to_string(),
+                child_id: Some(ev.spawn().child_id.clone()),
+                ..Default::default()
+            });
+        });
+        on::<PairingRepair>(&scope, &state, |ev, b| {
+            *b.summary.pairing_repairs.entry(name_of(&ev.kind())).or_insert(0) += 1;
+        });
+        on::<RepeatGuardExceeded>(&scope, &state, |ev, b| {
+            b.summary.repeat_guard_events.push(RunSummaryRepeatGuard {
+                action: name_of(&ev.action()),
+                count: ev.count(),
+                threshold: ev.threshold(),
+                tool_name: ev.tool().to_owned(),
+                turn_id: Some(ev.turn_id().to_owned()),
+            });
+        });
+        on::<StreamRetry>(&scope, &state, |ev, b| {
+            b.summary.stream_retries.push(RunSummaryRetry {
+                attempt: ev.attempt(),
+                delay_ms: ev.delay_ms(),
+                message: ev.err().to_string(),
+                model: ev.model().to_owned(),
+                request_id: ev.request_id().map(str::to_owned),
+                status_code: ev.status_code(),
+                turn_id: ev.turn_id().to_owned(),
+            });
+        });
+        on::<SpawnComplete>(&scope, &state, |ev, b| {
+            let child = ev.stats();
+            let stats = &child.stats;
+            b.children.push(RunSummary {
+                agent_name: child.agent_name.clone(),
+                depth: child.depth,
+                duration_ms: child.duration_ms,
+                status: status_name(stats.status).into(),
+                turns: stats.turns,
+                totals: RunSummaryTokens {
+                    cache_creation: stats.total_cache_creation,
+                    cache_read: stats.total_cache_read,
+                    cost: stats.cost,
+                    input: stats.total_in,
+                    output: stats.total_out,
+                    ttft_ms: None,
+                },
+                ..Default::default()
+            });
+        });
+
+        let (latest, on_summary) = (Arc::clone(&self.latest), self.options.on_summary.clone());
+        let s = Arc::clone(&state);
+        scope.on_sync::<AgentDone, _>(move |ev, _| {
+            let summary = {
+                let mut b = lock(&s);
+                let stats = ev.stats();
+                let ended_at = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64);
+                let duration_ms = b.started.map_or(0, |t| t.elapsed().as_millis() as u64);
+                let children = std::mem::take(&mut b.children);
+                let ttft_ms = b.ttft_ms;
+                let summary = &mut b.summary;
+                summary.turns = stats.turns;
+                summary.status = status_name(stats.status).into();
+                summary.ended_at = ended_at;
+                summary.duration_ms = duration_ms;
+                summary.totals = RunSummaryTokens {
+                    cache_creation: stats.total_cache_creation,
+                    cache_read: stats.total_cache_read,
+                    cost: stats.cost,
+                    input: stats.total_in,
+                    output: stats.total_out,
+                    ttft_ms,
+                };
+                summary.children = (!children.is_empty()).then_some(children);
+                std::mem::take(summary)
+            };
+            if let Some(f) = &on_summary {
+                f(&summary);
+            }
+            *lock(&latest) = Some(summary);
+            Ok(())
+        });
+        scope
+    }
+}
+
+/// The summary's status: a run that did not complete counts as aborted.
+fn status_name(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Completed | RunStatus::MaxTurns => "completed",
+        RunStatus::Aborted | RunStatus::Error | RunStatus::Suspended => "aborted",
+    }
+}

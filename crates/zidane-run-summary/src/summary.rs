@@ -1,0 +1,215 @@
+//! The summary record and its parts; serialized with the spec's camelCase
+//! names, round-tripping through JSON without loss.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Token and cost totals of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryTokens {
+    /// Tokens written to the prompt cache.
+    pub cache_creation: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Cost in USD; absent when no price was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Input tokens, excluding cache tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// First observable byte from the provider, in ms from run start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<u64>,
+}
+
+/// Totals of one model within a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryByModel {
+    /// Tokens written to the prompt cache.
+    pub cache_creation: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Cost in USD.
+    pub cost: f64,
+    /// Input tokens, excluding cache tokens.
+    pub input: u64,
+    /// Model id, or `(unknown)`.
+    pub model_id: String,
+    /// Output tokens.
+    pub output: u64,
+    /// Turns served by the model.
+    pub turns: u32,
+}
+
+/// A tool call that did not run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryBlock {
+    /// Call id.
+    pub call_id: String,
+    /// `gate-block`, `unknown` or `invalid-input`.
+    pub outcome: String,
+    /// The gate's reason, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The tool the model called.
+    pub tool_name: String,
+}
+
+/// A byte-budget or per-tool budget event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryBudget {
+    /// `bytes` or `tool-count`.
+    pub kind: String,
+    /// The configured budget.
+    pub limit: u64,
+    /// `steer` or `block`, for tool-count budgets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The value that crossed it.
+    pub observed: u64,
+    /// The tool, for tool-count budgets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The turn it happened in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// An error recorded during a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryError {
+    /// The tool call, for tool errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The child, for spawn errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_id: Option<String>,
+    /// The error's type, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// `spawn`, `tool`, `mcp`, `stream` or `mcp-tool`.
+    pub kind: String,
+    /// The message.
+    pub message: String,
+    /// The provider's request id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The MCP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
+    /// The tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// The turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// A repeat-guard escalation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryRepeatGuard {
+    /// `steer`, `block` or `abort`.
+    pub action: String,
+    /// The count that tripped it.
+    pub count: u32,
+    /// The configured threshold.
+    pub threshold: u32,
+    /// The repeated tool.
+    pub tool_name: String,
+    /// The turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// A provider-stream retry the loop absorbed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryRetry {
+    /// The attempt that failed (1-based).
+    pub attempt: u32,
+    /// The wait before the next attempt.
+    pub delay_ms: u64,
+    /// The failure's message.
+    pub message: String,
+    /// The model of the failed attempt.
+    pub model: String,
+    /// The provider's request id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
+    /// The turn.
+    pub turn_id: String,
+}
+
+/// A tool call rejected by input validation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryValidation {
+    /// Call id.
+    pub call_id: String,
+    /// Why.
+    pub reason: String,
+    /// The tool.
+    pub tool_name: String,
+}
+
+/// The postmortem of one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// The agent's name, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_name: Option<String>,
+    /// Calls that did not run.
+    pub blocks: Vec<RunSummaryBlock>,
+    /// Budget events.
+    pub budget_events: Vec<RunSummaryBudget>,
+    /// Totals per model.
+    pub by_model: Vec<RunSummaryByModel>,
+    /// Child runs, when the run spawned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<RunSummary>>,
+    /// Sub-agent depth (0 for a top-level run).
+    pub depth: u32,
+    /// Wall-clock duration.
+    pub duration_ms: u64,
+    /// End, epoch ms.
+    pub ended_at: u64,
+    /// Errors.
+    pub errors: Vec<RunSummaryError>,
+    /// Pairing repairs by kind.
+    pub pairing_repairs: BTreeMap<String, u32>,
+    /// The parent run, for a sub-agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<String>,
+    /// Repeat-guard escalations.
+    pub repeat_guard_events: Vec<RunSummaryRepeatGuard>,
+    /// The run id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Start, epoch ms.
+    pub started_at: u64,
+    /// `completed` or `aborted`.
+    pub status: String,
+    /// Retries the loop absorbed.
+    pub stream_retries: Vec<RunSummaryRetry>,
+    /// Totals, child runs included.
+    pub totals: RunSummaryTokens,
+    /// Turns of the run's own loop.
+    pub turns: u32,
+    /// Validation rejects.
+    pub validation_rejects: Vec<RunSummaryValidation>,
+}

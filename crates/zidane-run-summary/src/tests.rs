@@ -1,0 +1,132 @@
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_loop::events::{GuardAction, ToolGate};
+use zidane_loop::{
+    Behavior, FixedClock, FnTool, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolOutput, ToolSet,
+};
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{ErrorKind, FinishReason, Provider, ProviderError};
+
+use crate::{RunSummary, RunSummaryCollectorOptions, create_run_summary_collector};
+
+fn looped(scripts: Vec<Script>, behavior: Behavior) -> RunLoop {
+    let provider = ScriptedProvider::new("mock", scripts);
+    let mut config = LoopConfig::new(Arc::new(provider) as Arc<dyn Provider>);
+    config.clock = Arc::new(FixedClock::new(1_700_000_000_000));
+    config.agent_name = Some("reviewer".into());
+    config.behavior = behavior;
+    config.tools = ToolSet::new()
+        .with(FnTool::new(
+            "echo",
+            "Echo",
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
+            |_i, _cx| async move { Ok(ToolOutput::text("ok")) },
+        ))
+        .with(FnTool::new(
+            "fail",
+            "Fails",
+            json!({"type": "object"}),
+            |_i, _cx| async move { Err::<ToolOutput, _>("disk full".into()) },
+        ));
+    RunLoop::new(config)
+}
+
+/// A run that hits a bit of everything: a gate block, a validation reject,
+/// an unknown tool, a tool error, a retry, a repeat-guard steer and a byte
+/// budget.
+#[tokio::test(start_paused = true)]
+async fn a_summary_of_an_eventful_run() {
+    let overloaded = ProviderError::new(ErrorKind::Overloaded, "mock", "Overloaded")
+        .with_status(529)
+        .with_request_id(Some("req_1".into()));
+    let batch = Script::new()
+        .tool_call(0, "c1", "echo", json!({"n": 1}))
+        .tool_call(1, "c2", "echo", json!({"n": "many"}))
+        .tool_call(2, "c3", "teleport", json!({}))
+        .tool_call(3, "c4", "fail", json!({}))
+        .tool_call(4, "c5", "echo", json!({"n": 5}))
+        .usage(100, 20)
+        .end(FinishReason::ToolCalls);
+    let scripts = vec![
+        Script::new().error(overloaded),
+        batch,
+        Script::new()
+            .tool_call(0, "c6", "echo", json!({"n": 5}))
+            .usage(120, 10)
+            .end(FinishReason::ToolCalls),
+        Script::answer("done"),
+    ];
+    let guard = RepeatGuard {
+        mode: RepeatMode::Window { window: 8 },
+        threshold: 2,
+        action: GuardAction::Steer,
+        tools: vec![],
+    };
+    let behavior = Behavior {
+        tool_output_budget: Some(4),
+        repeat_guard: Some(guard),
+        ..Default::default()
+    };
+    let looped = looped(scripts, behavior);
+    looped.hooks().on_sync::<ToolGate, _>(|g, _| {
+        if g.call_id() == "c1" {
+            g.block = true;
+            g.reason = "read-only session".into();
+        }
+        Ok(())
+    });
+    let seen: Arc<Mutex<Vec<RunSummary>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions {
+        on_summary: Some(Arc::new(move |summary: &RunSummary| {
+            s.lock().unwrap().push(summary.clone())
+        })),
+    });
+    let installed = collector.install(looped.hooks());
+    looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    drop(installed);
+
+    let summary = collector.latest().unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![summary.clone()]);
+    assert_eq!(summary.turns, 3);
+    assert_eq!(summary.blocks.len(), 3);
+    assert_eq!(summary.stream_retries.len(), 1);
+    let json = serde_json::to_value(&summary).unwrap();
+    let back: RunSummary = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(back, summary, "round-trips through JSON without loss");
+    insta::assert_json_snapshot!(json, {
+        ".endedAt" => "[ended]",
+        ".durationMs" => "[duration]",
+        ".totals.ttftMs" => "[ttft]",
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_collector_on_two_agents_never_mixes_their_runs() {
+    let a = looped(vec![Script::answer("a")], Behavior::default());
+    let b = looped(
+        vec![
+            Script::new()
+                .delay(Duration::from_secs(1))
+                .usage(7, 7)
+                .end(FinishReason::Stop),
+        ],
+        Behavior::default(),
+    );
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let _ia = collector.install(a.hooks());
+    let _ib = collector.install(b.hooks());
+    let (ra, rb) = tokio::join!(a.run(RunOptions::prompt("one")), b.run(RunOptions::prompt("two")));
+    ra.unwrap();
+    rb.unwrap();
+    let latest = collector.latest().unwrap();
+    assert_eq!(
+        (latest.totals.input, latest.turns),
+        (7, 1),
+        "the later run, with only its own usage"
+    );
+    assert_eq!(latest.by_model.len(), 1);
+    assert_eq!(latest.by_model[0].turns, 1);
+}
