@@ -1,8 +1,31 @@
-//! `create_agent` and the `Agent`: sessions on an embedded store, compaction,
-//! sub-agents, skills, decisions, durable runs.
+//! `create_agent` and the `Agent`: one `run()` over a provider, tools, hooks
+//! and a session; sessions in a store (memory, or one SQLite file with the
+//! `sqlite` feature), compaction, cache estimates, context accounting,
+//! decisions, and where tools run.
 //!
 //! Architecture invariant: the agent composes the crates below it (loop,
-//! providers, MCP, telemetry, run summary) and is the only one that does;
-//! nothing below it names it.
-//!
-//! Status: not written yet; this crate exports nothing.
+//! providers, telemetry, run summary, MCP) and is the only one that does;
+//! nothing below it names it. Turns reach the session through the loop's
+//! `TurnSink`, compaction through its `Compactor` seam.
+
+mod agent;
+mod compact;
+mod context;
+mod decide;
+mod error;
+mod execution;
+mod read_state;
+mod session;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use agent::{Agent, AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, create_agent, hook_names};
+pub use compact::{AutoCompact, CompactionResult};
+pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
+pub use decide::{DecisionRequest, DecisionResult, Decisions};
+pub use error::AgentError;
+pub use execution::{DirEntry, ExecOptions, ExecOutput, ExecutionContext, ProcessContext};
+pub use read_state::{get_read_state, hydrate_read_state_from_session, read_state_key, resolve_read_state_map};
+pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;

@@ -23,7 +23,7 @@ use crate::events::{
     StreamThinking, SystemBefore, SystemTransform, ToolCounts, TurnAfter, TurnBefore, TurnToolCounts, Usage,
 };
 use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, ends_with_user_message, ensure_tool_result_pairing};
-use crate::seams::{DurableRuntime, MemoryRuntime, StepKey, StepKind, TurnSink};
+use crate::seams::{CompactCheck, Compactor, DurableRuntime, MemoryRuntime, StepKey, StepKind, TurnSink};
 use crate::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
 
 /// A model to run on: a model id, optionally pinned to a provider by name.
@@ -76,6 +76,8 @@ pub struct LoopConfig {
     pub runtime: Arc<dyn DurableRuntime>,
     /// Where turns go as they are produced.
     pub sink: Option<Arc<dyn TurnSink>>,
+    /// Checked before each provider request; may compact the conversation.
+    pub compactor: Option<Arc<dyn Compactor>>,
     /// Backing store of durable tool state.
     pub tool_state: Arc<dyn ToolStateStore>,
     /// Read state shared by the tools.
@@ -106,6 +108,7 @@ impl LoopConfig {
             pricing: Pricing::new(),
             runtime: Arc::new(MemoryRuntime),
             sink: None,
+            compactor: None,
             tool_state: Arc::new(MemoryToolState::default()),
             read_state: ReadStateMap::default(),
             agent_name: None,
@@ -145,6 +148,9 @@ pub struct RunOptions {
     pub hooks: HookMap,
     /// JSON schema the final answer must match (`output` fires with it).
     pub response_schema: Option<Value>,
+    /// The run's id (else one from the clock), for hosts that announce the
+    /// run before it starts.
+    pub run_id: Option<String>,
 }
 
 impl RunOptions {
@@ -299,11 +305,16 @@ impl RunLoop {
         if self.is_running() {
             return false;
         }
-        let mut state = self.inner.lock();
-        state.messages = turns.iter().map(SessionTurn::to_message).collect();
-        state.turns = turns;
-        state.paired = 0;
+        self.replace_turns(turns);
         true
+    }
+
+    /// The committed durable tool state (loaded at the first run).
+    pub fn committed_tool_state(&self) -> BTreeMap<String, Value> {
+        let committed = self.inner.lock().committed_tool_state.clone();
+        committed
+            .map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).clone())
+            .unwrap_or_default()
     }
 
     /// When the last request was sent (epoch ms) and the options it used.
@@ -397,7 +408,7 @@ impl RunLoop {
         }
         let _running = RunningGuard(&self.inner);
         let config = &self.inner.config;
-        let run_id = config.clock.id();
+        let run_id = options.run_id.clone().unwrap_or_else(|| config.clock.id());
         let behavior = options.behavior.clone().unwrap_or_else(|| config.behavior.clone());
 
         // Per-run hooks: checked before anything happens, removed at the end.
@@ -548,7 +559,8 @@ impl RunLoop {
         let mut prompt = options.prompt.clone();
         prompt.extend(options.system_notes.iter().map(|n| ContentBlock::text(n.clone())));
         if !is_empty_prompt(&prompt) {
-            self.push_turn(Role::User, prompt, None);
+            let turn = self.push_turn(Role::User, prompt, None);
+            self.flush(&[turn]).await;
         } else if self.inner.lock().messages.is_empty() {
             return Ending::Failed(RunErrorKind::EmptyPrompt);
         }
@@ -566,6 +578,7 @@ impl RunLoop {
             }
             self.inject_queued(false).await;
             cx.turn += 1;
+            self.maybe_compact(cx).await;
             let turn_id = config.clock.id();
             let request = match self.build_request(cx, options, &turn_id).await {
                 Ok(r) => r,
@@ -668,6 +681,36 @@ impl RunLoop {
         }
     }
 
+    /// Lets the compactor replace the conversation before the next request.
+    async fn maybe_compact(&self, cx: &RunCx) {
+        let Some(compactor) = &self.inner.config.compactor else {
+            return;
+        };
+        let turns = self.inner.lock().turns.clone();
+        let last_input_tokens = cx
+            .stats
+            .turn_usage
+            .last()
+            .map(|u| u.input + u.cache_read + u.cache_creation);
+        let check = CompactCheck {
+            run_id: &cx.run_id,
+            turn: cx.turn,
+            turns: &turns,
+            last_input_tokens,
+        };
+        if let Some(compacted) = compactor.before_request(check).await {
+            self.replace_turns(compacted);
+        }
+    }
+
+    /// Replaces the conversation (after a compaction).
+    pub(crate) fn replace_turns(&self, turns: Vec<SessionTurn>) {
+        let mut state = self.inner.lock();
+        state.messages = turns.iter().map(SessionTurn::to_message).collect();
+        state.turns = turns;
+        state.paired = 0;
+    }
+
     /// Appends a turn to the conversation and returns it.
     pub(crate) fn push_turn(&self, role: Role, content: Vec<ContentBlock>, usage: Option<TurnUsage>) -> SessionTurn {
         let id = self.inner.config.clock.id();
@@ -727,7 +770,8 @@ impl RunLoop {
             .join("\n");
         let mut ev = SteerInject::new(queued.content.clone(), queued.id, text);
         self.observe(&mut ev).await;
-        self.push_turn(Role::User, queued.content, None);
+        let turn = self.push_turn(Role::User, queued.content, None);
+        self.flush(&[turn]).await;
     }
 
     /// A message of the loop's own, delivered at the next turn boundary.

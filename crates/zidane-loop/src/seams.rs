@@ -83,3 +83,24 @@ pub trait TurnSink: Send + Sync {
     /// Persists `turns` (in order).
     fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>>;
 }
+
+/// What a compactor sees before a provider request.
+#[derive(Debug)]
+pub struct CompactCheck<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The loop turn about to be requested.
+    pub turn: u32,
+    /// The conversation.
+    pub turns: &'a [SessionTurn],
+    /// Input tokens of the last request (input + cache read + cache write),
+    /// when one was made.
+    pub last_input_tokens: Option<u64>,
+}
+
+/// Checked before every provider request (between tool batches too); may
+/// replace the conversation with a compacted one. Implemented by the agent.
+pub trait Compactor: Send + Sync {
+    /// The compacted conversation, or `None` to leave it as is.
+    fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>>;
+}

@@ -385,6 +385,8 @@ pub struct ReadStateEntry {
     pub mtime_ms: Option<u64>,
     /// The line range read, when partial.
     pub range: Option<(u64, u64)>,
+    /// When it was read (epoch ms): compaction restores the most recent reads.
+    pub read_at_ms: u64,
 }
 
 /// Files read in this session, by key (see `read_state_key`), shared by

@@ -9,6 +9,35 @@
 //! - [`provider`]: the message model and the providers;
 //! - [`runloop`]: the run loop and its tool pipeline.
 //!
+//! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use zidane::agent::{
+//!     AgentCacheChange, AgentOptions, AgentRunOptions, RunSummaryCollectorOptions, create_agent,
+//!     create_run_summary_collector,
+//! };
+//! use zidane::provider::{AnthropicConfig, AnthropicProvider};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
+//! let agent = create_agent(AgentOptions { provider: vec![Arc::new(provider)], ..Default::default() })?;
+//! let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+//! let installed = collector.install(agent.hooks());
+//!
+//! agent.run(AgentRunOptions::prompt("Name the files in this directory.")).await?;
+//! drop(installed); // uninstall
+//! println!("{:?}", collector.latest().map(|s| s.totals.output));
+//! let change = AgentCacheChange { model: Some("claude-opus-4-1".into()), ..Default::default() };
+//! println!("{} {:?}", agent.cache_impact(&change).tokens, agent.cache_expires_at());
+//!
+//! let result = agent.compact(2).await?;
+//! println!("{}", result.compacted);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Registering a handler on a spec event:
 //!
 //! ```
@@ -78,6 +107,8 @@
 //! - `http` (default): the HTTP providers, over hyper 1 and rustls with the
 //!   `ring` crypto provider and bundled web roots (no OpenSSL, no aws-lc).
 //!   Without it, `zidane` pulls no HTTP stack, TLS or tokio.
+//! - `sqlite` (default): `zidane::agent::SqliteStore`, sessions and tool
+//!   state in one local SQLite file (the bundled SQLite is compiled in).
 //! - `test-util`: `zidane::provider::scripted`, a provider that plays
 //!   scripted responses, errors and delays (on tokio's pausable clock).
 //!
@@ -105,8 +136,19 @@ pub mod runloop {
 }
 
 pub mod agent {
-    //! The `zidane/agent` entry point: the hook vocabulary and its payload
-    //! types, prompt-cache telemetry and the run-summary collector.
+    //! The `zidane/agent` entry point: `create_agent` and the `Agent`, the
+    //! hook vocabulary and its payload types, prompt-cache telemetry, the
+    //! run-summary collector and the read-state helpers.
+
+    #[cfg(feature = "sqlite")]
+    pub use zidane_agent::SqliteStore;
+    pub use zidane_agent::{
+        Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
+        CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, DecisionRequest,
+        DecisionResult, Decisions, DirEntry, ExecOptions, ExecOutput, ExecutionContext, MemoryStore, ProcessContext,
+        SegmentSource, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, create_agent, get_read_state,
+        hook_names, hydrate_read_state_from_session, read_state_key, resolve_read_state_map,
+    };
 
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections,

@@ -153,8 +153,12 @@ async fn the_sink_gets_each_tool_call_together_with_its_results() {
     looped.run(RunOptions::prompt("Count.")).await.unwrap();
     assert_eq!(
         *sink.0.lock().unwrap(),
-        vec![vec![(Role::Assistant, 1), (Role::User, 1)], vec![(Role::Assistant, 1)]],
-        "never an assistant tool_use flushed alone"
+        vec![
+            vec![(Role::User, 1)],
+            vec![(Role::Assistant, 1), (Role::User, 1)],
+            vec![(Role::Assistant, 1)]
+        ],
+        "the prompt as it arrives; never an assistant tool_use flushed alone"
     );
 }
 

@@ -1,0 +1,789 @@
+//! `create_agent` and the `Agent`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use zidane_hooks::{HookBus, HookMap, HookScope};
+use zidane_loop::events::{
+    self, AgentStats, ExecutionHandle, ExecutionReady, HOOK_SPECS, MessageError, RunStatus, SessionEnd,
+    SessionEndStatus, SessionMeta, SessionSave, SessionStart, SessionTurns, SharedError,
+};
+use zidane_loop::seams::TurnSink;
+use zidane_loop::tool::{ReadStateMap, ToolStateStore};
+use zidane_loop::{Behavior, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock, ToolSet};
+use zidane_provider::{
+    BoxFuture, CacheTtl, ContentBlock, Pricing, Provider, ProviderMeta, SessionTurn, StreamOptions, ThinkingLevel,
+};
+
+use crate::compact::{AutoCompact, Compaction, CompactionResult};
+use crate::decide::Decisions;
+use crate::error::AgentError;
+use crate::execution::{ExecutionContext, ProcessContext};
+use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
+
+/// Options of [`create_agent`]. Only `provider` is required.
+#[derive(Clone, Default)]
+pub struct AgentOptions {
+    /// The provider(s); the first is the primary. Names must be unique.
+    pub provider: Vec<Arc<dyn Provider>>,
+    /// Display name (traces, logs, summaries).
+    pub name: Option<String>,
+    /// Default system prompt.
+    pub system: Option<String>,
+    /// Default model (else the primary provider's).
+    pub model: Option<String>,
+    /// Tools, with their aliases and description overrides.
+    pub tools: ToolSet,
+    /// Agent-lifetime hooks, by the spec's names or by type.
+    pub hooks: HookMap,
+    /// Behavior defaults (a run may override them).
+    pub behavior: Behavior,
+    /// Auto-compaction; `None` disables it.
+    pub auto_compact: Option<AutoCompact>,
+    /// Prompt-cache lifetime requested (5 minutes when unset).
+    pub cache_ttl: Option<CacheTtl>,
+    /// Time and id source.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// A session to run in.
+    pub session: Option<Session>,
+    /// The id of a session to load from (or create in) `store`.
+    pub session_id: Option<String>,
+    /// Where sessions are kept.
+    pub store: Option<Arc<dyn SessionStore>>,
+    /// Backing store of durable tool state (default: the session store's,
+    /// else memory).
+    pub tool_state: Option<Arc<dyn ToolStateStore>>,
+    /// Read state shared with tools (and, when given, with a parent agent).
+    pub read_state: Option<ReadStateMap>,
+    /// Reason given to `cancel_tool` without one (default `user-cancelled-tool`).
+    pub tool_kill_message: Option<String>,
+    /// Decision provider settings.
+    pub decisions: Decisions,
+    /// Start the execution handle right away instead of at the first run.
+    pub eager: bool,
+    /// Where tools run (default: this process, in the current folder).
+    pub execution: Option<Arc<dyn ExecutionContext>>,
+    /// A host-owned execution handle: used as is, never spawned, never destroyed.
+    pub handle: Option<ExecutionHandle>,
+    /// Prices for turn costs.
+    pub pricing: Option<Pricing>,
+}
+
+/// One run's options.
+#[derive(Clone, Default)]
+pub struct AgentRunOptions {
+    /// The prompt as text.
+    pub prompt: String,
+    /// Extra prompt parts (images, documents) after the text.
+    pub parts: Vec<ContentBlock>,
+    /// A system prompt for this run.
+    pub system: Option<String>,
+    /// Notes appended to the prompt.
+    pub system_notes: Vec<String>,
+    /// The model fallback chain.
+    pub model: Vec<ModelRef>,
+    /// Thinking level.
+    pub thinking: ThinkingLevel,
+    /// Output token limit per request.
+    pub max_tokens: Option<u32>,
+    /// Behavior for this run.
+    pub behavior: Option<Behavior>,
+    /// Hooks for this run only.
+    pub hooks: HookMap,
+    /// JSON schema of the final answer.
+    pub response_schema: Option<Value>,
+}
+
+impl AgentRunOptions {
+    /// A text prompt.
+    pub fn prompt(text: impl Into<String>) -> Self {
+        AgentRunOptions {
+            prompt: text.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What a change would make the next request read again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentCacheChange {
+    /// A model id to switch to.
+    pub model: Option<String>,
+    /// A thinking level to switch to.
+    pub thinking: Option<ThinkingLevel>,
+    /// Whether the system prompt changes.
+    pub system: bool,
+    /// Whether the tool list changes.
+    pub tools: bool,
+}
+
+/// The estimate of [`Agent::cache_impact`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentCacheImpact {
+    /// Tokens the next request would read again instead of from the cache.
+    pub tokens: u64,
+    /// The parts of the change that count (`model`, `thinking`, `system`, `tools`).
+    pub changed: Vec<&'static str>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) looped: RunLoop,
+    pub(crate) hooks: HookBus,
+    pub(crate) providers: Vec<Arc<dyn Provider>>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) store: Option<Arc<dyn SessionStore>>,
+    pub(crate) session: Arc<Mutex<Option<SessionState>>>,
+    pub(crate) pending_session_id: Mutex<Option<String>>,
+    pub(crate) execution: Arc<dyn ExecutionContext>,
+    pub(crate) handle: tokio::sync::Mutex<Option<ExecutionHandle>>,
+    pub(crate) handle_injected: bool,
+    pub(crate) execution_ready: AtomicBool,
+    pub(crate) destroyed: AtomicBool,
+    pub(crate) busy: AtomicBool,
+    pub(crate) idle: tokio::sync::watch::Sender<bool>,
+    pub(crate) cache_ttl: Option<CacheTtl>,
+    pub(crate) compaction: Arc<Compaction>,
+    pub(crate) decisions: Decisions,
+    pub(crate) name: Option<String>,
+    pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
+}
+
+/// The session an agent is bound to: its id, metadata and runs (the turns
+/// live in the loop).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionState {
+    pub(crate) id: String,
+    pub(crate) metadata: BTreeMap<String, Value>,
+    pub(crate) runs: Vec<SessionRun>,
+    pub(crate) created_at: u64,
+}
+
+/// An agent: a provider, tools, hooks and an optional session behind one
+/// [`Agent::run`]. Cheap to clone; clones are the same agent.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.inner.name)
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Creates an agent. Synchronous: the session loads on the first run,
+/// compaction or warm-up, and the execution handle is spawned then (or now,
+/// with `eager`, when a runtime is available).
+///
+/// Fails on an empty provider list, blank or duplicate provider names,
+/// unknown hook names, `session` together with `session_id`, and a
+/// `session_id` without a store.
+pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
+    let AgentOptions {
+        provider,
+        name,
+        system,
+        model,
+        tools,
+        hooks,
+        behavior,
+        auto_compact,
+        cache_ttl,
+        clock,
+        session,
+        session_id,
+        store,
+        tool_state,
+        read_state,
+        tool_kill_message,
+        decisions,
+        eager,
+        execution,
+        handle,
+        pricing,
+    } = options;
+    let Some(primary) = provider.first() else {
+        return Err(AgentError::NoProvider);
+    };
+    if provider.len() > 1 {
+        let mut names = BTreeSet::new();
+        for (index, p) in provider.iter().enumerate() {
+            if p.name().trim().is_empty() {
+                return Err(AgentError::BlankProviderName { index });
+            }
+            if !names.insert(p.name().to_owned()) {
+                return Err(AgentError::DuplicateProviderName {
+                    name: p.name().to_owned(),
+                });
+            }
+        }
+    }
+    hooks.validate(HOOK_SPECS)?;
+    if session.is_some() && session_id.is_some() {
+        return Err(AgentError::SessionAndSessionId);
+    }
+    if session_id.is_some() && store.is_none() {
+        return Err(AgentError::SessionIdWithoutStore);
+    }
+
+    let bus = HookBus::new();
+    let scope = hooks.install(&bus, HOOK_SPECS)?;
+    let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(SystemClock::default()));
+    let session_key = session.as_ref().map(|s| s.id.clone()).or_else(|| session_id.clone());
+    let tool_state = tool_state.or_else(|| {
+        store
+            .as_ref()
+            .zip(session_key.as_ref())
+            .map(|(store, id)| store.tool_state(id))
+    });
+    let shared_session: Arc<Mutex<Option<SessionState>>> = Arc::default();
+    let compaction = Arc::new(Compaction::new(auto_compact, Arc::clone(primary)));
+
+    let mut config = LoopConfig::new(Arc::clone(primary));
+    config.providers = provider.clone();
+    config.model = model;
+    config.system = system;
+    config.tools = tools;
+    config.hooks = bus.clone();
+    config.behavior = behavior;
+    config.clock = Arc::clone(&clock);
+    config.pricing = pricing.unwrap_or_default();
+    config.agent_name = name.clone();
+    if let Some(store) = tool_state {
+        config.tool_state = store;
+    }
+    if let Some(read_state) = read_state {
+        config.read_state = read_state;
+    }
+    if let Some(message) = tool_kill_message {
+        config.cancel_reason = message;
+    }
+    config.sink = Some(Arc::new(SessionSink {
+        store: store.clone(),
+        session: Arc::clone(&shared_session),
+        hooks: bus.clone(),
+        clock: Arc::clone(&clock),
+    }));
+    config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_loop::seams::Compactor>);
+    let looped = RunLoop::new(config);
+
+    if let Some(session) = session {
+        looped.set_turns(session.turns.clone());
+        *lock(&shared_session) = Some(SessionState {
+            id: session.id,
+            metadata: session.metadata,
+            runs: session.runs,
+            created_at: session.created_at,
+        });
+    }
+    let (idle, _) = tokio::sync::watch::channel(true);
+    let agent = Agent {
+        inner: Arc::new(Inner {
+            looped,
+            hooks: bus,
+            providers: provider,
+            clock,
+            store,
+            session: shared_session,
+            pending_session_id: Mutex::new(session_id),
+            execution: execution.unwrap_or_else(|| Arc::new(ProcessContext::current_dir())),
+            handle_injected: handle.is_some(),
+            handle: tokio::sync::Mutex::new(handle),
+            execution_ready: AtomicBool::new(false),
+            destroyed: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            idle,
+            cache_ttl,
+            compaction,
+            decisions,
+            name,
+            _hooks_scope: Mutex::new(Some(scope)),
+        }),
+    };
+    agent.inner.compaction.bind(&agent);
+    if eager && let Ok(rt) = tokio::runtime::Handle::try_current() {
+        let warm = agent.clone();
+        rt.spawn(async move {
+            let _ = warm.warmup().await;
+        });
+    }
+    Ok(agent)
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Releases the busy flag (and wakes `wait_for_idle`) however a run ends.
+struct BusyGuard<'a>(&'a Inner);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+        self.0.idle.send_replace(true);
+    }
+}
+
+impl Inner {
+    /// The auto-compaction threshold, when auto-compaction is on.
+    pub(crate) fn compaction_threshold(&self) -> Option<f64> {
+        self.compaction.threshold()
+    }
+}
+
+impl Agent {
+    /// Whether `destroy` ran (and no run resurrected the agent since).
+    pub fn is_destroyed(&self) -> bool {
+        self.inner.destroyed.load(Ordering::Acquire)
+    }
+
+    /// The hook bus.
+    pub fn hooks(&self) -> &HookBus {
+        &self.inner.hooks
+    }
+
+    /// The run loop underneath (the conversation, `last_request`, ...).
+    pub fn run_loop(&self) -> &RunLoop {
+        &self.inner.looped
+    }
+
+    /// A read-only copy of the primary provider's metadata.
+    pub fn meta(&self) -> ProviderMeta {
+        self.inner
+            .providers
+            .first()
+            .map(|p| p.meta().clone())
+            .unwrap_or_default()
+    }
+
+    /// The execution context.
+    pub fn execution(&self) -> &Arc<dyn ExecutionContext> {
+        &self.inner.execution
+    }
+
+    /// The live execution handle, once bound.
+    pub async fn handle(&self) -> Option<ExecutionHandle> {
+        self.inner.handle.lock().await.clone()
+    }
+
+    /// Whether a run (or a compaction) is in progress.
+    pub fn is_running(&self) -> bool {
+        self.inner.busy.load(Ordering::Acquire)
+    }
+
+    /// The conversation.
+    pub fn turns(&self) -> Vec<SessionTurn> {
+        self.inner.looped.turns()
+    }
+
+    /// The bound session (its turns are the agent's), once loaded.
+    pub fn session(&self) -> Option<Session> {
+        let state = lock(&self.inner.session).clone()?;
+        Some(Session {
+            id: state.id,
+            turns: self.turns(),
+            metadata: state.metadata,
+            runs: state.runs,
+            created_at: state.created_at,
+            updated_at: self.inner.clock.now_ms(),
+        })
+    }
+
+    /// The committed durable tool state (read-only).
+    pub fn tool_state(&self) -> BTreeMap<String, Value> {
+        self.inner.looped.committed_tool_state()
+    }
+
+    fn claim(&self) -> Result<BusyGuard<'_>, AgentError> {
+        if self.inner.busy.swap(true, Ordering::AcqRel) {
+            return Err(AgentError::Busy);
+        }
+        self.inner.idle.send_replace(false);
+        Ok(BusyGuard(&self.inner))
+    }
+
+    /// Runs a prompt to the end: completion, a cap, or an abort (which
+    /// returns the statistics so far). Refused while another run is active.
+    pub async fn run(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
+        let _busy = self.claim()?;
+        self.inner.destroyed.store(false, Ordering::Release);
+        self.load_session().await?;
+        self.ensure_execution().await?;
+        let run_id = self.inner.clock.id();
+        let first_turn = self.inner.looped.turns().len() as u32;
+        let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
+        if let Some(id) = &session_id {
+            let mut ev = SessionStart::new(id.clone(), options.prompt.clone(), run_id.clone());
+            self.observe(&mut ev).await;
+            let run = SessionRun {
+                id: run_id.clone(),
+                status: SessionRunStatus::Running,
+                started_at: self.inner.clock.now_ms(),
+                ended_at: None,
+                first_turn,
+                end_turn: first_turn,
+                prompt: options.prompt.clone(),
+            };
+            self.save_run(id, run).await;
+        }
+        let mut prompt = Vec::new();
+        if !options.prompt.trim().is_empty() {
+            prompt.push(ContentBlock::text(options.prompt.clone()));
+        }
+        prompt.extend(options.parts);
+        let run_options = RunOptions {
+            prompt,
+            system: options.system,
+            system_notes: options.system_notes,
+            model: options.model,
+            thinking: options.thinking,
+            max_tokens: options.max_tokens,
+            cache_ttl: self.inner.cache_ttl,
+            behavior: options.behavior,
+            hooks: options.hooks,
+            response_schema: options.response_schema,
+            run_id: Some(run_id.clone()),
+            ..Default::default()
+        };
+        let outcome = self.inner.looped.run(run_options).await;
+        let end_turn = self.inner.looped.turns().len() as u32;
+        if let Some(id) = &session_id {
+            let status = match &outcome {
+                Ok(stats) => stats.status,
+                Err(e) => e.stats.status,
+            };
+            let (run_status, end_status) = match status {
+                RunStatus::Completed | RunStatus::MaxTurns => {
+                    (SessionRunStatus::Completed, SessionEndStatus::Completed)
+                }
+                RunStatus::Aborted => (SessionRunStatus::Aborted, SessionEndStatus::Aborted),
+                RunStatus::Error => (SessionRunStatus::Error, SessionEndStatus::Error),
+                RunStatus::Suspended => (SessionRunStatus::Suspended, SessionEndStatus::Suspended),
+            };
+            let started_at = lock(&self.inner.session)
+                .as_ref()
+                .and_then(|s| s.runs.iter().find(|r| r.id == run_id).map(|r| r.started_at))
+                .unwrap_or_default();
+            let run = SessionRun {
+                id: run_id.clone(),
+                status: run_status,
+                started_at,
+                ended_at: Some(self.inner.clock.now_ms()),
+                first_turn,
+                end_turn,
+                prompt: options.prompt,
+            };
+            self.save_run(id, run).await;
+            let mut ev = SessionEnd::new(id.clone(), run_id, end_status, (first_turn, end_turn));
+            self.observe(&mut ev).await;
+        }
+        Ok(outcome?)
+    }
+
+    async fn save_run(&self, session_id: &str, run: SessionRun) {
+        if let Some(state) = lock(&self.inner.session).as_mut() {
+            match state.runs.iter_mut().find(|r| r.id == run.id) {
+                Some(existing) => *existing = run.clone(),
+                None => state.runs.push(run.clone()),
+            }
+        }
+        if let Some(store) = &self.inner.store
+            && let Err(e) = store.save_run(session_id, &run).await
+        {
+            tracing::warn!(target: "zidane", "the run could not be recorded: {e}");
+        }
+    }
+
+    pub(crate) async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
+        if let Err(e) = self.inner.hooks.emit(event).await {
+            tracing::warn!(target: "zidane", "{} handler failed: {e}", E::NAME);
+        }
+    }
+
+    /// Loads (or creates) the session named by `session_id`, once.
+    pub(crate) async fn load_session(&self) -> Result<(), AgentError> {
+        let Some(id) = lock(&self.inner.pending_session_id).clone() else {
+            return Ok(());
+        };
+        let Some(store) = &self.inner.store else {
+            return Err(AgentError::SessionIdWithoutStore);
+        };
+        let now = self.inner.clock.now_ms();
+        let session = match store.load(&id).await.map_err(AgentError::Store)? {
+            Some(session) => session,
+            None => {
+                store.create(&id, now).await.map_err(AgentError::Store)?;
+                Session {
+                    id: id.clone(),
+                    created_at: now,
+                    updated_at: now,
+                    ..Default::default()
+                }
+            }
+        };
+        self.inner.looped.set_turns(session.turns);
+        *lock(&self.inner.session) = Some(SessionState {
+            id: session.id,
+            metadata: session.metadata,
+            runs: session.runs,
+            created_at: session.created_at,
+        });
+        *lock(&self.inner.pending_session_id) = None;
+        Ok(())
+    }
+
+    /// Sets a session metadata key (`session:meta`).
+    pub async fn set_session_meta(&self, key: &str, value: Value) -> Result<(), AgentError> {
+        self.load_session().await?;
+        let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+            return Err(AgentError::Store(Arc::new(MessageError(
+                "the agent has no session".into(),
+            ))));
+        };
+        if let Some(store) = &self.inner.store {
+            store.set_meta(&id, key, &value).await.map_err(AgentError::Store)?;
+        }
+        if let Some(state) = lock(&self.inner.session).as_mut() {
+            state.metadata.insert(key.to_owned(), value.clone());
+        }
+        let mut ev = SessionMeta::new(id, key.to_owned(), value);
+        self.observe(&mut ev).await;
+        Ok(())
+    }
+
+    /// Aborts the current run (no-op when idle).
+    pub fn abort(&self) {
+        self.inner.looped.abort(None);
+    }
+
+    /// Aborts the current run with a reason (in `agent:abort`).
+    pub fn abort_with(&self, reason: &str) {
+        self.inner.looped.abort(Some(reason));
+    }
+
+    /// Queues a mid-run message for the next turn boundary; `false` when no
+    /// run is in flight, the run is aborted, or the prompt is empty.
+    pub fn steer(&self, prompt: &str, id: Option<String>) -> bool {
+        self.inner.looped.steer(vec![ContentBlock::text(prompt)], id)
+    }
+
+    /// Queues a message for when the model would otherwise finish; same
+    /// contract as [`Agent::steer`].
+    pub fn follow_up(&self, prompt: &str, id: Option<String>) -> bool {
+        self.inner.looped.follow_up(vec![ContentBlock::text(prompt)], id)
+    }
+
+    /// Cancels one in-flight tool call (see [`RunLoop::cancel_tool`]).
+    pub fn cancel_tool(&self, call_id: &str, reason: Option<&str>) -> bool {
+        self.inner.looped.cancel_tool(call_id, reason)
+    }
+
+    /// Resolves when no run is in progress.
+    pub async fn wait_for_idle(&self) {
+        let mut rx = self.inner.idle.subscribe();
+        let _ = rx.wait_for(|idle| *idle).await;
+    }
+
+    /// Clears the conversation; refused while a run is in progress.
+    pub fn reset(&self) -> Result<(), AgentError> {
+        let _busy = self.claim()?;
+        self.inner.looped.reset();
+        Ok(())
+    }
+
+    /// Binds the execution handle (spawning it if needed); `execution:ready`
+    /// fires the first time. Concurrent callers share one spawn.
+    pub async fn ensure_execution(&self) -> Result<ExecutionHandle, AgentError> {
+        let mut slot = self.inner.handle.lock().await;
+        let (handle, spawned) = match slot.as_ref() {
+            Some(h) => (h.clone(), !self.inner.handle_injected),
+            None => {
+                let h = self.inner.execution.spawn().await.map_err(AgentError::Execution)?;
+                *slot = Some(h.clone());
+                (h, true)
+            }
+        };
+        drop(slot);
+        if !self.inner.execution_ready.swap(true, Ordering::AcqRel) {
+            let mut ev = ExecutionReady::new(handle.clone(), spawned);
+            self.observe(&mut ev).await;
+        }
+        Ok(handle)
+    }
+
+    /// Loads the session and binds the execution handle without running a
+    /// turn. Idempotent and safe to call concurrently.
+    pub async fn warmup(&self) -> Result<(), AgentError> {
+        self.load_session().await?;
+        self.ensure_execution().await?;
+        Ok(())
+    }
+
+    /// Aborts any run and releases the execution handle (unless the host
+    /// injected it). Idempotent.
+    pub async fn destroy(&self) {
+        if self.inner.destroyed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.inner.looped.abort(Some("destroyed"));
+        let handle = self.inner.handle.lock().await.take();
+        if let Some(handle) = handle {
+            if self.inner.handle_injected {
+                *self.inner.handle.lock().await = Some(handle);
+            } else {
+                self.inner.execution.destroy(&handle).await;
+            }
+        }
+    }
+
+    /// When the provider's prompt cache is estimated to expire (epoch ms):
+    /// the last request's time plus the cache lifetime it used (5 minutes
+    /// unless set). `None` before any request.
+    pub fn cache_expires_at(&self) -> Option<u64> {
+        let (at, request) = self.inner.looped.last_request();
+        let ttl = request
+            .and_then(|r| r.cache_ttl)
+            .or(self.inner.cache_ttl)
+            .unwrap_or_default();
+        at.map(|at| at + ttl.as_millis())
+    }
+
+    /// What `change` would make the next request read again instead of from
+    /// the cache. Literal: a model or thinking level different from the last
+    /// request's counts (never before a request), and `system` / `tools`
+    /// count when set. Tokens are the part of the last request from the
+    /// first changed layer on (tools, then system, then messages).
+    pub fn cache_impact(&self, change: &AgentCacheChange) -> AgentCacheImpact {
+        let (_, request) = self.inner.looped.last_request();
+        let mut changed = Vec::new();
+        if let (Some(model), Some(last)) = (&change.model, &request)
+            && model != &last.model
+        {
+            changed.push("model");
+        }
+        if let (Some(thinking), Some(last)) = (change.thinking, &request)
+            && thinking != last.thinking
+        {
+            changed.push("thinking");
+        }
+        if change.system {
+            changed.push("system");
+        }
+        if change.tools {
+            changed.push("tools");
+        }
+        if changed.is_empty() {
+            return AgentCacheImpact::default();
+        }
+        let layers = match &request {
+            Some(r) => prefix_layers(r, self.last_input_total()),
+            None => {
+                let (system, tools) = self.config_layers();
+                (tools, system, 0)
+            }
+        };
+        let (tools, system, messages) = layers;
+        let tokens = if changed.contains(&"model") || changed.contains(&"tools") {
+            tools + system + messages
+        } else if changed.contains(&"system") {
+            system + messages
+        } else {
+            messages
+        };
+        AgentCacheImpact { tokens, changed }
+    }
+
+    /// Input tokens of the last turn (input + cache reads + cache writes).
+    pub(crate) fn last_input_total(&self) -> Option<u64> {
+        self.turns()
+            .iter()
+            .rev()
+            .find_map(|t| t.usage.as_ref())
+            .map(|u| u.input + u.cache_read + u.cache_creation)
+    }
+
+    fn config_layers(&self) -> (u64, u64) {
+        let config = self.inner.looped.config();
+        let system = config.system.as_deref().map_or(0, estimate_tokens);
+        let tools = estimate_tokens(&serde_json::to_string(&config.tools.specs()).unwrap_or_default());
+        (system, tools)
+    }
+
+    /// Summarizes the older turns now (`compact:*` hooks, `reason: manual`),
+    /// keeping the last `keep_turns` turns. Refused while a run is active.
+    pub async fn compact(&self, keep_turns: usize) -> Result<CompactionResult, AgentError> {
+        let _busy = self.claim()?;
+        self.load_session().await?;
+        let compaction = Arc::clone(&self.inner.compaction);
+        compaction.manual(self, keep_turns).await
+    }
+
+    /// Persists a compacted conversation to the session.
+    pub(crate) async fn persist_replacement(&self, turns: &[SessionTurn]) -> Result<(), SharedError> {
+        let id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
+        if let (Some(store), Some(id)) = (&self.inner.store, id) {
+            store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
+            let mut ev = SessionSave::new(id);
+            self.observe(&mut ev).await;
+        }
+        Ok(())
+    }
+}
+
+/// Token split of a request's prefix: tools, system, messages (estimates
+/// reconciled to the real total when one is known).
+pub(crate) fn prefix_layers(request: &StreamOptions, real_total: Option<u64>) -> (u64, u64, u64) {
+    let tools = estimate_tokens(&serde_json::to_string(&request.tools).unwrap_or_default());
+    let system = request.system.as_deref().map_or(0, estimate_tokens);
+    let messages = estimate_tokens(&serde_json::to_string(&request.messages).unwrap_or_default());
+    match real_total {
+        Some(total) if total > 0 => {
+            let estimated = (tools + system + messages).max(1);
+            let scale = |x: u64| (x as f64 * total as f64 / estimated as f64).round() as u64;
+            let (t, s) = (scale(tools), scale(system));
+            (t, s, total.saturating_sub(t + s))
+        }
+        _ => (tools, system, messages),
+    }
+}
+
+/// The usual rough estimate: four characters a token.
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// Delivers turns to the session store and the session hooks.
+struct SessionSink {
+    store: Option<Arc<dyn SessionStore>>,
+    session: Arc<Mutex<Option<SessionState>>>,
+    hooks: HookBus,
+    clock: Arc<dyn Clock>,
+}
+
+impl TurnSink for SessionSink {
+    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
+        Box::pin(async move {
+            let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {
+                return Ok(());
+            };
+            if let Some(store) = &self.store {
+                store.append_turns(&id, turns, self.clock.now_ms()).await?;
+            }
+            let mut ev = SessionTurns::new(id.clone(), turns.len(), turns.to_vec());
+            let _ = self.hooks.emit(&mut ev).await;
+            let mut save = SessionSave::new(id);
+            let _ = self.hooks.emit(&mut save).await;
+            Ok(())
+        })
+    }
+}
+
+/// The hook names of the vocabulary, for hosts that list them.
+pub fn hook_names() -> impl Iterator<Item = &'static str> {
+    events::CATALOGUE.iter().map(|h| h.name)
+}

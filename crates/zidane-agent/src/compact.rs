@@ -1,0 +1,360 @@
+//! Compaction: older turns replaced by a summary from the provider, with the
+//! most recently read files and any `compact:restore` additions re-attached.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_loop::events::{
+    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
+};
+use zidane_loop::seams::{CompactCheck, Compactor};
+use zidane_provider::{
+    AbortSignal, BoxFuture, ContentBlock, Message, MessageAccumulator, Provider, Role, SessionTurn, StreamEvent,
+    StreamOptions, ToolResultContent,
+};
+
+use crate::agent::{Agent, Inner, estimate_tokens, lock};
+use crate::error::AgentError;
+
+/// Auto-compaction settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoCompact {
+    /// Compact when a request's input reaches this share of the context window.
+    pub threshold: f64,
+    /// Turns kept verbatim after the summary.
+    pub keep_turns: usize,
+    /// Consecutive failures after which auto-compaction stops (circuit breaker).
+    pub max_failures: u32,
+    /// The context window (default: the provider's).
+    pub context_window: Option<u32>,
+    /// Files re-attached after the summary, most recently read first.
+    pub restore_files: usize,
+}
+
+impl Default for AutoCompact {
+    fn default() -> Self {
+        AutoCompact {
+            threshold: 0.8,
+            keep_turns: 4,
+            max_failures: 3,
+            context_window: None,
+            restore_files: 5,
+        }
+    }
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionResult {
+    /// Whether the history was replaced.
+    pub compacted: bool,
+    /// Turns replaced by the summary.
+    pub replaced: u32,
+    /// Synthetic calls re-attached after the summary.
+    pub restored: u32,
+    /// The summary text.
+    pub summary: Option<String>,
+    /// Estimated tokens of the compacted history.
+    pub effective_tokens: u64,
+}
+
+/// The instruction that asks for the summary.
+const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far so that it can continue from the summary alone: the goal, decisions made, what was done and found (files, commands, results), what remains, and any constraint the user gave. Be complete but concise. Reply with the summary only.";
+
+pub(crate) struct Compaction {
+    auto: Option<AutoCompact>,
+    provider: Arc<dyn Provider>,
+    agent: Mutex<Weak<Inner>>,
+    failures: AtomicU32,
+    running: AtomicBool,
+}
+
+impl Compaction {
+    pub(crate) fn new(auto: Option<AutoCompact>, provider: Arc<dyn Provider>) -> Self {
+        Compaction {
+            auto,
+            provider,
+            agent: Mutex::new(Weak::new()),
+            failures: AtomicU32::new(0),
+            running: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn threshold(&self) -> Option<f64> {
+        self.auto.as_ref().map(|a| a.threshold)
+    }
+
+    pub(crate) fn bind(&self, agent: &Agent) {
+        *lock(&self.agent) = Arc::downgrade(&agent.inner);
+    }
+
+    fn agent(&self) -> Option<Agent> {
+        lock(&self.agent).upgrade().map(|inner| Agent { inner })
+    }
+
+    pub(crate) async fn manual(&self, agent: &Agent, keep_turns: usize) -> Result<CompactionResult, AgentError> {
+        let turns = agent.turns();
+        let (replacement, result) = self.compact(agent, &turns, keep_turns, CompactReason::Manual).await?;
+        if let Some(turns) = replacement {
+            agent.run_loop().set_turns(turns);
+        }
+        Ok(result)
+    }
+
+    /// Compacts `turns`, keeping the last `keep` verbatim; returns the new
+    /// history (`None` when there is nothing to compact) and the result.
+    async fn compact(
+        &self,
+        agent: &Agent,
+        turns: &[SessionTurn],
+        keep: usize,
+        reason: CompactReason,
+    ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
+        if self.running.swap(true, Ordering::AcqRel) {
+            return Err(AgentError::Busy);
+        }
+        let _running = Release(&self.running);
+        // Cut where no call is separated from its result.
+        let latest = turns.len().saturating_sub(keep);
+        let Some(cut) = (1..=latest)
+            .rev()
+            .filter(|&i| i < turns.len())
+            .find(|&i| is_clean_boundary(&turns[i]))
+        else {
+            return Ok((None, CompactionResult::default()));
+        };
+        let estimated = estimate_tokens(&serde_json::to_string(&turns[..cut]).unwrap_or_default());
+        let mut start = CompactStart::new(reason, cut as u32, estimated);
+        agent.observe(&mut start).await;
+
+        let summary = match self.summarize(agent, turns, cut, reason).await {
+            Ok(s) => s,
+            Err(error) => {
+                let shared: SharedError = Arc::new(MessageError(error.to_string()));
+                let mut end = CompactEnd::new(reason, CompactStatus::Error, 0, 0, 0, None, Some(shared));
+                agent.observe(&mut end).await;
+                return Err(error);
+            }
+        };
+
+        // What comes back after the summary: the host's additions, then the
+        // most recently read files.
+        let session_id = agent.session().map(|s| s.id);
+        let mut restore = CompactRestore::new(session_id);
+        agent.observe(&mut restore).await;
+        let mut calls = restore.take_added();
+        calls.extend(self.recent_files(agent).await);
+
+        let clock = &agent.inner.clock;
+        let now = clock.now_ms();
+        let mut replacement = vec![SessionTurn {
+            id: clock.id(),
+            role: Role::User,
+            content: vec![ContentBlock::text(format!(
+                "This session continues an earlier conversation, summarized here:\n\n{summary}"
+            ))],
+            created_at: now,
+            usage: None,
+        }];
+        if !calls.is_empty() {
+            let ids: Vec<String> = calls.iter().map(|_| format!("restore_{}", clock.id())).collect();
+            replacement.push(SessionTurn {
+                id: clock.id(),
+                role: Role::Assistant,
+                content: calls
+                    .iter()
+                    .zip(&ids)
+                    .map(|(c, id)| ContentBlock::ToolUse {
+                        id: id.clone(),
+                        name: c.name.clone(),
+                        input: c.input.clone(),
+                    })
+                    .collect(),
+                created_at: now,
+                usage: None,
+            });
+            replacement.push(SessionTurn {
+                id: clock.id(),
+                role: Role::User,
+                content: calls
+                    .iter()
+                    .zip(&ids)
+                    .map(|(c, id)| ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: ToolResultContent::Text(c.output.clone()),
+                        is_error: false,
+                    })
+                    .collect(),
+                created_at: now,
+                usage: None,
+            });
+        }
+        replacement.extend_from_slice(&turns[cut..]);
+        if let Err(error) = agent.persist_replacement(&replacement).await {
+            let mut end = CompactEnd::new(reason, CompactStatus::Error, 0, 0, 0, None, Some(Arc::clone(&error)));
+            agent.observe(&mut end).await;
+            return Err(AgentError::Store(error));
+        }
+        let effective = estimate_tokens(&serde_json::to_string(&replacement).unwrap_or_default());
+        let result = CompactionResult {
+            compacted: true,
+            replaced: cut as u32,
+            restored: calls.len() as u32,
+            summary: Some(summary),
+            effective_tokens: effective,
+        };
+        let mut end = CompactEnd::new(
+            reason,
+            CompactStatus::Ok,
+            result.replaced,
+            0,
+            result.restored,
+            Some(effective),
+            None,
+        );
+        agent.observe(&mut end).await;
+        Ok((Some(replacement), result))
+    }
+
+    async fn summarize(
+        &self,
+        agent: &Agent,
+        turns: &[SessionTurn],
+        cut: usize,
+        reason: CompactReason,
+    ) -> Result<String, AgentError> {
+        let (_, last) = agent.run_loop().last_request();
+        let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
+        let instruction = Message::user(SUMMARY_INSTRUCTION);
+        // When the history still starts with the last request, resend that
+        // request (same system, tools and messages) with the instruction, so
+        // the provider reads it from its prompt cache.
+        let mut request = match last.as_deref() {
+            Some(last)
+                if history.len() >= last.messages.len() && history[..last.messages.len()] == last.messages[..] =>
+            {
+                let mut r = last.clone();
+                r.messages.push(instruction);
+                r
+            }
+            _ => {
+                let config = agent.run_loop().config();
+                let model = config
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| self.provider.meta().default_model.clone());
+                let mut messages = history[..cut].to_vec();
+                messages.push(instruction);
+                let mut r = StreamOptions::new(model, messages);
+                r.system = config.system.clone();
+                r
+            }
+        };
+        request.response_schema = None;
+        request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
+        let mut stream = self.provider.stream(&request, AbortSignal::never());
+        let mut acc = MessageAccumulator::new();
+        let mut chars = 0usize;
+        let mut last_progress: Option<tokio::time::Instant> = None;
+        while let Some(event) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+            let event = event?;
+            if let StreamEvent::TextDelta { text, .. } = &event {
+                chars += text.chars().count();
+                let now = tokio::time::Instant::now();
+                if last_progress.is_none_or(|t| now.duration_since(t) >= Duration::from_millis(250)) {
+                    last_progress = Some(now);
+                    let mut ev = CompactProgress::new(reason, (chars / 4) as u64);
+                    agent.observe(&mut ev).await;
+                }
+            }
+            acc.push(&event);
+        }
+        let message = acc.finish();
+        let text = message.text();
+        if text.trim().is_empty() {
+            return Err(AgentError::Compaction("the summary came back empty".into()));
+        }
+        Ok(text)
+    }
+
+    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_loop::events::RestoredCall> {
+        let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
+        let mut entries: Vec<(String, u64)> = {
+            let read_state = agent
+                .run_loop()
+                .config()
+                .read_state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            read_state.iter().map(|(k, v)| (k.clone(), v.read_at_ms)).collect()
+        };
+        entries.sort_by_key(|e| std::cmp::Reverse(e.1));
+        let Ok(handle) = agent.ensure_execution().await else {
+            return Vec::new();
+        };
+        let mut calls = Vec::new();
+        for (path, _) in entries.into_iter().take(limit) {
+            if let Ok(bytes) = agent.execution().read_file(&handle, &path).await {
+                calls.push(zidane_loop::events::RestoredCall {
+                    name: "read_file".into(),
+                    input: json!({ "path": path }),
+                    output: String::from_utf8_lossy(&bytes).into_owned(),
+                });
+            }
+        }
+        calls
+    }
+}
+
+struct Release<'a>(&'a AtomicBool);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Whether the history may be cut before `turn`: anywhere but before a
+/// tool-results turn, which must stay with the calls it answers.
+fn is_clean_boundary(turn: &SessionTurn) -> bool {
+    !(turn.role == Role::User
+        && turn
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. })))
+}
+
+impl Compactor for Compaction {
+    fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
+        Box::pin(async move {
+            let auto = self.auto.as_ref()?;
+            if self.failures.load(Ordering::Acquire) >= auto.max_failures {
+                return None; // the circuit breaker is open
+            }
+            let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
+            let used = check.last_input_tokens?;
+            if window == 0 || (used as f64) < auto.threshold * f64::from(window) {
+                return None;
+            }
+            let agent = self.agent()?;
+            match self
+                .compact(&agent, check.turns, auto.keep_turns, CompactReason::Auto)
+                .await
+            {
+                Ok((turns, _)) => {
+                    self.failures.store(0, Ordering::Release);
+                    turns
+                }
+                Err(e) => {
+                    // The run goes on with the full history; after too many
+                    // failures auto-compaction stops trying.
+                    self.failures.fetch_add(1, Ordering::AcqRel);
+                    tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
+                    None
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,246 @@
+//! What fills the context window: per-category token counts and the text of
+//! each chunk, available before the first run.
+
+use zidane_provider::{AbortSignal, Message, Role, StreamOptions};
+
+use crate::agent::{Agent, estimate_tokens};
+
+/// Options of [`Agent::get_context_breakdown`] and [`Agent::get_context_segments`].
+#[derive(Debug, Clone, Default)]
+pub struct ContextOptions {
+    /// The model's usable window (raw window minus output reserve), when the
+    /// host knows it.
+    pub effective_window: Option<u64>,
+    /// The rendered rules block inside the system prompt, reported apart.
+    pub rules_block: Option<String>,
+    /// Rules files the host loaded (path and text).
+    pub rules_files: Vec<(String, String)>,
+    /// Ask the provider for exact counts of the system prompt and tools
+    /// (one round trip), when it can count.
+    pub exact: bool,
+}
+
+/// One category of the breakdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextCategory {
+    /// `system`, `rules`, `tools`, `conversation`, `autocompact buffer` or `free`.
+    pub name: &'static str,
+    /// Tokens.
+    pub tokens: u64,
+    /// Whether the count is an estimate.
+    pub estimated: bool,
+}
+
+/// The context window by category.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBreakdown {
+    /// The categories, in display order.
+    pub categories: Vec<ContextCategory>,
+    /// Tokens in use.
+    pub used: u64,
+    /// The usable window, when known.
+    pub effective_window: Option<u64>,
+    /// Share of the window in use, when the window is known.
+    pub fraction: Option<f64>,
+}
+
+/// Where a chunk of context comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SegmentSource {
+    /// The base system prompt.
+    System,
+    /// A rules file.
+    RulesFile {
+        /// Its path.
+        path: String,
+    },
+    /// A tool's description.
+    Tool {
+        /// The tool's name.
+        name: String,
+    },
+    /// A conversation turn.
+    Turn {
+        /// The turn's id.
+        id: String,
+        /// Who wrote it.
+        role: Role,
+    },
+}
+
+/// The text of one chunk of context and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextSegment {
+    /// Where it came from.
+    pub source: SegmentSource,
+    /// Its text.
+    pub text: String,
+}
+
+impl Agent {
+    /// Per-category token counts of the context: heuristic counts (four
+    /// characters a token) reconciled so the live categories sum to the last
+    /// real request total, with exact system and tool counts when asked and
+    /// the provider can count. `None` after `destroy`.
+    pub async fn get_context_breakdown(&self, options: &ContextOptions) -> Option<ContextBreakdown> {
+        if self.is_destroyed() {
+            return None;
+        }
+        let config = self.run_loop().config();
+        let mut system_text = config.system.clone().unwrap_or_default();
+        let rules_text = options.rules_block.clone().filter(|r| system_text.contains(r.as_str()));
+        if let Some(rules) = &rules_text {
+            system_text = system_text.replace(rules.as_str(), "");
+        }
+        let specs = config.tools.specs();
+        let tools_json = serde_json::to_string(&specs).unwrap_or_default();
+        let turns = self.turns();
+        let conversation_json =
+            serde_json::to_string(&turns.iter().map(|t| t.to_message()).collect::<Vec<_>>()).unwrap_or_default();
+
+        let mut system = estimate_tokens(&system_text);
+        let rules = rules_text.as_deref().map_or(0, estimate_tokens);
+        let mut tools = if specs.is_empty() {
+            0
+        } else {
+            estimate_tokens(&tools_json)
+        };
+        let mut conversation = estimate_tokens(&conversation_json);
+        let mut exact = false;
+
+        if options.exact
+            && let Some(provider) = self.inner.providers.first()
+            && provider.meta().capabilities.count_tokens
+        {
+            let model = config
+                .model
+                .clone()
+                .unwrap_or_else(|| provider.meta().default_model.clone());
+            let probe = vec![Message::user(".")];
+            let mut with = StreamOptions::new(model.clone(), probe.clone());
+            with.system = config.system.clone();
+            with.tools = specs.clone();
+            let bare = StreamOptions::new(model, probe);
+            if let (Some(a), Some(b)) = (provider.count_tokens(&with), provider.count_tokens(&bare))
+                && let (Ok(full), Ok(base)) = (a.await, b.await)
+            {
+                let scaffold = full.saturating_sub(base);
+                let estimated = (system + rules + tools).max(1);
+                system = scaffold * system / estimated;
+                tools = scaffold * tools / estimated;
+                exact = true;
+            }
+        }
+        // Reconcile the estimates to the real total of the last request.
+        if let Some(real) = self.last_input_total() {
+            let fixed = system + rules + tools;
+            conversation = real
+                .saturating_sub(fixed)
+                .max(if real > fixed { 0 } else { conversation });
+        }
+        let _ = AbortSignal::never();
+        let used = system + rules + tools + conversation;
+        let mut categories = vec![
+            ContextCategory {
+                name: "system",
+                tokens: system,
+                estimated: !exact,
+            },
+            ContextCategory {
+                name: "rules",
+                tokens: rules,
+                estimated: true,
+            },
+            ContextCategory {
+                name: "tools",
+                tokens: tools,
+                estimated: !exact,
+            },
+            ContextCategory {
+                name: "conversation",
+                tokens: conversation,
+                estimated: self.last_input_total().is_none(),
+            },
+        ];
+        let buffer = self
+            .inner
+            .compaction_threshold()
+            .zip(options.effective_window)
+            .map(|(threshold, window)| (window as f64 * (1.0 - threshold)).round() as u64);
+        if let Some(buffer) = buffer {
+            categories.push(ContextCategory {
+                name: "autocompact buffer",
+                tokens: buffer,
+                estimated: true,
+            });
+        }
+        if let Some(window) = options.effective_window {
+            let free = window.saturating_sub(used + buffer.unwrap_or(0));
+            categories.push(ContextCategory {
+                name: "free",
+                tokens: free,
+                estimated: true,
+            });
+        }
+        Some(ContextBreakdown {
+            categories,
+            used,
+            effective_window: options.effective_window,
+            fraction: options
+                .effective_window
+                .filter(|w| *w > 0)
+                .map(|w| used as f64 / w as f64),
+        })
+    }
+
+    /// The text of every chunk of the context, tagged with its origin; no
+    /// provider round trip. `None` after `destroy`.
+    pub fn get_context_segments(&self, options: &ContextOptions) -> Option<Vec<ContextSegment>> {
+        if self.is_destroyed() {
+            return None;
+        }
+        let config = self.run_loop().config();
+        let mut segments = Vec::new();
+        if let Some(system) = &config.system {
+            let base = match &options.rules_block {
+                Some(rules) => system.replace(rules.as_str(), ""),
+                None => system.clone(),
+            };
+            segments.push(ContextSegment {
+                source: SegmentSource::System,
+                text: base,
+            });
+        }
+        for (path, text) in &options.rules_files {
+            segments.push(ContextSegment {
+                source: SegmentSource::RulesFile { path: path.clone() },
+                text: text.clone(),
+            });
+        }
+        for spec in config.tools.specs() {
+            segments.push(ContextSegment {
+                source: SegmentSource::Tool { name: spec.name },
+                text: spec.description,
+            });
+        }
+        for turn in self.turns() {
+            let text = turn
+                .content
+                .iter()
+                .map(|b| match b {
+                    zidane_provider::ContentBlock::Text { text } => text.clone(),
+                    other => serde_json::to_string(other).unwrap_or_default(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            segments.push(ContextSegment {
+                source: SegmentSource::Turn {
+                    id: turn.id,
+                    role: turn.role,
+                },
+                text,
+            });
+        }
+        Some(segments)
+    }
+}

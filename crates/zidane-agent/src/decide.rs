@@ -1,0 +1,202 @@
+//! Decisions: a typed question (a probability, a choice, a score) answered by
+//! the decision provider, never failing the caller.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use zidane_loop::events::{DecisionEnd, DecisionStart};
+use zidane_provider::{AbortSignal, Message, StreamOptions, TurnUsage, complete};
+
+use crate::agent::Agent;
+
+/// Where decisions go.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Decisions {
+    /// The primary provider and its default model.
+    #[default]
+    Auto,
+    /// Decisions are off: every call answers `unavailable`.
+    Disabled,
+    /// A named provider and/or model, with a timeout.
+    Pinned {
+        /// Provider name (default: the primary).
+        provider: Option<String>,
+        /// Model id (default: the provider's).
+        model: Option<String>,
+        /// Longest wait.
+        timeout: Option<Duration>,
+    },
+}
+
+/// A question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecisionRequest {
+    /// How likely is the statement true (0 to 1)?
+    Predicate {
+        /// The statement.
+        question: String,
+    },
+    /// Which option fits best?
+    Choice {
+        /// The question.
+        question: String,
+        /// The options.
+        options: Vec<String>,
+    },
+    /// A score within a range.
+    Score {
+        /// The question.
+        question: String,
+        /// Lowest score.
+        min: f64,
+        /// Highest score.
+        max: f64,
+    },
+}
+
+impl DecisionRequest {
+    fn kind(&self) -> &'static str {
+        match self {
+            DecisionRequest::Predicate { .. } => "predicate",
+            DecisionRequest::Choice { .. } => "choice",
+            DecisionRequest::Score { .. } => "score",
+        }
+    }
+
+    fn prompt(&self) -> String {
+        match self {
+            DecisionRequest::Predicate { question } => format!(
+                "Estimate the probability that this statement is true:\n\n{question}\n\nReply with only JSON: {{\"probability\": <number from 0 to 1>}}"
+            ),
+            DecisionRequest::Choice { question, options } => format!(
+                "{question}\n\nChoose exactly one of these options: {}\n\nReply with only JSON: {{\"choice\": \"<one option, verbatim>\"}}",
+                serde_json::to_string(options).unwrap_or_default()
+            ),
+            DecisionRequest::Score { question, min, max } => format!(
+                "{question}\n\nGive a score from {min} to {max}.\n\nReply with only JSON: {{\"score\": <number>}}"
+            ),
+        }
+    }
+
+    /// Checks and normalizes the model's answer.
+    fn answer(&self, text: &str) -> Result<Value, String> {
+        let trimmed = text
+            .trim()
+            .trim_start_matches("```json")
+            .trim_start_matches("```")
+            .trim_end_matches("```")
+            .trim();
+        let value: Value = serde_json::from_str(trimmed).map_err(|_| format!("the answer is not JSON: {trimmed}"))?;
+        match self {
+            DecisionRequest::Predicate { .. } => match value.get("probability").and_then(Value::as_f64) {
+                Some(p) if (0.0..=1.0).contains(&p) => Ok(json!({ "probability": p })),
+                _ => Err("no probability between 0 and 1 in the answer".into()),
+            },
+            DecisionRequest::Choice { options, .. } => match value.get("choice").and_then(Value::as_str) {
+                Some(c) if options.iter().any(|o| o == c) => Ok(json!({ "choice": c })),
+                _ => Err("the answer is not one of the options".into()),
+            },
+            DecisionRequest::Score { min, max, .. } => match value.get("score").and_then(Value::as_f64) {
+                Some(s) if s >= *min && s <= *max => Ok(json!({ "score": s })),
+                _ => Err(format!("no score between {min} and {max} in the answer")),
+            },
+        }
+    }
+}
+
+/// A decision's outcome: `ok` with `answers`, or not with a `reason`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DecisionResult {
+    /// Whether the question was answered.
+    pub ok: bool,
+    /// The answer (`{"probability": p}`, `{"choice": c}`, `{"score": s}`).
+    pub answers: Option<Value>,
+    /// Why it failed.
+    pub reason: Option<String>,
+    /// Usage of the decision call (not part of any run's totals).
+    pub usage: Option<TurnUsage>,
+}
+
+impl Agent {
+    /// Asks the decision provider a typed question. Never fails: a failure
+    /// comes back as `ok: false` with a reason. `decision:start` and
+    /// `decision:end` fire around it.
+    pub async fn decide(&self, request: DecisionRequest) -> DecisionResult {
+        let started = Instant::now();
+        let (provider, model, timeout) = match &self.inner.decisions {
+            Decisions::Disabled => (None, None, None),
+            Decisions::Auto => (self.inner.providers.first().cloned(), None, None),
+            Decisions::Pinned {
+                provider,
+                model,
+                timeout,
+            } => (
+                match provider {
+                    Some(name) => self.inner.providers.iter().find(|p| p.name() == name).cloned(),
+                    None => self.inner.providers.first().cloned(),
+                },
+                model.clone(),
+                *timeout,
+            ),
+        };
+        let model = provider
+            .as_ref()
+            .map(|p| model.unwrap_or_else(|| p.meta().default_model.clone()));
+        let mut start = DecisionStart::new(
+            request.kind(),
+            provider.as_ref().map(|p| p.name().to_owned()),
+            model.clone(),
+            json!({ "kind": request.kind(), "prompt": request.prompt() }),
+        );
+        self.observe(&mut start).await;
+        let result = match (provider, model) {
+            (Some(provider), Some(model)) => {
+                let options = StreamOptions::new(model, vec![Message::user(request.prompt())]);
+                let call = complete(provider.as_ref(), &options, AbortSignal::never());
+                let answered = match timeout {
+                    Some(limit) => tokio::time::timeout(limit, call)
+                        .await
+                        .map_err(|_| "the decision timed out".to_owned()),
+                    None => Ok(call.await),
+                };
+                match answered {
+                    Err(reason) => DecisionResult {
+                        reason: Some(reason),
+                        ..Default::default()
+                    },
+                    Ok(Err(e)) => DecisionResult {
+                        reason: Some(e.to_string()),
+                        ..Default::default()
+                    },
+                    Ok(Ok(message)) => match request.answer(&message.text()) {
+                        Ok(answers) => DecisionResult {
+                            ok: true,
+                            answers: Some(answers),
+                            reason: None,
+                            usage: Some(message.usage),
+                        },
+                        Err(reason) => DecisionResult {
+                            reason: Some(reason),
+                            usage: Some(message.usage),
+                            ..Default::default()
+                        },
+                    },
+                }
+            }
+            _ => DecisionResult {
+                reason: Some("unavailable".into()),
+                ..Default::default()
+            },
+        };
+        let mut end = DecisionEnd::new(
+            request.kind(),
+            result.ok,
+            result.reason.clone(),
+            result.answers.clone(),
+            result.usage.clone(),
+            started.elapsed().as_millis() as u64,
+        );
+        self.observe(&mut end).await;
+        result
+    }
+}

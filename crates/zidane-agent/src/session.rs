@@ -1,0 +1,262 @@
+//! Sessions: a conversation with an id, its metadata and its runs, kept in a
+//! [`SessionStore`].
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use zidane_loop::events::SharedError;
+use zidane_loop::tool::{MemoryToolState, ToolFailure, ToolStateStore};
+use zidane_provider::{BoxFuture, SessionTurn};
+
+/// How a session run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionRunStatus {
+    /// In progress (or interrupted by a process death).
+    Running,
+    /// Completed.
+    Completed,
+    /// Aborted.
+    Aborted,
+    /// Failed.
+    Error,
+    /// Suspended for a later resume.
+    Suspended,
+}
+
+/// One run recorded on a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRun {
+    /// Run id.
+    pub id: String,
+    /// Status.
+    pub status: SessionRunStatus,
+    /// Start, epoch ms.
+    pub started_at: u64,
+    /// End, epoch ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<u64>,
+    /// First turn index the run produced.
+    pub first_turn: u32,
+    /// One past the last turn index the run produced.
+    pub end_turn: u32,
+    /// The prompt's text, as a label.
+    pub prompt: String,
+}
+
+/// A conversation with its id, metadata and runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// The turns, in order.
+    pub turns: Vec<SessionTurn>,
+    /// Metadata.
+    pub metadata: BTreeMap<String, Value>,
+    /// The runs, in order.
+    pub runs: Vec<SessionRun>,
+    /// Creation time, epoch ms.
+    pub created_at: u64,
+    /// Last change, epoch ms.
+    pub updated_at: u64,
+}
+
+/// A line of a session listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Session id.
+    pub id: String,
+    /// Number of turns.
+    pub turns: u32,
+    /// Creation time, epoch ms.
+    pub created_at: u64,
+    /// Last change, epoch ms.
+    pub updated_at: u64,
+    /// The first user message's text, shortened, as a title.
+    pub title: String,
+}
+
+/// The error of a store.
+pub type StoreError = SharedError;
+
+/// Where sessions live. Turns are appended as a run produces them; a
+/// tool-calling assistant turn always arrives with its tool-results turn in
+/// one call, so a store that writes each call atomically never holds an
+/// unanswered call.
+pub trait SessionStore: Send + Sync {
+    /// Loads a session.
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Session>, StoreError>>;
+    /// Creates an empty session (no-op when it exists).
+    fn create<'a>(&'a self, id: &'a str, now_ms: u64) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Appends turns, atomically.
+    fn append_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Replaces all turns (a compaction), atomically.
+    fn replace_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Sets a metadata key.
+    fn set_meta<'a>(&'a self, id: &'a str, key: &'a str, value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Records (inserts or updates) a run.
+    fn save_run<'a>(&'a self, id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Lists sessions, most recent first.
+    fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>>;
+    /// The durable tool state of a session.
+    fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore>;
+}
+
+/// A store in memory (tests, short-lived hosts).
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    sessions: Arc<Mutex<BTreeMap<String, Session>>>,
+    tool_states: Arc<Mutex<BTreeMap<String, Arc<MemoryToolState>>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Session>) -> T) -> T {
+        f(&mut self.sessions.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+fn missing(id: &str) -> StoreError {
+    Arc::new(zidane_loop::events::MessageError(format!("no session `{id}`")))
+}
+
+impl SessionStore for MemoryStore {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Session>, StoreError>> {
+        let found = self.with(|s| s.get(id).cloned());
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn create<'a>(&'a self, id: &'a str, now_ms: u64) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.with(|s| {
+            s.entry(id.to_owned()).or_insert_with(|| Session {
+                id: id.to_owned(),
+                created_at: now_ms,
+                updated_at: now_ms,
+                ..Default::default()
+            });
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn append_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let r = self.with(|s| match s.get_mut(id) {
+            Some(session) => {
+                session.turns.extend_from_slice(turns);
+                session.updated_at = now_ms;
+                Ok(())
+            }
+            None => Err(missing(id)),
+        });
+        Box::pin(async move { r })
+    }
+
+    fn replace_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let r = self.with(|s| match s.get_mut(id) {
+            Some(session) => {
+                session.turns = turns.to_vec();
+                session.updated_at = now_ms;
+                Ok(())
+            }
+            None => Err(missing(id)),
+        });
+        Box::pin(async move { r })
+    }
+
+    fn set_meta<'a>(&'a self, id: &'a str, key: &'a str, value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
+        let r = self.with(|s| match s.get_mut(id) {
+            Some(session) => {
+                session.metadata.insert(key.to_owned(), value.clone());
+                Ok(())
+            }
+            None => Err(missing(id)),
+        });
+        Box::pin(async move { r })
+    }
+
+    fn save_run<'a>(&'a self, id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {
+        let r = self.with(|s| match s.get_mut(id) {
+            Some(session) => {
+                match session.runs.iter_mut().find(|r| r.id == run.id) {
+                    Some(existing) => *existing = run.clone(),
+                    None => session.runs.push(run.clone()),
+                }
+                Ok(())
+            }
+            None => Err(missing(id)),
+        });
+        Box::pin(async move { r })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>> {
+        let mut list: Vec<SessionInfo> = self.with(|s| s.values().map(info).collect());
+        list.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+        Box::pin(async move { Ok(list) })
+    }
+
+    fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore> {
+        let mut states = self.tool_states.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(states.entry(id.to_owned()).or_default()) as Arc<dyn ToolStateStore>
+    }
+}
+
+/// The listing line of a session.
+pub(crate) fn info(session: &Session) -> SessionInfo {
+    SessionInfo {
+        id: session.id.clone(),
+        turns: session.turns.len() as u32,
+        created_at: session.created_at,
+        updated_at: session.updated_at,
+        title: title(&session.turns),
+    }
+}
+
+/// The first user text, shortened.
+pub(crate) fn title(turns: &[SessionTurn]) -> String {
+    let text = turns
+        .iter()
+        .find(|t| t.role == zidane_provider::Role::User)
+        .and_then(|t| {
+            t.content.iter().find_map(|b| match b {
+                zidane_provider::ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+        })
+        .unwrap_or_default();
+    let mut title: String = text.chars().take(80).collect();
+    if text.chars().count() > 80 {
+        title.push('…');
+    }
+    title
+}
+
+/// Marker so `ToolFailure` stays in scope for store implementations.
+pub(crate) type Failure = ToolFailure;

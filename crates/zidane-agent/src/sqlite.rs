@@ -1,0 +1,405 @@
+//! The embedded default store: sessions, turns, runs and tool state in one
+//! SQLite file (write-ahead log, full sync: an acknowledged write survives a
+//! crash of the process or the machine).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use zidane_loop::events::{MessageError, ToolStateOp};
+use zidane_loop::tool::ToolStateStore;
+use zidane_provider::{BoxFuture, Role, SessionTurn};
+
+use crate::session::{Failure, Session, SessionInfo, SessionRun, SessionStore, StoreError, title};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS turns (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    usage TEXT,
+    PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, id)
+);
+CREATE TABLE IF NOT EXISTS tool_state (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+);
+";
+
+/// A [`SessionStore`] in one SQLite file.
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    Arc::new(MessageError(e.to_string()))
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`, creating its folder.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let conn = Connection::open(&path).map_err(|e| err(format!("cannot open {}: {e}", path.display())))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+        )
+        .map_err(err)?;
+        conn.execute_batch(SCHEMA).map_err(err)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+        })
+    }
+
+    /// The per-user default location: `$ZIDANE_HOME/sessions.db`, else
+    /// `$XDG_DATA_HOME/zidane/sessions.db`, else
+    /// `~/.local/share/zidane/sessions.db`.
+    pub fn default_path() -> PathBuf {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(home) = env("ZIDANE_HOME") {
+            return home.join("sessions.db");
+        }
+        let data = env("XDG_DATA_HOME")
+            .or_else(|| env("HOME").map(|h| h.join(".local/share")))
+            .unwrap_or_else(|| PathBuf::from("."));
+        data.join("zidane").join("sessions.db")
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the connection off the async threads.
+    fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> BoxFuture<'static, Result<T, StoreError>> {
+        let conn = Arc::clone(&self.conn);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+                f(&mut conn)
+            })
+            .await
+            .map_err(|e| err(format!("store task failed: {e}")))?
+        })
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+fn insert_turns(tx: &rusqlite::Transaction<'_>, id: &str, first: i64, turns: &[SessionTurn]) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached("INSERT INTO turns (session_id, idx, id, role, content, created_at, usage) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+        .map_err(err)?;
+    for (i, turn) in turns.iter().enumerate() {
+        let content = serde_json::to_string(&turn.content).map_err(err)?;
+        let usage = turn
+            .usage
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(err)?;
+        stmt.execute(params![
+            id,
+            first + i as i64,
+            turn.id,
+            role_name(turn.role),
+            content,
+            turn.created_at as i64,
+            usage
+        ])
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+impl SessionStore for SqliteStore {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Session>, StoreError>> {
+        let id = id.to_owned();
+        self.blocking(move |conn| {
+            let row = conn
+                .query_row(
+                    "SELECT created_at, updated_at, metadata FROM sessions WHERE id = ?1",
+                    [&id],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)),
+                )
+                .optional()
+                .map_err(err)?;
+            let Some((created_at, updated_at, metadata)) = row else {
+                return Ok(None);
+            };
+            let mut stmt = conn
+                .prepare("SELECT id, role, content, created_at, usage FROM turns WHERE session_id = ?1 ORDER BY idx")
+                .map_err(err)?;
+            let turns = stmt
+                .query_map([&id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                })
+                .map_err(err)?
+                .map(|row| {
+                    let (tid, role, content, created_at, usage) = row.map_err(err)?;
+                    Ok(SessionTurn {
+                        id: tid,
+                        role: if role == "assistant" {
+                            Role::Assistant
+                        } else {
+                            Role::User
+                        },
+                        content: serde_json::from_str(&content).map_err(err)?,
+                        created_at: created_at as u64,
+                        usage: usage.map(|u| serde_json::from_str(&u)).transpose().map_err(err)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let mut stmt = conn
+                .prepare("SELECT body FROM runs WHERE session_id = ?1 ORDER BY started_at, rowid")
+                .map_err(err)?;
+            let runs = stmt
+                .query_map([&id], |r| r.get::<_, String>(0))
+                .map_err(err)?
+                .map(|body| serde_json::from_str::<SessionRun>(&body.map_err(err)?).map_err(err))
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok(Some(Session {
+                id,
+                turns,
+                metadata: serde_json::from_str(&metadata).unwrap_or_default(),
+                runs,
+                created_at: created_at as u64,
+                updated_at: updated_at as u64,
+            }))
+        })
+    }
+
+    fn create<'a>(&'a self, id: &'a str, now_ms: u64) -> BoxFuture<'a, Result<(), StoreError>> {
+        let id = id.to_owned();
+        self.blocking(move |conn| {
+            conn.execute(
+                "INSERT OR IGNORE INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)",
+                params![id, now_ms as i64],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    fn append_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (id, turns) = (id.to_owned(), turns.to_vec());
+        self.blocking(move |conn| {
+            let tx = conn.transaction().map_err(err)?;
+            let next: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+            insert_turns(&tx, &id, next, &turns)?;
+            let updated = tx
+                .execute(
+                    "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                    params![id, now_ms as i64],
+                )
+                .map_err(err)?;
+            if updated == 0 {
+                return Err(err(format!("no session `{id}`")));
+            }
+            tx.commit().map_err(err)
+        })
+    }
+
+    fn replace_turns<'a>(
+        &'a self,
+        id: &'a str,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (id, turns) = (id.to_owned(), turns.to_vec());
+        self.blocking(move |conn| {
+            let tx = conn.transaction().map_err(err)?;
+            tx.execute("DELETE FROM turns WHERE session_id = ?1", [&id])
+                .map_err(err)?;
+            insert_turns(&tx, &id, 0, &turns)?;
+            tx.execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                params![id, now_ms as i64],
+            )
+            .map_err(err)?;
+            tx.commit().map_err(err)
+        })
+    }
+
+    fn set_meta<'a>(&'a self, id: &'a str, key: &'a str, value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (id, key, value) = (id.to_owned(), key.to_owned(), value.clone());
+        self.blocking(move |conn| {
+            let tx = conn.transaction().map_err(err)?;
+            let raw: String = tx
+                .query_row("SELECT metadata FROM sessions WHERE id = ?1", [&id], |r| r.get(0))
+                .map_err(err)?;
+            let mut meta: BTreeMap<String, Value> = serde_json::from_str(&raw).unwrap_or_default();
+            meta.insert(key, value);
+            tx.execute(
+                "UPDATE sessions SET metadata = ?2 WHERE id = ?1",
+                params![id, serde_json::to_string(&meta).map_err(err)?],
+            )
+            .map_err(err)?;
+            tx.commit().map_err(err)
+        })
+    }
+
+    fn save_run<'a>(&'a self, id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {
+        let (id, run) = (id.to_owned(), run.clone());
+        self.blocking(move |conn| {
+            let body = serde_json::to_string(&run).map_err(err)?;
+            conn.execute(
+                "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
+                params![id, run.id, body, run.started_at as i64],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>> {
+        self.blocking(move |conn| {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT s.id, s.created_at, s.updated_at, (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id),
+                            (SELECT content FROM turns t WHERE t.session_id = s.id AND t.role = 'user' ORDER BY idx LIMIT 1)
+                     FROM sessions s ORDER BY s.updated_at DESC, s.id",
+                )
+                .map_err(err)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, Option<String>>(4)?))
+                })
+                .map_err(err)?;
+            rows.map(|row| {
+                let (id, created_at, updated_at, turns, first) = row.map_err(err)?;
+                let first_turn = first
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .map(|content| SessionTurn { id: String::new(), role: Role::User, content, created_at: 0, usage: None });
+                Ok(SessionInfo {
+                    id,
+                    turns: turns as u32,
+                    created_at: created_at as u64,
+                    updated_at: updated_at as u64,
+                    title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore> {
+        Arc::new(SqliteToolState {
+            store: self.clone(),
+            session_id: id.to_owned(),
+        })
+    }
+}
+
+/// The tool state of one session in the store's file.
+#[derive(Debug)]
+struct SqliteToolState {
+    store: SqliteStore,
+    session_id: String,
+}
+
+impl ToolStateStore for SqliteToolState {
+    fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, Failure>> {
+        let id = self.session_id.clone();
+        let work = self.store.blocking(move |conn| {
+            let mut stmt = conn
+                .prepare("SELECT key, value FROM tool_state WHERE session_id = ?1")
+                .map_err(err)?;
+            let rows = stmt
+                .query_map([&id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(err)?;
+            let mut map = BTreeMap::new();
+            for row in rows {
+                let (k, v) = row.map_err(err)?;
+                map.insert(k, serde_json::from_str(&v).unwrap_or(Value::Null));
+            }
+            Ok(map)
+        });
+        Box::pin(async move { work.await.map_err(|e| Box::new(MessageError(e.to_string())) as Failure) })
+    }
+
+    fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), Failure>> {
+        let (id, ops) = (self.session_id.clone(), ops.to_vec());
+        let work = self.store.blocking(move |conn| {
+            let tx = conn.transaction().map_err(err)?;
+            for op in &ops {
+                match op {
+                    ToolStateOp::Set { key, value } => {
+                        tx.execute(
+                            "INSERT INTO tool_state (session_id, key, value) VALUES (?1, ?2, ?3)
+                             ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                            params![id, key, serde_json::to_string(value).map_err(err)?],
+                        )
+                        .map_err(err)?;
+                    }
+                    ToolStateOp::Delete { key } => {
+                        tx.execute(
+                            "DELETE FROM tool_state WHERE session_id = ?1 AND key = ?2",
+                            params![id, key],
+                        )
+                        .map_err(err)?;
+                    }
+                }
+            }
+            tx.commit().map_err(err)
+        });
+        Box::pin(async move { work.await.map_err(|e| Box::new(MessageError(e.to_string())) as Failure) })
+    }
+}

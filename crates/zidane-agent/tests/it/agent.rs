@@ -1,0 +1,299 @@
+//! `create_agent` misuses and the documented edges of each `Agent` member.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_agent::{
+    AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, ContextOptions, DecisionRequest, Decisions,
+    MemoryStore, Session, create_agent,
+};
+use zidane_hooks::{DynHandler, HookMap};
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{FinishReason, Provider, StreamEvent, ThinkingLevel, UsageReport};
+
+use crate::support::{agent, options, provider, record};
+
+fn named(name: &str) -> Arc<dyn Provider> {
+    Arc::new(ScriptedProvider::new(name, []))
+}
+
+#[test]
+fn create_agent_refuses_each_misuse() {
+    let err = |o: AgentOptions| create_agent(o).unwrap_err().to_string();
+    assert_eq!(err(AgentOptions::default()), "at least one provider is required");
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a"), named(" ")],
+            ..Default::default()
+        }),
+        "provider #1 has a blank name"
+    );
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a"), named("a")],
+            ..Default::default()
+        }),
+        "two providers are named `a`"
+    );
+    let typo = HookMap::new().on_named("tool:gat", DynHandler::sync(|_, _| Ok(())));
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a")],
+            hooks: typo,
+            ..Default::default()
+        }),
+        "unknown hook `tool:gat`; did you mean `tool:gate`?"
+    );
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a")],
+            session: Some(Session {
+                id: "s".into(),
+                ..Default::default()
+            }),
+            session_id: Some("s".into()),
+            ..Default::default()
+        }),
+        "`session` and `session_id` cannot be used together"
+    );
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a")],
+            session_id: Some("s".into()),
+            ..Default::default()
+        }),
+        "`session_id` needs a session store (`store`)"
+    );
+    // One provider may have any name, even a blank one.
+    assert!(
+        create_agent(AgentOptions {
+            provider: vec![named("")],
+            ..Default::default()
+        })
+        .is_ok()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_steer_reset_compact_and_destroy_edges() {
+    let p = provider(vec![
+        Script::new()
+            .delay(Duration::from_secs(10))
+            .text("slow")
+            .end(FinishReason::Stop),
+        Script::answer("again"),
+    ]);
+    let agent = agent(&p);
+    assert!(!agent.steer("nobody is running", None), "no run in flight");
+    let running = agent.clone();
+    let run = tokio::spawn(async move { running.run(AgentRunOptions::prompt("Go.")).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(agent.is_running());
+    assert!(matches!(
+        agent.run(AgentRunOptions::prompt("two")).await.unwrap_err(),
+        AgentError::Busy
+    ));
+    assert!(matches!(agent.reset().unwrap_err(), AgentError::Busy));
+    assert!(matches!(agent.compact(1).await.unwrap_err(), AgentError::Busy));
+    agent.abort();
+    assert!(!agent.steer("after the abort", None), "steer after abort returns false");
+    let stats = run.await.unwrap().unwrap();
+    assert_eq!(stats.status, zidane_loop::events::RunStatus::Aborted);
+    agent.wait_for_idle().await;
+    assert!(!agent.is_running());
+    agent.reset().unwrap();
+    assert!(agent.turns().is_empty());
+    agent.destroy().await;
+    agent.destroy().await; // idempotent
+    assert!(agent.get_context_segments(&ContextOptions::default()).is_none());
+    // A run after destroy brings the agent back.
+    agent.run(AgentRunOptions::prompt("Again.")).await.unwrap();
+    assert!(agent.get_context_segments(&ContextOptions::default()).is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn execution_is_ready_once_for_concurrent_callers() {
+    let agent = agent(&provider(vec![]));
+    let log = record(&agent);
+    let (a, b, c) = tokio::join!(agent.ensure_execution(), agent.ensure_execution(), agent.warmup());
+    assert_eq!(a.unwrap(), b.unwrap());
+    c.unwrap();
+    assert_eq!(
+        log.lock().unwrap().iter().filter(|n| **n == "execution:ready").count(),
+        1
+    );
+    assert!(agent.handle().await.is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_run_fires_the_session_hooks_in_order() {
+    let p = provider(vec![
+        Script::call("c1", "echo", json!({"text": "hi"})),
+        Script::answer("done"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        session_id: Some("s1".into()),
+        store: Some(Arc::new(MemoryStore::new())),
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    agent.run(AgentRunOptions::prompt("Echo hi.")).await.unwrap();
+    let names: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|n| n.starts_with("session:") || *n == "agent:start" || *n == "agent:done" || *n == "execution:ready")
+        .collect();
+    insta::assert_json_snapshot!(names);
+    let session = agent.session().unwrap();
+    assert_eq!(session.runs.len(), 1);
+    assert_eq!((session.runs[0].first_turn, session.runs[0].end_turn), (0, 4));
+    agent.set_session_meta("title", json!("Echo")).await.unwrap();
+    assert!(log.lock().unwrap().contains(&"session:meta"));
+}
+
+fn cached_turn(text: &str) -> Script {
+    Script::new()
+        .text(text)
+        .event(StreamEvent::Usage(UsageReport {
+            input: Some(100),
+            output: Some(20),
+            cache_read: Some(900),
+            cache_creation: Some(0),
+            ..Default::default()
+        }))
+        .end(FinishReason::Stop)
+}
+
+#[tokio::test(start_paused = true)]
+async fn cache_estimates_match_hand_computed_values() {
+    let p = provider(vec![cached_turn("hi")]);
+    let agent = agent(&p);
+    assert_eq!(agent.cache_expires_at(), None, "no request yet");
+    let before = agent.cache_impact(&AgentCacheChange {
+        model: Some("other".into()),
+        thinking: Some(ThinkingLevel::High),
+        ..Default::default()
+    });
+    assert_eq!(
+        before.tokens, 0,
+        "model and thinking have nothing to compare against yet"
+    );
+    agent.run(AgentRunOptions::prompt("Hi.")).await.unwrap();
+    // The fixed clock stands at 1_700_000_000_000; five minutes later:
+    assert_eq!(agent.cache_expires_at(), Some(1_700_000_000_000 + 300_000));
+    let same = agent.cache_impact(&AgentCacheChange {
+        model: Some("scripted-model".into()),
+        ..Default::default()
+    });
+    assert_eq!(same.tokens, 0, "the same model changes nothing");
+    let model = agent.cache_impact(&AgentCacheChange {
+        model: Some("other".into()),
+        ..Default::default()
+    });
+    assert_eq!(
+        (model.tokens, model.changed.as_slice()),
+        (1000, &["model"][..]),
+        "100 input + 900 cache read"
+    );
+    let tools = agent.cache_impact(&AgentCacheChange {
+        tools: true,
+        ..Default::default()
+    });
+    assert_eq!(tools.tokens, 1000);
+    let thinking = agent.cache_impact(&AgentCacheChange {
+        thinking: Some(ThinkingLevel::High),
+        ..Default::default()
+    });
+    let system = agent.cache_impact(&AgentCacheChange {
+        system: true,
+        ..Default::default()
+    });
+    assert!(thinking.tokens <= system.tokens && system.tokens <= 1000);
+    assert_eq!(agent.cache_impact(&AgentCacheChange::default()).tokens, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn decisions_answer_or_say_why_not() {
+    let p = provider(vec![
+        Script::answer(r#"{"probability": 0.7}"#),
+        Script::answer("maybe?"),
+        Script::answer(r#"{"choice": "b"}"#),
+    ]);
+    let agent = agent(&p);
+    let log = record(&agent);
+    let yes = agent
+        .decide(DecisionRequest::Predicate {
+            question: "Is the sky blue?".into(),
+        })
+        .await;
+    assert_eq!((yes.ok, yes.answers), (true, Some(json!({"probability": 0.7}))));
+    let bad = agent.decide(DecisionRequest::Predicate { question: "?".into() }).await;
+    assert!(!bad.ok && bad.reason.unwrap().contains("not JSON"));
+    let choice = agent
+        .decide(DecisionRequest::Choice {
+            question: "Pick".into(),
+            options: vec!["a".into(), "b".into()],
+        })
+        .await;
+    assert_eq!(choice.answers, Some(json!({"choice": "b"})));
+    assert_eq!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|n| n.starts_with("decision:"))
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![
+            "decision:start",
+            "decision:end",
+            "decision:start",
+            "decision:end",
+            "decision:start",
+            "decision:end"
+        ]
+    );
+    let off = create_agent(AgentOptions {
+        decisions: Decisions::Disabled,
+        ..options(&p)
+    })
+    .unwrap();
+    let result = off
+        .decide(DecisionRequest::Score {
+            question: "?".into(),
+            min: 0.0,
+            max: 1.0,
+        })
+        .await;
+    assert_eq!((result.ok, result.reason.as_deref()), (false, Some("unavailable")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_accounting_works_before_the_first_run() {
+    let p = provider(vec![]);
+    let agent = create_agent(AgentOptions {
+        system: Some("You are careful. <rules>be brief</rules>".into()),
+        ..options(&p)
+    })
+    .unwrap();
+    let opts = ContextOptions {
+        effective_window: Some(10_000),
+        rules_block: Some("<rules>be brief</rules>".into()),
+        rules_files: vec![("AGENTS.md".into(), "be brief".into())],
+        exact: false,
+    };
+    let breakdown = agent.get_context_breakdown(&opts).await.unwrap();
+    let names: Vec<&str> = breakdown.categories.iter().map(|c| c.name).collect();
+    assert_eq!(names, vec!["system", "rules", "tools", "conversation", "free"]);
+    assert_eq!(breakdown.categories[1].tokens, 6, "23 characters of rules");
+    assert!(breakdown.fraction.unwrap() < 0.1);
+    let segments = agent.get_context_segments(&opts).unwrap();
+    assert_eq!(
+        segments[0].text, "You are careful. ",
+        "the rules block is reported once, as its file"
+    );
+    assert!(matches!(&segments[1].source, zidane_agent::SegmentSource::RulesFile { path } if path == "AGENTS.md"));
+}

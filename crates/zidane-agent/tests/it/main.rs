@@ -1,0 +1,8 @@
+//! Integration tests of `zidane-agent`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
+
+mod agent;
+mod compaction;
+#[cfg(feature = "sqlite")]
+mod sessions;
+mod support;

@@ -1,0 +1,200 @@
+//! Sessions on the SQLite store: continuing across agents, concurrent
+//! agents on one file, and a process killed in the middle of a tool batch.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use serde_json::json;
+use zidane_agent::{AgentOptions, AgentRunOptions, SessionStore, SqliteStore, create_agent};
+use zidane_loop::{FnTool, ToolOutput};
+use zidane_provider::scripted::Script;
+use zidane_provider::{ContentBlock, Role};
+
+use crate::support::{echo_tools, options, provider, record};
+
+fn store(dir: &tempfile::TempDir) -> Arc<SqliteStore> {
+    Arc::new(SqliteStore::open(dir.path().join("nested/sessions.db")).unwrap())
+}
+
+#[tokio::test]
+async fn a_new_agent_on_the_same_file_continues_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = provider(vec![
+        Script::call("c1", "echo", json!({"text": "one"})),
+        Script::answer("first done"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        session_id: Some("work".into()),
+        store: Some(store(&dir)),
+        ..options(&first)
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("Start.")).await.unwrap();
+    agent.set_session_meta("title", json!("Work")).await.unwrap();
+    drop(agent);
+
+    let second = provider(vec![Script::answer("continued")]);
+    // A new process: its own clock (the test clock would reuse the first run's id).
+    let agent = create_agent(AgentOptions {
+        session_id: Some("work".into()),
+        store: Some(store(&dir)),
+        clock: None,
+        ..options(&second)
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("Continue.")).await.unwrap();
+    let request = &second.requests()[0];
+    assert_eq!(request.messages.len(), 5, "four saved turns and the new prompt");
+    assert_eq!(request.messages[4].content(), &[ContentBlock::text("Continue.")]);
+    let session = agent.session().unwrap();
+    assert_eq!(session.turns.len(), 6);
+    assert_eq!(session.runs.len(), 2);
+    assert_eq!(session.metadata["title"], json!("Work"));
+
+    let listed = store(&dir).list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id.as_str(), listed[0].turns, listed[0].title.as_str()),
+        ("work", 6, "Start.")
+    );
+}
+
+#[tokio::test]
+async fn a_second_agent_on_the_file_sees_the_first_ones_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = create_agent(AgentOptions {
+        session_id: Some("shared".into()),
+        store: Some(store(&dir)),
+        ..options(&provider(vec![Script::answer("from a")]))
+    })
+    .unwrap();
+    let b_provider = provider(vec![Script::answer("from b")]);
+    let b = create_agent(AgentOptions {
+        session_id: Some("shared".into()),
+        store: Some(store(&dir)),
+        ..options(&b_provider)
+    })
+    .unwrap();
+    a.run(AgentRunOptions::prompt("A speaks.")).await.unwrap();
+    b.run(AgentRunOptions::prompt("B answers.")).await.unwrap();
+    assert_eq!(
+        b_provider.requests()[0].messages.len(),
+        3,
+        "b loaded a's two turns on its first run"
+    );
+}
+
+#[tokio::test]
+async fn tool_state_lives_in_the_session_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let counter = || {
+        echo_tools().with(FnTool::new(
+            "count",
+            "Count",
+            json!({"type": "object"}),
+            |_i, cx| async move {
+                let n = cx.state().get("n").and_then(|v| v.as_u64()).unwrap_or(0) + 1;
+                cx.state().set("n", json!(n));
+                Ok(ToolOutput::text(n.to_string()))
+            },
+        ))
+    };
+    for expected in [1u64, 2] {
+        let p = provider(vec![Script::call("c", "count", json!({})), Script::answer("ok")]);
+        let agent = create_agent(AgentOptions {
+            session_id: Some("tools".into()),
+            store: Some(store(&dir)),
+            tools: counter(),
+            ..options(&p)
+        })
+        .unwrap();
+        agent.run(AgentRunOptions::prompt("Count.")).await.unwrap();
+        assert_eq!(agent.tool_state().get("n"), Some(&json!(expected)));
+    }
+}
+
+/// Not a test of its own: the child process of
+/// `a_process_killed_mid_batch_leaves_no_orphan_call`, which re-runs this
+/// binary filtered to this function with `ZIDANE_CRASH_DB` set. Without the
+/// variable it returns at once.
+#[tokio::test]
+async fn crash_child_helper() {
+    let Some(path) = std::env::var_os("ZIDANE_CRASH_DB") else {
+        return;
+    };
+    let p = provider(vec![
+        Script::call("c1", "echo", json!({"text": "done before the crash"})),
+        Script::call("c2", "hang", json!({})),
+    ]);
+    let tools = echo_tools().with(FnTool::new(
+        "hang",
+        "Hangs",
+        json!({"type": "object"}),
+        |_i, _cx| async move {
+            let mut out = std::io::stdout();
+            let _ = writeln!(out, "READY");
+            let _ = out.flush();
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::text("never"))
+        },
+    ));
+    let store = Arc::new(SqliteStore::open(path).unwrap());
+    let agent = create_agent(AgentOptions {
+        session_id: Some("crash".into()),
+        store: Some(store),
+        tools,
+        ..options(&p)
+    })
+    .unwrap();
+    let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+#[tokio::test]
+async fn a_process_killed_mid_batch_leaves_no_orphan_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sessions::crash_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZIDANE_CRASH_DB", &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let ready = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("READY"));
+    assert!(ready, "the child reached the hanging tool");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let store = Arc::new(SqliteStore::open(&db).unwrap());
+    let saved = store.load("crash").await.unwrap().unwrap();
+    let shape: Vec<(Role, usize)> = saved.turns.iter().map(|t| (t.role, t.content.len())).collect();
+    assert_eq!(
+        shape,
+        vec![(Role::User, 1), (Role::Assistant, 1), (Role::User, 1)],
+        "the prompt and the finished pair, nothing else"
+    );
+    assert!(matches!(&saved.turns[2].content[0], ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == "c1"));
+
+    // A new process continues from there with no repair needed.
+    let p = provider(vec![Script::answer("recovered")]);
+    let agent = create_agent(AgentOptions {
+        session_id: Some("crash".into()),
+        store: Some(store),
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    agent.run(AgentRunOptions::prompt("Go on.")).await.unwrap();
+    assert!(!log.lock().unwrap().contains(&"pairing:repair"));
+    assert_eq!(p.requests()[0].messages.len(), 4);
+}
