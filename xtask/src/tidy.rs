@@ -37,8 +37,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "zidane-tools",
+        &["zidane-agent", "zidane-loop", "zidane-provider", "zidane-hooks"],
+    ),
+    (
         "zidane",
         &[
+            "zidane-tools",
             "zidane-hooks",
             "zidane-provider",
             "zidane-loop",

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use zidane_loop::events::SharedError;
-use zidane_loop::tool::{MemoryToolState, ToolFailure, ToolStateStore};
+use zidane_loop::tool::{MemoryToolState, ToolStateStore};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 /// How a session run stands.
@@ -257,6 +257,3 @@ pub(crate) fn title(turns: &[SessionTurn]) -> String {
     }
     title
 }
-
-/// Marker so `ToolFailure` stays in scope for store implementations.
-pub(crate) type Failure = ToolFailure;

@@ -12,7 +12,9 @@ use zidane_loop::events::{MessageError, ToolStateOp};
 use zidane_loop::tool::ToolStateStore;
 use zidane_provider::{BoxFuture, Role, SessionTurn};
 
-use crate::session::{Failure, Session, SessionInfo, SessionRun, SessionStore, StoreError, title};
+use crate::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError, title};
+
+type Failure = zidane_loop::tool::ToolFailure;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (

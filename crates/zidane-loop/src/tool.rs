@@ -432,6 +432,13 @@ impl ToolContext {
         }
     }
 
+    /// The same context with `read_state` shared (calls outside a run that
+    /// must see each other's reads).
+    pub fn with_read_state(mut self, read_state: ReadStateMap) -> Self {
+        self.read_state = read_state;
+        self
+    }
+
     /// The call id.
     pub fn call_id(&self) -> &str {
         &self.call_id

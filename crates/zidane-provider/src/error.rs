@@ -13,8 +13,12 @@ pub enum ErrorKind {
     Overloaded,
     /// A server-side failure (HTTP 5xx).
     Server,
-    /// The connection failed, dropped mid-stream, or went silent.
+    /// The connection dropped mid-stream or went silent.
     Transport,
+    /// No connection could be made (refused, unknown host, TLS failure):
+    /// almost always a wrong base URL or a server that is down, so not
+    /// retried.
+    Unreachable,
     /// The stream broke its own format (invalid JSON in an event).
     InvalidResponse,
     /// The request is longer than the model's context window.
@@ -38,7 +42,8 @@ impl ErrorKind {
             | ErrorKind::Server
             | ErrorKind::Transport
             | ErrorKind::InvalidResponse => true,
-            ErrorKind::ContextExceeded
+            ErrorKind::Unreachable
+            | ErrorKind::ContextExceeded
             | ErrorKind::Auth
             | ErrorKind::InvalidRequest
             | ErrorKind::Quota
@@ -52,6 +57,7 @@ impl ErrorKind {
             ErrorKind::Overloaded => "overloaded",
             ErrorKind::Server => "server error",
             ErrorKind::Transport => "transport error",
+            ErrorKind::Unreachable => "unreachable",
             ErrorKind::InvalidResponse => "invalid response",
             ErrorKind::ContextExceeded => "context window exceeded",
             ErrorKind::Auth => "authentication failed",

@@ -7,7 +7,8 @@
 //! - [`agent`]: the `zidane/agent` entry point; today its hook vocabulary
 //!   ([`agent::events`], one type per `AgentHooks` event) and the payload types;
 //! - [`provider`]: the message model and the providers;
-//! - [`runloop`]: the run loop and its tool pipeline.
+//! - [`runloop`]: the run loop and its tool pipeline;
+//! - [`presets`]: the `basic` coding preset.
 //!
 //! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
 //!
@@ -123,6 +124,12 @@ pub mod hooks {
 pub mod provider {
     //! The provider-neutral message model (`zidane-provider`).
     pub use zidane_provider::*;
+}
+
+pub mod presets {
+    //! Tool presets (`zidane-tools`): `basic`, a coding agent's tools and
+    //! system prompt.
+    pub use zidane_tools::{BasicOptions, Preset, basic};
 }
 
 pub mod runloop {

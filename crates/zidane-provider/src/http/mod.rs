@@ -154,12 +154,12 @@ impl HttpClient {
                 ));
             }
             Ok(Err(e)) => {
-                let message = if e.is_connect() {
-                    "could not connect"
+                let (kind, message) = if e.is_connect() {
+                    (ErrorKind::Unreachable, "could not connect")
                 } else {
-                    "request failed"
+                    (ErrorKind::Transport, "request failed")
                 };
-                return Err(ProviderError::new(ErrorKind::Transport, provider, message).with_source(e));
+                return Err(ProviderError::new(kind, provider, message).with_source(e));
             }
             Ok(Ok(response)) => response,
         };

@@ -298,6 +298,7 @@ async fn an_unreachable_server_is_a_transport_error() {
     drop(listener);
     let provider = AnthropicProvider::new(AnthropicConfig::new("k").with_base_url(url)).unwrap();
     let err = collect(&provider, &options()).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert_eq!(err.kind(), ErrorKind::Unreachable);
+    assert!(!err.is_retryable());
     assert!(err.message().contains("could not connect"), "{err}");
 }

@@ -1,0 +1,289 @@
+//! What the person at the terminal sees: streamed text, a line per tool call,
+//! retries and fallbacks, a final tally; or the same as JSON lines.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use zidane::agent::events::{
+    ModelFallback, StreamRetry, StreamStart, StreamText, ToolAfter, ToolCancelled, ToolDispatched, ToolOutcome,
+    TurnAfter,
+};
+use zidane::agent::{AgentError, AgentStats};
+use zidane::hooks::{HookBus, HookScope};
+use zidane::provider::{ErrorKind, ToolResultContent};
+use zidane::runloop::RunErrorKind;
+
+use crate::setup::Args;
+
+#[derive(Default)]
+struct State {
+    waiting: bool,
+    mid_line: bool,
+}
+
+#[derive(Clone)]
+pub(crate) struct Printer {
+    json: bool,
+    spinner: bool,
+    state: Arc<Mutex<State>>,
+}
+
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn json_line(value: Value) {
+    out(&format!("{value}\n"));
+}
+
+/// A short form of a tool's input for one line.
+fn brief(name: &str, input: &Value) -> String {
+    let key = match name {
+        "shell" => "command",
+        "read_file" | "write_file" | "edit" | "multi_edit" | "list_files" => "path",
+        "glob" | "grep" => "pattern",
+        _ => "",
+    };
+    let text = input
+        .get(key)
+        .and_then(Value::as_str)
+        .map_or_else(|| input.to_string(), str::to_owned);
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+fn result_text(content: &ToolResultContent) -> String {
+    match content {
+        ToolResultContent::Text(t) => t.clone(),
+        ToolResultContent::Parts(parts) => serde_json::to_string(parts).unwrap_or_default(),
+    }
+}
+
+impl Printer {
+    pub(crate) fn new(json: bool, spinner: bool) -> Self {
+        Printer {
+            json,
+            spinner,
+            state: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends a line of streamed text before a status line.
+    fn break_line(&self) {
+        let mut state = self.lock();
+        if state.mid_line {
+            out("\n");
+            state.mid_line = false;
+        }
+    }
+
+    fn clear_waiting(&self) {
+        let mut state = self.lock();
+        if state.waiting {
+            eprint!("\r\x1b[K");
+            state.waiting = false;
+        }
+    }
+
+    pub(crate) fn install(&self, hooks: &HookBus) -> HookScope {
+        let scope = hooks.scope();
+        let p = self.clone();
+        scope.on_sync::<StreamStart, _>(move |_, _| {
+            if p.spinner {
+                eprint!("… waiting for the model");
+                p.lock().waiting = true;
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<StreamText, _>(move |ev, _| {
+            p.clear_waiting();
+            if p.json {
+                json_line(json!({"type": "text", "delta": ev.delta()}));
+            } else {
+                out(ev.delta());
+                p.lock().mid_line = !ev.delta().ends_with('\n');
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<TurnAfter, _>(move |_, _| {
+            p.clear_waiting();
+            p.break_line();
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ToolDispatched, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "tool_call", "id": ev.call_id(), "name": ev.name(), "input": ev.input(), "outcome": ev.outcome()}));
+                return Ok(());
+            }
+            p.break_line();
+            out(&format!("● {}({})\n", ev.name(), brief(ev.name(), ev.input())));
+            let refusal = match ev.outcome() {
+                ToolOutcome::GateBlock => Some(format!("blocked: {}", ev.reason().unwrap_or_default())),
+                ToolOutcome::Unknown => Some("unknown tool".to_owned()),
+                ToolOutcome::InvalidInput => Some("invalid input".to_owned()),
+                ToolOutcome::Execute | ToolOutcome::GateSubstitute => None,
+            };
+            if let Some(refusal) = refusal {
+                out(&format!("  ⎿ {refusal}\n"));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ToolAfter, _>(move |ev, _| {
+            let text = result_text(ev.result());
+            if p.json {
+                json_line(json!({"type": "tool_result", "id": ev.call_id(), "name": ev.name(), "is_error": ev.is_error(), "output": text}));
+                return Ok(());
+            }
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            let first: String = first.chars().take(100).collect();
+            let mark = if ev.is_error() { "error" } else { "ok" };
+            out(&format!("  ⎿ {mark}: {first} ({} bytes)\n", text.len()));
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ToolCancelled, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "tool_cancelled", "id": ev.call_id(), "reason": ev.reason()}));
+            } else {
+                out(&format!("  ⎿ cancelled: {}\n", ev.reason()));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<StreamRetry, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "retry", "attempt": ev.attempt(), "delay_ms": ev.delay_ms(), "error": ev.err().to_string()}));
+            } else {
+                p.clear_waiting();
+                p.break_line();
+                eprintln!(
+                    "↻ {} — retrying in {:.1}s (attempt {} of {})",
+                    ev.err(),
+                    ev.delay_ms() as f64 / 1000.0,
+                    ev.next_attempt(),
+                    ev.max_attempts()
+                );
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ModelFallback, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "fallback", "from": ev.from(), "to": ev.to()}));
+            } else {
+                eprintln!(
+                    "↪ {}/{} failed; continuing on {}/{}",
+                    ev.from().provider,
+                    ev.from().model,
+                    ev.to().provider,
+                    ev.to().model
+                );
+            }
+            Ok(())
+        });
+        scope
+    }
+
+    pub(crate) fn finish(&self, stats: &AgentStats, session: &str) {
+        self.clear_waiting();
+        self.break_line();
+        if self.json {
+            json_line(json!({"type": "done", "session": session, "stats": stats}));
+            return;
+        }
+        let cost = stats
+            .cost
+            .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
+        eprintln!(
+            "─ {} turn{} · {} in / {} out tokens (cache read {}, write {}) · {cost}{}",
+            stats.turns,
+            if stats.turns == 1 { "" } else { "s" },
+            stats.total_in,
+            stats.total_out,
+            stats.total_cache_read,
+            stats.total_cache_creation,
+            match stats.status {
+                zidane::agent::events::RunStatus::Aborted => " · interrupted",
+                zidane::agent::events::RunStatus::MaxTurns => " · stopped at the turn limit",
+                _ => "",
+            }
+        );
+        eprintln!("session {session} (continue with `zidane --resume \"…\"`)");
+    }
+
+    pub(crate) fn failed(&self, message: &str, session: &str) {
+        self.clear_waiting();
+        self.break_line();
+        if self.json {
+            json_line(json!({"type": "error", "session": session, "message": message}));
+        }
+    }
+}
+
+/// A message a person can act on.
+pub(crate) fn describe_failure(error: &AgentError, args: &Args) -> String {
+    let AgentError::Run(run) = error else {
+        return error.to_string();
+    };
+    let where_ = args.base_url.clone().unwrap_or_else(|| "the provider".to_owned());
+    match &run.kind {
+        RunErrorKind::Provider(e) => match e.kind() {
+            ErrorKind::Auth => format!(
+                "the API key was rejected ({}): {}",
+                e.status().map_or("auth".to_owned(), |s| format!("HTTP {s}")),
+                e.message()
+            ),
+            ErrorKind::InvalidRequest
+                if e.status() == Some(404) || e.message().to_ascii_lowercase().contains("model") =>
+            {
+                format!(
+                    "the model is unknown or unavailable{}: {}",
+                    args.model.as_ref().map(|m| format!(" (`{m}`)")).unwrap_or_default(),
+                    e.message()
+                )
+            }
+            ErrorKind::Transport | ErrorKind::Unreachable => {
+                let cause = std::error::Error::source(e)
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                format!("cannot reach {where_}: {}{cause}", e.message())
+            }
+            ErrorKind::RateLimited | ErrorKind::Overloaded | ErrorKind::Quota => {
+                format!("{} and the retries ran out: {}", e.kind_name(), e.message())
+            }
+            _ => e.to_string(),
+        },
+        RunErrorKind::BudgetExceeded { what } => format!("stopped: {what}"),
+        other => other.to_string(),
+    }
+}
+
+trait KindName {
+    fn kind_name(&self) -> &'static str;
+}
+
+impl KindName for zidane::provider::ProviderError {
+    fn kind_name(&self) -> &'static str {
+        match self.kind() {
+            ErrorKind::RateLimited => "the provider is rate-limiting requests",
+            ErrorKind::Overloaded => "the provider is overloaded",
+            ErrorKind::Quota => "the account's quota is spent",
+            _ => "the provider failed",
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Arguments, the provider, the session store.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Parser, ValueEnum};
+use zidane::agent::{SessionStore, SqliteStore};
+use zidane::provider::{
+    AnthropicConfig, AnthropicProvider, ApiKey, OpenAiConfig, OpenAiProvider, Provider, ThinkingLevel,
+};
+
+/// zidane: a coding agent in the current folder.
+#[derive(Debug, Parser)]
+#[command(name = "zidane", version, about)]
+pub(crate) struct Args {
+    /// What to do.
+    pub(crate) prompt: Vec<String>,
+    /// The provider (default: the first with a key among ANTHROPIC_API_KEY,
+    /// OPENAI_API_KEY, OPENROUTER_API_KEY).
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The model id.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// Another API root: `http://host:port` for Anthropic-compatible
+    /// servers, `http://host:port/v1` for OpenAI-compatible ones (Ollama,
+    /// vLLM, llama.cpp, LM Studio, gateways).
+    #[arg(long)]
+    pub(crate) base_url: Option<String>,
+    /// Text appended to the system prompt.
+    #[arg(long)]
+    pub(crate) system: Option<String>,
+    /// Extended thinking.
+    #[arg(long, value_enum, default_value = "off")]
+    pub(crate) thinking: Thinking,
+    /// Most assistant turns.
+    #[arg(long)]
+    pub(crate) max_turns: Option<u32>,
+    /// Spend cap in USD.
+    #[arg(long)]
+    pub(crate) max_cost: Option<f64>,
+    /// Run in (or create) this session.
+    #[arg(long, conflicts_with = "resume")]
+    pub(crate) session: Option<String>,
+    /// Continue the most recent session.
+    #[arg(long)]
+    pub(crate) resume: bool,
+    /// List the saved sessions and exit.
+    #[arg(long)]
+    pub(crate) list_sessions: bool,
+    /// The sessions file (default: $ZIDANE_HOME/sessions.db, else the user's
+    /// data folder).
+    #[arg(long)]
+    pub(crate) store: Option<PathBuf>,
+    /// The working folder (default: the current one).
+    #[arg(long)]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Print events as JSON lines instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Print the run summary (JSON) at the end.
+    #[arg(long)]
+    pub(crate) summary: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderKind {
+    Anthropic,
+    Openai,
+    Openrouter,
+    OpenaiCompatible,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Thinking {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl From<Thinking> for ThinkingLevel {
+    fn from(t: Thinking) -> Self {
+        match t {
+            Thinking::Off => ThinkingLevel::Off,
+            Thinking::Minimal => ThinkingLevel::Minimal,
+            Thinking::Low => ThinkingLevel::Low,
+            Thinking::Medium => ThinkingLevel::Medium,
+            Thinking::High => ThinkingLevel::High,
+        }
+    }
+}
+
+/// A failure with its exit code: 2 for usage and configuration, 1 for runs.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) code: u8,
+}
+
+impl Failure {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    pub(crate) fn run(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The provider from the flags and the environment.
+pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
+    let kind = match args.provider {
+        Some(kind) => kind,
+        None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_AUTH_TOKEN").is_some() => ProviderKind::Anthropic,
+        None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
+        None if env("OPENROUTER_API_KEY").is_some() => ProviderKind::Openrouter,
+        None if args.base_url.is_some() => ProviderKind::OpenaiCompatible,
+        None => {
+            return Err(Failure::usage(
+                "no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY, \
+                 or pass --provider openai-compatible --base-url http://localhost:11434/v1 for a local server",
+            ));
+        }
+    };
+    let missing = |var: &str, name: &str| Failure::usage(format!("--provider {name} needs {var} in the environment"));
+    let built: Result<Arc<dyn Provider>, _> = match kind {
+        ProviderKind::Anthropic => {
+            let mut config = AnthropicConfig::from_env().map_err(|_| missing("ANTHROPIC_API_KEY", "anthropic"))?;
+            if let Some(url) = &args.base_url {
+                config = config.with_base_url(url.clone());
+            }
+            if let Some(model) = &args.model {
+                config = config.with_model(model.clone());
+            }
+            AnthropicProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
+        }
+        ProviderKind::Openai | ProviderKind::Openrouter => {
+            let (var, name) = if kind == ProviderKind::Openai {
+                ("OPENAI_API_KEY", "openai")
+            } else {
+                ("OPENROUTER_API_KEY", "openrouter")
+            };
+            let key = env(var).ok_or_else(|| missing(var, name))?;
+            let mut config = if kind == ProviderKind::Openai {
+                OpenAiConfig::openai(key)
+            } else {
+                OpenAiConfig::openrouter(key)
+            };
+            if let Some(url) = &args.base_url {
+                config = config.with_base_url(url.clone());
+            }
+            if let Some(model) = &args.model {
+                config = config.with_model(model.clone());
+            }
+            OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
+        }
+        ProviderKind::OpenaiCompatible => {
+            let url = args.base_url.clone().ok_or_else(|| {
+                Failure::usage("--provider openai-compatible needs --base-url (e.g. http://localhost:11434/v1)")
+            })?;
+            let model = args.model.clone().ok_or_else(|| {
+                Failure::usage("--provider openai-compatible needs --model (the server's model name)")
+            })?;
+            let key = env("OPENAI_API_KEY").map(ApiKey::new);
+            OpenAiProvider::new(OpenAiConfig::compatible(url, key).with_model(model))
+                .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        }
+    };
+    built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))
+}
+
+pub(crate) fn open_store(args: &Args) -> Result<Arc<SqliteStore>, Failure> {
+    let path = args.store.clone().unwrap_or_else(SqliteStore::default_path);
+    SqliteStore::open(&path)
+        .map(Arc::new)
+        .map_err(|e| Failure::usage(format!("cannot open the sessions file: {e}")))
+}
+
+/// The session to run in: `--session`, the latest with `--resume`, else a
+/// new one.
+pub(crate) async fn session_id(args: &Args, store: &SqliteStore) -> Result<String, Failure> {
+    if let Some(id) = &args.session {
+        return Ok(id.clone());
+    }
+    if args.resume {
+        let sessions = store
+            .list()
+            .await
+            .map_err(|e| Failure::run(format!("cannot read the sessions: {e}")))?;
+        return sessions
+            .into_iter()
+            .next()
+            .map(|s| s.id)
+            .ok_or_else(|| Failure::usage("there is no session to resume yet"));
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    Ok(format!("s-{stamp:x}-{:x}", std::process::id()))
+}

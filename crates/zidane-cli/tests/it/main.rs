@@ -1,0 +1,309 @@
+//! The `zidane` binary end to end, against a loopback model server.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+fn anthropic_sse(events: &[(&str, Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// A two-turn scripted run: write a file, then say done.
+fn reply(wire: Wire, body: &str) -> String {
+    let after_tool = body.contains("tool_result") || body.contains("\"role\":\"tool\"");
+    match (wire, after_tool) {
+        (Wire::Anthropic, false) => anthropic_sse(&[
+            ("message_start", json!({"type": "message_start", "message": {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 120, "output_tokens": 1}}})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Writing the file."}})),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": {}}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"hello.txt\", \"content\": \"Hello from zidane\"}"}})),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
+            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}})),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]),
+        (Wire::Anthropic, true) => anthropic_sse(&[
+            ("message_start", json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 200, "cache_read_input_tokens": 100, "output_tokens": 1}}})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done: hello.txt is written."}})),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 12}})),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]),
+        (Wire::OpenAi, false) => [
+            json!({"id": "c1", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Writing the file."}}]}),
+            json!({"id": "c1", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"hello.txt\", "}}]}}]}),
+            json!({"id": "c1", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"content\": \"Hello from zidane\"}"}}]}}]}),
+            json!({"id": "c1", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"id": "c1", "model": "gpt-4.1", "choices": [], "usage": {"prompt_tokens": 120, "completion_tokens": 30}}),
+        ]
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_owned()))
+        .collect(),
+        (Wire::OpenAi, true) => [
+            json!({"id": "c2", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {"content": "Done: hello.txt is written."}}]}),
+            json!({"id": "c2", "model": "gpt-4.1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            json!({"id": "c2", "model": "gpt-4.1", "choices": [], "usage": {"prompt_tokens": 200, "completion_tokens": 12, "prompt_tokens_details": {"cached_tokens": 100}}}),
+        ]
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .chain(std::iter::once("data: [DONE]\n\n".to_owned()))
+        .collect(),
+    }
+}
+
+/// Serves scripted replies (or a fixed status and body) and records bodies.
+async fn server(wire: Wire, fixed: Option<(u16, String)>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bodies: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&bodies);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = Arc::clone(&seen);
+            let fixed = fixed.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 65536];
+                loop {
+                    let head_end = loop {
+                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break p + 4;
+                        }
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    while buf.len() < head_end + len {
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    seen.lock().unwrap().push(body.clone());
+                    let (status, kind, payload) = match &fixed {
+                        Some((status, payload)) => (*status, "application/json", payload.clone()),
+                        None => (200, "text/event-stream", reply(wire, &body)),
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
+                        payload.len()
+                    );
+                    if stream.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), bodies)
+}
+
+async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("ZIDANE_HOME", home).current_dir(work).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().await.unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+async fn two_turn_run(wire: Wire) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server(wire, None).await;
+    let (env, base): (Vec<(&str, &str)>, String) = match wire {
+        Wire::Anthropic => (vec![("ANTHROPIC_API_KEY", "sk-test")], url.clone()),
+        Wire::OpenAi => (vec![("OPENAI_API_KEY", "sk-test")], format!("{url}/v1")),
+    };
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &base, "Write hello.txt."],
+    )
+    .await;
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.txt")).unwrap(),
+        "Hello from zidane"
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Writing the file.")
+            && stdout.contains("● write_file(hello.txt)")
+            && stdout.contains("Done: hello.txt is written."),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    // Input excludes cache reads: OpenAI's prompt tokens include them.
+    let input = if wire == Wire::Anthropic { 320 } else { 220 };
+    assert!(
+        stderr.contains(&format!(
+            "─ 2 turns · {input} in / 42 out tokens (cache read 100, write 0)"
+        )),
+        "{stderr}"
+    );
+
+    let listed = zidane(home.path(), work.path(), &[], &["--list-sessions"]).await;
+    assert!(listed.status.success());
+    let listing = text(&listed.stdout);
+    assert!(listing.contains("4 turns  Write hello.txt."), "{listing}");
+
+    let resumed = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &base, "--resume", "--json", "Anything else?"],
+    )
+    .await;
+    assert!(resumed.status.success(), "stderr: {}", text(&resumed.stderr));
+    let last_request = bodies.lock().unwrap().last().cloned().unwrap();
+    assert!(
+        last_request.contains("Hello from zidane") && last_request.contains("Anything else?"),
+        "the resumed run sent the history"
+    );
+    let events: Vec<Value> = text(&resumed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.first().unwrap()["type"], json!("text"));
+    assert_eq!(events.last().unwrap()["type"], json!("done"));
+    let relisted = text(&zidane(home.path(), work.path(), &[], &["--list-sessions"]).await.stdout);
+    assert!(relisted.contains("6 turns"), "{relisted}");
+}
+
+#[tokio::test]
+async fn anthropic_two_turn_tool_run_with_resume() {
+    two_turn_run(Wire::Anthropic).await;
+}
+
+#[tokio::test]
+async fn openai_two_turn_tool_run_with_resume() {
+    two_turn_run(Wire::OpenAi).await;
+}
+
+#[tokio::test]
+async fn errors_a_person_can_act_on() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+
+    let none = zidane(home.path(), work.path(), &[], &["hello"]).await;
+    assert_eq!(none.status.code(), Some(2));
+    assert!(
+        text(&none.stderr).contains("no provider is configured: set ANTHROPIC_API_KEY"),
+        "{}",
+        text(&none.stderr)
+    );
+
+    let (url, _) = server(
+        Wire::Anthropic,
+        Some((
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#.into(),
+        )),
+    )
+    .await;
+    let bad_key = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk-wrong")],
+        &["--base-url", &url, "hello"],
+    )
+    .await;
+    assert_eq!(bad_key.status.code(), Some(1));
+    let stderr = text(&bad_key.stderr);
+    assert!(
+        stderr.contains("the API key was rejected (HTTP 401): invalid x-api-key"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked") && !stderr.contains("sk-wrong"));
+
+    let (url, _) = server(
+        Wire::Anthropic,
+        Some((
+            404,
+            r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}"#.into(),
+        )),
+    )
+    .await;
+    let unknown = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk")],
+        &["--base-url", &url, "--model", "claude-nope", "hello"],
+    )
+    .await;
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        text(&unknown.stderr).contains("the model is unknown or unavailable (`claude-nope`): model: claude-nope"),
+        "{}",
+        text(&unknown.stderr)
+    );
+
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let unreachable = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk")],
+        &["--base-url", &closed, "hello"],
+    )
+    .await;
+    assert_eq!(unreachable.status.code(), Some(1));
+    assert!(
+        text(&unreachable.stderr).contains(&format!("cannot reach {closed}: could not connect")),
+        "{}",
+        text(&unreachable.stderr)
+    );
+
+    let missing = zidane(
+        home.path(),
+        work.path(),
+        &[],
+        &["--provider", "openai-compatible", "hello"],
+    )
+    .await;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("needs --base-url"));
+}

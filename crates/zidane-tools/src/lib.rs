@@ -1,0 +1,148 @@
+//! Built-in tools and the `basic` preset: a coding agent's tool set (shell,
+//! file reading and writing, exact-match edits, listing, glob, grep, a todo
+//! list) and its system prompt, working inside one folder.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use zidane_tools::{BasicOptions, basic};
+//!
+//! let preset = basic(BasicOptions::in_folder("."));
+//! // AgentOptions { tools: preset.tools, system: Some(preset.system),
+//! //                execution: Some(preset.execution), .. }
+//! # let _ = preset;
+//! ```
+//!
+//! Architecture invariant: tools act only through the execution context they
+//! were built with; every path resolves inside its root, and leaving it is a
+//! tool error, never a file touched.
+
+mod files;
+mod search;
+mod shell;
+#[cfg(test)]
+mod tests;
+mod todo;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zidane_agent::{ExecutionContext, ProcessContext};
+use zidane_loop::ToolSet;
+use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
+
+/// Settings of the [`basic`] preset.
+#[derive(Debug, Clone)]
+pub struct BasicOptions {
+    /// The folder the agent works in.
+    pub root: PathBuf,
+    /// Refuse to edit or overwrite a file the agent has not read (or that
+    /// changed since it read it).
+    pub require_read_before_edit: bool,
+    /// Default time limit of a shell command.
+    pub shell_timeout: Duration,
+    /// Bytes of command output kept (head and tail); the middle is cut with a
+    /// note.
+    pub max_output_bytes: usize,
+}
+
+impl BasicOptions {
+    /// Defaults in `root`.
+    pub fn in_folder(root: impl Into<PathBuf>) -> Self {
+        BasicOptions {
+            root: root.into(),
+            require_read_before_edit: true,
+            shell_timeout: Duration::from_secs(120),
+            max_output_bytes: 30_000,
+        }
+    }
+}
+
+/// What a host spreads into its agent options.
+#[derive(Clone)]
+pub struct Preset {
+    /// The tools.
+    pub tools: ToolSet,
+    /// The system prompt (static half, then the dynamic half after
+    /// [`SYSTEM_PROMPT_BOUNDARY`]).
+    pub system: String,
+    /// Where the tools run: pass it as the agent's execution context.
+    pub execution: Arc<dyn ExecutionContext>,
+}
+
+impl std::fmt::Debug for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preset")
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Shared by every tool of a preset.
+#[derive(Clone)]
+pub(crate) struct Env {
+    pub(crate) context: Arc<ProcessContext>,
+    pub(crate) options: BasicOptions,
+}
+
+/// The basic coding preset.
+pub fn basic(options: BasicOptions) -> Preset {
+    let context = Arc::new(ProcessContext::new(options.root.clone()));
+    let env = Env {
+        context: Arc::clone(&context),
+        options: options.clone(),
+    };
+    let tools = ToolSet::new()
+        .with(shell::shell(env.clone()))
+        .with(files::read_file(env.clone()))
+        .with(files::write_file(env.clone()))
+        .with(files::edit(env.clone()))
+        .with(files::multi_edit(env.clone()))
+        .with(files::list_files(env.clone()))
+        .with(search::glob(env.clone()))
+        .with(search::grep(env))
+        .with(todo::todowrite())
+        .with(todo::todoread());
+    let system = format!(
+        "You are a capable coding agent working in a folder on the user's machine. Use the tools to look before you act: \
+         read files before editing them, prefer `edit` and `multi_edit` (exact text replacements) over rewriting whole \
+         files, and run commands with `shell` to build, test and inspect. Keep a plan with `todowrite` for work of \
+         several steps. Be concise in what you tell the user: say what you changed and why, and report failures \
+         plainly.{SYSTEM_PROMPT_BOUNDARY}Working folder: {}\nOperating system: {}",
+        options.root.display(),
+        std::env::consts::OS,
+    );
+    Preset {
+        tools,
+        system,
+        execution: context,
+    }
+}
+
+/// Cuts the middle of a long output, keeping its head and tail and saying
+/// how much was cut.
+pub(crate) fn cap_output(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let half = max / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let cut = tail_start - head_end;
+    format!(
+        "{}\n[... {cut} bytes cut ...]\n{}",
+        &text[..head_end],
+        &text[tail_start..]
+    )
+}
+
+/// A tool failure with a message.
+pub(crate) fn fail(message: impl Into<String>) -> zidane_loop::tool::ToolFailure {
+    message.into().into()
+}

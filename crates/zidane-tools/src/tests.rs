@@ -1,0 +1,345 @@
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use zidane_loop::ToolOutput;
+use zidane_loop::tool::{ReadStateMap, ToolContext};
+use zidane_provider::{AbortController, AbortSignal, ToolResultContent};
+
+use crate::{BasicOptions, Preset, basic, cap_output};
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    preset: Preset,
+    reads: ReadStateMap,
+}
+
+fn rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub fn a() {}\npub fn b() {}\npub fn a2() {}\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("README.md"), "# demo\n").unwrap();
+    let mut options = BasicOptions::in_folder(&root);
+    options.max_output_bytes = 200;
+    Rig {
+        _dir: dir,
+        root,
+        preset: basic(options),
+        reads: ReadStateMap::default(),
+    }
+}
+
+impl Rig {
+    async fn call(&self, name: &str, input: Value) -> Result<ToolOutput, String> {
+        let tool = self.preset.tools.get(name).unwrap_or_else(|| panic!("no tool {name}"));
+        let cx = ToolContext::detached(name, "call", AbortSignal::never()).with_read_state(self.reads.clone());
+        tool.execute(input, cx).await.map_err(|e| e.to_string())
+    }
+}
+
+fn text(out: &ToolOutput) -> &str {
+    match &out.content {
+        ToolResultContent::Text(t) => t,
+        ToolResultContent::Parts(_) => panic!("text expected"),
+    }
+}
+
+#[test]
+fn the_preset_has_the_basic_tools_with_object_schemas() {
+    let rig = rig();
+    let names: Vec<&str> = rig.preset.tools.names().collect();
+    assert_eq!(
+        names,
+        vec![
+            "shell",
+            "read_file",
+            "write_file",
+            "edit",
+            "multi_edit",
+            "list_files",
+            "glob",
+            "grep",
+            "todowrite",
+            "todoread"
+        ]
+    );
+    for spec in rig.preset.tools.specs() {
+        assert_eq!(spec.input_schema["type"], json!("object"), "{}", spec.name);
+        assert!(jsonschema_compiles(&spec.input_schema), "{}", spec.name);
+    }
+    assert!(rig.preset.system.contains(zidane_provider::SYSTEM_PROMPT_BOUNDARY));
+}
+
+fn jsonschema_compiles(schema: &Value) -> bool {
+    zidane_loop::validate::InputValidator::new(schema)
+        .schema_error()
+        .is_none()
+}
+
+#[tokio::test]
+async fn read_file_numbers_lines_reads_ranges_and_dedups() {
+    let rig = rig();
+    let out = rig.call("read_file", json!({"path": "src/main.rs"})).await.unwrap();
+    assert_eq!(
+        text(&out),
+        "     1\tfn main() {\n     2\t    println!(\"hi\");\n     3\t}\n"
+    );
+    let again = rig.call("read_file", json!({"path": "./src//main.rs"})).await.unwrap();
+    assert_eq!(
+        text(&again),
+        "`src/main.rs` is unchanged since you last read it; its content is in that earlier result."
+    );
+    let part = rig
+        .call("read_file", json!({"path": "src/main.rs", "offset": 2, "limit": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&part), "     2\t    println!(\"hi\");\n");
+    std::fs::write(rig.root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let changed = rig
+        .call("read_file", json!({"path": "src/main.rs", "offset": 2, "limit": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&changed), "`src/main.rs` has 1 lines; none in that range.");
+}
+
+#[tokio::test]
+async fn paths_outside_the_folder_are_refused() {
+    let rig = rig();
+    for path in ["../outside.txt", "/etc/passwd", "src/../../x"] {
+        let err = rig.call("read_file", json!({"path": path})).await.unwrap_err();
+        assert!(
+            err.contains("outside the working folder") || err.contains("leaves the working folder"),
+            "{path}: {err}"
+        );
+        let err = rig
+            .call("write_file", json!({"path": path, "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("working folder"), "{path}: {err}");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/etc", rig.root.join("escape")).unwrap();
+        let err = rig
+            .call("read_file", json!({"path": "escape/hostname"}))
+            .await
+            .unwrap_err();
+        assert!(err.contains("outside the working folder"), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn edits_need_a_read_and_exactly_one_match() {
+    let rig = rig();
+    let err = rig
+        .call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "pub fn b", "new_string": "pub fn c"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, "read `src/lib.rs` before changing it");
+    rig.call("read_file", json!({"path": "src/lib.rs"})).await.unwrap();
+    let err = rig
+        .call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "nothing like it", "new_string": "x"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, "`old_string` was not found in `src/lib.rs`");
+    let err = rig
+        .call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "pub fn a", "new_string": "pub fn z"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.starts_with("`old_string` matches 2 places in `src/lib.rs`"),
+        "{err}"
+    );
+    let ok = rig
+        .call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "pub fn b", "new_string": "pub fn c"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&ok), "Edited `src/lib.rs`: 1 replacement(s).");
+    // The tool's own write counts as a read; a change from outside does not.
+    rig.call(
+        "edit",
+        json!({"path": "src/lib.rs", "old_string": "pub fn a", "new_string": "pub fn y", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(rig.root.join("src/lib.rs")).unwrap(),
+        "pub fn y() {}\npub fn c() {}\npub fn y2() {}\n"
+    );
+    std::fs::write(rig.root.join("src/lib.rs"), "changed outside\n").unwrap();
+    let err = rig
+        .call(
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "changed", "new_string": "x"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("changed since you read it"), "{err}");
+}
+
+#[tokio::test]
+async fn multi_edit_is_all_or_nothing_and_write_file_guards_overwrites() {
+    let rig = rig();
+    rig.call("read_file", json!({"path": "src/lib.rs"})).await.unwrap();
+    let err = rig
+        .call(
+            "multi_edit",
+            json!({"path": "src/lib.rs", "edits": [
+                {"old_string": "pub fn b", "new_string": "pub fn c"},
+                {"old_string": "missing", "new_string": "x"}
+            ]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "edit 2 of 2: `old_string` was not found in `src/lib.rs`; no edit was applied"
+    );
+    assert!(
+        std::fs::read_to_string(rig.root.join("src/lib.rs"))
+            .unwrap()
+            .contains("pub fn b")
+    );
+    rig.call(
+        "multi_edit",
+        json!({"path": "src/lib.rs", "edits": [
+            {"old_string": "pub fn b", "new_string": "pub fn c"},
+            {"old_string": "pub fn c", "new_string": "pub fn d"}
+        ]}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        std::fs::read_to_string(rig.root.join("src/lib.rs"))
+            .unwrap()
+            .contains("pub fn d")
+    );
+
+    let err = rig
+        .call("write_file", json!({"path": "README.md", "content": "new"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err, "read `README.md` before changing it");
+    let ok = rig
+        .call("write_file", json!({"path": "docs/new/file.txt", "content": "hello"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&ok), "Wrote 5 bytes to `docs/new/file.txt`.");
+    assert_eq!(
+        std::fs::read_to_string(rig.root.join("docs/new/file.txt")).unwrap(),
+        "hello"
+    );
+}
+
+#[tokio::test]
+async fn listing_glob_and_grep() {
+    let rig = rig();
+    std::fs::create_dir_all(rig.root.join("target/debug")).unwrap();
+    std::fs::write(rig.root.join("target/debug/junk.rs"), "pub fn a() {}").unwrap();
+    let list = rig.call("list_files", json!({})).await.unwrap();
+    assert_eq!(text(&list), "README.md\nsrc/\ntarget/");
+    let found = rig.call("glob", json!({"pattern": "**/*.rs"})).await.unwrap();
+    assert_eq!(text(&found), "src/lib.rs\nsrc/main.rs", "build folders are skipped");
+    let found = rig.call("glob", json!({"pattern": "*.{md,txt}"})).await.unwrap();
+    assert_eq!(text(&found), "README.md");
+    let hits = rig
+        .call("grep", json!({"pattern": "pub fn a\\d?", "glob": "src/*.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&hits), "src/lib.rs:1: pub fn a() {}\nsrc/lib.rs:3: pub fn a2() {}");
+    let none = rig
+        .call("grep", json!({"pattern": "PRINTLN", "ignore_case": false}))
+        .await
+        .unwrap();
+    assert_eq!(text(&none), "No match.");
+    let err = rig.call("grep", json!({"pattern": "("})).await.unwrap_err();
+    assert!(err.starts_with("bad regular expression"));
+}
+
+#[tokio::test]
+async fn shell_reports_exit_codes_caps_output_and_obeys_timeout_and_abort() {
+    let rig = rig();
+    let ok = rig
+        .call("shell", json!({"command": "echo hello; echo oops >&2"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&ok), "exit code: 0\nhello\n[stderr]\noops\n");
+    assert!(!ok.is_error);
+    let failed = rig.call("shell", json!({"command": "exit 3"})).await.unwrap();
+    assert!(failed.is_error && text(&failed).starts_with("exit code: 3"));
+    let long = rig.call("shell", json!({"command": "seq 1 2000"})).await.unwrap();
+    assert!(text(&long).contains("bytes cut ...]"), "{}", text(&long));
+    assert!(text(&long).ends_with("2000\n"));
+    let controller = AbortController::new();
+    let tool = rig.preset.tools.get("shell").unwrap().clone();
+    let cx = ToolContext::detached("shell", "c", controller.signal());
+    let run = tokio::spawn(async move {
+        tool.execute(json!({"command": "sleep 30"}), cx)
+            .await
+            .map_err(|e| e.to_string())
+    });
+    controller.abort(None);
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(text(&out), "The command was cancelled and killed.");
+}
+
+/// On tokio's paused clock the time limit passes in virtual time, at once.
+#[tokio::test(start_paused = true)]
+async fn shell_kills_a_command_at_its_time_limit() {
+    let rig = rig();
+    let started = tokio::time::Instant::now();
+    let slow = rig
+        .call("shell", json!({"command": "sleep 30", "timeout_secs": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&slow), "The command timed out after 1s and was killed.");
+    assert!(slow.is_error);
+    assert_eq!(started.elapsed(), Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn todos_live_in_tool_state() {
+    let rig = rig();
+    let tool = rig.preset.tools.get("todowrite").unwrap();
+    let cx = ToolContext::detached("todowrite", "c", AbortSignal::never());
+    let out = tool
+        .execute(json!({"todos": [{"content": "read", "status": "completed"}, {"content": "edit", "status": "in_progress"}]}), cx.clone())
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "- [x] read\n- [~] edit");
+    let read = rig
+        .preset
+        .tools
+        .get("todoread")
+        .unwrap()
+        .execute(json!({}), cx)
+        .await
+        .unwrap();
+    assert_eq!(text(&read), "- [x] read\n- [~] edit");
+}
+
+#[test]
+fn cap_output_keeps_head_and_tail() {
+    let text: String = "é".repeat(100);
+    let capped = cap_output(&text, 20);
+    assert_eq!(capped, "ééééé\n[... 180 bytes cut ...]\nééééé");
+    assert_eq!(cap_output("short", 20), "short");
+}
