@@ -3,6 +3,8 @@
 //! - `ci`: every check CI runs, in order, stopping at the first failure;
 //! - `tidy`: the crate graph and lint wiring match `docs/ARCHITECTURE.md`;
 //! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
+//! - `mcp-servers`: installs the MCP servers the tests run (npm and PyPI
+//!   packages, pinned) into `target/mcp-servers`, when missing;
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -24,7 +26,8 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::run(&root(), false),
         ["codegen", "--check"] => codegen::run(&root(), true),
         ["bench", rest @ ..] => bench(rest),
-        _ => Err("usage: cargo xtask <ci | tidy | codegen [--check] | bench [--quick]>".to_owned()),
+        ["mcp-servers"] => mcp_servers(),
+        _ => Err("usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | bench [--quick]>".to_owned()),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -109,6 +112,55 @@ fn ci() -> Result {
         &[],
     )?;
     println!("\nci: every step passed");
+    Ok(())
+}
+
+/// The npm packages of the MCP servers the tests run, pinned.
+const NPM_SERVERS: &[&str] = &[
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+];
+
+/// The PyPI packages, pinned (`mcp` serves the test's own Python server).
+const PYPI_SERVERS: &[&str] = &["mcp-server-time==2026.10.19", "mcp==2.3.0"];
+
+fn mcp_servers() -> Result {
+    let dir = root().join("target/mcp-servers");
+    let dir_text = dir.display().to_string();
+    let npm_ready = ["mcp-server-everything", "mcp-server-filesystem"]
+        .iter()
+        .all(|b| dir.join("node_modules/.bin").join(b).exists());
+    if npm_ready {
+        println!("mcp-servers: npm servers present in {dir_text}");
+    } else {
+        let mut args = vec![
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--prefix",
+            dir_text.as_str(),
+        ];
+        args.extend(NPM_SERVERS);
+        run("npm", &args, &[])?;
+    }
+    let py = dir.join("py");
+    if py.join("mcp_server_time").exists() && py.join("mcp").exists() {
+        println!("mcp-servers: Python servers present in {}", py.display());
+    } else {
+        let py_text = py.display().to_string();
+        let mut args = vec![
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--target",
+            py_text.as_str(),
+        ];
+        args.extend(PYPI_SERVERS);
+        run("python3", &args, &[])?;
+    }
     Ok(())
 }
 

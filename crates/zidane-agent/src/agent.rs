@@ -22,6 +22,7 @@ use crate::decide::Decisions;
 use crate::error::AgentError;
 use crate::execution::{ExecutionContext, ProcessContext};
 use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
+use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
 
 /// Options of [`create_agent`]. Only `provider` is required.
 #[derive(Clone, Default)]
@@ -69,6 +70,13 @@ pub struct AgentOptions {
     pub handle: Option<ExecutionHandle>,
     /// Prices for turn costs.
     pub pricing: Option<Pricing>,
+    /// MCP servers whose tools the agent offers (connected on the first run
+    /// or warm-up, closed on destroy).
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// How the servers are connected (default: [`connect_mcp_servers`]).
+    pub mcp_connector: Option<Arc<dyn McpConnector>>,
+    /// Re-shapes each discovered MCP tool before it is registered.
+    pub mcp_tool_wrap: Option<McpToolWrap>,
 }
 
 /// One run's options.
@@ -147,6 +155,10 @@ pub(crate) struct Inner {
     pub(crate) compaction: Arc<Compaction>,
     pub(crate) decisions: Decisions,
     pub(crate) name: Option<String>,
+    pub(crate) mcp_servers: Vec<McpServerConfig>,
+    pub(crate) mcp_connector: Arc<dyn McpConnector>,
+    pub(crate) mcp_tool_wrap: Option<McpToolWrap>,
+    pub(crate) mcp: tokio::sync::Mutex<Option<McpConnection>>,
     pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
 }
 
@@ -206,6 +218,9 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         execution,
         handle,
         pricing,
+        mcp_servers,
+        mcp_connector,
+        mcp_tool_wrap,
     } = options;
     let Some(primary) = provider.first() else {
         return Err(AgentError::NoProvider);
@@ -302,6 +317,10 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             compaction,
             decisions,
             name,
+            mcp_servers,
+            mcp_connector: mcp_connector.unwrap_or_else(|| Arc::new(DefaultConnector)),
+            mcp_tool_wrap,
+            mcp: tokio::sync::Mutex::new(None),
             _hooks_scope: Mutex::new(Some(scope)),
         }),
     };
@@ -414,6 +433,7 @@ impl Agent {
         self.inner.destroyed.store(false, Ordering::Release);
         self.load_session().await?;
         self.ensure_execution().await?;
+        let mcp = self.ensure_mcp().await;
         let run_id = self.inner.clock.id();
         let first_turn = self.inner.looped.turns().len() as u32;
         let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
@@ -436,9 +456,22 @@ impl Agent {
             prompt.push(ContentBlock::text(options.prompt.clone()));
         }
         prompt.extend(options.parts);
+        let mut system = options.system;
+        let mut extra_tools = Vec::new();
+        if let Some(connection) = &mcp {
+            extra_tools = connection.tools();
+            if let Some(instructions) = connection.instructions() {
+                let base = system
+                    .clone()
+                    .or_else(|| self.inner.looped.config().system.clone())
+                    .unwrap_or_default();
+                system = Some(format!("{base}\n\n# MCP servers\n\n{instructions}"));
+            }
+        }
         let run_options = RunOptions {
             prompt,
-            system: options.system,
+            system,
+            extra_tools,
             system_notes: options.system_notes,
             model: options.model,
             thinking: options.thinking,
@@ -616,12 +649,48 @@ impl Agent {
         Ok(handle)
     }
 
-    /// Loads the session and binds the execution handle without running a
-    /// turn. Idempotent and safe to call concurrently.
+    /// Loads the session, binds the execution handle and connects the MCP
+    /// servers without running a turn. Idempotent and safe to call
+    /// concurrently (callers share one bootstrap).
     pub async fn warmup(&self) -> Result<(), AgentError> {
         self.load_session().await?;
         self.ensure_execution().await?;
+        self.ensure_mcp().await;
         Ok(())
+    }
+
+    /// The MCP connection, connecting the servers the first time. `None`
+    /// without servers. A server that fails is reported on the bus and left
+    /// out; the others are used.
+    async fn ensure_mcp(&self) -> Option<McpConnection> {
+        if self.inner.mcp_servers.is_empty() {
+            return None;
+        }
+        let mut slot = self.inner.mcp.lock().await;
+        if let Some(connection) = slot.as_ref() {
+            return Some(connection.clone());
+        }
+        let mut connection = self
+            .inner
+            .mcp_connector
+            .connect(&self.inner.mcp_servers, &self.inner.hooks)
+            .await;
+        if let Some(wrap) = &self.inner.mcp_tool_wrap {
+            connection.wrap_tools(wrap);
+        }
+        *slot = Some(connection.clone());
+        Some(connection)
+    }
+
+    /// The live MCP connection (`None` before the first run or warm-up and
+    /// after destroy).
+    pub async fn mcp_connection(&self) -> Option<McpConnection> {
+        self.inner.mcp.lock().await.clone()
+    }
+
+    /// The configured MCP servers.
+    pub fn mcp_servers(&self) -> &[McpServerConfig] {
+        &self.inner.mcp_servers
     }
 
     /// Aborts any run and releases the execution handle (unless the host
@@ -631,6 +700,10 @@ impl Agent {
             return;
         }
         self.inner.looped.abort(Some("destroyed"));
+        let mcp = self.inner.mcp.lock().await.take();
+        if let Some(connection) = mcp {
+            connection.close().await;
+        }
         let handle = self.inner.handle.lock().await.take();
         if let Some(handle) = handle {
             if self.inner.handle_injected {

@@ -21,7 +21,7 @@ use zidane::agent::{
 };
 
 use crate::output::{Printer, describe_failure};
-use crate::setup::{Args, Failure, open_store, provider, session_id};
+use crate::setup::{Args, Failure, mcp_servers, open_store, provider, session_id};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -66,6 +66,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
     }
+    let mcp = mcp_servers(&args)?;
     let provider = provider(&args)?;
     let session = session_id(&args, store.as_ref()).await?;
     let cwd = match &args.cwd {
@@ -93,6 +94,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         execution: Some(Arc::clone(&preset.execution)),
         store: Some(store.clone() as Arc<dyn SessionStore>),
         session_id: Some(session.clone()),
+        mcp_servers: mcp,
         ..Default::default()
     })
     .map_err(|e| Failure::usage(e.to_string()))?;

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use zidane::agent::events::{
-    ModelFallback, StreamRetry, StreamStart, StreamText, ToolAfter, ToolCancelled, ToolDispatched, ToolOutcome,
-    TurnAfter,
+    McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, StreamRetry, StreamStart, StreamText, ToolAfter,
+    ToolCancelled, ToolDispatched, ToolOutcome, TurnAfter,
 };
 use zidane::agent::{AgentError, AgentStats};
 use zidane::hooks::{HookBus, HookScope};
@@ -178,6 +178,18 @@ impl Printer {
                     ev.next_attempt(),
                     ev.max_attempts()
                 );
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<McpBootstrapEnd, _>(move |ev, _| {
+            if let McpBootstrapOutcome::Failed { error, .. } = ev.outcome() {
+                let why = error.as_ref().map_or_else(|| "skipped".to_owned(), ToString::to_string);
+                if p.json {
+                    json_line(json!({"type": "mcp_error", "server": ev.name(), "error": why}));
+                } else {
+                    eprintln!("⚠ MCP server `{}` is unavailable: {why}", ev.name());
+                }
             }
             Ok(())
         });

@@ -55,6 +55,10 @@ pub(crate) struct Args {
     /// The working folder (default: the current one).
     #[arg(long)]
     pub(crate) cwd: Option<PathBuf>,
+    /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
+    /// (stdio servers; HTTP ones are reported as not supported yet).
+    #[arg(long)]
+    pub(crate) mcp: Option<PathBuf>,
     /// Print events as JSON lines instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -209,4 +213,12 @@ pub(crate) async fn session_id(args: &Args, store: &SqliteStore) -> Result<Strin
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     Ok(format!("s-{stamp:x}-{:x}", std::process::id()))
+}
+
+/// The MCP servers of `--mcp`, or none.
+pub(crate) fn mcp_servers(args: &Args) -> Result<Vec<zidane::agent::McpServerConfig>, Failure> {
+    let Some(path) = &args.mcp else { return Ok(Vec::new()) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read the MCP configuration {}: {e}", path.display())))?;
+    zidane::agent::parse_mcp_config(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }

@@ -19,6 +19,7 @@ use crate::events::{
     ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown, ValidationCoerce,
     ValidationReject,
 };
+use crate::join_all;
 use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
 use crate::run::{RunCx, RunLoop, tracing_warn};
 use crate::seams::{StepKey, StepKind};
@@ -68,7 +69,7 @@ impl RunLoop {
             .collect();
         // Every gate of the batch sees the counts as they were before it.
         let snapshot = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let tools = &self.inner.config.tools;
+        let tools = &cx.tools;
         let mut results = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
@@ -180,7 +181,7 @@ impl RunLoop {
         }
 
         // 2. Unknown tools.
-        let Some(tool) = config.tools.get(&name).cloned() else {
+        let Some(tool) = cx.tools.get(&name).cloned() else {
             let mut unknown = ToolUnknown::new(
                 name.clone(),
                 call.id.clone(),
@@ -202,7 +203,7 @@ impl RunLoop {
             );
             before.input = input.clone();
             self.observe(&mut before).await;
-            let available: Vec<&str> = config.tools.names().collect();
+            let available: Vec<&str> = cx.tools.names().collect();
             let text = format!(
                 "Tool error: unknown tool `{name}`. Available tools: {}",
                 available.join(", ")
@@ -730,27 +731,4 @@ impl Future for CatchUnwind<'_> {
             }
         }
     }
-}
-
-/// Runs futures concurrently on the current task; outputs in input order.
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut pending: Vec<Option<Pin<Box<F>>>> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
-    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut all_done = true;
-        for (slot, out) in pending.iter_mut().zip(outputs.iter_mut()) {
-            if let Some(f) = slot {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(v) => {
-                        *out = Some(v);
-                        *slot = None;
-                    }
-                    Poll::Pending => all_done = false,
-                }
-            }
-        }
-        if all_done { Poll::Ready(()) } else { Poll::Pending }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
 }

@@ -26,3 +26,29 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{RunError, RunErrorKind};
 pub use run::{LoopConfig, ModelRef, RunLoop, RunOptions};
 pub use tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
+
+/// Runs futures concurrently on the current task (no spawning, so they may
+/// borrow); the outputs come back in input order.
+pub async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    use std::pin::Pin;
+    use std::task::Poll;
+    let mut pending: Vec<Option<Pin<Box<F>>>> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut done = true;
+        for (slot, out) in pending.iter_mut().zip(outputs.iter_mut()) {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => {
+                        *out = Some(v);
+                        *slot = None;
+                    }
+                    Poll::Pending => done = false,
+                }
+            }
+        }
+        if done { Poll::Ready(()) } else { Poll::Pending }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}

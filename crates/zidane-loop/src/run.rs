@@ -151,6 +151,8 @@ pub struct RunOptions {
     /// The run's id (else one from the clock), for hosts that announce the
     /// run before it starts.
     pub run_id: Option<String>,
+    /// Tools added for this run (discovered MCP tools), beside the loop's.
+    pub extra_tools: Vec<Arc<dyn crate::tool::Tool>>,
 }
 
 impl RunOptions {
@@ -246,6 +248,8 @@ pub(crate) struct RunCx {
     pub(crate) continuing_pause: bool,
     /// The tool list as the model sees it, built once per run.
     pub(crate) tool_specs: Vec<zidane_provider::ToolSpec>,
+    /// The run's tools: the loop's and the run's extra ones.
+    pub(crate) tools: ToolSet,
 }
 
 enum Ending {
@@ -453,7 +457,14 @@ impl RunLoop {
             tool_state: committed,
             turn: 0,
             continuing_pause: false,
-            tool_specs: config.tools.specs(),
+            tool_specs: Vec::new(),
+            tools: {
+                let mut tools = config.tools.clone();
+                for tool in &options.extra_tools {
+                    tools.insert(Arc::clone(tool));
+                }
+                tools
+            },
         };
 
         let mut start = AgentStart::new(
@@ -467,6 +478,7 @@ impl RunLoop {
         );
         self.observe(&mut start).await;
 
+        cx.tool_specs = cx.tools.specs();
         let ending = self.run_turns(&mut cx, &options).await;
         let (status, error, abort) = match ending {
             Ending::Completed => (RunStatus::Completed, None, None),
@@ -843,7 +855,7 @@ impl RunLoop {
         };
 
         let (_, model) = &cx.targets[cx.target];
-        let mut request = StreamOptions::new(model.clone(), self.wire_messages(messages));
+        let mut request = StreamOptions::new(model.clone(), self.wire_messages(cx, messages));
         request.system = (!system.is_empty()).then_some(system);
         request.tools = cx.tool_specs.clone();
         request.thinking = options.thinking;
@@ -876,8 +888,8 @@ impl RunLoop {
 
     /// Canonical tool names become the model-facing aliases (only messages
     /// carrying an aliased call are copied; the rest keep their wire bytes).
-    fn wire_messages(&self, mut messages: Vec<Message>) -> Vec<Message> {
-        let tools = &self.inner.config.tools;
+    fn wire_messages(&self, cx: &RunCx, mut messages: Vec<Message>) -> Vec<Message> {
+        let tools = &cx.tools;
         if !tools.has_aliases() {
             return messages;
         }
@@ -1217,7 +1229,7 @@ impl RunLoop {
         let mut turn_counts = ToolCounts::new();
         for block in &mut content {
             if let ContentBlock::ToolUse { name, .. } = block {
-                let canonical = config.tools.canonical(name).to_owned();
+                let canonical = cx.tools.canonical(name).to_owned();
                 *turn_counts.entry(canonical.clone()).or_insert(0) += 1;
                 *name = canonical;
             }

@@ -1,10 +1,36 @@
-//! MCP servers as zidane tools: connect stdio, streamable-HTTP and legacy SSE
-//! servers, list their tools and register them as `mcp_<server>_<tool>`,
-//! emitting every `mcp:*` hook.
+//! MCP servers as zidane tools: connect servers from their configuration,
+//! list their tools and register each as `mcp_<server>_<tool>`, emitting
+//! every `mcp:*` hook on the agent's bus.
 //!
-//! Architecture invariant: built on the official Rust MCP SDK for the
-//! protocol, over the provider crate's HTTP stack (no second HTTP client);
-//! it knows the loop's tool trait and events, never the agent.
+//! ```no_run
+//! use zidane_hooks::HookBus;
+//! use zidane_mcp::{McpServerConfig, connect_mcp_servers};
 //!
-//! Status: not written yet; this crate exports nothing. The `mcp:*` payload
-//! types are in `zidane_loop::events`.
+//! # async fn demo() {
+//! let bus = HookBus::new();
+//! let servers = vec![McpServerConfig::stdio("files", "npx", ["-y", "@modelcontextprotocol/server-filesystem", "."])];
+//! let connection = connect_mcp_servers(&servers, &bus).await;
+//! for tool in connection.tools() {
+//!     println!("{}", tool.name());
+//! }
+//! connection.close().await;
+//! # }
+//! ```
+//!
+//! Transports: stdio child processes today, through the official Rust MCP
+//! SDK; streamable HTTP and legacy SSE configurations are accepted and fail
+//! their bootstrap with a clear error (`McpError::Unsupported`) until their
+//! clients land. OAuth is left to [`McpConnector`] implementations.
+//!
+//! Architecture invariant: this crate knows the loop's tool trait and events,
+//! never the agent; it speaks MCP only through `rmcp`.
+
+mod config;
+mod connection;
+mod tool;
+
+pub use config::{McpConfigError, McpServerConfig, McpTransportConfig, ToolFilter, parse_mcp_config};
+pub use connection::{
+    DefaultConnector, McpConnection, McpConnector, McpError, McpToolMeta, McpToolWrap, connect_mcp_servers,
+};
+pub use tool::{McpTool, namespaced_name};

@@ -166,6 +166,10 @@ pub mod agent {
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
         HookInfo, hook_info,
     };
+    pub use zidane_mcp::{
+        DefaultConnector, McpConfigError, McpConnection, McpConnector, McpServerConfig, McpToolMeta, McpToolWrap,
+        McpTransportConfig, connect_mcp_servers, parse_mcp_config,
+    };
     pub use zidane_run_summary::{
         RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,
         RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummaryTokens,

@@ -3,6 +3,7 @@
 
 mod agent;
 mod compaction;
+mod mcp;
 #[cfg(feature = "sqlite")]
 mod sessions;
 mod support;

@@ -1,0 +1,73 @@
+//! MCP servers through the agent: connected at warm-up (once), used by runs,
+//! closed on destroy.
+
+use std::path::Path;
+
+use serde_json::json;
+use zidane_agent::{AgentOptions, AgentRunOptions, create_agent};
+use zidane_mcp::McpServerConfig;
+use zidane_provider::ContentBlock;
+use zidane_provider::scripted::Script;
+
+use crate::support::{options, provider, record};
+
+fn everything() -> McpServerConfig {
+    let bin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo xtask mcp-servers`",
+        bin.display()
+    );
+    let mut config = McpServerConfig::stdio("everything", bin.display().to_string(), ["stdio"]);
+    config.enabled_tools = Some(vec!["echo".into()]);
+    config.instructions = Some("Use echo to repeat text.".into());
+    config
+}
+
+#[tokio::test]
+async fn mcp_tools_reach_the_model_and_the_connection_closes_on_destroy() {
+    let p = provider(vec![
+        Script::call("c1", "mcp_everything_echo", json!({"message": "hello"})),
+        Script::answer("ok"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![everything()],
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    let (a, b) = tokio::join!(agent.warmup(), agent.warmup());
+    a.unwrap();
+    b.unwrap();
+    assert_eq!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|n| **n == "mcp:bootstrap:settled")
+            .count(),
+        1,
+        "one bootstrap for concurrent warm-ups"
+    );
+    agent.run(AgentRunOptions::prompt("Echo hello.")).await.unwrap();
+
+    let first = &p.requests()[0];
+    assert!(first.tools.iter().any(|t| t.name == "mcp_everything_echo"));
+    assert!(
+        first
+            .system
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Use echo to repeat text."),
+        "the server's instructions are in the system prompt"
+    );
+    let result = p.requests()[1].messages.last().unwrap().clone();
+    assert!(
+        matches!(&result.content()[0], ContentBlock::ToolResult { content, .. } if content == &"Echo: hello".into())
+    );
+    assert_eq!(agent.mcp_servers().len(), 1);
+    assert!(agent.mcp_connection().await.is_some());
+    agent.destroy().await;
+    assert!(log.lock().unwrap().contains(&"mcp:close"));
+    assert!(agent.mcp_connection().await.is_none());
+}

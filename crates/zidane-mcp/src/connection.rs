@@ -1,0 +1,388 @@
+//! Connecting servers: bootstrap in parallel with its hooks, the live
+//! connection, reconnection after a server died.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+use zidane_hooks::{HookBus, HookEvent};
+use zidane_loop::events::{
+    McpBootstrapEnd, McpBootstrapOutcome, McpBootstrapResult, McpBootstrapSettled, McpBootstrapStart, McpClose,
+    McpConnect, McpError as McpErrorEvent, McpToolSchema, McpToolsFilter, McpToolsList, McpWarn, SharedError,
+};
+use zidane_loop::{Tool, join_all};
+use zidane_provider::BoxFuture;
+
+use crate::config::{McpServerConfig, McpTransportConfig};
+use crate::tool::{McpTool, namespaced_name};
+
+/// Why a server could not be used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The transport is not available in this build.
+    #[error("the {0} transport is not supported yet; use a stdio server")]
+    Unsupported(&'static str),
+    /// The server could not be started or reached.
+    #[error("cannot start the server: {0}")]
+    Spawn(String),
+    /// The handshake or a request failed.
+    #[error("{0}")]
+    Protocol(String),
+    /// The connection or handshake took too long.
+    #[error("no answer within {0}s")]
+    Timeout(u64),
+}
+
+/// Identity of a discovered tool, for [`McpToolWrap`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpToolMeta {
+    /// The server's name.
+    pub server: String,
+    /// The server-side tool name.
+    pub tool_name: String,
+}
+
+/// Re-shapes each discovered tool before it is registered (e.g. to journal
+/// its calls).
+pub type McpToolWrap = Arc<dyn Fn(Arc<dyn Tool>, &McpToolMeta) -> Arc<dyn Tool> + Send + Sync>;
+
+/// Owns "connect these servers and hand back their tools"; supply one to use
+/// a custom transport or authentication. [`connect_mcp_servers`] is the
+/// default.
+pub trait McpConnector: Send + Sync {
+    /// Connects `configs`, emitting the `mcp:*` hooks on `hooks`.
+    fn connect<'a>(&'a self, configs: &'a [McpServerConfig], hooks: &'a HookBus) -> BoxFuture<'a, McpConnection>;
+}
+
+type Progress = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ProgressNotificationParam>>>>;
+
+/// Receives server notifications: progress goes to the call that asked.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) progress: Progress,
+}
+
+impl ClientHandler for Handler {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let token = match &params.progress_token.0 {
+            rmcp::model::NumberOrString::String(s) => s.to_string(),
+            rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        };
+        if let Some(tx) = self.progress.lock().unwrap_or_else(PoisonError::into_inner).get(&token) {
+            let _ = tx.send(params);
+        }
+        std::future::ready(())
+    }
+}
+
+pub(crate) type Client = RunningService<RoleClient, Handler>;
+
+/// One configured server: its client (when connected) and its tools.
+pub(crate) struct Server {
+    pub(crate) config: McpServerConfig,
+    pub(crate) hooks: HookBus,
+    pub(crate) client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    pub(crate) progress: Progress,
+}
+
+impl Server {
+    /// The live client, connecting (again) when there is none.
+    pub(crate) async fn client(&self) -> Result<Arc<Client>, McpError> {
+        let mut slot = self.client.lock().await;
+        if let Some(client) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
+            return Ok(Arc::clone(client));
+        }
+        let client = Arc::new(spawn(&self.config, &self.hooks, Arc::clone(&self.progress)).await?);
+        let lazy = slot.is_none();
+        *slot = Some(Arc::clone(&client));
+        drop(slot);
+        let tools = client
+            .list_all_tools()
+            .await
+            .map(|t| t.iter().map(|t| t.name.to_string()).collect())
+            .unwrap_or_default();
+        let mut ev = McpConnect::new(lazy, self.config.name.clone(), tools, self.config.transport.kind());
+        observe(&self.hooks, &mut ev).await;
+        Ok(client)
+    }
+
+    /// Forgets a client whose server died, so the next call reconnects.
+    pub(crate) async fn forget(&self) {
+        *self.client.lock().await = None;
+    }
+}
+
+trait TransportState {
+    fn is_transport_closed(&self) -> bool;
+}
+
+impl TransportState for Client {
+    fn is_transport_closed(&self) -> bool {
+        self.is_closed()
+    }
+}
+
+pub(crate) async fn observe<E: HookEvent>(hooks: &HookBus, event: &mut E) {
+    let _ = hooks.emit(event).await;
+}
+
+async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) -> Result<Client, McpError> {
+    let McpTransportConfig::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &config.transport
+    else {
+        return Err(McpError::Unsupported(match config.transport {
+            McpTransportConfig::Sse { .. } => "legacy SSE",
+            _ => "streamable HTTP",
+        }));
+    };
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).envs(env);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| McpError::Spawn(format!("`{command}`: {e}")))?;
+    if let Some(stderr) = stderr {
+        // The server's diagnostics become `mcp:warn`.
+        let (hooks, name) = (hooks.clone(), config.name.clone());
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if !line.trim().is_empty() {
+                    let mut ev = McpWarn::new(line, name.clone());
+                    observe(&hooks, &mut ev).await;
+                }
+            }
+        });
+    }
+    let handler = Handler { progress };
+    match tokio::time::timeout(config.connect_timeout, handler.serve(transport)).await {
+        Err(_) => Err(McpError::Timeout(config.connect_timeout.as_secs())),
+        Ok(Err(e)) => Err(McpError::Protocol(format!("the handshake failed: {e}"))),
+        Ok(Ok(client)) => Ok(client),
+    }
+}
+
+fn schema_of(tool: &rmcp::model::Tool) -> McpToolSchema {
+    McpToolSchema {
+        name: tool.name.to_string(),
+        description: tool.description.as_ref().map(ToString::to_string),
+        input_schema: Value::Object((*tool.input_schema).clone()),
+    }
+}
+
+/// Live servers and the tools they contribute.
+#[derive(Clone, Default)]
+pub struct McpConnection {
+    servers: Vec<Arc<Server>>,
+    tools: Vec<Arc<dyn Tool>>,
+    instructions: Vec<String>,
+}
+
+impl std::fmt::Debug for McpConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConnection")
+            .field(
+                "servers",
+                &self.servers.iter().map(|s| s.config.name.as_str()).collect::<Vec<_>>(),
+            )
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name().to_owned()).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl McpConnection {
+    /// The tools, namespaced `mcp_<server>_<tool>`.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.clone()
+    }
+
+    /// The configured servers' names (connected or lazy).
+    pub fn servers(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.config.name.clone()).collect()
+    }
+
+    /// The servers' instructions, for the system prompt.
+    pub fn instructions(&self) -> Option<String> {
+        (!self.instructions.is_empty()).then(|| self.instructions.join("\n\n"))
+    }
+
+    /// Applies `wrap` to every tool.
+    pub fn wrap_tools(&mut self, wrap: &McpToolWrap) {
+        self.tools = self
+            .tools
+            .iter()
+            .map(|tool| {
+                let meta = McpToolMeta {
+                    server: tool.name().split('_').nth(1).unwrap_or_default().to_owned(),
+                    tool_name: tool.name().to_owned(),
+                };
+                wrap(Arc::clone(tool), &meta)
+            })
+            .collect();
+    }
+
+    /// Closes every connection (`mcp:close` for each).
+    pub async fn close(&self) {
+        for server in &self.servers {
+            let client = server.client.lock().await.take();
+            if let Some(client) = client {
+                if let Ok(client) = Arc::try_unwrap(client) {
+                    let _ = client.cancel().await;
+                }
+                let mut ev = McpClose::new(server.config.name.clone());
+                observe(&server.hooks, &mut ev).await;
+            }
+        }
+    }
+}
+
+/// Connects `configs` in parallel. Each server gets `mcp:bootstrap:start` and
+/// `mcp:bootstrap:end`; the batch ends with one `mcp:bootstrap:settled`,
+/// sorted by name. A server that fails (`mcp:error`) never fails the others.
+pub async fn connect_mcp_servers(configs: &[McpServerConfig], hooks: &HookBus) -> McpConnection {
+    let attempts: Vec<_> = configs.iter().map(|config| bootstrap(config, hooks)).collect();
+    let outcomes = join_all(attempts).await;
+    let mut results = Vec::new();
+    let mut connection = McpConnection::default();
+    let mut used = BTreeSet::new();
+    for (config, (result, server, schemas)) in configs.iter().zip(outcomes) {
+        results.push(result);
+        let Some(server) = server else { continue };
+        for schema in schemas {
+            let mut name = namespaced_name(&config.name, &schema.name);
+            let mut n = 2;
+            while !used.insert(name.clone()) {
+                name = format!("{}_{n}", namespaced_name(&config.name, &schema.name));
+                n += 1;
+            }
+            connection
+                .tools
+                .push(Arc::new(McpTool::new(name, schema, Arc::clone(&server))));
+        }
+        if let Some(text) = &config.instructions {
+            connection.instructions.push(format!("## {}\n{text}", config.name));
+        }
+        connection.servers.push(server);
+    }
+    results.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut settled = McpBootstrapSettled::new(results);
+    observe(hooks, &mut settled).await;
+    connection
+}
+
+type Bootstrapped = (McpBootstrapResult, Option<Arc<Server>>, Vec<McpToolSchema>);
+
+async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
+    let started = Instant::now();
+    let transport = config.transport.kind();
+    let mut ev = McpBootstrapStart::new(config.name.clone(), transport);
+    observe(hooks, &mut ev).await;
+    let server = Arc::new(Server {
+        config: config.clone(),
+        hooks: hooks.clone(),
+        client: tokio::sync::Mutex::new(None),
+        progress: Arc::default(),
+    });
+    let lazy = config.lazy_connect && config.cached_tools.is_some();
+    let listed: Result<(Vec<McpToolSchema>, bool), McpError> = async {
+        if let Some(cached) = &config.cached_tools {
+            if !lazy {
+                server.client().await?;
+            }
+            return Ok((cached.clone(), true));
+        }
+        let client = server.client().await?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
+        Ok((tools.iter().map(schema_of).collect(), false))
+    }
+    .await;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    match listed {
+        Ok((raw, cached)) => {
+            if !lazy {
+                let mut list = McpToolsList::new(config.name.clone(), raw.clone(), transport);
+                observe(hooks, &mut list).await;
+            }
+            let mut filter = McpToolsFilter::new(config.name.clone(), transport);
+            filter.tools = raw.into_iter().filter(|t| config.keeps(t)).collect();
+            observe(hooks, &mut filter).await;
+            let tools = filter.tools;
+            let outcome = McpBootstrapOutcome::Ok {
+                tool_count: tools.len() as u32,
+                lazy,
+                cached,
+                warnings: Vec::new(),
+            };
+            let mut end = McpBootstrapEnd::new(config.name.clone(), transport, duration_ms, outcome.clone());
+            observe(hooks, &mut end).await;
+            (
+                McpBootstrapResult {
+                    name: config.name.clone(),
+                    transport,
+                    duration_ms,
+                    outcome,
+                },
+                Some(server),
+                tools,
+            )
+        }
+        Err(error) => {
+            let shared: SharedError = Arc::new(error);
+            let mut ev = McpErrorEvent::new(config.name.clone(), Arc::clone(&shared));
+            observe(hooks, &mut ev).await;
+            let outcome = McpBootstrapOutcome::Failed {
+                error: Some(shared),
+                skipped: false,
+            };
+            let mut end = McpBootstrapEnd::new(config.name.clone(), transport, duration_ms, outcome.clone());
+            observe(hooks, &mut end).await;
+            (
+                McpBootstrapResult {
+                    name: config.name.clone(),
+                    transport,
+                    duration_ms,
+                    outcome,
+                },
+                None,
+                Vec::new(),
+            )
+        }
+    }
+}
+
+/// The default connector: [`connect_mcp_servers`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DefaultConnector;
+
+impl McpConnector for DefaultConnector {
+    fn connect<'a>(&'a self, configs: &'a [McpServerConfig], hooks: &'a HookBus) -> BoxFuture<'a, McpConnection> {
+        Box::pin(connect_mcp_servers(configs, hooks))
+    }
+}

@@ -1,0 +1,330 @@
+//! Real MCP servers over stdio: the npm `server-everything` and
+//! `server-filesystem`, the PyPI `mcp-server-time`, and a server built on the
+//! PyPI `mcp` package that dies in the middle of a call.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use zidane_hooks::{DynHandler, HookBus};
+use zidane_loop::events::{HOOK_SPECS, McpToolSchema, ToolProgressEvent};
+use zidane_loop::tool::ToolContext;
+use zidane_loop::{LoopConfig, RunLoop, RunOptions, Tool, ToolOutput};
+use zidane_mcp::{McpServerConfig, McpTransportConfig, connect_mcp_servers};
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{AbortSignal, ContentBlock, Provider, ToolResultContent};
+
+fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers")
+}
+
+fn bin(name: &str) -> String {
+    let path = servers_dir().join("node_modules/.bin").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo xtask mcp-servers`",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+fn python(name: &str, args: &[&str]) -> McpServerConfig {
+    let mut config = McpServerConfig::stdio(name, "python3", args.iter().copied());
+    if let McpTransportConfig::Stdio { env, .. } = &mut config.transport {
+        env.insert("PYTHONPATH".into(), servers_dir().join("py").display().to_string());
+    }
+    config
+}
+
+fn everything() -> McpServerConfig {
+    McpServerConfig::stdio("everything", bin("mcp-server-everything"), ["stdio"])
+}
+
+fn record(bus: &HookBus) -> Arc<Mutex<Vec<&'static str>>> {
+    let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    for spec in HOOK_SPECS {
+        let log = Arc::clone(&log);
+        spec.register(
+            bus,
+            &DynHandler::sync(move |ev, _| {
+                log.lock().unwrap().push(ev.name());
+                Ok(())
+            }),
+        );
+    }
+    log
+}
+
+fn text(out: &ToolOutput) -> String {
+    match &out.content {
+        ToolResultContent::Text(t) => t.clone(),
+        ToolResultContent::Parts(p) => serde_json::to_string(p).unwrap(),
+    }
+}
+
+async fn call(tool: &Arc<dyn Tool>, input: Value) -> Result<ToolOutput, String> {
+    tool.execute(
+        input,
+        ToolContext::detached(tool.name(), "call-1", AbortSignal::never()),
+    )
+    .await
+    .map_err(|e| e.to_string())
+}
+
+fn find(tools: &[Arc<dyn Tool>], name: &str) -> Arc<dyn Tool> {
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} in {:?}", tools.iter().map(|t| t.name()).collect::<Vec<_>>()))
+}
+
+#[tokio::test]
+async fn everything_over_stdio_lists_and_calls() {
+    let bus = HookBus::new();
+    let log = record(&bus);
+    let connection = connect_mcp_servers(&[everything()], &bus).await;
+    let hooks: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|n| *n != "mcp:warn")
+        .collect();
+    assert!(
+        log.lock().unwrap().contains(&"mcp:warn"),
+        "the server's stderr arrives as mcp:warn"
+    );
+    assert_eq!(
+        hooks,
+        vec![
+            "mcp:bootstrap:start",
+            "mcp:connect",
+            "mcp:tools:list",
+            "mcp:tools:filter",
+            "mcp:bootstrap:end",
+            "mcp:bootstrap:settled"
+        ]
+    );
+    let tools = connection.tools();
+    let echo = find(&tools, "mcp_everything_echo");
+    assert_eq!(text(&call(&echo, json!({"message": "hi"})).await.unwrap()), "Echo: hi");
+    let sum = find(&tools, "mcp_everything_get-sum");
+    assert!(text(&call(&sum, json!({"a": 2, "b": 3})).await.unwrap()).contains('5'));
+    let image = find(&tools, "mcp_everything_get-tiny-image");
+    let out = call(&image, json!({})).await.unwrap();
+    assert!(
+        matches!(&out.content, ToolResultContent::Parts(parts) if parts.iter().any(|p| matches!(p, ContentBlock::Image { .. })))
+    );
+    let names: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|n| n.starts_with("mcp:tool:"))
+        .collect();
+    assert_eq!(
+        &names[..4],
+        &[
+            "mcp:tool:before",
+            "mcp:tool:gate",
+            "mcp:tool:transform",
+            "mcp:tool:after"
+        ]
+    );
+    connection.close().await;
+    assert!(log.lock().unwrap().contains(&"mcp:close"));
+}
+
+#[tokio::test]
+async fn config_filters_and_the_filter_hook_narrow_the_tools() {
+    let bus = HookBus::new();
+    bus.on_sync::<zidane_loop::events::McpToolsFilter, _>(|ev, _| {
+        ev.tools.retain(|t| t.name != "get-sum");
+        Ok(())
+    });
+    let mut config = everything();
+    config.enabled_tools = Some(vec!["echo".into(), "get-sum".into(), "get-env".into()]);
+    config.disabled_tools = vec!["get-env".into()];
+    let connection = connect_mcp_servers(&[config], &bus).await;
+    let names: Vec<String> = connection.tools().iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(names, vec!["mcp_everything_echo"]);
+    connection.close().await;
+}
+
+#[tokio::test]
+async fn a_failed_server_never_fails_the_others() {
+    let bus = HookBus::new();
+    let outcomes: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let o = Arc::clone(&outcomes);
+    bus.on_sync::<zidane_loop::events::McpBootstrapSettled, _>(move |ev, _| {
+        for r in ev.results() {
+            o.lock().unwrap().push((
+                r.name.clone(),
+                matches!(r.outcome, zidane_loop::events::McpBootstrapOutcome::Ok { .. }),
+            ));
+        }
+        Ok(())
+    });
+    let broken = McpServerConfig::stdio("broken", "/nonexistent/mcp-server", Vec::<String>::new());
+    let http = McpServerConfig::new(
+        "remote",
+        McpTransportConfig::StreamableHttp {
+            url: "http://127.0.0.1:9/mcp".into(),
+            headers: BTreeMap::new(),
+        },
+    );
+    let connection = connect_mcp_servers(&[http, everything(), broken], &bus).await;
+    assert_eq!(
+        *outcomes.lock().unwrap(),
+        vec![
+            ("broken".to_owned(), false),
+            ("everything".to_owned(), true),
+            ("remote".to_owned(), false)
+        ],
+        "sorted by name"
+    );
+    assert!(!connection.tools().is_empty());
+    connection.close().await;
+}
+
+#[tokio::test]
+async fn filesystem_server_reads_files_and_reports_error_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "remember the milk").unwrap();
+    let bus = HookBus::new();
+    let config = McpServerConfig::stdio("fs", bin("mcp-server-filesystem"), [root.display().to_string()]);
+    let connection = connect_mcp_servers(&[config], &bus).await;
+    let tools = connection.tools();
+    let read = find(&tools, "mcp_fs_read_text_file");
+    let path = root.join("notes.txt").display().to_string();
+    assert_eq!(
+        text(&call(&read, json!({"path": path})).await.unwrap()),
+        "remember the milk"
+    );
+    let missing = call(&read, json!({"path": root.join("missing.txt").display().to_string()}))
+        .await
+        .unwrap();
+    assert!(
+        missing.is_error,
+        "an MCP error result reaches the model as a tool error: {}",
+        text(&missing)
+    );
+    connection.close().await;
+}
+
+#[tokio::test]
+async fn time_server_answers_and_an_unknown_tool_is_a_json_rpc_error() {
+    let bus = HookBus::new();
+    let mut config = python("time", &["-m", "mcp_server_time", "--local-timezone", "UTC"]);
+    let connection = connect_mcp_servers(std::slice::from_ref(&config), &bus).await;
+    let tools = connection.tools();
+    let now = find(&tools, "mcp_time_get_current_time");
+    let out = call(&now, json!({"timezone": "UTC"})).await.unwrap();
+    assert!(text(&out).contains("UTC"), "{}", text(&out));
+    connection.close().await;
+
+    // A tool the server does not have, announced through `cached_tools`.
+    config.cached_tools = Some(vec![McpToolSchema {
+        name: "no_such_tool".into(),
+        description: None,
+        input_schema: json!({"type": "object"}),
+    }]);
+    let connection = connect_mcp_servers(&[config], &bus).await;
+    let ghost = find(&connection.tools(), "mcp_time_no_such_tool");
+    let err = call(&ghost, json!({})).await;
+    match err {
+        Err(message) => assert!(message.contains("MCP error"), "{message}"),
+        Ok(out) => assert!(
+            out.is_error,
+            "either a JSON-RPC error or an error result: {}",
+            text(&out)
+        ),
+    }
+    connection.close().await;
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_call_is_a_tool_error_and_the_next_call_reconnects() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/die_server.py")
+        .display()
+        .to_string();
+    let bus = HookBus::new();
+    let connection = connect_mcp_servers(&[python("die", &[&script])], &bus).await;
+    let tools = connection.tools();
+    let die = find(&tools, "mcp_die_die");
+    let err = call(&die, json!({})).await.unwrap_err();
+    assert!(err.contains("MCP error"), "{err}");
+    let ping = find(&tools, "mcp_die_ping");
+    assert_eq!(
+        text(&call(&ping, json!({})).await.unwrap()),
+        "pong",
+        "a new server process answers"
+    );
+    connection.close().await;
+}
+
+#[tokio::test]
+async fn an_mcp_tool_through_the_loop_with_progress() {
+    let bus = HookBus::new();
+    let connection = connect_mcp_servers(&[everything()], &bus).await;
+    let provider = ScriptedProvider::new(
+        "mock",
+        [
+            Script::call(
+                "c1",
+                "mcp_everything_trigger-long-running-operation",
+                json!({"duration": 1, "steps": 2}),
+            ),
+            Script::answer("done"),
+        ],
+    );
+    let mut config = LoopConfig::new(Arc::new(provider.clone()) as Arc<dyn Provider>);
+    config.hooks = bus.clone();
+    let looped = RunLoop::new(config);
+    let log = record(&bus);
+    let progress = Arc::new(Mutex::new(0usize));
+    let p = Arc::clone(&progress);
+    bus.on_sync::<ToolProgressEvent, _>(move |_, _| {
+        *p.lock().unwrap() += 1;
+        Ok(())
+    });
+    let mut options = RunOptions::prompt("Run the long operation.");
+    options.extra_tools = connection.tools();
+    looped.run(options).await.unwrap();
+    assert!(
+        *progress.lock().unwrap() >= 1,
+        "progress notifications became tool:progress"
+    );
+    let sequence: Vec<&str> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .filter(|n| (n.starts_with("tool:") || n.starts_with("mcp:tool")) && *n != "tool:progress")
+        .collect();
+    assert_eq!(
+        sequence,
+        vec![
+            "tool:gate",
+            "tool:dispatched",
+            "tool:before",
+            "mcp:tool:before",
+            "mcp:tool:gate",
+            "mcp:tool:transform",
+            "mcp:tool:after",
+            "tool:transform",
+            "tool:after"
+        ]
+    );
+    let second = &provider.requests()[1];
+    let result = second.messages.last().unwrap();
+    assert!(matches!(
+        &result.content()[0],
+        ContentBlock::ToolResult { is_error: false, .. }
+    ));
+    connection.close().await;
+}
