@@ -75,6 +75,8 @@ fn ci() -> Result {
     tidy::run(&root())?;
     println!("\n$ cargo xtask codegen --check");
     codegen::run(&root(), true)?;
+    println!("\n$ cargo xtask mcp-servers");
+    mcp_servers()?;
     run(
         cargo,
         &[
