@@ -73,7 +73,7 @@ pub struct AgentOptions {
     /// MCP servers whose tools the agent offers (connected on the first run
     /// or warm-up, closed on destroy).
     pub mcp_servers: Vec<McpServerConfig>,
-    /// How the servers are connected (default: [`connect_mcp_servers`]).
+    /// How the servers are connected (default: [`zidane_mcp::connect_mcp_servers`]).
     pub mcp_connector: Option<Arc<dyn McpConnector>>,
     /// Re-shapes each discovered MCP tool before it is registered.
     pub mcp_tool_wrap: Option<McpToolWrap>,
