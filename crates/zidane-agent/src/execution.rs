@@ -210,7 +210,7 @@ impl ExecutionContext for ProcessContext {
                 None => {
                     // The whole process group goes, not only the shell.
                     if let Some(pid) = pid {
-                        kill_group(pid).await;
+                        kill_group(pid);
                     }
                     Ok(ExecOutput {
                         timed_out,
@@ -288,14 +288,13 @@ impl ExecutionContext for ProcessContext {
     }
 }
 
-async fn kill_group(pid: u32) {
-    // `kill -KILL -<pgid>` reaches every process of the group the command
-    // started in.
-    let _ = tokio::process::Command::new("kill")
-        .arg("-KILL")
-        .arg(format!("-{pid}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await;
+fn kill_group(pid: u32) {
+    // The command runs as the leader of its own group, so its group id is
+    // its pid; a pid that does not fit is no process of ours.
+    #[cfg(unix)]
+    if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }

@@ -439,6 +439,13 @@ impl ToolContext {
         self
     }
 
+    /// The same context reporting to `hooks` (e.g. to observe
+    /// `tool:progress` of a call outside a run).
+    pub fn with_hooks(mut self, hooks: HookBus) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
     /// The call id.
     pub fn call_id(&self) -> &str {
         &self.call_id

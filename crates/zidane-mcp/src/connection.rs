@@ -16,8 +16,9 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 use zidane_hooks::{HookBus, HookEvent};
 use zidane_loop::events::{
-    McpBootstrapEnd, McpBootstrapOutcome, McpBootstrapResult, McpBootstrapSettled, McpBootstrapStart, McpClose,
-    McpConnect, McpError as McpErrorEvent, McpToolSchema, McpToolsFilter, McpToolsList, McpWarn, SharedError,
+    McpAuthReason, McpAuthRequired, McpBootstrapEnd, McpBootstrapOutcome, McpBootstrapResult, McpBootstrapSettled,
+    McpBootstrapStart, McpClose, McpConnect, McpError as McpErrorEvent, McpToolSchema, McpToolsFilter, McpToolsList,
+    McpWarn, SharedError,
 };
 use zidane_loop::{Tool, join_all};
 use zidane_provider::BoxFuture;
@@ -30,7 +31,7 @@ use crate::tool::{McpTool, namespaced_name};
 #[non_exhaustive]
 pub enum McpError {
     /// The transport is not available in this build.
-    #[error("the {0} transport is not supported yet; use a stdio server")]
+    #[error("the {0} transport is not supported by this build")]
     Unsupported(&'static str),
     /// The server could not be started or reached.
     #[error("cannot start the server: {0}")]
@@ -41,6 +42,9 @@ pub enum McpError {
     /// The connection or handshake took too long.
     #[error("no answer within {0}s")]
     Timeout(u64),
+    /// The server answered 401 with this `WWW-Authenticate` challenge.
+    #[error("the server requires authorization ({0})")]
+    AuthRequired(String),
 }
 
 /// Identity of a discovered tool, for [`McpToolWrap`].
@@ -141,42 +145,67 @@ pub(crate) async fn observe<E: HookEvent>(hooks: &HookBus, event: &mut E) {
 }
 
 async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) -> Result<Client, McpError> {
-    let McpTransportConfig::Stdio {
-        command,
-        args,
-        env,
-        cwd,
-    } = &config.transport
-    else {
-        return Err(McpError::Unsupported(match config.transport {
-            McpTransportConfig::Sse { .. } => "legacy SSE",
-            _ => "streamable HTTP",
-        }));
-    };
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).envs(env);
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| McpError::Spawn(format!("`{command}`: {e}")))?;
-    if let Some(stderr) = stderr {
-        // The server's diagnostics become `mcp:warn`.
-        let (hooks, name) = (hooks.clone(), config.name.clone());
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if !line.trim().is_empty() {
-                    let mut ev = McpWarn::new(line, name.clone());
-                    observe(&hooks, &mut ev).await;
-                }
-            }
-        });
-    }
     let handler = Handler { progress };
-    match tokio::time::timeout(config.connect_timeout, handler.serve(transport)).await {
+    match &config.transport {
+        McpTransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env);
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| McpError::Spawn(format!("`{command}`: {e}")))?;
+            if let Some(stderr) = stderr {
+                // The server's diagnostics become `mcp:warn`.
+                let (hooks, name) = (hooks.clone(), config.name.clone());
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        if !line.trim().is_empty() {
+                            let mut ev = McpWarn::new(line, name.clone());
+                            observe(&hooks, &mut ev).await;
+                        }
+                    }
+                });
+            }
+            handshake(config, handler.serve(transport)).await
+        }
+        #[cfg(feature = "http")]
+        McpTransportConfig::StreamableHttp { url, headers } => {
+            let (transport, challenge) =
+                crate::http::transport(url, headers, config.connect_timeout, config.call_timeout)?;
+            let served = handshake(config, handler.serve(transport)).await;
+            // A 401 is the reason, whatever the SDK made of it.
+            let challenge = challenge.lock().unwrap_or_else(PoisonError::into_inner).take();
+            match (served, challenge) {
+                (Err(_), Some(challenge)) => Err(McpError::AuthRequired(challenge)),
+                (served, _) => served,
+            }
+        }
+        #[cfg(not(feature = "http"))]
+        McpTransportConfig::StreamableHttp { .. } => Err(McpError::Unsupported("streamable HTTP")),
+        #[cfg(feature = "http")]
+        McpTransportConfig::Sse { url, headers } => {
+            let transport = crate::sse::connect(url, headers, config.connect_timeout, config.call_timeout).await?;
+            handshake(config, handler.serve(transport)).await
+        }
+        #[cfg(not(feature = "http"))]
+        McpTransportConfig::Sse { .. } => Err(McpError::Unsupported("legacy SSE")),
+    }
+}
+
+async fn handshake<E: std::fmt::Display>(
+    config: &McpServerConfig,
+    serving: impl Future<Output = Result<Client, E>>,
+) -> Result<Client, McpError> {
+    match tokio::time::timeout(config.connect_timeout, serving).await {
         Err(_) => Err(McpError::Timeout(config.connect_timeout.as_secs())),
         Ok(Err(e)) => Err(McpError::Protocol(format!("the handshake failed: {e}"))),
         Ok(Ok(client)) => Ok(client),
@@ -354,6 +383,10 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
             )
         }
         Err(error) => {
+            if auto_promoted(config, &error) {
+                let mut ev = McpAuthRequired::new(config.name.clone(), McpAuthReason::AutoPromoted, transport);
+                observe(hooks, &mut ev).await;
+            }
             let shared: SharedError = Arc::new(error);
             let mut ev = McpErrorEvent::new(config.name.clone(), Arc::clone(&shared));
             observe(hooks, &mut ev).await;
@@ -375,6 +408,21 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
             )
         }
     }
+}
+
+/// A 401 carrying RFC 9728 protected-resource metadata from a server given
+/// no static credentials: eligible for an OAuth login.
+fn auto_promoted(config: &McpServerConfig, error: &McpError) -> bool {
+    let McpError::AuthRequired(challenge) = error else {
+        return false;
+    };
+    let static_credentials = match &config.transport {
+        McpTransportConfig::StreamableHttp { headers, .. } | McpTransportConfig::Sse { headers, .. } => {
+            headers.keys().any(|h| h.eq_ignore_ascii_case("authorization"))
+        }
+        McpTransportConfig::Stdio { .. } => true,
+    };
+    !static_credentials && challenge.contains("resource_metadata")
 }
 
 /// The default connector: [`connect_mcp_servers`].

@@ -17,16 +17,27 @@
 //! # }
 //! ```
 //!
-//! Transports: stdio child processes today, through the official Rust MCP
-//! SDK; streamable HTTP and legacy SSE configurations are accepted and fail
-//! their bootstrap with a clear error (`McpError::Unsupported`) until their
-//! clients land. OAuth is left to [`McpConnector`] implementations.
+//! Transports, through the official Rust MCP SDK: stdio child processes and,
+//! behind the `http` feature (on by default) and on zidane-provider's
+//! hyper + rustls client, streamable HTTP (sessions, event streams and
+//! resumption come from the SDK) and the legacy HTTP + SSE transport (which
+//! the SDK dropped; this crate implements it as an SDK transport). An `Authorization` header
+//! in the configuration is sent as the bearer token; a 401 fails the
+//! bootstrap with `McpError::AuthRequired` (and `mcp:auth:required` when the
+//! server offers an OAuth login and no credentials were configured). In a
+//! build without `http`, HTTP configurations fail their bootstrap with
+//! `McpError::Unsupported`.
+//! OAuth flows are left to [`McpConnector`] implementations.
 //!
 //! Architecture invariant: this crate knows the loop's tool trait and events,
 //! never the agent; it speaks MCP only through `rmcp`.
 
 mod config;
 mod connection;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod sse;
 mod tool;
 
 pub use config::{McpConfigError, McpServerConfig, McpTransportConfig, ToolFilter, parse_mcp_config};

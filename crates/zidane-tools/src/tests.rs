@@ -315,6 +315,22 @@ async fn shell_kills_a_command_at_its_time_limit() {
     assert_eq!(started.elapsed(), Duration::from_secs(1));
 }
 
+/// Killing a command's process group reaches nothing outside it.
+#[tokio::test(start_paused = true)]
+async fn a_killed_command_takes_no_other_process_with_it() {
+    let mut bystander = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let rig = rig();
+    let slow = rig
+        .call("shell", json!({"command": "sleep 30 & sleep 30", "timeout_secs": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&slow), "The command timed out after 1s and was killed.");
+    let alive = bystander.try_wait().unwrap().is_none();
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
+    assert!(alive, "a process outside the command's group was killed");
+}
+
 #[tokio::test]
 async fn todos_live_in_tool_state() {
     let rig = rig();

@@ -15,11 +15,11 @@ use zidane_mcp::{McpServerConfig, McpTransportConfig, connect_mcp_servers};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{AbortSignal, ContentBlock, Provider, ToolResultContent};
 
-fn servers_dir() -> PathBuf {
+pub(crate) fn servers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers")
 }
 
-fn bin(name: &str) -> String {
+pub(crate) fn bin(name: &str) -> String {
     let path = servers_dir().join("node_modules/.bin").join(name);
     assert!(
         path.exists(),
@@ -56,14 +56,14 @@ fn record(bus: &HookBus) -> Arc<Mutex<Vec<&'static str>>> {
     log
 }
 
-fn text(out: &ToolOutput) -> String {
+pub(crate) fn text(out: &ToolOutput) -> String {
     match &out.content {
         ToolResultContent::Text(t) => t.clone(),
         ToolResultContent::Parts(p) => serde_json::to_string(p).unwrap(),
     }
 }
 
-async fn call(tool: &Arc<dyn Tool>, input: Value) -> Result<ToolOutput, String> {
+pub(crate) async fn call(tool: &Arc<dyn Tool>, input: Value) -> Result<ToolOutput, String> {
     tool.execute(
         input,
         ToolContext::detached(tool.name(), "call-1", AbortSignal::never()),
@@ -72,7 +72,7 @@ async fn call(tool: &Arc<dyn Tool>, input: Value) -> Result<ToolOutput, String> 
     .map_err(|e| e.to_string())
 }
 
-fn find(tools: &[Arc<dyn Tool>], name: &str) -> Arc<dyn Tool> {
+pub(crate) fn find(tools: &[Arc<dyn Tool>], name: &str) -> Arc<dyn Tool> {
     tools
         .iter()
         .find(|t| t.name() == name)

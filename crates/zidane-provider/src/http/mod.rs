@@ -140,6 +140,22 @@ impl HttpClient {
         request: Request<Full<Bytes>>,
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+        let response = self.send_raw(provider, request, signal).await?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        Err(error_response(provider, response, self.timeouts.idle, signal).await)
+    }
+
+    /// Sends `request` and waits for the response headers (bounded by the
+    /// idle timeout and `signal`), whatever their status: for protocols that
+    /// give non-2xx answers their own meaning.
+    pub async fn send_raw(
+        &self,
+        provider: &str,
+        request: Request<Full<Bytes>>,
+        signal: &AbortSignal,
+    ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
         let response = tokio::select! {
             biased;
             () = signal.aborted() => return Err(aborted(provider, signal)),
@@ -163,10 +179,7 @@ impl HttpClient {
             }
             Ok(Ok(response)) => response,
         };
-        if response.status().is_success() {
-            return Ok(response);
-        }
-        Err(error_response(provider, response, self.timeouts.idle, signal).await)
+        Ok(response)
     }
 
     /// Sends `request` and reads the whole (JSON) body.

@@ -1,0 +1,397 @@
+//! The streamable HTTP transport: rmcp's session state machine driven over
+//! zidane-provider's pooled hyper + rustls client, so an agent has one HTTP
+//! stack for its model and its MCP servers.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::{Sse, SseStream};
+use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, Timeouts};
+
+use crate::connection::McpError;
+
+const SESSION_ID: &str = "mcp-session-id";
+const LAST_EVENT_ID: &str = "last-event-id";
+const EVENT_STREAM: &str = "text/event-stream";
+const JSON: &str = "application/json";
+/// Headers the transport sets itself; configured headers may not replace them.
+const RESERVED: [&str; 5] = [
+    "accept",
+    "content-type",
+    SESSION_ID,
+    LAST_EVENT_ID,
+    "mcp-protocol-version",
+];
+
+type Error = StreamableHttpError<ProviderError>;
+
+/// A [`StreamableHttpClient`] over [`HttpClient`]. Cheap to clone.
+#[derive(Clone, Debug)]
+pub(crate) struct McpHttpClient {
+    http: HttpClient,
+    /// Longest wait for a whole JSON answer (a tool call answered in one
+    /// body is silent until it finishes).
+    body_timeout: Duration,
+    /// The last `WWW-Authenticate` challenge of a 401, for the bootstrap to
+    /// report.
+    challenge: Challenge,
+}
+
+pub(crate) type Challenge = Arc<Mutex<Option<String>>>;
+
+impl McpHttpClient {
+    pub(crate) fn new(connect: Duration, call: Duration) -> Result<Self, McpError> {
+        let http = HttpClient::new(Timeouts {
+            connect,
+            idle: call.max(Duration::from_secs(1)),
+        })
+        .map_err(|e| McpError::Spawn(e.to_string()))?;
+        Ok(McpHttpClient {
+            http,
+            body_timeout: call,
+            challenge: Challenge::default(),
+        })
+    }
+
+    async fn send(&self, request: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, Error> {
+        self.http
+            .send_raw("mcp", request, &AbortSignal::never())
+            .await
+            .map_err(StreamableHttpError::Client)
+    }
+
+    async fn read(&self, body: Incoming, limit: usize) -> Result<Bytes, Error> {
+        match tokio::time::timeout(self.body_timeout, Limited::new(body, limit).collect()).await {
+            Err(_) => Err(StreamableHttpError::Client(ProviderError::new(
+                ErrorKind::Transport,
+                "mcp",
+                "response body stalled",
+            ))),
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(e)) => match e.downcast::<hyper::Error>() {
+                Ok(e) => Err(StreamableHttpError::Io(io::Error::other(e))),
+                Err(_) => Err(StreamableHttpError::ResponseBodyTooLarge { max_size: limit }),
+            },
+        }
+    }
+}
+
+/// The transport for `url` with `headers` on every request, and where it
+/// leaves an authorization challenge.
+pub(crate) fn transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    connect: Duration,
+    call: Duration,
+) -> Result<(StreamableHttpClientTransport<McpHttpClient>, Challenge), McpError> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    for (name, value) in headers {
+        let bad = |what: &str| McpError::Spawn(format!("header `{name}`: {what}"));
+        // A bearer token configured as a header goes where rmcp expects it.
+        if name.eq_ignore_ascii_case("authorization") {
+            let token = value.strip_prefix("Bearer ").unwrap_or(value);
+            config.auth_header = Some(token.to_owned());
+            continue;
+        }
+        let header = HeaderName::try_from(name.as_str()).map_err(|_| bad("not a valid header name"))?;
+        if RESERVED.contains(&header.as_str()) {
+            return Err(bad("set by the transport itself"));
+        }
+        let value = HeaderValue::try_from(value.as_str()).map_err(|_| bad("not a valid header value"))?;
+        config.custom_headers.insert(header, value);
+    }
+    let client = McpHttpClient::new(connect, call)?;
+    let challenge = Arc::clone(&client.challenge);
+    Ok((StreamableHttpClientTransport::with_client(client, config), challenge))
+}
+
+fn request(
+    method: Method,
+    uri: &str,
+    session_id: Option<&str>,
+    auth: Option<String>,
+    custom: HashMap<HeaderName, HeaderValue>,
+) -> http::request::Builder {
+    let mut builder = Request::builder().method(method).uri(uri);
+    if let Some(session_id) = session_id {
+        builder = builder.header(SESSION_ID, session_id);
+    }
+    if let Some(token) = auth {
+        builder = builder.header(AUTHORIZATION, format!("Bearer {token}"));
+    }
+    for (name, value) in custom {
+        builder = builder.header(name, value);
+    }
+    builder
+}
+
+fn build(builder: http::request::Builder, body: Bytes) -> Result<Request<Full<Bytes>>, Error> {
+    builder
+        .body(Full::new(body))
+        .map_err(|e| StreamableHttpError::Client(ProviderError::new(ErrorKind::InvalidRequest, "mcp", e.to_string())))
+}
+
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    Some(value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+}
+
+impl McpHttpClient {
+    fn auth_failure(&self, status: StatusCode, headers: &HeaderMap) -> Option<Error> {
+        if status != StatusCode::UNAUTHORIZED {
+            return None;
+        }
+        let challenge = headers.get(WWW_AUTHENTICATE)?.to_str().ok()?.to_owned();
+        *self.challenge.lock().unwrap_or_else(PoisonError::into_inner) = Some(challenge.clone());
+        Some(StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge)))
+    }
+}
+
+/// The body as a stream of SSE events, failing an event larger than `limit`
+/// before it is buffered whole.
+fn sse(body: Incoming, limit: usize) -> BoxStream<'static, Result<Sse, sse_stream::Error>> {
+    let frames = body.into_data_stream();
+    let bounded = frames.scan(EventBound::new(limit), |bound, chunk| {
+        let item = match chunk {
+            Ok(bytes) => bound.feed(&bytes).map(|()| bytes),
+            Err(e) => Err(io::Error::other(e)),
+        };
+        std::future::ready(Some(item))
+    });
+    SseStream::from_bytes_stream(bounded).boxed()
+}
+
+/// Counts the bytes of the event being received; an empty line ends it.
+struct EventBound {
+    limit: usize,
+    event: usize,
+    line: usize,
+    after_cr: bool,
+}
+
+impl EventBound {
+    fn new(limit: usize) -> Self {
+        EventBound {
+            limit,
+            event: 0,
+            line: 0,
+            after_cr: false,
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for &b in bytes {
+            let lf_after_cr = b == b'\n' && self.after_cr;
+            self.after_cr = b == b'\r';
+            if lf_after_cr {
+                continue;
+            }
+            if b == b'\n' || b == b'\r' {
+                if self.line == 0 {
+                    self.event = 0;
+                }
+                self.line = 0;
+                continue;
+            }
+            self.line += 1;
+            self.event += 1;
+            if self.event > self.limit {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("an SSE event exceeded {} bytes", self.limit),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+// rmcp calls the `*_with_response_limits` / `*_with_max_sse_event_size`
+// methods; the plain ones apply the default limits.
+impl StreamableHttpClient for McpHttpClient {
+    type Error = ProviderError;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let body = serde_json::to_vec(&message)?;
+        let had_session = session_id.is_some();
+        let builder = request(Method::POST, &uri, session_id.as_deref(), auth_header, custom_headers)
+            .header(CONTENT_TYPE, JSON)
+            .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
+        let response = self.send(build(builder, body.into())?).await?;
+        let (parts, body) = response.into_parts();
+        let status = parts.status;
+        if let Some(e) = self.auth_failure(status, &parts.headers) {
+            return Err(e);
+        }
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && had_session {
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let new_session = parts
+            .headers
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let media = media_type(&parts.headers);
+        let no_answer_due = !matches!(message, ClientJsonRpcMessage::Request(_));
+        if !status.is_success() {
+            let text = self.read(body, limits.max_json_response_size).await.unwrap_or_default();
+            // A JSON-RPC error sent with an HTTP error status is still an answer.
+            if media.as_deref() == Some(JSON)
+                && let Ok(answer @ ServerJsonRpcMessage::Error(_)) = serde_json::from_slice(&text)
+            {
+                return Ok(StreamableHttpPostResponse::Json(answer, new_session));
+            }
+            let shown = &text[..text.len().min(limits.max_error_response_size)];
+            return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+                "HTTP {status}: {}",
+                String::from_utf8_lossy(shown)
+            ))));
+        }
+        let empty = parts.headers.get(CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == b"0");
+        if empty && no_answer_due {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        match media.as_deref() {
+            Some(EVENT_STREAM) => Ok(StreamableHttpPostResponse::Sse(
+                sse(body, limits.max_sse_event_size),
+                new_session,
+            )),
+            Some(JSON) => {
+                let text = self.read(body, limits.max_json_response_size).await?;
+                match serde_json::from_slice(&text) {
+                    Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, new_session)),
+                    Err(_) if no_answer_due => Ok(StreamableHttpPostResponse::Accepted),
+                    Err(e) => Err(e.into()),
+                }
+            }
+            _ if no_answer_due => Ok(StreamableHttpPostResponse::Accepted),
+            _ => Err(StreamableHttpError::UnexpectedContentType(media)),
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Error> {
+        let builder = request(Method::DELETE, &uri, Some(&session_id), auth_header, custom_headers);
+        let response = self.send(build(builder, Bytes::new())?).await?;
+        let status = response.status();
+        if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
+            return Ok(());
+        }
+        Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+            "ending the session returned HTTP {status}"
+        ))))
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, sse_stream::Error>>, Error> {
+        let limit = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth_header, custom_headers, limit)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, sse_stream::Error>>, Error> {
+        let mut builder = request(Method::GET, &uri, session_id.as_deref(), auth_header, custom_headers)
+            .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
+        if let Some(id) = last_event_id {
+            builder = builder.header(LAST_EVENT_ID, id);
+        }
+        let response = self.send(build(builder, Bytes::new())?).await?;
+        let (parts, body) = response.into_parts();
+        if parts.status == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
+        if let Some(e) = self.auth_failure(parts.status, &parts.headers) {
+            return Err(e);
+        }
+        if !parts.status.is_success() {
+            return Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(format!(
+                "opening the event stream returned HTTP {}",
+                parts.status
+            ))));
+        }
+        match media_type(&parts.headers).as_deref() {
+            Some(EVENT_STREAM | JSON) => Ok(sse(body, max_sse_event_size)),
+            other => Err(StreamableHttpError::UnexpectedContentType(other.map(str::to_owned))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventBound;
+
+    #[test]
+    fn an_event_over_the_limit_fails_and_a_blank_line_resets_the_count() {
+        let mut bound = EventBound::new(10);
+        assert!(bound.feed(b"data: 1234\n\n").is_ok());
+        assert!(bound.feed(b"data: 12\r\n\r\ndata: 12\n\n").is_ok());
+        // Split across chunks and lines, the event still counts as one.
+        assert!(bound.feed(b"data: 12").is_ok());
+        assert!(bound.feed(b"\ndata: 34\n").is_err());
+    }
+}
