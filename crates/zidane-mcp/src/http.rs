@@ -57,13 +57,8 @@ pub(crate) type Challenge = Arc<Mutex<Option<String>>>;
 
 impl McpHttpClient {
     pub(crate) fn new(connect: Duration, call: Duration) -> Result<Self, McpError> {
-        let http = HttpClient::new(Timeouts {
-            connect,
-            idle: call.max(Duration::from_secs(1)),
-        })
-        .map_err(|e| McpError::Spawn(e.to_string()))?;
         Ok(McpHttpClient {
-            http,
+            http: http_client(connect, call)?,
             body_timeout: call,
             challenge: Challenge::default(),
         })
@@ -90,6 +85,15 @@ impl McpHttpClient {
             },
         }
     }
+}
+
+/// An HTTP client for one server: a silent answer may last as long as a call.
+pub(crate) fn http_client(connect: Duration, call: Duration) -> Result<HttpClient, McpError> {
+    HttpClient::new(Timeouts {
+        connect,
+        idle: call.max(Duration::from_secs(1)),
+    })
+    .map_err(|e| McpError::Spawn(e.to_string()))
 }
 
 /// The transport for `url` with `headers` on every request, and where it

@@ -17,7 +17,7 @@ use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use sse_stream::{Sse, SseStream};
-use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, Timeouts};
+use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError};
 
 use crate::connection::McpError;
 
@@ -75,11 +75,7 @@ pub(crate) async fn connect(
         .parse()
         .map_err(|e| McpError::Spawn(format!("`{url}` is not a URL: {e}")))?;
     let headers = headers_of(headers)?;
-    let http = HttpClient::new(Timeouts {
-        connect,
-        idle: call.max(Duration::from_secs(1)),
-    })
-    .map_err(|e| McpError::Spawn(e.to_string()))?;
+    let http = crate::http::http_client(connect, call)?;
     let mut request = Request::builder()
         .method(Method::GET)
         .uri(url)
