@@ -5,24 +5,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use zidane_hooks::{HookBus, HookMap, HookScope};
-use zidane_loop::events::{
+use zidane_core::ToolSet;
+use zidane_core::events::{
     self, AgentStats, ExecutionHandle, ExecutionReady, HOOK_SPECS, MessageError, RunStatus, SessionEnd,
     SessionEndStatus, SessionMeta, SessionSave, SessionStart, SessionTurns, SharedError,
 };
-use zidane_loop::seams::TurnSink;
-use zidane_loop::tool::{ReadStateMap, ToolStateStore};
-use zidane_loop::{Behavior, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock, ToolSet};
+use zidane_core::seams::TurnSink;
+use zidane_core::tool::{ReadStateMap, ToolStateStore};
+use zidane_hooks::{HookBus, HookMap, HookScope};
+use zidane_loop::{Behavior, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock};
 use zidane_provider::{
-    BoxFuture, CacheTtl, ContentBlock, Pricing, Provider, ProviderMeta, SessionTurn, StreamOptions, ThinkingLevel,
+    AbortController, BoxFuture, CacheTtl, ContentBlock, Pricing, Provider, ProviderMeta, SessionTurn, StreamOptions,
+    ThinkingLevel,
 };
 
-use crate::compact::{AutoCompact, Compaction, CompactionResult};
+use zidane_core::execution::{ExecutionContext, Workspace};
+#[cfg(feature = "mcp")]
+use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
+use zidane_tools::ProcessContext;
+
+use crate::compact::{AutoCompact, CompactOptions, Compaction, CompactionResult};
 use crate::decide::Decisions;
 use crate::error::AgentError;
-use crate::execution::{ExecutionContext, ProcessContext};
 use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
-use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
 
 /// Options of [`create_agent`]. Only `provider` is required.
 #[derive(Clone, Default)]
@@ -72,10 +77,13 @@ pub struct AgentOptions {
     pub pricing: Option<Pricing>,
     /// MCP servers whose tools the agent offers (connected on the first run
     /// or warm-up, closed on destroy).
+    #[cfg(feature = "mcp")]
     pub mcp_servers: Vec<McpServerConfig>,
     /// How the servers are connected (default: [`zidane_mcp::connect_mcp_servers`]).
+    #[cfg(feature = "mcp")]
     pub mcp_connector: Option<Arc<dyn McpConnector>>,
     /// Re-shapes each discovered MCP tool before it is registered.
+    #[cfg(feature = "mcp")]
     pub mcp_tool_wrap: Option<McpToolWrap>,
 }
 
@@ -136,6 +144,15 @@ pub struct AgentCacheImpact {
     pub changed: Vec<&'static str>,
 }
 
+/// The agent's MCP servers and, once bootstrapped, their connection.
+#[cfg(feature = "mcp")]
+pub(crate) struct Mcp {
+    pub(crate) servers: Vec<McpServerConfig>,
+    pub(crate) connector: Arc<dyn McpConnector>,
+    pub(crate) tool_wrap: Option<McpToolWrap>,
+    pub(crate) connection: tokio::sync::Mutex<Option<McpConnection>>,
+}
+
 pub(crate) struct Inner {
     pub(crate) looped: RunLoop,
     pub(crate) hooks: HookBus,
@@ -153,12 +170,12 @@ pub(crate) struct Inner {
     pub(crate) idle: tokio::sync::watch::Sender<bool>,
     pub(crate) cache_ttl: Option<CacheTtl>,
     pub(crate) compaction: Arc<Compaction>,
+    /// Aborts a manual compaction in progress.
+    pub(crate) compact_abort: Mutex<Option<AbortController>>,
     pub(crate) decisions: Decisions,
     pub(crate) name: Option<String>,
-    pub(crate) mcp_servers: Vec<McpServerConfig>,
-    pub(crate) mcp_connector: Arc<dyn McpConnector>,
-    pub(crate) mcp_tool_wrap: Option<McpToolWrap>,
-    pub(crate) mcp: tokio::sync::Mutex<Option<McpConnection>>,
+    #[cfg(feature = "mcp")]
+    pub(crate) mcp: Mcp,
     pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
 }
 
@@ -218,8 +235,11 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         execution,
         handle,
         pricing,
+        #[cfg(feature = "mcp")]
         mcp_servers,
+        #[cfg(feature = "mcp")]
         mcp_connector,
+        #[cfg(feature = "mcp")]
         mcp_tool_wrap,
     } = options;
     let Some(primary) = provider.first() else {
@@ -284,7 +304,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         hooks: bus.clone(),
         clock: Arc::clone(&clock),
     }));
-    config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_loop::seams::Compactor>);
+    config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::seams::Compactor>);
     let looped = RunLoop::new(config);
 
     if let Some(session) = session {
@@ -315,12 +335,16 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             idle,
             cache_ttl,
             compaction,
+            compact_abort: Mutex::new(None),
             decisions,
             name,
-            mcp_servers,
-            mcp_connector: mcp_connector.unwrap_or_else(|| Arc::new(DefaultConnector)),
-            mcp_tool_wrap,
-            mcp: tokio::sync::Mutex::new(None),
+            #[cfg(feature = "mcp")]
+            mcp: Mcp {
+                servers: mcp_servers,
+                connector: mcp_connector.unwrap_or_else(|| Arc::new(DefaultConnector)),
+                tool_wrap: mcp_tool_wrap,
+                connection: tokio::sync::Mutex::new(None),
+            },
             _hooks_scope: Mutex::new(Some(scope)),
         }),
     };
@@ -432,7 +456,12 @@ impl Agent {
         let _busy = self.claim()?;
         self.inner.destroyed.store(false, Ordering::Release);
         self.load_session().await?;
-        self.ensure_execution().await?;
+        let handle = self.ensure_execution().await?;
+        let workspace = Workspace {
+            execution: Arc::clone(&self.inner.execution),
+            handle,
+        };
+        #[cfg(feature = "mcp")]
         let mcp = self.ensure_mcp().await;
         let run_id = self.inner.clock.id();
         let first_turn = self.inner.looped.turns().len() as u32;
@@ -456,8 +485,11 @@ impl Agent {
             prompt.push(ContentBlock::text(options.prompt.clone()));
         }
         prompt.extend(options.parts);
+        #[allow(unused_mut)]
         let mut system = options.system;
+        #[allow(unused_mut)]
         let mut extra_tools = Vec::new();
+        #[cfg(feature = "mcp")]
         if let Some(connection) = &mcp {
             extra_tools = connection.tools();
             if let Some(instructions) = connection.instructions() {
@@ -481,6 +513,7 @@ impl Agent {
             hooks: options.hooks,
             response_schema: options.response_schema,
             run_id: Some(run_id.clone()),
+            workspace: Some(workspace),
             ..Default::default()
         };
         let outcome = self.inner.looped.run(run_options).await;
@@ -589,14 +622,21 @@ impl Agent {
         Ok(())
     }
 
-    /// Aborts the current run (no-op when idle).
+    /// Aborts the current run or manual compaction (no-op when idle).
     pub fn abort(&self) {
-        self.inner.looped.abort(None);
+        self.abort_reason(None);
     }
 
     /// Aborts the current run with a reason (in `agent:abort`).
     pub fn abort_with(&self, reason: &str) {
-        self.inner.looped.abort(Some(reason));
+        self.abort_reason(Some(reason));
+    }
+
+    fn abort_reason(&self, reason: Option<&str>) {
+        self.inner.looped.abort(reason);
+        if let Some(controller) = lock(&self.inner.compact_abort).as_ref() {
+            controller.abort(reason);
+        }
     }
 
     /// Queues a mid-run message for the next turn boundary; `false` when no
@@ -655,6 +695,7 @@ impl Agent {
     pub async fn warmup(&self) -> Result<(), AgentError> {
         self.load_session().await?;
         self.ensure_execution().await?;
+        #[cfg(feature = "mcp")]
         self.ensure_mcp().await;
         Ok(())
     }
@@ -662,20 +703,18 @@ impl Agent {
     /// The MCP connection, connecting the servers the first time. `None`
     /// without servers. A server that fails is reported on the bus and left
     /// out; the others are used.
+    #[cfg(feature = "mcp")]
     async fn ensure_mcp(&self) -> Option<McpConnection> {
-        if self.inner.mcp_servers.is_empty() {
+        let mcp = &self.inner.mcp;
+        if mcp.servers.is_empty() {
             return None;
         }
-        let mut slot = self.inner.mcp.lock().await;
+        let mut slot = mcp.connection.lock().await;
         if let Some(connection) = slot.as_ref() {
             return Some(connection.clone());
         }
-        let mut connection = self
-            .inner
-            .mcp_connector
-            .connect(&self.inner.mcp_servers, &self.inner.hooks)
-            .await;
-        if let Some(wrap) = &self.inner.mcp_tool_wrap {
+        let mut connection = mcp.connector.connect(&mcp.servers, &self.inner.hooks).await;
+        if let Some(wrap) = &mcp.tool_wrap {
             connection.wrap_tools(wrap);
         }
         *slot = Some(connection.clone());
@@ -684,13 +723,15 @@ impl Agent {
 
     /// The live MCP connection (`None` before the first run or warm-up and
     /// after destroy).
+    #[cfg(feature = "mcp")]
     pub async fn mcp_connection(&self) -> Option<McpConnection> {
-        self.inner.mcp.lock().await.clone()
+        self.inner.mcp.connection.lock().await.clone()
     }
 
     /// The configured MCP servers.
+    #[cfg(feature = "mcp")]
     pub fn mcp_servers(&self) -> &[McpServerConfig] {
-        &self.inner.mcp_servers
+        &self.inner.mcp.servers
     }
 
     /// Aborts any run and releases the execution handle (unless the host
@@ -700,9 +741,12 @@ impl Agent {
             return;
         }
         self.inner.looped.abort(Some("destroyed"));
-        let mcp = self.inner.mcp.lock().await.take();
-        if let Some(connection) = mcp {
-            connection.close().await;
+        #[cfg(feature = "mcp")]
+        {
+            let connection = self.inner.mcp.connection.lock().await.take();
+            if let Some(connection) = connection {
+                connection.close().await;
+            }
         }
         let handle = self.inner.handle.lock().await.take();
         if let Some(handle) = handle {
@@ -788,12 +832,14 @@ impl Agent {
     }
 
     /// Summarizes the older turns now (`compact:*` hooks, `reason: manual`),
-    /// keeping the last `keep_turns` turns. Refused while a run is active.
-    pub async fn compact(&self, keep_turns: usize) -> Result<CompactionResult, AgentError> {
+    /// keeping the last `options.keep_turns` turns. Refused while a run is
+    /// active; [`Agent::abort`] stops it (it then resolves with
+    /// `compacted: false`).
+    pub async fn compact(&self, options: CompactOptions) -> Result<CompactionResult, AgentError> {
         let _busy = self.claim()?;
         self.load_session().await?;
         let compaction = Arc::clone(&self.inner.compaction);
-        compaction.manual(self, keep_turns).await
+        compaction.manual(self, options).await
     }
 
     /// Persists a compacted conversation to the session.

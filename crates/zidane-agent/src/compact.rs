@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::json;
-use zidane_loop::events::{
+use zidane_core::events::{
     CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
 };
-use zidane_loop::seams::{CompactCheck, Compactor};
+use zidane_core::seams::{CompactCheck, Compactor};
 use zidane_provider::{
-    AbortSignal, BoxFuture, ContentBlock, Message, MessageAccumulator, Provider, Role, SessionTurn, StreamEvent,
-    StreamOptions, ToolResultContent,
+    AbortController, AbortSignal, BoxFuture, ContentBlock, Message, MessageAccumulator, Provider, Role, SessionTurn,
+    StreamEvent, StreamOptions, ToolResultContent,
 };
 
 use crate::agent::{Agent, Inner, estimate_tokens, lock};
@@ -43,6 +43,14 @@ impl Default for AutoCompact {
             restore_files: 5,
         }
     }
+}
+
+/// Options of [`Agent::compact`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactOptions {
+    /// Turns kept verbatim after the summary (default: auto-compaction's
+    /// `keep_turns`, else 4).
+    pub keep_turns: Option<usize>,
 }
 
 /// What a compaction did.
@@ -94,9 +102,18 @@ impl Compaction {
         lock(&self.agent).upgrade().map(|inner| Agent { inner })
     }
 
-    pub(crate) async fn manual(&self, agent: &Agent, keep_turns: usize) -> Result<CompactionResult, AgentError> {
+    pub(crate) async fn manual(&self, agent: &Agent, options: CompactOptions) -> Result<CompactionResult, AgentError> {
+        let keep = options
+            .keep_turns
+            .unwrap_or_else(|| self.auto.as_ref().map_or(4, |a| a.keep_turns));
+        let controller = AbortController::new();
+        *lock(&agent.inner.compact_abort) = Some(controller.clone());
         let turns = agent.turns();
-        let (replacement, result) = self.compact(agent, &turns, keep_turns, CompactReason::Manual).await?;
+        let outcome = self
+            .compact(agent, &turns, keep, CompactReason::Manual, &controller.signal())
+            .await;
+        *lock(&agent.inner.compact_abort) = None;
+        let (replacement, result) = outcome?;
         if let Some(turns) = replacement {
             agent.run_loop().set_turns(turns);
         }
@@ -111,6 +128,7 @@ impl Compaction {
         turns: &[SessionTurn],
         keep: usize,
         reason: CompactReason,
+        signal: &AbortSignal,
     ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
         if self.running.swap(true, Ordering::AcqRel) {
             return Err(AgentError::Busy);
@@ -129,8 +147,13 @@ impl Compaction {
         let mut start = CompactStart::new(reason, cut as u32, estimated);
         agent.observe(&mut start).await;
 
-        let summary = match self.summarize(agent, turns, cut, reason).await {
+        let summary = match self.summarize(agent, turns, cut, reason, signal).await {
             Ok(s) => s,
+            Err(_) if signal.is_aborted() => {
+                let mut end = CompactEnd::new(reason, CompactStatus::Aborted, 0, 0, 0, None, None);
+                agent.observe(&mut end).await;
+                return Ok((None, CompactionResult::default()));
+            }
             Err(error) => {
                 let shared: SharedError = Arc::new(MessageError(error.to_string()));
                 let mut end = CompactEnd::new(reason, CompactStatus::Error, 0, 0, 0, None, Some(shared));
@@ -224,8 +247,15 @@ impl Compaction {
         turns: &[SessionTurn],
         cut: usize,
         reason: CompactReason,
+        signal: &AbortSignal,
     ) -> Result<String, AgentError> {
         let (_, last) = agent.run_loop().last_request();
+        // The summary goes where the last request went (a fallback provider
+        // keeps the cache the primary does not have).
+        let provider = agent
+            .run_loop()
+            .last_provider()
+            .unwrap_or_else(|| Arc::clone(&self.provider));
         let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
         let instruction = Message::user(SUMMARY_INSTRUCTION);
         // When the history still starts with the last request, resend that
@@ -244,7 +274,7 @@ impl Compaction {
                 let model = config
                     .model
                     .clone()
-                    .unwrap_or_else(|| self.provider.meta().default_model.clone());
+                    .unwrap_or_else(|| provider.meta().default_model.clone());
                 let mut messages = history[..cut].to_vec();
                 messages.push(instruction);
                 let mut r = StreamOptions::new(model, messages);
@@ -254,7 +284,7 @@ impl Compaction {
         };
         request.response_schema = None;
         request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
-        let mut stream = self.provider.stream(&request, AbortSignal::never());
+        let mut stream = provider.stream(&request, signal.clone());
         let mut acc = MessageAccumulator::new();
         let mut chars = 0usize;
         let mut last_progress: Option<tokio::time::Instant> = None;
@@ -279,7 +309,7 @@ impl Compaction {
         Ok(text)
     }
 
-    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_loop::events::RestoredCall> {
+    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_core::events::RestoredCall> {
         let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
         let mut entries: Vec<(String, u64)> = {
             let read_state = agent
@@ -297,7 +327,7 @@ impl Compaction {
         let mut calls = Vec::new();
         for (path, _) in entries.into_iter().take(limit) {
             if let Ok(bytes) = agent.execution().read_file(&handle, &path).await {
-                calls.push(zidane_loop::events::RestoredCall {
+                calls.push(zidane_core::events::RestoredCall {
                     name: "read_file".into(),
                     input: json!({ "path": path }),
                     output: String::from_utf8_lossy(&bytes).into_owned(),
@@ -327,6 +357,16 @@ fn is_clean_boundary(turn: &SessionTurn) -> bool {
 }
 
 impl Compactor for Compaction {
+    fn wants_check(&self, last_input_tokens: Option<u64>) -> bool {
+        let Some(auto) = self.auto.as_ref() else {
+            return false;
+        };
+        let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
+        self.failures.load(Ordering::Acquire) < auto.max_failures
+            && window > 0
+            && last_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
+    }
+
     fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
         Box::pin(async move {
             let auto = self.auto.as_ref()?;
@@ -340,7 +380,7 @@ impl Compactor for Compaction {
             }
             let agent = self.agent()?;
             match self
-                .compact(&agent, check.turns, auto.keep_turns, CompactReason::Auto)
+                .compact(&agent, check.turns, auto.keep_turns, CompactReason::Auto, check.signal)
                 .await
             {
                 Ok((turns, _)) => {

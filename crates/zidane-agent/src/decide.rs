@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use zidane_loop::events::{DecisionEnd, DecisionStart};
+use zidane_core::events::{DecisionEnd, DecisionStart};
 use zidane_provider::{AbortSignal, Message, StreamOptions, TurnUsage, complete};
 
 use crate::agent::Agent;

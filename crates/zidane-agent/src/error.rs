@@ -1,8 +1,8 @@
 //! The agent's error type.
 
+use zidane_core::events::{AgentStats, SharedError};
 use zidane_hooks::HookError;
-use zidane_loop::RunError;
-use zidane_loop::events::SharedError;
+use zidane_loop::{BudgetCap, RunError, RunErrorKind};
 use zidane_provider::ProviderError;
 
 /// What `create_agent` and the `Agent` methods fail with.
@@ -54,4 +54,48 @@ pub enum AgentError {
     /// A compaction could not be made.
     #[error("compaction failed: {0}")]
     Compaction(String),
+}
+
+impl AgentError {
+    /// The provider's error, when a provider call failed (inside a run or
+    /// outside one).
+    pub fn provider_error(&self) -> Option<&ProviderError> {
+        match self {
+            AgentError::Provider(e) => Some(e),
+            AgentError::Run(e) => e.kind.provider_error(),
+            _ => None,
+        }
+    }
+
+    /// The statistics of the failed run, when a run failed.
+    pub fn stats(&self) -> Option<&AgentStats> {
+        match self {
+            AgentError::Run(e) => Some(&e.stats),
+            _ => None,
+        }
+    }
+
+    /// Why the run failed, when a run failed.
+    pub fn run_error_kind(&self) -> Option<&RunErrorKind> {
+        match self {
+            AgentError::Run(e) => Some(&e.kind),
+            _ => None,
+        }
+    }
+
+    /// The cap that stopped the run (with its limit and the value reached),
+    /// when a budget did.
+    pub fn budget_exceeded(&self) -> Option<(BudgetCap, f64, f64)> {
+        self.run_error_kind().and_then(RunErrorKind::budget_exceeded)
+    }
+
+    /// Whether a cost or token cap stopped the run.
+    pub fn is_budget_exceeded(&self) -> bool {
+        self.budget_exceeded().is_some()
+    }
+
+    /// Whether the agent was busy with another run or compaction.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, AgentError::Busy) || matches!(self, AgentError::Run(e) if matches!(e.kind, RunErrorKind::Busy))
+    }
 }

@@ -13,19 +13,15 @@ mod compact;
 mod context;
 mod decide;
 mod error;
-mod execution;
-mod read_state;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use agent::{Agent, AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, create_agent, hook_names};
-pub use compact::{AutoCompact, CompactionResult};
+pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};
 pub use error::AgentError;
-pub use execution::{DirEntry, ExecOptions, ExecOutput, ExecutionContext, ProcessContext};
-pub use read_state::{get_read_state, hydrate_read_state_from_session, read_state_key, resolve_read_state_map};
 pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

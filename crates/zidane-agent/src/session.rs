@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zidane_loop::events::SharedError;
-use zidane_loop::tool::{MemoryToolState, ToolStateStore};
+use zidane_core::events::SharedError;
+use zidane_core::tool::{MemoryToolState, ToolStateStore};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 /// How a session run stands.
@@ -136,7 +136,7 @@ impl MemoryStore {
 }
 
 fn missing(id: &str) -> StoreError {
-    Arc::new(zidane_loop::events::MessageError(format!("no session `{id}`")))
+    Arc::new(zidane_core::events::MessageError(format!("no session `{id}`")))
 }
 
 impl SessionStore for MemoryStore {

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
-use zidane_loop::events::{MessageError, ToolStateOp};
-use zidane_loop::tool::ToolStateStore;
+use zidane_core::events::{MessageError, ToolStateOp};
+use zidane_core::tool::ToolStateStore;
 use zidane_provider::{BoxFuture, Role, SessionTurn};
 
 use crate::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError, title};
 
-type Failure = zidane_loop::tool::ToolFailure;
+type Failure = zidane_core::tool::ToolFailure;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (

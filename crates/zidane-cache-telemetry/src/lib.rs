@@ -24,4 +24,3 @@ pub use logger::{CacheBreakLoggerOptions, ErrorSink, LogSink, install_cache_brea
 pub use snapshot::{
     CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, diff_cache_dimensions, snapshot_cache_dimensions,
 };
-pub use zidane_loop::events::{CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection};

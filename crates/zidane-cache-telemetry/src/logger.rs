@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use zidane_hooks::{HookBus, HookError, HookScope};
-use zidane_loop::events::{
+use zidane_core::events::{
     AgentStart, CacheBreak, CacheBreakInfo, CacheDrift, CacheDriftInfo, SessionStart, TurnAfter, TurnBefore,
 };
+use zidane_hooks::{HookBus, HookError, HookScope};
 
 use crate::snapshot::{CacheDimensionSnapshot, CachePromptSections, diff_cache_dimensions, snapshot_cache_dimensions};
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use zidane_loop::events::{CacheDimensionName, CacheSystemSection};
+use zidane_core::events::{CacheDimensionName, CacheSystemSection};
 use zidane_provider::{SYSTEM_PROMPT_BOUNDARY, StreamOptions};
 
 use crate::hash::{fnv1a32, hash_messages};

@@ -2,10 +2,9 @@ use proptest::prelude::*;
 use serde_json::json;
 use zidane_provider::{ContentBlock, Message, Role, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolSpec};
 
-use crate::{
-    CacheDimensionName, CachePromptSections, CacheSystemSection, diff_cache_dimensions, fnv1a32, hash_messages,
-    snapshot_cache_dimensions,
-};
+use zidane_core::events::{CacheDimensionName, CacheSystemSection};
+
+use crate::{CachePromptSections, diff_cache_dimensions, fnv1a32, hash_messages, snapshot_cache_dimensions};
 
 #[test]
 fn fnv1a32_matches_hand_computed_values_over_utf16_units() {

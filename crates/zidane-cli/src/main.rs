@@ -79,7 +79,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         system.push_str("\n\n");
         system.push_str(extra);
     }
-    let mut behavior = zidane::runloop::Behavior::default();
+    let mut behavior = zidane::agent::Behavior::default();
     if let Some(max) = args.max_turns {
         behavior.max_turns = Some(max);
     }

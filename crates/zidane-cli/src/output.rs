@@ -5,14 +5,14 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
+use zidane::agent::RunErrorKind;
 use zidane::agent::events::{
     McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, StreamRetry, StreamStart, StreamText, ToolAfter,
     ToolCancelled, ToolDispatched, ToolOutcome, TurnAfter,
 };
 use zidane::agent::{AgentError, AgentStats};
 use zidane::hooks::{HookBus, HookScope};
-use zidane::provider::{ErrorKind, ToolResultContent};
-use zidane::runloop::RunErrorKind;
+use zidane::providers::{ErrorKind, ToolResultContent};
 
 use crate::setup::Args;
 
@@ -280,7 +280,9 @@ pub(crate) fn describe_failure(error: &AgentError, args: &Args) -> String {
             }
             _ => e.to_string(),
         },
-        RunErrorKind::BudgetExceeded { what } => format!("stopped: {what}"),
+        kind @ RunErrorKind::BudgetExceeded { .. } => {
+            format!("stopped: {}", kind.to_string().trim_start_matches("budget exceeded: "))
+        }
         other => other.to_string(),
     }
 }
@@ -289,7 +291,7 @@ trait KindName {
     fn kind_name(&self) -> &'static str;
 }
 
-impl KindName for zidane::provider::ProviderError {
+impl KindName for zidane::providers::ProviderError {
     fn kind_name(&self) -> &'static str {
         match self.kind() {
             ErrorKind::RateLimited => "the provider is rate-limiting requests",

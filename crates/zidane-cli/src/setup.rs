@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use zidane::agent::{SessionStore, SqliteStore};
-use zidane::provider::{
-    AnthropicConfig, AnthropicProvider, ApiKey, OpenAiConfig, OpenAiProvider, Provider, ThinkingLevel,
-};
+use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
+use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
+use zidane::providers::{ApiKey, Provider, ThinkingLevel};
 
 /// zidane: a coding agent in the current folder.
 #[derive(Debug, Parser)]
@@ -216,9 +216,9 @@ pub(crate) async fn session_id(args: &Args, store: &SqliteStore) -> Result<Strin
 }
 
 /// The MCP servers of `--mcp`, or none.
-pub(crate) fn mcp_servers(args: &Args) -> Result<Vec<zidane::agent::McpServerConfig>, Failure> {
+pub(crate) fn mcp_servers(args: &Args) -> Result<Vec<zidane::mcp::McpServerConfig>, Failure> {
     let Some(path) = &args.mcp else { return Ok(Vec::new()) };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read the MCP configuration {}: {e}", path.display())))?;
-    zidane::agent::parse_mcp_config(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    zidane::mcp::parse_mcp_config(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }

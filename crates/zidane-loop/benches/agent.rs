@@ -21,8 +21,9 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use zidane_bench::{measuring, report};
-use zidane_loop::events::TurnBefore;
-use zidane_loop::{FnTool, LoopConfig, RunLoop, RunOptions, ToolOutput, ToolSet};
+use zidane_core::events::TurnBefore;
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_loop::{LoopConfig, RunLoop, RunOptions};
 use zidane_provider::{AbortSignal, AnthropicConfig, AnthropicProvider, HttpClient, Provider, Timeouts};
 
 /// One SSE response: some text, then a tool call (or, on the last turn, the

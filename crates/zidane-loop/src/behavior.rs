@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::events::{BudgetMode, GuardAction};
+use zidane_core::events::{BudgetMode, GuardAction};
 
 /// Retry policy for provider failures.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,18 +13,18 @@ use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
 
 use crate::behavior::RepeatMode;
 use crate::error::RunErrorKind;
-use crate::events::{
+use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
+use crate::run::{RunCx, RunLoop, tracing_warn};
+use crate::validate::InputValidator;
+use zidane_core::events::{
     BudgetExceeded, GateDecision, GuardAction, MessageError, RepeatGuardExceeded, SharedError, ToolAfter, ToolBefore,
     ToolBudgetExceeded, ToolCancelled, ToolCounts, ToolDispatched, ToolError, ToolGate, ToolOutcome, ToolResult,
     ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown, ValidationCoerce,
     ValidationReject,
 };
-use crate::join_all;
-use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
-use crate::run::{RunCx, RunLoop, tracing_warn};
-use crate::seams::{StepKey, StepKind};
-use crate::tool::{ToolContext, ToolOutput, ToolState, apply_ops};
-use crate::validate::InputValidator;
+use zidane_core::join_all;
+use zidane_core::seams::{StepKey, StepKind};
+use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
 /// One model-issued call.
 #[derive(Debug, Clone)]
@@ -451,11 +451,11 @@ impl RunLoop {
         );
         self.observe(&mut ev).await;
         match budget.mode {
-            crate::events::BudgetMode::Block => {
+            zidane_core::events::BudgetMode::Block => {
                 gate.block = true;
                 gate.reason = budget.message.clone();
             }
-            crate::events::BudgetMode::Steer => {
+            zidane_core::events::BudgetMode::Steer => {
                 cx.nudges
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -522,7 +522,7 @@ impl RunLoop {
         &self,
         cx: &RunCx,
         call: &Call,
-        tool: &Arc<dyn crate::tool::Tool>,
+        tool: &Arc<dyn zidane_core::tool::Tool>,
         input: Value,
         turn_id: &str,
     ) -> Executed {
@@ -541,7 +541,7 @@ impl RunLoop {
             }
         }
         let state = ToolState::new(Arc::clone(&cx.tool_state));
-        let tool_cx = ToolContext {
+        let tool_cx = ToolContext::from(ToolCallParts {
             call_id: call.id.clone(),
             name: call.name.clone(),
             input: input.clone(),
@@ -551,7 +551,8 @@ impl RunLoop {
             hooks: config.hooks.clone(),
             state: state.clone(),
             read_state: Arc::clone(&config.read_state),
-        };
+            workspace: cx.workspace.clone(),
+        });
         let signal = controller.signal();
         let key = StepKey {
             run_id: cx.run_id.clone(),
@@ -602,7 +603,7 @@ impl RunLoop {
         }
     }
 
-    async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<crate::events::ToolStateOp>) {
+    async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<zidane_core::events::ToolStateOp>) {
         match self.inner.config.tool_state.commit(&ops).await {
             Ok(()) => apply_ops(&mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner), &ops),
             Err(error) => {
@@ -682,7 +683,7 @@ fn append_text(content: &mut ToolResultContent, note: &str) {
 }
 
 fn outcome_to_value(
-    outcome: Result<Result<ToolOutput, crate::tool::ToolFailure>, String>,
+    outcome: Result<Result<ToolOutput, zidane_core::tool::ToolFailure>, String>,
 ) -> Result<Value, SharedError> {
     match outcome {
         Ok(Ok(output)) => Ok(serde_json::json!({
@@ -710,11 +711,11 @@ fn value_to_output(value: Value) -> Result<ToolOutput, SharedError> {
 
 /// Polls a tool's future, turning a panic into an error result.
 struct CatchUnwind<'a> {
-    inner: zidane_provider::BoxFuture<'a, Result<ToolOutput, crate::tool::ToolFailure>>,
+    inner: zidane_provider::BoxFuture<'a, Result<ToolOutput, zidane_core::tool::ToolFailure>>,
 }
 
 impl Future for CatchUnwind<'_> {
-    type Output = Result<Result<ToolOutput, crate::tool::ToolFailure>, String>;
+    type Output = Result<Result<ToolOutput, zidane_core::tool::ToolFailure>, String>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let inner = &mut self.inner;

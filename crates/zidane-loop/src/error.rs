@@ -3,7 +3,7 @@
 use zidane_hooks::HookError;
 use zidane_provider::ProviderError;
 
-use crate::events::AgentStats;
+use zidane_core::events::AgentStats;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -22,10 +22,14 @@ pub enum RunErrorKind {
     #[error("a hook failed")]
     Hook(#[from] HookError),
     /// `max_cost_usd` or `max_total_tokens` was crossed.
-    #[error("budget exceeded: {what}")]
+    #[error("budget exceeded: {} {} is over the {} cap", cap.name(), cap.show(*observed), cap.show(*limit))]
     BudgetExceeded {
-        /// Which cap, and by how much.
-        what: String,
+        /// Which cap fired.
+        cap: BudgetCap,
+        /// The cap (USD or tokens).
+        limit: f64,
+        /// What the run had reached when it was stopped.
+        observed: f64,
     },
     /// The history has broken tool pairing and `strict_tool_pairing` is set,
     /// or a hook left it unsendable.
@@ -49,4 +53,49 @@ pub struct RunError {
     pub kind: RunErrorKind,
     /// The run's statistics up to the failure.
     pub stats: Box<AgentStats>,
+}
+
+/// A run-level cap of [`Behavior`](crate::Behavior).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BudgetCap {
+    /// `max_cost_usd`.
+    CostUsd,
+    /// `max_total_tokens`.
+    TotalTokens,
+}
+
+impl BudgetCap {
+    /// What the cap counts.
+    pub fn name(self) -> &'static str {
+        match self {
+            BudgetCap::CostUsd => "cost",
+            BudgetCap::TotalTokens => "total tokens",
+        }
+    }
+
+    fn show(self, value: f64) -> String {
+        match self {
+            BudgetCap::CostUsd => format!("${value:.4}"),
+            BudgetCap::TotalTokens => format!("{value:.0}"),
+        }
+    }
+}
+
+impl RunErrorKind {
+    /// The provider's error, when the provider failed.
+    pub fn provider_error(&self) -> Option<&ProviderError> {
+        match self {
+            RunErrorKind::Provider(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The cap that stopped the run, with its limit and the value reached.
+    pub fn budget_exceeded(&self) -> Option<(BudgetCap, f64, f64)> {
+        match self {
+            RunErrorKind::BudgetExceeded { cap, limit, observed } => Some((*cap, *limit, *observed)),
+            _ => None,
+        }
+    }
 }

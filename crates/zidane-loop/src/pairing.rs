@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use zidane_provider::{ContentBlock, Message, Role, ToolResultContent};
 
-use crate::events::PairingRepairKind;
+use zidane_core::events::PairingRepairKind;
 
 /// What the model receives for a call whose run was aborted (or whose
 /// process died) before it produced a result.

@@ -15,16 +15,17 @@ use zidane_provider::{
 
 use crate::behavior::Behavior;
 use crate::clock::{Clock, SystemClock};
-use crate::error::{RunError, RunErrorKind};
-use crate::events::{
+use crate::error::{BudgetCap, RunError, RunErrorKind};
+use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, ends_with_user_message, ensure_tool_result_pairing};
+use zidane_core::events::{
     self, AgentAbort, AgentDone, AgentStart, AgentStats, ContextOverflow, ContextTransform, CumulativeUsage,
     ModelFallback, ModelTarget, Output, PairingRepair, RunBeforeEnd, RunStatus, SharedError, SteerInject, StreamEnd,
     StreamError, StreamProgress, StreamRetry, StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText,
     StreamThinking, SystemBefore, SystemTransform, ToolCounts, TurnAfter, TurnBefore, TurnToolCounts, Usage,
 };
-use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, ends_with_user_message, ensure_tool_result_pairing};
-use crate::seams::{CompactCheck, Compactor, DurableRuntime, MemoryRuntime, StepKey, StepKind, TurnSink};
-use crate::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
+use zidane_core::execution::Workspace;
+use zidane_core::seams::{CompactCheck, Compactor, DurableRuntime, MemoryRuntime, StepKey, StepKind, TurnSink};
+use zidane_core::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
 
 /// A model to run on: a model id, optionally pinned to a provider by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +153,10 @@ pub struct RunOptions {
     /// run before it starts.
     pub run_id: Option<String>,
     /// Tools added for this run (discovered MCP tools), beside the loop's.
-    pub extra_tools: Vec<Arc<dyn crate::tool::Tool>>,
+    pub extra_tools: Vec<Arc<dyn zidane_core::tool::Tool>>,
+    /// Where this run's tool calls act (the agent's execution context and
+    /// live handle); tools see it as [`ToolContext::workspace`](zidane_core::ToolContext::workspace).
+    pub workspace: Option<Workspace>,
 }
 
 impl RunOptions {
@@ -190,6 +194,7 @@ pub(crate) struct State {
     pub(crate) committed_tool_state: Option<Arc<Mutex<BTreeMap<String, Value>>>>,
     pub(crate) last_request_at: Option<u64>,
     pub(crate) last_request: Option<Arc<StreamOptions>>,
+    pub(crate) last_provider: Option<Arc<dyn Provider>>,
     /// The first `paired` messages passed the pairing pass unchanged; the
     /// loop's own appends keep calls and results together, so a request
     /// built from the loop's own transcript needs no new pass.
@@ -250,6 +255,8 @@ pub(crate) struct RunCx {
     pub(crate) tool_specs: Vec<zidane_provider::ToolSpec>,
     /// The run's tools: the loop's and the run's extra ones.
     pub(crate) tools: ToolSet,
+    /// Where tool calls act.
+    pub(crate) workspace: Option<Workspace>,
 }
 
 enum Ending {
@@ -325,6 +332,11 @@ impl RunLoop {
     pub fn last_request(&self) -> (Option<u64>, Option<Arc<StreamOptions>>) {
         let state = self.inner.lock();
         (state.last_request_at, state.last_request.clone())
+    }
+
+    /// The provider the last request went to.
+    pub fn last_provider(&self) -> Option<Arc<dyn Provider>> {
+        self.inner.lock().last_provider.clone()
     }
 
     /// Aborts the run in progress (no-op when idle). The run ends with its
@@ -465,6 +477,7 @@ impl RunLoop {
                 }
                 tools
             },
+            workspace: options.workspace.clone(),
         };
 
         let mut start = AgentStart::new(
@@ -620,6 +633,7 @@ impl RunLoop {
             }
             if has_calls {
                 let results = self.dispatch_turn(cx, &assistant, &turn_id).await;
+                cx.stats.tool_calls += results.len() as u32;
                 if let Err(kind) = self.push_results(cx, assistant, results, &turn_id).await {
                     return Ending::Failed(kind);
                 }
@@ -698,17 +712,23 @@ impl RunLoop {
         let Some(compactor) = &self.inner.config.compactor else {
             return;
         };
-        let turns = self.inner.lock().turns.clone();
         let last_input_tokens = cx
             .stats
             .turn_usage
             .last()
             .map(|u| u.input + u.cache_read + u.cache_creation);
+        // Asked first, so a turn copies the transcript only when a
+        // compaction may actually happen.
+        if !compactor.wants_check(last_input_tokens) {
+            return;
+        }
+        let turns = self.inner.lock().turns.clone();
         let check = CompactCheck {
             run_id: &cx.run_id,
             turn: cx.turn,
             turns: &turns,
             last_input_tokens,
+            signal: &cx.signal,
         };
         if let Some(compacted) = compactor.before_request(check).await {
             self.replace_turns(compacted);
@@ -961,6 +981,7 @@ impl RunLoop {
                 let mut state = self.inner.lock();
                 state.last_request_at = Some(config.clock.now_ms());
                 state.last_request = Some(Arc::clone(&request));
+                state.last_provider = Some(Arc::clone(&provider));
             }
             let mut start = StreamStart::new(
                 cx.run_id.clone(),
@@ -1038,7 +1059,7 @@ impl RunLoop {
             }
             let discarded_text = !streamed.text.is_empty();
             let discarded_thinking = !streamed.thinking.is_empty();
-            let shared: SharedError = Arc::new(clone_error(&error));
+            let shared: SharedError = Arc::new(ProviderError::clone(&error));
 
             if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
                 overflow_passes += 1;
@@ -1284,7 +1305,9 @@ impl RunLoop {
             && cost > max
         {
             return Some(RunErrorKind::BudgetExceeded {
-                what: format!("cost ${cost:.4} is over the ${max:.4} cap"),
+                cap: BudgetCap::CostUsd,
+                limit: max,
+                observed: cost,
             });
         }
         let total = stats.total_in + stats.total_out + stats.total_cache_read + stats.total_cache_creation;
@@ -1292,7 +1315,9 @@ impl RunLoop {
             && total > max
         {
             return Some(RunErrorKind::BudgetExceeded {
-                what: format!("{total} tokens are over the {max} cap"),
+                cap: BudgetCap::TotalTokens,
+                limit: max as f64,
+                observed: total as f64,
             });
         }
         None
@@ -1421,29 +1446,6 @@ fn elide_tool_results(messages: &mut [Message], pass: u32) -> bool {
         }
     }
     changed
-}
-
-/// A copy of a provider error for observers (the original goes on to the
-/// caller).
-fn clone_error(e: &ProviderError) -> ProviderError {
-    ProviderError::new(e.kind(), e.provider(), e.message())
-        .with_status_opt(e.status())
-        .with_request_id(e.request_id().map(str::to_owned))
-        .with_retry_after(e.retry_after())
-        .with_error_type(e.error_type().map(str::to_owned))
-}
-
-trait WithStatusOpt {
-    fn with_status_opt(self, status: Option<u16>) -> Self;
-}
-
-impl WithStatusOpt for ProviderError {
-    fn with_status_opt(self, status: Option<u16>) -> Self {
-        match status {
-            Some(s) => self.with_status(s),
-            None => self,
-        }
-    }
 }
 
 /// Logs through `tracing` when a subscriber listens.

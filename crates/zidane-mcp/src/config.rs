@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use zidane_loop::events::{McpToolSchema, McpTransport};
+use zidane_core::events::{McpToolSchema, McpTransport};
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,13 +14,13 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
-use zidane_hooks::{HookBus, HookEvent};
-use zidane_loop::events::{
+use zidane_core::events::{
     McpAuthReason, McpAuthRequired, McpBootstrapEnd, McpBootstrapOutcome, McpBootstrapResult, McpBootstrapSettled,
     McpBootstrapStart, McpClose, McpConnect, McpError as McpErrorEvent, McpToolSchema, McpToolsFilter, McpToolsList,
     McpWarn, SharedError,
 };
-use zidane_loop::{Tool, join_all};
+use zidane_core::{Tool, join_all};
+use zidane_hooks::{HookBus, HookEvent};
 use zidane_provider::BoxFuture;
 
 use crate::config::{McpServerConfig, McpTransportConfig};

@@ -10,12 +10,12 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use zidane_loop::events::{
+use zidane_core::events::{
     GateDecision, McpToolAfter, McpToolBefore, McpToolError, McpToolGate, McpToolSchema, McpToolTransform,
     MessageError, SharedError, ToolProgress,
 };
-use zidane_loop::tool::{ToolContext, ToolFailure};
-use zidane_loop::{Tool, ToolOutput};
+use zidane_core::tool::{ToolContext, ToolFailure};
+use zidane_core::{Tool, ToolOutput};
 use zidane_provider::{BoxFuture, ContentBlock, ImageSource, ToolResultContent};
 
 use crate::connection::{Server, observe};

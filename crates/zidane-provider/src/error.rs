@@ -72,15 +72,15 @@ impl ErrorKind {
 ///
 /// Carries the HTTP status, the provider's request id and the server's
 /// retry delay when they were known; the message is the provider's own when
-/// it sent one. Never contains the API key.
-#[derive(Debug)]
+/// it sent one. Never contains the API key. Cloning shares the source error.
+#[derive(Debug, Clone)]
 pub struct ProviderError {
     // Boxed: errors travel in every `Result` of the streaming hot path, and a
     // pointer-sized error keeps those results small.
     inner: Box<Inner>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Inner {
     kind: ErrorKind,
     message: String,
@@ -89,7 +89,7 @@ struct Inner {
     request_id: Option<String>,
     retry_after: Option<Duration>,
     error_type: Option<String>,
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ProviderError {
@@ -135,7 +135,7 @@ impl ProviderError {
 
     /// With the underlying cause.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        self.inner.source = Some(Box::new(source));
+        self.inner.source = Some(std::sync::Arc::new(source));
         self
     }
 

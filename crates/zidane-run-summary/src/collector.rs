@@ -5,12 +5,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
-use zidane_hooks::{HookBus, HookEvent, HookScope};
-use zidane_loop::events::{
+use zidane_core::events::{
     AgentDone, AgentStart, BudgetExceeded, McpError, McpToolError, PairingRepair, RepeatGuardExceeded, RunStatus,
     SpawnComplete, SpawnError, StreamError, StreamProgress, StreamRetry, StreamServerToolUse, StreamText,
     StreamThinking, ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, TurnAfter, ValidationReject,
 };
+use zidane_hooks::{HookBus, HookEvent, HookScope};
 
 use crate::summary::{
     RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,

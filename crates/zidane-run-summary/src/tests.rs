@@ -2,10 +2,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use zidane_loop::events::{GuardAction, ToolGate};
-use zidane_loop::{
-    Behavior, FixedClock, FnTool, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolOutput, ToolSet,
-};
+use zidane_core::events::{GuardAction, ToolGate};
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_loop::{Behavior, FixedClock, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{ErrorKind, FinishReason, Provider, ProviderError};
 

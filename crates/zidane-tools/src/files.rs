@@ -1,14 +1,14 @@
 //! File tools: read (with read-state dedup), write, exact-match edits, list.
 
-use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use zidane_agent::read_state_key;
-use zidane_loop::tool::{ReadStateEntry, ToolContext};
-use zidane_loop::{FnTool, ToolOutput};
+use zidane_core::Workspace;
+use zidane_core::execution::EntryKind;
+use zidane_core::tool::{ReadStateEntry, ToolContext, ToolFailure};
+use zidane_core::{FnTool, ToolOutput};
 
-use crate::{Env, fail};
+use crate::{Env, fail, workspace};
 
 /// FNV-1a over bytes: change detection for the read state.
 pub(crate) fn content_hash(bytes: &[u8]) -> u32 {
@@ -23,22 +23,26 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// The path relative to the root, as the model and the read state name it.
-pub(crate) fn display(env: &Env, path: &Path) -> String {
-    let root = env
-        .context
-        .root()
-        .canonicalize()
-        .unwrap_or_else(|_| env.context.root().to_path_buf());
-    path.strip_prefix(&root)
-        .map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
+/// The call's workspace and the context's name for its `path` argument
+/// (also the read-state key).
+fn resolve<'a>(cx: &'a ToolContext, input: &Value) -> Result<(&'a Workspace, String), ToolFailure> {
+    let path = input["path"].as_str().ok_or_else(|| fail("`path` is required"))?;
+    let ws = workspace(cx)?;
+    let key = ws.resolve_path(path).map_err(|e| fail(e.to_string()))?;
+    Ok((ws, key))
 }
 
-fn resolve(env: &Env, input: &Value) -> Result<(PathBuf, String), zidane_loop::tool::ToolFailure> {
-    let path = input["path"].as_str().ok_or_else(|| fail("`path` is required"))?;
-    let resolved = env.context.resolve(path).map_err(|e| fail(e.to_string()))?;
-    let key = read_state_key(&display(env, &resolved));
-    Ok((resolved, key))
+/// The bytes of an existing regular file, or `None` when nothing is there.
+/// Folders and special files (FIFOs, sockets, devices) are refused: reading
+/// a FIFO would block the call forever.
+async fn read_existing(ws: &Workspace, key: &str) -> Result<Option<Vec<u8>>, ToolFailure> {
+    let stat = ws.stat(key).await.map_err(|e| fail(e.to_string()))?;
+    match stat.map(|s| s.kind) {
+        None => Ok(None),
+        Some(EntryKind::Dir) => Err(fail(format!("`{key}` is a folder; use list_files to see its entries"))),
+        Some(EntryKind::Other) => Err(fail(format!("`{key}` is not a regular file"))),
+        Some(EntryKind::File) => ws.read_file(key).await.map(Some).map_err(|e| fail(e.to_string())),
+    }
 }
 
 fn record_read(cx: &ToolContext, key: String, hash: u32, range: Option<(u64, u64)>) {
@@ -59,7 +63,7 @@ fn record_read(cx: &ToolContext, key: String, hash: u32, range: Option<(u64, u64
 
 /// With `require_read_before_edit`, an existing file must have been read and
 /// be unchanged since.
-fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<(), zidane_loop::tool::ToolFailure> {
+fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<(), ToolFailure> {
     if !env.options.require_read_before_edit {
         return Ok(());
     }
@@ -78,7 +82,7 @@ fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<
     }
 }
 
-pub(crate) fn read_file(env: Env) -> FnTool {
+pub(crate) fn read_file() -> FnTool {
     FnTool::new(
         "read_file",
         "Read a text file, with line numbers. Use offset (1-based first line) and limit (number of lines) for part of \
@@ -92,59 +96,56 @@ pub(crate) fn read_file(env: Env) -> FnTool {
             },
             "required": ["path"]
         }),
-        move |input, cx| {
-            let env = env.clone();
-            async move {
-                let (path, key) = resolve(&env, &input)?;
-                let bytes = tokio::fs::read(&path)
-                    .await
-                    .map_err(|e| fail(format!("cannot read `{key}`: {e}")))?;
-                let hash = content_hash(&bytes);
-                let offset = input["offset"].as_u64().unwrap_or(1).max(1);
-                let limit = input["limit"].as_u64();
-                let range = (input["offset"].is_u64() || limit.is_some()).then(|| (offset, limit.unwrap_or(u64::MAX)));
-                let previous = cx
-                    .read_state()
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get(&key)
-                    .cloned();
-                if let Some(previous) = previous
-                    && previous.hash == hash
-                    && previous.range == range
-                {
-                    return Ok(ToolOutput::text(format!(
-                        "`{key}` is unchanged since you last read it; its content is in that earlier result."
-                    )));
-                }
-                if bytes.iter().take(8192).any(|b| *b == 0) {
-                    return Ok(ToolOutput::text(format!(
-                        "`{key}` is a binary file ({} bytes); not shown.",
-                        bytes.len()
-                    )));
-                }
-                let text = String::from_utf8_lossy(&bytes);
-                let mut out = String::new();
-                let total = text.lines().count();
-                for (i, line) in text
-                    .lines()
-                    .enumerate()
-                    .skip((offset - 1) as usize)
-                    .take(limit.unwrap_or(u64::MAX) as usize)
-                {
-                    let line: String = line.chars().take(2000).collect();
-                    out.push_str(&format!("{:>6}\t{line}\n", i + 1));
-                }
-                if out.is_empty() {
-                    out = if total == 0 {
-                        format!("`{key}` is empty.")
-                    } else {
-                        format!("`{key}` has {total} lines; none in that range.")
-                    };
-                }
-                record_read(&cx, key, hash, range);
-                Ok(ToolOutput::text(out))
+        move |input, cx| async move {
+            let (ws, key) = resolve(&cx, &input)?;
+            let bytes = read_existing(ws, &key)
+                .await?
+                .ok_or_else(|| fail(format!("`{key}` does not exist")))?;
+            let hash = content_hash(&bytes);
+            let offset = input["offset"].as_u64().unwrap_or(1).max(1);
+            let limit = input["limit"].as_u64();
+            let range = (input["offset"].is_u64() || limit.is_some()).then(|| (offset, limit.unwrap_or(u64::MAX)));
+            let previous = cx
+                .read_state()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&key)
+                .cloned();
+            if let Some(previous) = previous
+                && previous.hash == hash
+                && previous.range == range
+            {
+                return Ok(ToolOutput::text(format!(
+                    "`{key}` is unchanged since you last read it; its content is in that earlier result."
+                )));
             }
+            if bytes.iter().take(8192).any(|b| *b == 0) {
+                return Ok(ToolOutput::text(format!(
+                    "`{key}` is a binary file ({} bytes); not shown.",
+                    bytes.len()
+                )));
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let mut out = String::new();
+            let total = text.lines().count();
+            for (i, line) in text
+                .lines()
+                .enumerate()
+                .skip((offset - 1) as usize)
+                .take(limit.unwrap_or(u64::MAX) as usize)
+            {
+                let line: String = line.chars().take(2000).collect();
+                out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+            }
+            if out.is_empty() {
+                out = if total == 0 {
+                    format!("`{key}` is empty.")
+                } else {
+                    format!("`{key}` has {total} lines; none in that range.")
+                };
+            }
+            record_read(&cx, key, hash, range);
+            Ok(ToolOutput::text(out))
         },
     )
 }
@@ -165,19 +166,14 @@ pub(crate) fn write_file(env: Env) -> FnTool {
         move |input, cx| {
             let env = env.clone();
             async move {
-                let (path, key) = resolve(&env, &input)?;
+                let (ws, key) = resolve(&cx, &input)?;
                 let content = input["content"].as_str().ok_or_else(|| fail("`content` is required"))?;
-                if let Ok(current) = tokio::fs::read(&path).await {
+                if let Some(current) = read_existing(ws, &key).await? {
                     check_read(&env, &cx, &key, &current)?;
                 }
-                if let Some(dir) = path.parent() {
-                    tokio::fs::create_dir_all(dir)
-                        .await
-                        .map_err(|e| fail(format!("cannot create the folder of `{key}`: {e}")))?;
-                }
-                tokio::fs::write(&path, content)
+                ws.write_file(&key, content.as_bytes())
                     .await
-                    .map_err(|e| fail(format!("cannot write `{key}`: {e}")))?;
+                    .map_err(|e| fail(e.to_string()))?;
                 record_read(&cx, key.clone(), content_hash(content.as_bytes()), None);
                 Ok(ToolOutput::text(format!("Wrote {} bytes to `{key}`.", content.len())))
             }
@@ -186,7 +182,7 @@ pub(crate) fn write_file(env: Env) -> FnTool {
 }
 
 /// Applies one exact-match replacement to `text`.
-fn replace(key: &str, text: &str, edit: &Value) -> Result<(String, usize), zidane_loop::tool::ToolFailure> {
+fn replace(key: &str, text: &str, edit: &Value) -> Result<(String, usize), ToolFailure> {
     let old = edit["old_string"]
         .as_str()
         .ok_or_else(|| fail("`old_string` is required"))?;
@@ -217,16 +213,11 @@ fn replace(key: &str, text: &str, edit: &Value) -> Result<(String, usize), zidan
     }
 }
 
-async fn apply_edits(
-    env: &Env,
-    cx: &ToolContext,
-    input: &Value,
-    edits: &[Value],
-) -> Result<ToolOutput, zidane_loop::tool::ToolFailure> {
-    let (path, key) = resolve(env, input)?;
-    let bytes = tokio::fs::read(&path)
-        .await
-        .map_err(|e| fail(format!("cannot read `{key}`: {e}")))?;
+async fn apply_edits(env: &Env, cx: &ToolContext, input: &Value, edits: &[Value]) -> Result<ToolOutput, ToolFailure> {
+    let (ws, key) = resolve(cx, input)?;
+    let bytes = read_existing(ws, &key)
+        .await?
+        .ok_or_else(|| fail(format!("`{key}` does not exist")))?;
     check_read(env, cx, &key, &bytes)?;
     let mut text = String::from_utf8(bytes).map_err(|_| fail(format!("`{key}` is not UTF-8 text")))?;
     let mut replacements = 0;
@@ -241,9 +232,9 @@ async fn apply_edits(
         text = next;
         replacements += n;
     }
-    tokio::fs::write(&path, &text)
+    ws.write_file(&key, text.as_bytes())
         .await
-        .map_err(|e| fail(format!("cannot write `{key}`: {e}")))?;
+        .map_err(|e| fail(e.to_string()))?;
     record_read(cx, key.clone(), content_hash(text.as_bytes()), None);
     Ok(ToolOutput::text(format!(
         "Edited `{key}`: {replacements} replacement(s)."
@@ -306,7 +297,7 @@ pub(crate) fn multi_edit(env: Env) -> FnTool {
     )
 }
 
-pub(crate) fn list_files(env: Env) -> FnTool {
+pub(crate) fn list_files() -> FnTool {
     FnTool::new(
         "list_files",
         "List a folder's entries (folders end with /).",
@@ -314,24 +305,16 @@ pub(crate) fn list_files(env: Env) -> FnTool {
             "type": "object",
             "properties": {"path": {"type": "string", "description": "The folder (default: the working folder)."}}
         }),
-        move |input, _cx| {
-            let env = env.clone();
-            async move {
-                let folder = input["path"].as_str().unwrap_or(".");
-                let path = env.context.resolve(folder).map_err(|e| fail(e.to_string()))?;
-                let mut dir = tokio::fs::read_dir(&path)
-                    .await
-                    .map_err(|e| fail(format!("cannot list `{folder}`: {e}")))?;
-                let mut names = Vec::new();
-                while let Some(entry) = dir
-                    .next_entry()
-                    .await
-                    .map_err(|e| fail(format!("cannot list `{folder}`: {e}")))?
-                {
-                    let is_dir = entry.file_type().await.is_ok_and(|t| t.is_dir());
-                    let name = entry.file_name().to_string_lossy().into_owned();
-                    names.push(if is_dir { format!("{name}/") } else { name });
-                }
+        move |input, cx| async move {
+            let folder = input["path"].as_str().unwrap_or(".");
+            {
+                let ws = workspace(&cx)?;
+                let key = ws.resolve_path(folder).map_err(|e| fail(e.to_string()))?;
+                let entries = ws.list(&key).await.map_err(|e| fail(e.to_string()))?;
+                let mut names: Vec<String> = entries
+                    .into_iter()
+                    .map(|e| if e.is_dir() { format!("{}/", e.name) } else { e.name })
+                    .collect();
                 names.sort();
                 let total = names.len();
                 names.truncate(1000);

@@ -12,11 +12,15 @@
 //! # let _ = preset;
 //! ```
 //!
-//! Architecture invariant: tools act only through the execution context they
-//! were built with; every path resolves inside its root, and leaving it is a
-//! tool error, never a file touched.
+//! Architecture invariant: tools hold no execution context of their own;
+//! every file read, write, listing and command goes through the call's
+//! [`Workspace`] (the agent's execution context and live handle), so the
+//! same tools run in this process ([`ProcessContext`]), a container or a
+//! remote sandbox. This crate depends on the contracts only, never on the
+//! loop or the agent.
 
 mod files;
+mod process;
 mod search;
 mod shell;
 #[cfg(test)]
@@ -27,8 +31,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zidane_agent::{ExecutionContext, ProcessContext};
-use zidane_loop::ToolSet;
+use zidane_core::execution::ExecutionContext;
+use zidane_core::tool::{ToolContext, ToolFailure};
+use zidane_core::{ToolSet, Workspace};
+
+pub use process::ProcessContext;
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
 
 /// Settings of the [`basic`] preset.
@@ -78,29 +85,38 @@ impl std::fmt::Debug for Preset {
     }
 }
 
-/// Shared by every tool of a preset.
+/// Shared by the tools of a preset that have settings.
 #[derive(Clone)]
 pub(crate) struct Env {
-    pub(crate) context: Arc<ProcessContext>,
     pub(crate) options: BasicOptions,
+}
+
+/// The workspace a call acts through; a tool that touches files or runs
+/// commands cannot work without one.
+pub(crate) fn workspace(cx: &ToolContext) -> Result<&Workspace, ToolFailure> {
+    cx.workspace().ok_or_else(|| {
+        fail(format!(
+            "`{}` needs an execution context, and this agent has none",
+            cx.name()
+        ))
+    })
 }
 
 /// The basic coding preset.
 pub fn basic(options: BasicOptions) -> Preset {
     let context = Arc::new(ProcessContext::new(options.root.clone()));
     let env = Env {
-        context: Arc::clone(&context),
         options: options.clone(),
     };
     let tools = ToolSet::new()
         .with(shell::shell(env.clone()))
-        .with(files::read_file(env.clone()))
+        .with(files::read_file())
         .with(files::write_file(env.clone()))
         .with(files::edit(env.clone()))
-        .with(files::multi_edit(env.clone()))
-        .with(files::list_files(env.clone()))
-        .with(search::glob(env.clone()))
-        .with(search::grep(env))
+        .with(files::multi_edit(env))
+        .with(files::list_files())
+        .with(search::glob())
+        .with(search::grep())
         .with(todo::todowrite())
         .with(todo::todoread());
     let system = format!(
@@ -143,6 +159,6 @@ pub(crate) fn cap_output(text: &str, max: usize) -> String {
 }
 
 /// A tool failure with a message.
-pub(crate) fn fail(message: impl Into<String>) -> zidane_loop::tool::ToolFailure {
+pub(crate) fn fail(message: impl Into<String>) -> ToolFailure {
     message.into().into()
 }

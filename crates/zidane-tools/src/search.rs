@@ -1,37 +1,51 @@
 //! `glob` and `grep` over the working folder.
 
-use std::path::{Path, PathBuf};
-
 use regex::{Regex, RegexBuilder};
 use serde_json::json;
-use zidane_loop::{FnTool, ToolOutput};
+use zidane_core::Workspace;
+use zidane_core::execution::EntryKind;
+use zidane_core::{FnTool, ToolOutput};
 
-use crate::{Env, fail};
+use crate::{fail, workspace};
 
 const SKIPPED: &[&str] = &[".git", "target", "node_modules", ".venv", "__pycache__"];
 
-/// Every file under `dir` (skipping VCS and build folders), relative paths.
-pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>, limit: usize) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        if out.len() >= limit {
-            return;
-        }
-        let path = entry.path();
-        let name = entry.file_name();
-        let Ok(kind) = entry.file_type() else { continue };
-        if kind.is_dir() {
-            if !SKIPPED.iter().any(|s| name == *s) {
-                walk(root, &path, out, limit);
+/// Every regular file under `dir` (skipping VCS and build folders), as
+/// paths relative to `dir`, in name order, at most `limit` of them. Folders
+/// that cannot be listed are skipped.
+pub(crate) async fn walk(ws: &Workspace, dir: &str, limit: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    // Depth first, in name order: a stack of (folder, its path relative to `dir`).
+    let mut stack = vec![(dir.to_owned(), String::new())];
+    while let Some((folder, rel)) = stack.pop() {
+        let Ok(entries) = ws.list(&folder).await else { continue };
+        let mut subfolders = Vec::new();
+        for entry in entries {
+            if out.len() >= limit {
+                return out;
             }
-        } else if kind.is_file()
-            && let Ok(rel) = path.strip_prefix(root)
-        {
-            out.push(rel.to_path_buf());
+            let rel_path = if rel.is_empty() {
+                entry.name.clone()
+            } else {
+                format!("{rel}/{}", entry.name)
+            };
+            match entry.kind {
+                EntryKind::Dir if !SKIPPED.contains(&entry.name.as_str()) => {
+                    let path = if folder.is_empty() || folder == "." {
+                        entry.name.clone()
+                    } else {
+                        format!("{folder}/{}", entry.name)
+                    };
+                    subfolders.push((path, rel_path));
+                }
+                EntryKind::File => out.push(rel_path),
+                EntryKind::Dir | EntryKind::Other => {}
+            }
         }
+        // Reversed, so the first subfolder is listed next.
+        stack.extend(subfolders.into_iter().rev());
     }
+    out
 }
 
 /// A glob (`*`, `**`, `?`, `{a,b}`) as an anchored regex over `/` paths.
@@ -70,7 +84,7 @@ pub(crate) fn glob_regex(pattern: &str) -> Result<Regex, regex::Error> {
     Regex::new(&re)
 }
 
-pub(crate) fn glob(env: Env) -> FnTool {
+pub(crate) fn glob() -> FnTool {
     FnTool::new(
         "glob",
         "Find files by name pattern (`*` within a folder, `**` across folders, `{a,b}` alternatives), e.g. \
@@ -83,44 +97,35 @@ pub(crate) fn glob(env: Env) -> FnTool {
             },
             "required": ["pattern"]
         }),
-        move |input, _cx| {
-            let env = env.clone();
-            async move {
-                let pattern = input["pattern"]
-                    .as_str()
-                    .ok_or_else(|| fail("`pattern` is required"))?
-                    .to_owned();
-                let re = glob_regex(&pattern).map_err(|e| fail(format!("bad pattern: {e}")))?;
-                let base = env
-                    .context
-                    .resolve(input["path"].as_str().unwrap_or("."))
-                    .map_err(|e| fail(e.to_string()))?;
-                let found = tokio::task::spawn_blocking(move || {
-                    let mut files = Vec::new();
-                    walk(&base, &base, &mut files, 50_000);
-                    files
-                        .into_iter()
-                        .map(|p| p.to_string_lossy().replace('\\', "/"))
-                        .filter(|p| re.is_match(p))
-                        .collect::<Vec<_>>()
-                })
-                .await
+        move |input, cx| async move {
+            let pattern = input["pattern"]
+                .as_str()
+                .ok_or_else(|| fail("`pattern` is required"))?
+                .to_owned();
+            let re = glob_regex(&pattern).map_err(|e| fail(format!("bad pattern: {e}")))?;
+            let ws = workspace(&cx)?;
+            let base = ws
+                .resolve_path(input["path"].as_str().unwrap_or("."))
                 .map_err(|e| fail(e.to_string()))?;
-                let total = found.len();
-                let mut out = found.into_iter().take(500).collect::<Vec<_>>().join("\n");
-                if total > 500 {
-                    out.push_str(&format!("\n[... {} more files]", total - 500));
-                }
-                if out.is_empty() {
-                    out = format!("No file matches `{pattern}`.");
-                }
-                Ok(ToolOutput::text(out))
+            let found: Vec<String> = walk(ws, &base, 50_000)
+                .await
+                .into_iter()
+                .filter(|p| re.is_match(p))
+                .collect();
+            let total = found.len();
+            let mut out = found.into_iter().take(500).collect::<Vec<_>>().join("\n");
+            if total > 500 {
+                out.push_str(&format!("\n[... {} more files]", total - 500));
             }
+            if out.is_empty() {
+                out = format!("No file matches `{pattern}`.");
+            }
+            Ok(ToolOutput::text(out))
         },
     )
 }
 
-pub(crate) fn grep(env: Env) -> FnTool {
+pub(crate) fn grep() -> FnTool {
     FnTool::new(
         "grep",
         "Search file contents with a regular expression; returns `path:line: text` lines. Narrow with `glob` (a file \
@@ -135,62 +140,60 @@ pub(crate) fn grep(env: Env) -> FnTool {
             },
             "required": ["pattern"]
         }),
-        move |input, _cx| {
-            let env = env.clone();
-            async move {
-                let pattern = input["pattern"].as_str().ok_or_else(|| fail("`pattern` is required"))?;
-                let re = RegexBuilder::new(pattern)
-                    .case_insensitive(input["ignore_case"].as_bool().unwrap_or(false))
-                    .build()
-                    .map_err(|e| fail(format!("bad regular expression: {e}")))?;
-                let filter = match input["glob"].as_str() {
-                    Some(g) => Some(glob_regex(g).map_err(|e| fail(format!("bad glob: {e}")))?),
-                    None => None,
-                };
-                let base = env
-                    .context
-                    .resolve(input["path"].as_str().unwrap_or("."))
-                    .map_err(|e| fail(e.to_string()))?;
-                let (lines, more) = tokio::task::spawn_blocking(move || {
-                    let mut files = Vec::new();
-                    walk(&base, &base, &mut files, 50_000);
-                    let mut lines = Vec::new();
-                    let mut more = 0usize;
-                    for rel in files {
-                        let rel_text = rel.to_string_lossy().replace('\\', "/");
-                        if filter.as_ref().is_some_and(|f| !f.is_match(&rel_text)) {
-                            continue;
-                        }
-                        let Ok(bytes) = std::fs::read(base.join(&rel)) else {
-                            continue;
-                        };
-                        if bytes.iter().take(8192).any(|b| *b == 0) {
-                            continue;
-                        }
-                        for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
-                            if re.is_match(line) {
-                                if lines.len() < 200 {
-                                    let line: String = line.chars().take(300).collect();
-                                    lines.push(format!("{rel_text}:{}: {line}", n + 1));
-                                } else {
-                                    more += 1;
-                                }
+        move |input, cx| async move {
+            let pattern = input["pattern"].as_str().ok_or_else(|| fail("`pattern` is required"))?;
+            let re = RegexBuilder::new(pattern)
+                .case_insensitive(input["ignore_case"].as_bool().unwrap_or(false))
+                .build()
+                .map_err(|e| fail(format!("bad regular expression: {e}")))?;
+            let filter = match input["glob"].as_str() {
+                Some(g) => Some(glob_regex(g).map_err(|e| fail(format!("bad glob: {e}")))?),
+                None => None,
+            };
+            let ws = workspace(&cx)?;
+            let base = ws
+                .resolve_path(input["path"].as_str().unwrap_or("."))
+                .map_err(|e| fail(e.to_string()))?;
+            let (lines, more) = {
+                let files = walk(ws, &base, 50_000).await;
+                let mut lines = Vec::new();
+                let mut more = 0usize;
+                for rel_text in files {
+                    if filter.as_ref().is_some_and(|f| !f.is_match(&rel_text)) {
+                        continue;
+                    }
+                    let path = if base.is_empty() {
+                        rel_text.clone()
+                    } else {
+                        format!("{base}/{rel_text}")
+                    };
+                    let Ok(bytes) = ws.read_file(&path).await else {
+                        continue;
+                    };
+                    if bytes.iter().take(8192).any(|b| *b == 0) {
+                        continue;
+                    }
+                    for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+                        if re.is_match(line) {
+                            if lines.len() < 200 {
+                                let line: String = line.chars().take(300).collect();
+                                lines.push(format!("{rel_text}:{}: {line}", n + 1));
+                            } else {
+                                more += 1;
                             }
                         }
                     }
-                    (lines, more)
-                })
-                .await
-                .map_err(|e| fail(e.to_string()))?;
-                let mut out = lines.join("\n");
-                if more > 0 {
-                    out.push_str(&format!("\n[... {more} more matches]"));
                 }
-                if out.is_empty() {
-                    out = "No match.".to_owned();
-                }
-                Ok(ToolOutput::text(out))
+                (lines, more)
+            };
+            let mut out = lines.join("\n");
+            if more > 0 {
+                out.push_str(&format!("\n[... {more} more matches]"));
             }
+            if out.is_empty() {
+                out = "No match.".to_owned();
+            }
+            Ok(ToolOutput::text(out))
         },
     )
 }

@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use serde_json::json;
-use zidane_agent::{ExecOptions, ExecutionContext};
-use zidane_loop::events::ExecutionHandle;
-use zidane_loop::{FnTool, ToolOutput};
+use zidane_core::execution::ExecOptions;
+use zidane_core::{FnTool, ToolOutput};
 
-use crate::{Env, cap_output, fail};
+use crate::{Env, cap_output, fail, workspace};
 
 pub(crate) fn shell(env: Env) -> FnTool {
     FnTool::new(
@@ -38,13 +37,8 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     signal: cx.signal().clone(),
                     cwd: input["cwd"].as_str().map(str::to_owned),
                 };
-                let handle = ExecutionHandle {
-                    id: "process".into(),
-                    kind: "process".into(),
-                };
-                let out = env
-                    .context
-                    .exec(&handle, &command, options)
+                let out = workspace(&cx)?
+                    .exec(&command, options)
                     .await
                     .map_err(|e| fail(e.to_string()))?;
                 if out.timed_out {

@@ -1,8 +1,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zidane_loop::ToolOutput;
-use zidane_loop::tool::{ReadStateMap, ToolContext};
+use std::sync::Arc;
+
+use zidane_core::ToolOutput;
+use zidane_core::Workspace;
+use zidane_core::tool::{ReadStateMap, ToolContext};
 use zidane_provider::{AbortController, AbortSignal, ToolResultContent};
 
 use crate::{BasicOptions, Preset, basic, cap_output};
@@ -12,6 +15,7 @@ struct Rig {
     root: std::path::PathBuf,
     preset: Preset,
     reads: ReadStateMap,
+    workspace: Workspace,
 }
 
 fn rig() -> Rig {
@@ -29,6 +33,7 @@ fn rig() -> Rig {
     options.max_output_bytes = 200;
     Rig {
         _dir: dir,
+        workspace: Arc::new(crate::ProcessContext::new(&root)).workspace(),
         root,
         preset: basic(options),
         reads: ReadStateMap::default(),
@@ -38,7 +43,9 @@ fn rig() -> Rig {
 impl Rig {
     async fn call(&self, name: &str, input: Value) -> Result<ToolOutput, String> {
         let tool = self.preset.tools.get(name).unwrap_or_else(|| panic!("no tool {name}"));
-        let cx = ToolContext::detached(name, "call", AbortSignal::never()).with_read_state(self.reads.clone());
+        let cx = ToolContext::detached(name, "call", AbortSignal::never())
+            .with_read_state(self.reads.clone())
+            .with_workspace(self.workspace.clone());
         tool.execute(input, cx).await.map_err(|e| e.to_string())
     }
 }
@@ -132,6 +139,61 @@ async fn paths_outside_the_folder_are_refused() {
             .unwrap_err();
         assert!(err.contains("outside the working folder"), "{err}");
     }
+}
+
+/// A dangling link inside the folder that points outside it must not let a
+/// write create the target (to a file, or into a folder that does not exist).
+#[cfg(unix)]
+#[tokio::test]
+async fn writes_through_dangling_links_are_refused() {
+    let rig = rig();
+    let outside = tempfile::tempdir().unwrap();
+    let target_file = outside.path().join("created.txt");
+    std::os::unix::fs::symlink(&target_file, rig.root.join("link.txt")).unwrap();
+    let err = rig
+        .call("write_file", json!({"path": "link.txt", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("symbolic link that points nowhere"), "{err}");
+    assert!(!target_file.exists(), "the write followed the link out of the folder");
+
+    let target_dir = outside.path().join("missing-dir");
+    std::os::unix::fs::symlink(&target_dir, rig.root.join("dirlink")).unwrap();
+    let err = rig
+        .call("write_file", json!({"path": "dirlink/new.txt", "content": "x"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("symbolic link that points nowhere"), "{err}");
+    assert!(!target_dir.exists());
+}
+
+/// Reading a FIFO would block forever: the file tools refuse anything that
+/// is not a regular file, and name a folder as one.
+#[cfg(unix)]
+#[tokio::test]
+async fn file_tools_refuse_folders_and_special_files() {
+    let rig = rig();
+    let fifo = rig.root.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let err = rig.call("read_file", json!({"path": "pipe"})).await.unwrap_err();
+    assert_eq!(err, "`pipe` is not a regular file");
+    let err = rig.call("read_file", json!({"path": "src"})).await.unwrap_err();
+    assert_eq!(err, "`src` is a folder; use list_files to see its entries");
+    let err = rig.call("read_file", json!({"path": "nothing.txt"})).await.unwrap_err();
+    assert_eq!(err, "`nothing.txt` does not exist");
+}
+
+#[tokio::test]
+async fn a_tool_without_a_workspace_says_so() {
+    let rig = rig();
+    let tool = rig.preset.tools.get("read_file").unwrap();
+    let cx = ToolContext::detached("read_file", "c", AbortSignal::never());
+    let err = tool.execute(json!({"path": "README.md"}), cx).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`read_file` needs an execution context, and this agent has none"
+    );
 }
 
 #[tokio::test]
@@ -290,7 +352,7 @@ async fn shell_reports_exit_codes_caps_output_and_obeys_timeout_and_abort() {
     assert!(text(&long).ends_with("2000\n"));
     let controller = AbortController::new();
     let tool = rig.preset.tools.get("shell").unwrap().clone();
-    let cx = ToolContext::detached("shell", "c", controller.signal());
+    let cx = ToolContext::detached("shell", "c", controller.signal()).with_workspace(rig.workspace.clone());
     let run = tokio::spawn(async move {
         tool.execute(json!({"command": "sleep 30"}), cx)
             .await

@@ -2,7 +2,7 @@
 //! it survives compaction and resumes.
 
 use serde_json::{Value, json};
-use zidane_loop::{FnTool, ToolOutput};
+use zidane_core::{FnTool, ToolOutput};
 
 use crate::fail;
 

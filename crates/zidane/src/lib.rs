@@ -3,12 +3,19 @@
 //! This crate re-exports the `zidane-*` crates under the paths of the spec's
 //! entry points:
 //!
-//! - [`hooks`]: the typed async hook bus ([`hooks::HookBus`], [`hooks::HookMap`]);
-//! - [`agent`]: the `zidane/agent` entry point; today its hook vocabulary
-//!   ([`agent::events`], one type per `AgentHooks` event) and the payload types;
-//! - [`provider`]: the message model and the providers;
-//! - [`runloop`]: the run loop and its tool pipeline;
-//! - [`presets`]: the `basic` coding preset.
+//! - [`agent`]: the `zidane/agent` entry point: [`agent::create_agent`] and
+//!   the [`agent::Agent`], its options and errors, the hook vocabulary
+//!   ([`agent::events`], one type per `AgentHooks` event), sessions,
+//!   prompt-cache telemetry and the run-summary collector, and the types a
+//!   custom tool is written with;
+//! - [`providers`]: the message model and the [`providers::Provider`] trait,
+//!   with [`providers::anthropic`] and [`providers::openai`];
+//! - [`tools`]: the `Tool` trait and its context, execution contexts and the
+//!   read-state helpers;
+//! - [`presets`]: the `basic` coding preset;
+//! - [`mcp`]: MCP servers as tools;
+//! - [`hooks`]: the typed async hook bus underneath;
+//! - [`runloop`]: the bare run loop, for hosts that need no agent.
 //!
 //! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
 //!
@@ -16,10 +23,10 @@
 //! use std::sync::Arc;
 //!
 //! use zidane::agent::{
-//!     AgentCacheChange, AgentOptions, AgentRunOptions, RunSummaryCollectorOptions, create_agent,
+//!     AgentCacheChange, AgentOptions, AgentRunOptions, CompactOptions, RunSummaryCollectorOptions, create_agent,
 //!     create_run_summary_collector,
 //! };
-//! use zidane::provider::{AnthropicConfig, AnthropicProvider};
+//! use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
@@ -33,8 +40,40 @@
 //! let change = AgentCacheChange { model: Some("claude-opus-4-1".into()), ..Default::default() };
 //! println!("{} {:?}", agent.cache_impact(&change).tokens, agent.cache_expires_at());
 //!
-//! let result = agent.compact(2).await?;
+//! let result = agent.compact(CompactOptions { keep_turns: Some(2), ..Default::default() }).await?;
 //! println!("{}", result.compacted);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A custom tool, and an agent that runs it (the model calls `add`):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, FnTool, ToolOutput, ToolSet, create_agent};
+//! use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
+//! use zidane::serde_json::json;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let add = FnTool::new(
+//!     "add",
+//!     "Add two integers.",
+//!     json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
+//!     |input, _cx| async move {
+//!         let (a, b) = (input["a"].as_i64().unwrap_or(0), input["b"].as_i64().unwrap_or(0));
+//!         Ok(ToolOutput::text((a + b).to_string()))
+//!     },
+//! );
+//! let agent = create_agent(AgentOptions {
+//!     provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
+//!     tools: ToolSet::new().with(add),
+//!     behavior: Behavior { max_turns: Some(4), ..Default::default() },
+//!     ..Default::default()
+//! })?;
+//! let stats = agent.run(AgentRunOptions::prompt("What is 17 + 25? Use the add tool.")).await?;
+//! // A run that stops at the turn cap is not an error: check how it ended.
+//! println!("{} turns, {} tool calls, completed: {}", stats.turns, stats.tool_calls, stats.completed());
 //! # Ok(())
 //! # }
 //! ```
@@ -75,7 +114,8 @@
 //! Calling a model directly (with `ANTHROPIC_API_KEY` set):
 //!
 //! ```no_run
-//! use zidane::provider::{AbortSignal, AnthropicConfig, AnthropicProvider, Message, StreamOptions, complete};
+//! use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
+//! use zidane::providers::{AbortSignal, Message, StreamOptions, complete};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
@@ -90,7 +130,8 @@
 //! llama.cpp, LM Studio) by its base URL:
 //!
 //! ```no_run
-//! use zidane::provider::{AbortSignal, Message, OpenAiConfig, OpenAiProvider, StreamOptions, complete};
+//! use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
+//! use zidane::providers::{AbortSignal, Message, StreamOptions, complete};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let key = std::env::var("OPENAI_API_KEY")?;
@@ -109,21 +150,83 @@
 //!   `ring` crypto provider and bundled web roots (no OpenSSL, no aws-lc).
 //!   Without it, `zidane` pulls no HTTP stack, TLS or tokio.
 //! - `sqlite` (default): `zidane::agent::SqliteStore`, sessions and tool
-//!   state in one local SQLite file (the bundled SQLite is compiled in).
-//! - `test-util`: `zidane::provider::scripted`, a provider that plays
+//!   state in one local SQLite file. The bundled SQLite is compiled from C
+//!   source; a host that keeps no sessions on disk can turn the feature off
+//!   (`default-features = false, features = ["http", "mcp"]`) to skip it.
+//! - `mcp` (default): MCP servers as tools (`zidane::mcp`, on `rmcp`), and
+//!   `AgentOptions::mcp_servers`.
+//! - `test-util`: `zidane::providers::scripted`, a provider that plays
 //!   scripted responses, errors and delays (on tokio's pausable clock).
 //!
 //! Architecture invariant: this crate only re-exports; it holds no logic of
 //! its own, and it is the only crate that re-exports other crates.
 
+pub use serde_json;
+
 pub mod hooks {
     //! The typed async hook bus (`zidane-hooks`).
-    pub use zidane_hooks::*;
+    pub use zidane_hooks::{
+        BoxFuture, Bubble, Child, DynEvent, DynHandler, HandlerError, HandlerResult, HookBus, HookCx, HookError,
+        HookEvent, HookHandle, HookMap, HookScope, HookSpec,
+    };
 }
 
-pub mod provider {
-    //! The provider-neutral message model (`zidane-provider`).
-    pub use zidane_provider::*;
+pub mod providers {
+    //! The provider-neutral message model and the [`Provider`] trait
+    //! (`zidane-provider`); the providers themselves are in [`anthropic`] and
+    //! [`openai`].
+
+    #[cfg(feature = "test-util")]
+    pub use zidane_provider::scripted;
+    pub use zidane_provider::{
+        AbortController, AbortSignal, Aborted, AssistantMessage, BoxFuture, CacheTtl, Capabilities, ContentBlock,
+        DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
+        MessageAccumulator, ModelPrice, Pricing, Provider, ProviderError, ProviderMeta, Role, SYSTEM_PROMPT_BOUNDARY,
+        SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, ToolChoice, ToolResultContent, ToolSpec, TurnUsage,
+        UsageReport, classify_status, classify_stream_error, complete, retry_after_from_headers,
+        retry_after_from_message, sse,
+    };
+    #[cfg(feature = "http")]
+    pub use zidane_provider::{ApiKey, Auth, HttpClient, Timeouts};
+
+    pub mod anthropic {
+        //! Anthropic's Messages API: the provider (with the `http` feature)
+        //! and the wire format, usable with any HTTP client.
+        pub use zidane_provider::anthropic::{
+            API_VERSION, BETA_EXTENDED_CACHE_TTL, DEFAULT_MAX_TOKENS, Decoder, Request, count_tokens_body,
+            finish_reason, request_body, thinking_budget,
+        };
+        #[cfg(feature = "http")]
+        pub use zidane_provider::{AnthropicConfig, AnthropicProvider};
+    }
+
+    pub mod openai {
+        //! OpenAI's Chat Completions API and compatible servers (OpenRouter,
+        //! Cerebras, Ollama, vLLM, llama.cpp, LM Studio): the provider (with
+        //! the `http` feature) and the wire format.
+        pub use zidane_provider::openai::{Decoder, Dialect, MaxTokensField, finish_reason, request_body};
+        #[cfg(feature = "http")]
+        pub use zidane_provider::{OpenAiConfig, OpenAiProvider};
+    }
+}
+
+pub mod tools {
+    //! Writing tools and where they run (`zidane-core`, `zidane-tools`): the
+    //! [`Tool`] trait and its [`ToolContext`], execution contexts and the
+    //! in-process [`ProcessContext`], durable tool state and the read-state
+    //! helpers.
+    pub use zidane_core::execution::{
+        DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat, Workspace, normalize_path,
+    };
+    pub use zidane_core::read_state::{
+        ReadStateEntry, ReadStateMap, get_read_state, hydrate_read_state_from_session, read_state_key,
+        resolve_read_state_map,
+    };
+    pub use zidane_core::tool::{
+        DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolOutput,
+        ToolSet, ToolState, ToolStateStore, apply_ops,
+    };
+    pub use zidane_tools::ProcessContext;
 }
 
 pub mod presets {
@@ -132,51 +235,67 @@ pub mod presets {
     pub use zidane_tools::{BasicOptions, Preset, basic};
 }
 
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    //! MCP servers as tools (`zidane-mcp`, on `rmcp`): stdio, streamable HTTP
+    //! and legacy SSE transports.
+    pub use zidane_mcp::{
+        DefaultConnector, McpConfigError, McpConnection, McpConnector, McpError, McpServerConfig, McpTool, McpToolMeta,
+        McpToolWrap, McpTransportConfig, ToolFilter, connect_mcp_servers, namespaced_name, parse_mcp_config,
+    };
+}
+
 pub mod runloop {
-    //! The run loop (`zidane-loop`): turns, the tool pipeline, retries and
-    //! fallback, budgets and guards.
+    //! The bare run loop (`zidane-loop`), for hosts that drive a
+    //! conversation without an agent: turns, the tool pipeline, retries and
+    //! fallback, budgets and guards; and the seams it calls.
+    pub use zidane_core::seams;
     pub use zidane_loop::{
-        Behavior, Clock, FixedClock, FnTool, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
-        RunErrorKind, RunLoop, RunOptions, SystemClock, Tool, ToolBudget, ToolContext, ToolOutput, ToolSet, pairing,
-        seams, tool, validate,
+        Behavior, Clock, FixedClock, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
+        RunErrorKind, RunLoop, RunOptions, SystemClock, ToolBudget, pairing, validate,
     };
 }
 
 pub mod agent {
     //! The `zidane/agent` entry point: `create_agent` and the `Agent`, the
     //! hook vocabulary and its payload types, prompt-cache telemetry, the
-    //! run-summary collector and the read-state helpers.
+    //! run-summary collector, and the types a custom tool and an agent's
+    //! behaviour are written with.
 
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::SqliteStore;
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
-        CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, DecisionRequest,
-        DecisionResult, Decisions, DirEntry, ExecOptions, ExecOutput, ExecutionContext, MemoryStore, ProcessContext,
-        SegmentSource, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, create_agent, get_read_state,
-        hook_names, hydrate_read_state_from_session, read_state_key, resolve_read_state_map,
+        CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
+        DecisionRequest, DecisionResult, Decisions, MemoryStore, SegmentSource, Session, SessionInfo, SessionRun,
+        SessionRunStatus, SessionStore, StoreError, create_agent, hook_names,
     };
-
     pub use zidane_cache_telemetry::{
-        CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections,
-        diff_cache_dimensions, fnv1a32, hash_messages, install_cache_break_logger, snapshot_cache_dimensions,
+        CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
+        diff_cache_dimensions, fnv1a32, hash_message, hash_messages, install_cache_break_logger,
+        snapshot_cache_dimensions,
     };
-    pub use zidane_loop::events;
-    pub use zidane_loop::events::{
+    pub use zidane_core::events;
+    pub use zidane_core::events::{
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
-        HookInfo, hook_info,
+        HookInfo, RunStatus, hook_info,
     };
-    pub use zidane_mcp::{
-        DefaultConnector, McpConfigError, McpConnection, McpConnector, McpServerConfig, McpToolMeta, McpToolWrap,
-        McpTransportConfig, connect_mcp_servers, parse_mcp_config,
+    pub use zidane_core::execution::{ExecutionContext, Workspace};
+    pub use zidane_core::tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
+    pub use zidane_loop::{
+        Behavior, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError, RunErrorKind, ToolBudget,
     };
     pub use zidane_run_summary::{
         RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,
         RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummaryTokens,
-        RunSummaryValidation, create_run_summary_collector,
+        RunSummaryValidation, SummarySink, create_run_summary_collector,
     };
 
-    /// The agent's hook bus.
+    /// The agent's hook bus (the spec's `AgentHooks`: every event of
+    /// [`events`] is emitted on it).
+    pub type AgentHooks = zidane_hooks::HookBus;
+
+    /// The agent's hook bus, by the spec's other name for it.
     pub type AgentHookBus = zidane_hooks::HookBus;
 
     /// Hook registrations keyed by the spec's hook names (`AgentOptions.hooks`).

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use zidane_agent::{
-    AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, ContextOptions, DecisionRequest, Decisions,
-    MemoryStore, Session, create_agent,
+    AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, CompactOptions, ContextOptions, DecisionRequest,
+    Decisions, MemoryStore, Session, create_agent,
 };
 use zidane_hooks::{DynHandler, HookMap};
 use zidane_provider::scripted::{Script, ScriptedProvider};
@@ -95,11 +95,14 @@ async fn run_steer_reset_compact_and_destroy_edges() {
         AgentError::Busy
     ));
     assert!(matches!(agent.reset().unwrap_err(), AgentError::Busy));
-    assert!(matches!(agent.compact(1).await.unwrap_err(), AgentError::Busy));
+    assert!(matches!(
+        agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap_err(),
+        AgentError::Busy
+    ));
     agent.abort();
     assert!(!agent.steer("after the abort", None), "steer after abort returns false");
     let stats = run.await.unwrap().unwrap();
-    assert_eq!(stats.status, zidane_loop::events::RunStatus::Aborted);
+    assert_eq!(stats.status, zidane_core::events::RunStatus::Aborted);
     agent.wait_for_idle().await;
     assert!(!agent.is_running());
     agent.reset().unwrap();

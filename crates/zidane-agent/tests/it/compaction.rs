@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use zidane_agent::{AgentOptions, AgentRunOptions, AutoCompact, MemoryStore, create_agent};
-use zidane_loop::events::{CompactRestore, ContextTransform};
+use zidane_agent::{AgentOptions, AgentRunOptions, AutoCompact, CompactOptions, MemoryStore, create_agent};
+use zidane_core::events::{CompactRestore, ContextTransform};
 use zidane_provider::scripted::Script;
 use zidane_provider::{ContentBlock, FinishReason, Role, StreamEvent, UsageReport};
 
@@ -105,7 +105,7 @@ async fn manual_compaction_resends_the_last_request_for_the_cache() {
     agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
     agent.run(AgentRunOptions::prompt("Two.")).await.unwrap();
     let log = record(&agent);
-    let result = agent.compact(1).await.unwrap();
+    let result = agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap();
     assert!(result.compacted);
     assert_eq!(result.summary.as_deref(), Some("SUMMARY"));
     let requests = p.requests();
@@ -126,7 +126,7 @@ async fn manual_compaction_resends_the_last_request_for_the_cache() {
         vec!["compact:start", "compact:progress", "compact:restore", "compact:end"]
     );
     // Nothing to compact is not an error.
-    let again = agent.compact(100).await.unwrap();
+    let again = agent.compact(CompactOptions { keep_turns: Some(100) }).await.unwrap();
     assert!(!again.compacted);
     let seen = Arc::new(std::sync::Mutex::new(0usize));
     let s = Arc::clone(&seen);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use zidane_agent::{AgentOptions, AgentRunOptions, SessionStore, SqliteStore, create_agent};
-use zidane_loop::{FnTool, ToolOutput};
+use zidane_core::{FnTool, ToolOutput};
 use zidane_provider::scripted::Script;
 use zidane_provider::{ContentBlock, Role};
 

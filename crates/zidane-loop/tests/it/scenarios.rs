@@ -7,12 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use zidane_loop::events::{
+use zidane_core::events::{
     BudgetMode, GuardAction, RunBeforeEnd, RunStatus, ToolError, ToolGate, ToolUnknown, TurnAfter,
 };
-use zidane_loop::{
-    Behavior, FnTool, ModelRef, RepeatGuard, RepeatMode, RunErrorKind, RunOptions, ToolBudget, ToolOutput, ToolSet,
-};
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_loop::{Behavior, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RunErrorKind, RunOptions, ToolBudget};
 use zidane_provider::scripted::{Script, ScriptedProvider, Step};
 use zidane_provider::{ContentBlock, ErrorKind, FinishReason, ProviderError};
 
@@ -90,7 +89,7 @@ async fn run(h: &Harness, options: RunOptions) -> serde_json::Value {
     json!({ "hooks": h.hooks(), "wire": wire, "stats": stats_value(&stats), "error": error })
 }
 
-fn stats_value(s: &zidane_loop::events::AgentStats) -> serde_json::Value {
+fn stats_value(s: &zidane_core::events::AgentStats) -> serde_json::Value {
     stats(s)
 }
 
@@ -521,7 +520,7 @@ async fn rate_limit_sleeps_the_servers_retry_after_in_virtual_time() {
     let d = Arc::clone(&delays);
     h.looped
         .hooks()
-        .on_sync::<zidane_loop::events::StreamRetry, _>(move |ev, _| {
+        .on_sync::<zidane_core::events::StreamRetry, _>(move |ev, _| {
             d.lock().unwrap().push(ev.delay_ms());
             Ok(())
         });
@@ -675,7 +674,7 @@ async fn token_cap_ends_the_run_with_a_typed_error_and_no_abort() {
         );
         h2.looped.run(RunOptions::prompt("Go.")).await.unwrap_err()
     };
-    assert!(matches!(err.kind, RunErrorKind::BudgetExceeded { .. }));
+    assert_eq!(err.kind.budget_exceeded(), Some((BudgetCap::TotalTokens, 1.0, 15.0)));
     assert_eq!(err.stats.turns, 1, "the stats of the work done");
     insta::assert_json_snapshot!(snapshot);
 }
@@ -744,7 +743,7 @@ async fn structured_output_is_validated_and_emitted() {
     let o = Arc::clone(&outputs);
     h.looped
         .hooks()
-        .on_sync::<zidane_loop::events::Output, _>(move |ev, _| {
+        .on_sync::<zidane_core::events::Output, _>(move |ev, _| {
             o.lock().unwrap().push(ev.output().clone());
             Ok(())
         });
@@ -791,7 +790,7 @@ async fn a_hook_that_panics_fails_only_what_it_decides() {
     let h = harness(vec![Script::answer("never")], ToolSet::new(), Behavior::default());
     h.looped
         .hooks()
-        .on_sync::<zidane_loop::events::ContextTransform, _>(|_, _| panic!("transform bug"));
+        .on_sync::<zidane_core::events::ContextTransform, _>(|_, _| panic!("transform bug"));
     let err = h.looped.run(RunOptions::prompt("Go.")).await.unwrap_err();
     assert!(
         matches!(err.kind, RunErrorKind::Hook(_)),

@@ -6,17 +6,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use zidane_hooks::HookBus;
-use zidane_loop::events::{
+use zidane_core::events::{
     BudgetMode, GuardAction, SharedError, StreamServerToolUse, StreamThinking, ToolProgress, ToolProgressEvent,
     ToolStateCommitFailed, ToolStateOp,
 };
-use zidane_loop::seams::TurnSink;
-use zidane_loop::tool::{DescriptionOverride, ToolFailure, ToolStateStore};
-use zidane_loop::{
-    Behavior, FixedClock, FnTool, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolBudget, ToolOutput,
-    ToolSet,
-};
+use zidane_core::seams::TurnSink;
+use zidane_core::tool::{DescriptionOverride, ToolFailure, ToolStateStore};
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_hooks::HookBus;
+use zidane_loop::{Behavior, FixedClock, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolBudget};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{BoxFuture, ContentBlock, FinishReason, Provider, Role, SessionTurn, StreamEvent};
 
@@ -361,7 +359,7 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
     let r = Arc::clone(&repairs);
     looped
         .hooks()
-        .on_sync::<zidane_loop::events::PairingRepair, _>(move |ev, _| {
+        .on_sync::<zidane_core::events::PairingRepair, _>(move |ev, _| {
             r.lock().unwrap().push(ev.tool_use_id().to_owned());
             Ok(())
         });
@@ -376,7 +374,7 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
     // on the wire only.
     looped
         .hooks()
-        .on_sync::<zidane_loop::events::ContextTransform, _>(|ev, _| {
+        .on_sync::<zidane_core::events::ContextTransform, _>(|ev, _| {
             ev.messages
                 .retain(|m| !m.content().iter().any(|b| matches!(b, ContentBlock::ToolResult { .. })));
             Ok(())

@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+use zidane_core::events::{McpAuthRequired, McpConnect, McpTransport, ToolProgressEvent};
+use zidane_core::tool::ToolContext;
 use zidane_hooks::HookBus;
-use zidane_loop::events::{McpAuthRequired, McpConnect, McpTransport, ToolProgressEvent};
-use zidane_loop::tool::ToolContext;
 use zidane_mcp::{McpServerConfig, McpTransportConfig, connect_mcp_servers, parse_mcp_config};
 use zidane_provider::AbortSignal;
 
@@ -189,7 +189,7 @@ async fn a_reserved_header_in_the_configuration_fails_the_bootstrap_clearly() {
     let bus = HookBus::new();
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let e = Arc::clone(&errors);
-    bus.on_sync::<zidane_loop::events::McpError, _>(move |ev, _| {
+    bus.on_sync::<zidane_core::events::McpError, _>(move |ev, _| {
         e.lock().unwrap().push(ev.error().to_string());
         Ok(())
     });
@@ -241,7 +241,7 @@ fn auth_log(bus: &HookBus) -> Arc<Mutex<Vec<String>>> {
         Ok(())
     });
     let l = Arc::clone(&log);
-    bus.on_sync::<zidane_loop::events::McpError, _>(move |ev, _| {
+    bus.on_sync::<zidane_core::events::McpError, _>(move |ev, _| {
         l.lock().unwrap().push(format!("error {}", ev.error()));
         Ok(())
     });

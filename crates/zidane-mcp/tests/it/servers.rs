@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use zidane_core::events::{HOOK_SPECS, McpToolSchema, ToolProgressEvent};
+use zidane_core::tool::ToolContext;
+use zidane_core::{Tool, ToolOutput};
 use zidane_hooks::{DynHandler, HookBus};
-use zidane_loop::events::{HOOK_SPECS, McpToolSchema, ToolProgressEvent};
-use zidane_loop::tool::ToolContext;
-use zidane_loop::{LoopConfig, RunLoop, RunOptions, Tool, ToolOutput};
+use zidane_loop::{LoopConfig, RunLoop, RunOptions};
 use zidane_mcp::{McpServerConfig, McpTransportConfig, connect_mcp_servers};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{AbortSignal, ContentBlock, Provider, ToolResultContent};
@@ -140,7 +141,7 @@ async fn everything_over_stdio_lists_and_calls() {
 #[tokio::test]
 async fn config_filters_and_the_filter_hook_narrow_the_tools() {
     let bus = HookBus::new();
-    bus.on_sync::<zidane_loop::events::McpToolsFilter, _>(|ev, _| {
+    bus.on_sync::<zidane_core::events::McpToolsFilter, _>(|ev, _| {
         ev.tools.retain(|t| t.name != "get-sum");
         Ok(())
     });
@@ -158,11 +159,11 @@ async fn a_failed_server_never_fails_the_others() {
     let bus = HookBus::new();
     let outcomes: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
     let o = Arc::clone(&outcomes);
-    bus.on_sync::<zidane_loop::events::McpBootstrapSettled, _>(move |ev, _| {
+    bus.on_sync::<zidane_core::events::McpBootstrapSettled, _>(move |ev, _| {
         for r in ev.results() {
             o.lock().unwrap().push((
                 r.name.clone(),
-                matches!(r.outcome, zidane_loop::events::McpBootstrapOutcome::Ok { .. }),
+                matches!(r.outcome, zidane_core::events::McpBootstrapOutcome::Ok { .. }),
             ));
         }
         Ok(())

@@ -11,6 +11,7 @@ use zidane_hooks::HookBus;
 use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
 
 use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
+use crate::execution::Workspace;
 
 /// What a tool body returns.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -85,7 +86,7 @@ type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOut
 ///
 /// ```
 /// use serde_json::json;
-/// use zidane_loop::tool::{FnTool, ToolOutput};
+/// use zidane_core::tool::{FnTool, ToolOutput};
 ///
 /// let echo = FnTool::new("echo", "Repeat the text", json!({"type": "object"}), |input, _cx| async move {
 ///     Ok(ToolOutput::text(input["text"].as_str().unwrap_or_default()))
@@ -330,7 +331,9 @@ pub struct ToolState {
 }
 
 impl ToolState {
-    pub(crate) fn new(committed: Arc<Mutex<BTreeMap<String, Value>>>) -> Self {
+    /// A call's view over `committed` (the run's committed state), with
+    /// nothing staged yet. Runtimes build one per call.
+    pub fn new(committed: Arc<Mutex<BTreeMap<String, Value>>>) -> Self {
         ToolState {
             committed,
             staged: Arc::default(),
@@ -371,7 +374,9 @@ impl ToolState {
             .push(ToolStateOp::Delete { key: key.into() });
     }
 
-    pub(crate) fn take_staged(&self) -> Vec<ToolStateOp> {
+    /// Takes the writes staged so far (the runtime commits them when the
+    /// call settles).
+    pub fn take_staged(&self) -> Vec<ToolStateOp> {
         std::mem::take(&mut *self.staged.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
@@ -393,33 +398,57 @@ pub struct ReadStateEntry {
 /// the tools of an agent (and, when asked, its sub-agents).
 pub type ReadStateMap = Arc<Mutex<BTreeMap<String, ReadStateEntry>>>;
 
+/// What a runtime builds a call's [`ToolContext`] from.
+#[derive(Debug, Clone)]
+pub struct ToolCallParts {
+    /// The call id.
+    pub call_id: String,
+    /// The canonical tool name.
+    pub name: String,
+    /// The (validated) input.
+    pub input: Value,
+    /// The run.
+    pub run_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// Aborts when the call is cancelled or the run is aborted.
+    pub signal: AbortSignal,
+    /// The bus `tool:progress` goes to.
+    pub hooks: HookBus,
+    /// The call's view of durable tool state.
+    pub state: ToolState,
+    /// The session's read state.
+    pub read_state: ReadStateMap,
+    /// Where the call acts, when the agent has an execution context.
+    pub workspace: Option<Workspace>,
+}
+
 /// Everything a call runs with.
 #[derive(Clone)]
 pub struct ToolContext {
-    pub(crate) call_id: String,
-    pub(crate) name: String,
-    pub(crate) input: Value,
-    pub(crate) run_id: String,
-    pub(crate) turn_id: String,
-    pub(crate) signal: AbortSignal,
-    pub(crate) hooks: HookBus,
-    pub(crate) state: ToolState,
-    pub(crate) read_state: ReadStateMap,
+    parts: Arc<ToolCallParts>,
 }
 
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("call_id", &self.call_id)
-            .field("name", &self.name)
+            .field("call_id", &self.parts.call_id)
+            .field("name", &self.parts.name)
             .finish_non_exhaustive()
     }
 }
 
+impl From<ToolCallParts> for ToolContext {
+    fn from(parts: ToolCallParts) -> Self {
+        ToolContext { parts: Arc::new(parts) }
+    }
+}
+
 impl ToolContext {
-    /// A context for calling a tool outside a run (tests, hosts).
+    /// A context for calling a tool outside a run (tests, hosts): no run,
+    /// its own read state and tool state, no workspace.
     pub fn detached(name: impl Into<String>, call_id: impl Into<String>, signal: AbortSignal) -> Self {
-        ToolContext {
+        ToolCallParts {
             call_id: call_id.into(),
             name: name.into(),
             input: Value::Null,
@@ -429,67 +458,90 @@ impl ToolContext {
             hooks: HookBus::new(),
             state: ToolState::default(),
             read_state: ReadStateMap::default(),
+            workspace: None,
         }
+        .into()
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut ToolCallParts)) -> Self {
+        f(Arc::make_mut(&mut self.parts));
+        self
     }
 
     /// The same context with `read_state` shared (calls outside a run that
     /// must see each other's reads).
-    pub fn with_read_state(mut self, read_state: ReadStateMap) -> Self {
-        self.read_state = read_state;
-        self
+    pub fn with_read_state(self, read_state: ReadStateMap) -> Self {
+        self.edit(|p| p.read_state = read_state)
+    }
+
+    /// The same context acting through `workspace`.
+    pub fn with_workspace(self, workspace: Workspace) -> Self {
+        self.edit(|p| p.workspace = Some(workspace))
     }
 
     /// The same context reporting to `hooks` (e.g. to observe
     /// `tool:progress` of a call outside a run).
-    pub fn with_hooks(mut self, hooks: HookBus) -> Self {
-        self.hooks = hooks;
-        self
+    pub fn with_hooks(self, hooks: HookBus) -> Self {
+        self.edit(|p| p.hooks = hooks)
     }
 
     /// The call id.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        &self.parts.call_id
     }
 
     /// The run id.
     pub fn run_id(&self) -> &str {
-        &self.run_id
+        &self.parts.run_id
     }
 
     /// The turn id.
     pub fn turn_id(&self) -> &str {
-        &self.turn_id
+        &self.parts.turn_id
     }
 
     /// Aborts when the call is cancelled or the run is aborted.
     pub fn signal(&self) -> &AbortSignal {
-        &self.signal
+        &self.parts.signal
     }
 
     /// Durable tool state (staged until the call settles).
     pub fn state(&self) -> &ToolState {
-        &self.state
+        &self.parts.state
     }
 
     /// The session's read state.
     pub fn read_state(&self) -> &ReadStateMap {
-        &self.read_state
+        &self.parts.read_state
+    }
+
+    /// The tool's canonical name.
+    pub fn name(&self) -> &str {
+        &self.parts.name
+    }
+
+    /// Where the call acts: the agent's execution context and live handle,
+    /// or `None` when the agent has no execution context (a bare loop, a
+    /// detached call without [`with_workspace`](Self::with_workspace)).
+    pub fn workspace(&self) -> Option<&Workspace> {
+        self.parts.workspace.as_ref()
     }
 
     /// Reports live progress (`tool:progress`); nothing reaches the model.
     /// A failing progress observer never fails the call.
     pub async fn report_progress(&self, progress: ToolProgress) {
-        if !self.hooks.has::<ToolProgressEvent>() {
+        let p = &*self.parts;
+        if !p.hooks.has::<ToolProgressEvent>() {
             return;
         }
         let mut ev = ToolProgressEvent::new(
-            self.name.clone(),
-            self.call_id.clone(),
-            self.input.clone(),
-            self.run_id.clone(),
-            self.turn_id.clone(),
+            p.name.clone(),
+            p.call_id.clone(),
+            p.input.clone(),
+            p.run_id.clone(),
+            p.turn_id.clone(),
             progress,
         );
-        let _ = self.hooks.emit(&mut ev).await;
+        let _ = p.hooks.emit(&mut ev).await;
     }
 }

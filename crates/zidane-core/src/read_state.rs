@@ -3,10 +3,16 @@
 
 use std::sync::Arc;
 
-use zidane_loop::tool::{ReadStateEntry, ReadStateMap, ToolContext};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use zidane_provider::{ContentBlock, SessionTurn};
 
-use crate::agent::lock;
+use crate::tool::ToolContext;
+pub use crate::tool::{ReadStateEntry, ReadStateMap};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The key of a file in the read state: its path, normalized (`./a//b` →
 /// `a/b`).

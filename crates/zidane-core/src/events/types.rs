@@ -25,6 +25,10 @@ pub type ToolResultMetadata = serde_json::Map<String, Value>;
 pub struct AgentStats {
     /// Assistant turns of this agent's loop.
     pub turns: u32,
+    /// Tool calls the model made in this run (each answered: run, blocked,
+    /// refused or cancelled).
+    #[serde(default)]
+    pub tool_calls: u32,
     /// Input tokens (excluding cache), this loop and every sub-agent.
     pub total_in: u64,
     /// Output tokens, this loop and every sub-agent.
@@ -43,6 +47,15 @@ pub struct AgentStats {
     pub suspended: bool,
     /// How the run ended.
     pub status: RunStatus,
+}
+
+impl AgentStats {
+    /// Whether the model finished on its own. A run that stopped at the
+    /// turn cap ([`RunStatus::MaxTurns`]), was aborted or suspended returns
+    /// its statistics too, without an error: check this (or `status`).
+    pub fn completed(&self) -> bool {
+        self.status == RunStatus::Completed
+    }
 }
 
 /// How a run ended.

@@ -1,88 +1,15 @@
-//! Where tools run: the execution-context interface and the in-process
-//! context (shell commands and files under one root folder).
+//! The in-process execution context: shell commands and files under one
+//! root folder of this machine.
 
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zidane_loop::events::{ExecutionHandle, MessageError, SharedError};
-use zidane_provider::{AbortSignal, BoxFuture};
-
-/// How a command ran.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExecOutput {
-    /// Standard output (lossy UTF-8).
-    pub stdout: String,
-    /// Standard error (lossy UTF-8).
-    pub stderr: String,
-    /// Exit code; `None` when a signal ended the process.
-    pub exit_code: Option<i32>,
-    /// Killed at the timeout.
-    pub timed_out: bool,
-    /// Killed by the abort signal.
-    pub aborted: bool,
-}
-
-/// Options of one command.
-#[derive(Debug, Clone, Default)]
-pub struct ExecOptions {
-    /// Kill the command after this long.
-    pub timeout: Option<Duration>,
-    /// Kill the command when this aborts.
-    pub signal: AbortSignal,
-    /// Working folder, relative to the root.
-    pub cwd: Option<String>,
-}
-
-/// A folder entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirEntry {
-    /// Name within its folder.
-    pub name: String,
-    /// Whether it is a folder.
-    pub is_dir: bool,
-    /// Size in bytes (files).
-    pub size: u64,
-}
-
-/// Where tools run: spawns a handle, runs commands and touches files through
-/// it. The in-process [`ProcessContext`] is the default; containers and
-/// remote sandboxes implement the same interface.
-pub trait ExecutionContext: Send + Sync {
-    /// The kind of context (`process`, `docker`, ...).
-    fn kind(&self) -> &str;
-    /// Creates the handle the agent's tools run in.
-    fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>>;
-    /// Runs a shell command.
-    fn exec<'a>(
-        &'a self,
-        handle: &'a ExecutionHandle,
-        command: &'a str,
-        options: ExecOptions,
-    ) -> BoxFuture<'a, Result<ExecOutput, SharedError>>;
-    /// Reads a file.
-    fn read_file<'a>(
-        &'a self,
-        handle: &'a ExecutionHandle,
-        path: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<u8>, SharedError>>;
-    /// Writes a file (creating folders).
-    fn write_file<'a>(
-        &'a self,
-        handle: &'a ExecutionHandle,
-        path: &'a str,
-        bytes: &'a [u8],
-    ) -> BoxFuture<'a, Result<(), SharedError>>;
-    /// Lists a folder.
-    fn list<'a>(
-        &'a self,
-        handle: &'a ExecutionHandle,
-        path: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<DirEntry>, SharedError>>;
-    /// Releases the handle.
-    fn destroy<'a>(&'a self, handle: &'a ExecutionHandle) -> BoxFuture<'a, ()>;
-}
+use zidane_core::Workspace;
+use zidane_core::events::{ExecutionHandle, MessageError, SharedError};
+use zidane_core::execution::{DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat};
+use zidane_provider::BoxFuture;
 
 fn fail(message: impl Into<String>) -> SharedError {
     Arc::new(MessageError(message.into()))
@@ -111,11 +38,34 @@ impl ProcessContext {
         &self.root
     }
 
+    /// The handle this context spawns (its id names the root), without
+    /// going through [`ExecutionContext::spawn`]: for hosts and tests that
+    /// call tools outside an agent.
+    pub fn handle(&self) -> ExecutionHandle {
+        ExecutionHandle {
+            id: format!("process:{}", self.root.display()),
+            kind: "process".into(),
+        }
+    }
+
+    /// This context with its handle, as a tool call's [`Workspace`].
+    pub fn workspace(self: &Arc<Self>) -> Workspace {
+        Workspace {
+            handle: self.handle(),
+            execution: Arc::clone(self) as Arc<dyn ExecutionContext>,
+        }
+    }
+
+    fn canonical_root(&self) -> PathBuf {
+        self.root.canonicalize().unwrap_or_else(|_| self.root.clone())
+    }
+
     /// Resolves `path` (absolute, or relative to the root) to a path inside
-    /// the root; `..` that would leave it, or a symbolic link pointing out of
-    /// it, is refused.
+    /// the root. Refused: `..` that would leave it, and any symbolic link on
+    /// the way that points out of it or points nowhere (a dangling link
+    /// would otherwise let a write create a file outside the root).
     pub fn resolve(&self, path: &str) -> Result<PathBuf, SharedError> {
-        let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
+        let root = self.canonical_root();
         let requested = Path::new(path);
         let joined = if requested.is_absolute() {
             requested.to_path_buf()
@@ -140,15 +90,40 @@ impl ProcessContext {
                 root.display()
             )));
         }
-        // Follow links for the part that exists.
-        let mut existing = normal.clone();
-        while !existing.exists() && existing.pop() {}
-        if let Ok(real) = existing.canonicalize()
-            && !real.starts_with(&root)
-        {
-            return Err(fail(format!("path `{path}` resolves outside the working folder")));
+        // Every component below the root that exists as an entry (a link
+        // counts even when its target does not exist) must resolve inside
+        // the root.
+        let mut prefix = root.clone();
+        if let Ok(rest) = normal.strip_prefix(&root) {
+            for component in rest.components() {
+                prefix.push(component.as_os_str());
+                let Ok(meta) = std::fs::symlink_metadata(&prefix) else {
+                    break;
+                };
+                if meta.file_type().is_symlink() {
+                    match prefix.canonicalize() {
+                        Ok(real) if real.starts_with(&root) => {}
+                        Ok(_) => return Err(fail(format!("path `{path}` resolves outside the working folder"))),
+                        Err(_) => {
+                            return Err(fail(format!(
+                                "path `{path}` goes through a symbolic link that points nowhere; refused"
+                            )));
+                        }
+                    }
+                }
+            }
         }
         Ok(normal)
+    }
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> EntryKind {
+    if meta.is_file() {
+        EntryKind::File
+    } else if meta.is_dir() {
+        EntryKind::Dir
+    } else {
+        EntryKind::Other
     }
 }
 
@@ -158,13 +133,8 @@ impl ExecutionContext for ProcessContext {
     }
 
     fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {
-        let id = format!("process:{}", self.root.display());
-        Box::pin(async move {
-            Ok(ExecutionHandle {
-                id,
-                kind: "process".into(),
-            })
-        })
+        let handle = self.handle();
+        Box::pin(async move { Ok(handle) })
     }
 
     fn exec<'a>(
@@ -271,16 +241,51 @@ impl ExecutionContext for ProcessContext {
                 .await
                 .map_err(|e| fail(format!("cannot list `{path}`: {e}")))?
             {
-                let meta = entry.metadata().await.ok();
+                // Links count as what they point to (`metadata` follows them).
+                let meta = tokio::fs::metadata(entry.path()).await.ok();
                 entries.push(DirEntry {
                     name: entry.file_name().to_string_lossy().into_owned(),
-                    is_dir: meta.as_ref().is_some_and(std::fs::Metadata::is_dir),
+                    kind: meta.as_ref().map_or(EntryKind::Other, kind_of),
                     size: meta.as_ref().map_or(0, std::fs::Metadata::len),
                 });
             }
             entries.sort_by(|a, b| a.name.cmp(&b.name));
             Ok(entries)
         })
+    }
+
+    fn stat<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        path: &'a str,
+    ) -> BoxFuture<'a, Result<Option<FileStat>, SharedError>> {
+        Box::pin(async move {
+            let p = self.resolve(path)?;
+            match tokio::fs::metadata(&p).await {
+                Ok(meta) => Ok(Some(FileStat {
+                    kind: kind_of(&meta),
+                    size: meta.len(),
+                    mtime_ms: meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                })),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(fail(format!("cannot look at `{path}`: {e}"))),
+            }
+        })
+    }
+
+    fn resolve_path(&self, _handle: &ExecutionHandle, path: &str) -> Result<String, SharedError> {
+        let resolved = self.resolve(path)?;
+        let root = self.canonical_root();
+        let rel = resolved.strip_prefix(&root).unwrap_or(&resolved);
+        Ok(rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"))
     }
 
     fn destroy<'a>(&'a self, _handle: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
