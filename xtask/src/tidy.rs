@@ -1,107 +1,88 @@
-//! Structural checks: the internal crate graph, lint wiring, and no
-//! placeholder macros in library code.
+//! Structural checks, each a pure function over what `cargo metadata`,
+//! `cargo tree` and the sources say, so each is unit-tested on fixtures:
+//!
+//! - the internal crate graph matches the edge table of
+//!   `docs/ARCHITECTURE.md` (the one place it is written);
+//! - every declared internal edge is used by the crate's code;
+//! - only the facade re-exports another workspace crate;
+//! - external dependencies are declared once, in `[workspace.dependencies]`;
+//! - `zidane-provider` without `http` pulls no hyper, rustls or tokio;
+//! - `rmcp` sits behind a feature of the agent, on by default in the facade;
+//! - lint wiring, and no placeholder macros in library code.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::Result;
 
-/// The internal edges each crate may have (normal and build dependencies on
-/// other workspace crates). Mirrors the crate graph in `docs/ARCHITECTURE.md`.
-const ALLOWED: &[(&str, &[&str])] = &[
-    ("zidane-bench", &[]),
-    ("zidane-hooks", &[]),
-    ("zidane-provider", &[]),
-    ("zidane-loop", &["zidane-hooks", "zidane-provider"]),
-    (
-        "zidane-cache-telemetry",
-        &["zidane-loop", "zidane-hooks", "zidane-provider"],
-    ),
-    (
-        "zidane-run-summary",
-        &["zidane-loop", "zidane-hooks", "zidane-provider"],
-    ),
-    ("zidane-mcp", &["zidane-loop", "zidane-hooks", "zidane-provider"]),
-    (
-        "zidane-agent",
-        &[
-            "zidane-hooks",
-            "zidane-provider",
-            "zidane-loop",
-            "zidane-cache-telemetry",
-            "zidane-run-summary",
-            "zidane-mcp",
-        ],
-    ),
-    (
-        "zidane-tools",
-        &["zidane-agent", "zidane-loop", "zidane-provider", "zidane-hooks"],
-    ),
-    (
-        "zidane",
-        &[
-            "zidane-tools",
-            "zidane-hooks",
-            "zidane-provider",
-            "zidane-loop",
-            "zidane-cache-telemetry",
-            "zidane-run-summary",
-            "zidane-mcp",
-            "zidane-agent",
-        ],
-    ),
-    ("zidane-cli", &["zidane"]),
-    ("xtask", &["zidane-loop"]),
-];
+/// The crate that may re-export other workspace crates.
+const FACADE: &str = "zidane";
+
+/// Crates `zidane-provider` must not pull without its `http` feature.
+const HTTP_STACK: &[&str] = &["hyper", "hyper-util", "hyper-rustls", "rustls", "tokio"];
 
 pub(crate) fn run(root: &Path) -> Result {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let meta: Value = serde_json::from_slice(&output.stdout).map_err(|e| format!("cargo metadata output: {e}"))?;
+    let meta = cargo_json(root, &["metadata", "--format-version", "1", "--no-deps", "--locked"])?;
     let packages = meta["packages"].as_array().ok_or("cargo metadata: no packages")?;
-    let members: BTreeSet<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
-    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let doc = read(&root.join("docs/ARCHITECTURE.md"))?;
+    let table = edge_table(&doc)?;
 
     let mut problems = Vec::new();
+    let members: BTreeSet<String> = packages
+        .iter()
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect();
     for pkg in packages {
         let name = pkg["name"].as_str().unwrap_or_default();
-        let Some(may) = allowed.get(name) else {
-            problems.push(format!(
-                "{name}: not in the crate graph (add it to xtask/src/tidy.rs and docs/ARCHITECTURE.md)"
-            ));
-            continue;
-        };
-        for dep in pkg["dependencies"].as_array().into_iter().flatten() {
-            let dep_name = dep["name"].as_str().unwrap_or_default();
-            let is_dev = dep["kind"].as_str() == Some("dev");
-            if members.contains(dep_name) && !is_dev && !may.contains(&dep_name) {
-                problems.push(format!("{name} -> {dep_name}: edge not allowed by the crate graph"));
-            }
+        let manifest_path = PathBuf::from(pkg["manifest_path"].as_str().unwrap_or_default());
+        let manifest = read(&manifest_path)?;
+        let dir = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let sources = read_sources(&dir.join("src"))?;
+        let edges = internal_edges(pkg, &members);
+
+        problems.extend(check_edges(name, &edges, &table));
+        problems.extend(check_edges_used(name, &edges, &sources));
+        if name != FACADE {
+            problems.extend(check_no_reexports(name, &members, &sources));
         }
-        let manifest = pkg["manifest_path"].as_str().unwrap_or_default();
-        let text = std::fs::read_to_string(manifest).map_err(|e| format!("{manifest}: {e}"))?;
-        if !has_workspace_lints(&text) {
-            problems.push(format!("{name}: missing `[lints] workspace = true` in {manifest}"));
+        problems.extend(check_workspace_deps(name, &manifest));
+        if !has_workspace_lints(&manifest) {
+            problems.push(format!(
+                "{name}: missing `[lints] workspace = true` in {}",
+                manifest_path.display()
+            ));
         }
         if name != "xtask" {
-            let src = Path::new(manifest).parent().map(|d| d.join("src")).unwrap_or_default();
-            scan_placeholders(&src, &mut problems)?;
+            problems.extend(check_placeholders(&sources));
+        }
+        if name == "zidane-agent" || name == FACADE {
+            problems.extend(check_mcp_feature(pkg));
         }
     }
+    let tree = cargo_text(
+        root,
+        &[
+            "tree",
+            "-p",
+            "zidane-provider",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--locked",
+        ],
+    )?;
+    problems.extend(check_provider_without_http(&tree));
+
     if problems.is_empty() {
-        println!("tidy: {} crates, graph and lints as documented", packages.len());
+        println!(
+            "tidy: {} crates; graph, edges, re-exports, dependencies and lints as documented",
+            packages.len()
+        );
         Ok(())
     } else {
         Err(format!(
@@ -112,7 +93,241 @@ pub(crate) fn run(root: &Path) -> Result {
     }
 }
 
-fn has_workspace_lints(manifest: &str) -> bool {
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn cargo_text(root: &Path, args: &[&str]) -> Result<String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cargo {}: {e}", args[0]))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo {} failed: {}",
+            args[0],
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn cargo_json(root: &Path, args: &[&str]) -> Result<Value> {
+    serde_json::from_str(&cargo_text(root, args)?).map_err(|e| format!("cargo {} output: {e}", args[0]))
+}
+
+/// A crate's normal and build dependencies on other workspace crates.
+fn internal_edges(pkg: &Value, members: &BTreeSet<String>) -> Vec<String> {
+    let mut edges: Vec<String> = pkg["dependencies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["kind"].as_str() != Some("dev"))
+        .filter_map(|d| d["name"].as_str())
+        .filter(|n| members.contains(*n))
+        .map(str::to_owned)
+        .collect();
+    edges.sort();
+    edges.dedup();
+    edges
+}
+
+/// The edge table between the `crate-graph` markers of the architecture
+/// document: `| \`crate\` | \`dep\`, \`dep\` |` rows (`nothing` for none).
+pub(crate) fn edge_table(doc: &str) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let start = doc
+        .find("<!-- crate-graph:start -->")
+        .ok_or("docs/ARCHITECTURE.md: no `<!-- crate-graph:start -->` marker")?;
+    let end = doc[start..]
+        .find("<!-- crate-graph:end -->")
+        .ok_or("docs/ARCHITECTURE.md: no `<!-- crate-graph:end -->` marker")?
+        + start;
+    let mut table = BTreeMap::new();
+    for line in doc[start..end].lines() {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+        let [name, deps] = cells.as_slice() else { continue };
+        let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) else {
+            continue;
+        };
+        let deps: BTreeSet<String> = deps
+            .split(',')
+            .filter_map(|d| d.trim().strip_prefix('`').and_then(|d| d.strip_suffix('`')))
+            .map(str::to_owned)
+            .collect();
+        table.insert(name.to_owned(), deps);
+    }
+    if table.is_empty() {
+        return Err("docs/ARCHITECTURE.md: the crate-graph table has no rows".into());
+    }
+    Ok(table)
+}
+
+pub(crate) fn check_edges(name: &str, edges: &[String], table: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let Some(may) = table.get(name) else {
+        return vec![format!(
+            "{name}: not in the crate graph (add it to the table in docs/ARCHITECTURE.md)"
+        )];
+    };
+    edges
+        .iter()
+        .filter(|dep| !may.contains(*dep))
+        .map(|dep| format!("{name} -> {dep}: edge not allowed by the crate graph"))
+        .collect()
+}
+
+/// `name` as code spells it (`zidane-core` → `zidane_core`).
+fn ident(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Library sources: every `.rs` file under `src`, path and text; unit-test
+/// files (`tests.rs`, and anything under a `tests/` folder) are left out.
+fn read_sources(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                if path.file_name().is_none_or(|n| n != "tests") {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
+                let text = read(&path)?;
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+pub(crate) fn check_edges_used(name: &str, edges: &[String], sources: &[(PathBuf, String)]) -> Vec<String> {
+    edges
+        .iter()
+        .filter(|dep| {
+            let id = ident(dep);
+            !sources
+                .iter()
+                .any(|(_, text)| text.contains(&format!("{id}::")) || text.contains(&format!("use {id}")))
+        })
+        .map(|dep| {
+            format!(
+                "{name} -> {dep}: declared but not used by the crate's code (remove it, or make it a dev-dependency)"
+            )
+        })
+        .collect()
+}
+
+pub(crate) fn check_no_reexports(name: &str, members: &BTreeSet<String>, sources: &[(PathBuf, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (path, text) in sources {
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            let Some(rest) = line.strip_prefix("pub use ") else {
+                continue;
+            };
+            let rest = rest.trim_start_matches("::");
+            if let Some(other) = members
+                .iter()
+                .filter(|m| m.as_str() != name)
+                .find(|m| rest.starts_with(&format!("{}::", ident(m))) || rest.starts_with(&format!("{};", ident(m))))
+            {
+                problems.push(format!(
+                    "{}:{}: `{name}` re-exports `{other}`; only the facade re-exports other crates",
+                    path.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// In every dependency table of a member manifest, an external dependency
+/// must inherit from `[workspace.dependencies]` (path dependencies on
+/// members are inherited too, by the same rule).
+pub(crate) fn check_workspace_deps(name: &str, manifest: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let section = line.trim_matches(|c| c == '[' || c == ']');
+            in_deps = ["dependencies", "dev-dependencies", "build-dependencies"]
+                .iter()
+                .any(|d| section == *d || section.ends_with(&format!(".{d}")));
+            continue;
+        }
+        if !in_deps || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((dep, value)) = line.split_once('=') else {
+            continue;
+        };
+        let dep = dep.trim();
+        if dep.ends_with(".workspace") || value.replace(' ', "").contains("workspace=true") {
+            continue;
+        }
+        problems.push(format!(
+            "{name}: `{dep}` is declared in the member manifest; declare it once in [workspace.dependencies] and use `{dep}.workspace = true`"
+        ));
+    }
+    problems
+}
+
+/// `cargo tree -p zidane-provider --no-default-features -e normal --prefix none`.
+pub(crate) fn check_provider_without_http(tree: &str) -> Vec<String> {
+    let pulled: BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    HTTP_STACK
+        .iter()
+        .filter(|c| pulled.contains(*c))
+        .map(|c| format!("zidane-provider without `http` pulls `{c}`"))
+        .collect()
+}
+
+/// The agent reaches rmcp only through an optional `zidane-mcp` behind its
+/// `mcp` feature; the facade turns that feature on by default.
+pub(crate) fn check_mcp_feature(pkg: &Value) -> Vec<String> {
+    let name = pkg["name"].as_str().unwrap_or_default();
+    let mut problems = Vec::new();
+    for dep in pkg["dependencies"].as_array().into_iter().flatten() {
+        let dep_name = dep["name"].as_str().unwrap_or_default();
+        if (dep_name == "zidane-mcp" || dep_name == "rmcp")
+            && dep["kind"].as_str() != Some("dev")
+            && dep["optional"].as_bool() != Some(true)
+        {
+            problems.push(format!(
+                "{name} -> {dep_name}: must be optional, behind the `mcp` feature"
+            ));
+        }
+    }
+    let features = &pkg["features"];
+    let mcp_feature: Vec<&str> = features["mcp"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !mcp_feature.contains(&"dep:zidane-mcp") {
+        problems.push(format!("{name}: the `mcp` feature must enable `dep:zidane-mcp`"));
+    }
+    if name == FACADE {
+        let default: Vec<&str> = features["default"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !default.contains(&"mcp") {
+            problems.push(format!("{name}: `mcp` must be a default feature of the facade"));
+        }
+    }
+    problems
+}
+
+pub(crate) fn has_workspace_lints(manifest: &str) -> bool {
     let mut in_lints = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -124,25 +339,120 @@ fn has_workspace_lints(manifest: &str) -> bool {
     false
 }
 
-/// Library code must not ship placeholders; unit-test files are exempt.
-fn scan_placeholders(dir: &Path, problems: &mut Vec<String>) -> Result {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_dir() {
-            scan_placeholders(&path, problems)?;
-        } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            for (i, line) in text.lines().enumerate() {
-                for bad in ["todo!(", "unimplemented!(", "dbg!("] {
-                    if line.contains(bad) && !line.trim_start().starts_with("//") {
-                        problems.push(format!("{}:{}: `{bad}..)` in library code", path.display(), i + 1));
-                    }
+/// Library code must not ship placeholders.
+pub(crate) fn check_placeholders(sources: &[(PathBuf, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (path, text) in sources {
+        for (i, line) in text.lines().enumerate() {
+            for bad in ["todo!(", "unimplemented!(", "dbg!("] {
+                if line.contains(bad) && !line.trim_start().starts_with("//") {
+                    problems.push(format!("{}:{}: `{bad}..)` in library code", path.display(), i + 1));
                 }
             }
         }
     }
-    Ok(())
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn src(text: &str) -> Vec<(PathBuf, String)> {
+        vec![(PathBuf::from("src/lib.rs"), text.to_owned())]
+    }
+
+    fn members() -> BTreeSet<String> {
+        ["zidane-core", "zidane-loop", "zidane"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_edge_table_is_read_from_the_document() {
+        let doc = "intro\n<!-- crate-graph:start -->\n| crate | may depend on |\n|---|---|\n| `a` | nothing |\n| `b` | `a`, `c` |\n<!-- crate-graph:end -->\n";
+        let table = edge_table(doc).unwrap();
+        assert_eq!(table["a"], BTreeSet::new());
+        assert_eq!(table["b"], ["a", "c"].iter().map(|s| (*s).to_owned()).collect());
+        assert!(edge_table("no markers").is_err());
+    }
+
+    #[test]
+    fn an_edge_outside_the_table_fails() {
+        let table = edge_table("<!-- crate-graph:start -->\n| `b` | `a` |\n<!-- crate-graph:end -->").unwrap();
+        assert!(check_edges("b", &["a".into()], &table).is_empty());
+        assert_eq!(
+            check_edges("b", &["c".into()], &table),
+            vec!["b -> c: edge not allowed by the crate graph"]
+        );
+        assert_eq!(check_edges("z", &[], &table).len(), 1, "a crate outside the table");
+    }
+
+    #[test]
+    fn a_declared_edge_the_code_never_names_fails() {
+        let edges = vec!["zidane-core".to_owned(), "zidane-loop".to_owned()];
+        let problems = check_edges_used("zidane-agent", &edges, &src("use zidane_core::Tool;\n"));
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].starts_with("zidane-agent -> zidane-loop: declared but not used"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_reexport_of_another_workspace_crate_fails_outside_the_facade() {
+        let code =
+            "pub use zidane_core::events::CacheBreakInfo;\npub(crate) use zidane_core::Tool;\npub use self::x::Y;\n";
+        let problems = check_no_reexports("zidane-loop", &members(), &src(code));
+        assert_eq!(
+            problems,
+            vec!["src/lib.rs:1: `zidane-loop` re-exports `zidane-core`; only the facade re-exports other crates"]
+        );
+        assert!(check_no_reexports("zidane-core", &members(), &src("pub use crate::events;\n")).is_empty());
+    }
+
+    #[test]
+    fn a_dependency_versioned_in_a_member_fails() {
+        let manifest = "[package]\nname = \"x\"\nversion = \"1\"\n\n[dependencies]\nserde.workspace = true\ntokio = { workspace = true, features = [\"rt\"] }\nregex = \"1\"\n\n[target.'cfg(unix)'.dependencies]\nrustix = { version = \"1\" }\n\n[features]\nhttp = [\"dep:x\"]\n";
+        let problems = check_workspace_deps("x", manifest);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("`regex`") && problems[1].contains("`rustix`"));
+    }
+
+    #[test]
+    fn the_provider_without_http_must_not_pull_the_http_stack() {
+        assert!(check_provider_without_http("zidane-provider v0.1.0\nbytes v1.0\nserde v1.0\n").is_empty());
+        assert_eq!(
+            check_provider_without_http("zidane-provider v0.1.0\ntokio v1.0\n"),
+            vec!["zidane-provider without `http` pulls `tokio`"]
+        );
+    }
+
+    #[test]
+    fn mcp_must_be_optional_and_on_by_default_in_the_facade() {
+        let good = json!({"name": "zidane", "dependencies": [{"name": "zidane-mcp", "kind": null, "optional": true}],
+            "features": {"default": ["http", "mcp"], "mcp": ["dep:zidane-mcp"]}});
+        assert!(check_mcp_feature(&good).is_empty());
+        let required = json!({"name": "zidane-agent", "dependencies": [{"name": "zidane-mcp", "kind": null, "optional": false}],
+            "features": {}});
+        assert_eq!(check_mcp_feature(&required).len(), 2);
+        let off = json!({"name": "zidane", "dependencies": [], "features": {"default": [], "mcp": ["dep:zidane-mcp"]}});
+        assert_eq!(
+            check_mcp_feature(&off),
+            vec!["zidane: `mcp` must be a default feature of the facade"]
+        );
+    }
+
+    #[test]
+    fn lints_and_placeholders() {
+        assert!(has_workspace_lints("[lints]\nworkspace = true\n"));
+        assert!(!has_workspace_lints("[lints.rust]\nunsafe_code = \"forbid\"\n"));
+        assert_eq!(
+            check_placeholders(&src("fn a() { todo!() }\n// todo!() in a comment\n")).len(),
+            1
+        );
+    }
 }

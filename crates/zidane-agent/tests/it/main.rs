@@ -3,6 +3,8 @@
 
 mod agent;
 mod compaction;
+mod execution;
+#[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "sqlite")]
 mod sessions;

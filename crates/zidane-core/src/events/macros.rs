@@ -131,19 +131,30 @@ macro_rules! writable {
 
 /// The whole vocabulary: event structs, `HookEvent` impls, the bubbled
 /// `child:*` aliases and the catalogue.
+/// `planned` marks a hook that nothing emits yet (`cargo xtask codegen
+/// --check` keeps the mark true).
+macro_rules! emitted {
+    () => {
+        true
+    };
+    (planned) => {
+        false
+    };
+}
+
 macro_rules! hooks {
     (
         $(
             #[doc = $summary:literal]
             $(#[doc = $more:literal])*
-            $name:literal => $ty:ident by $emitter:ident {
+            $name:literal => $ty:ident by $emitter:ident $(, $planned:ident)? {
                 $($kind:ident $f:ident $(: $t:ty)?,)*
             }
         )*
         ;
         $(
             #[doc = $csummary:literal]
-            $cname:literal => $cty:ident = Child<$inner:ident> by $cemitter:ident, mutable: $cmut:literal;
+            $cname:literal => $cty:ident = Child<$inner:ident> by $cemitter:ident, mutable: $cmut:literal $(, $cplanned:ident)?;
         )*
     ) => {
         $(
@@ -176,6 +187,7 @@ macro_rules! hooks {
                     rust_type: stringify!($ty),
                     emitter: Emitter::$emitter,
                     mutable: false $(|| writable!($kind))*,
+                    emitted: emitted!($($planned)?),
                     summary: $summary,
                     spec: HookSpec::of::<$ty>(),
                 },
@@ -186,6 +198,7 @@ macro_rules! hooks {
                     rust_type: concat!("Child<", stringify!($inner), ">"),
                     emitter: Emitter::$cemitter,
                     mutable: $cmut,
+                    emitted: emitted!($($cplanned)?),
                     summary: $csummary,
                     spec: HookSpec::of::<$cty>(),
                 },

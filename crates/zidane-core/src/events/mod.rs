@@ -68,6 +68,11 @@ pub struct HookInfo {
     pub emitter: Emitter,
     /// Whether handlers' writes are read back (a decision or transform).
     pub mutable: bool,
+    /// Whether anything emits it yet. A hook marked `false` is part of the
+    /// vocabulary (its type exists, handlers may be registered) but no crate
+    /// fires it; `cargo xtask codegen --check` fails when the mark is wrong
+    /// either way.
+    pub emitted: bool,
     /// One line on what it reports.
     pub summary: &'static str,
     /// How to register a name-keyed handler on it.
@@ -100,7 +105,7 @@ hooks! {
         get tracing_context: BTreeMap<String, String>,
     }
     /// The session stored an artifact a tool result declared.
-    "artifact:recorded" => ArtifactRecorded by Agent {
+    "artifact:recorded" => ArtifactRecorded by Agent, planned {
         get artifact: SessionArtifact,
         str call_id,
         str name,
@@ -108,7 +113,7 @@ hooks! {
         str turn_id,
     }
     /// A running background task was handed over to this agent.
-    "background:adopt" => BackgroundAdopt by Agent {
+    "background:adopt" => BackgroundAdopt by Agent, planned {
         str command,
         str cwd,
         str output_path,
@@ -117,7 +122,7 @@ hooks! {
         str task_id,
     }
     /// A background task's process ended; once per task.
-    "background:exit" => BackgroundExit by Agent {
+    "background:exit" => BackgroundExit by Agent, planned {
         str command,
         val duration_ms: u64,
         val exit_code: i32,
@@ -127,7 +132,7 @@ hooks! {
         str task_id,
     }
     /// A background task moved from one execution handle to another.
-    "background:reassign" => BackgroundReassign by Agent {
+    "background:reassign" => BackgroundReassign by Agent, planned {
         ostr child_id,
         str command,
         str from_handle_id,
@@ -138,11 +143,11 @@ hooks! {
         str to_handle_id,
     }
     /// Background exits about to be shown to the model; handlers may edit the list.
-    "background:reconcile" => BackgroundReconcile by Agent {
+    "background:reconcile" => BackgroundReconcile by Agent, planned {
         set exits: Vec<TaskExitInfo>,
     }
     /// A background task produced no output for the watchdog's window.
-    "background:stall" => BackgroundStall by Agent {
+    "background:stall" => BackgroundStall by Agent, planned {
         val bytes_written: u64,
         str command,
         str output_path,
@@ -150,7 +155,7 @@ hooks! {
         str task_id,
     }
     /// A background task was spawned.
-    "background:start" => BackgroundStart by Agent {
+    "background:start" => BackgroundStart by Agent, planned {
         str command,
         str cwd,
         str output_path,
@@ -174,19 +179,19 @@ hooks! {
         get info: CacheDriftInfo,
     }
     /// A sub-agent's sub-agent is about to start (seen from an ancestor).
-    "child:spawn:before" => ChildSpawnBefore by Agent {
+    "child:spawn:before" => ChildSpawnBefore by Agent, planned {
         get spawn: SpawnHookContext,
         ostr parent_child_id,
         val depth: u32,
     }
     /// A sub-agent's sub-agent finished (seen from an ancestor).
-    "child:spawn:complete" => ChildSpawnComplete by Agent {
+    "child:spawn:complete" => ChildSpawnComplete by Agent, planned {
         get stats: ChildRunStats,
         ostr parent_child_id,
         val depth: u32,
     }
     /// A sub-agent's sub-agent failed (seen from an ancestor).
-    "child:spawn:error" => ChildSpawnError by Agent {
+    "child:spawn:error" => ChildSpawnError by Agent, planned {
         get spawn: SpawnHookContext,
         ostr parent_child_id,
         val depth: u32,
@@ -219,7 +224,7 @@ hooks! {
         val estimated_tokens: u64,
     }
     /// A block refers to persisted bytes; handlers supply them for the wire.
-    "content-ref:resolve" => ContentRefResolve by Loop {
+    "content-ref:resolve" => ContentRefResolve by Loop, planned {
         get block: ContentRefBlock,
         ostr child_id,
         oval depth: u32,
@@ -260,13 +265,13 @@ hooks! {
         val spawned: bool,
     }
     /// Reasoning state the provider rejected was scrubbed from history.
-    "history:repair" => HistoryRepair by Loop {
+    "history:repair" => HistoryRepair by Loop, planned {
         get turn_ids: Vec<String>,
         str reason,
         str run_id,
     }
     /// An interactive MCP login failed.
-    "mcp:auth:error" => McpAuthError by Mcp {
+    "mcp:auth:error" => McpAuthError by Mcp, planned {
         str name,
         get error: SharedError,
     }
@@ -277,11 +282,11 @@ hooks! {
         val transport: McpTransport,
     }
     /// An interactive MCP login succeeded and tokens were stored.
-    "mcp:auth:success" => McpAuthSuccess by Mcp {
+    "mcp:auth:success" => McpAuthSuccess by Mcp, planned {
         str name,
     }
     /// An interactive MCP login wants the user to open a URL.
-    "mcp:auth:url" => McpAuthUrl by Mcp {
+    "mcp:auth:url" => McpAuthUrl by Mcp, planned {
         str name,
         str url,
     }
@@ -395,7 +400,7 @@ hooks! {
         get to: ModelTarget,
     }
     /// The provider refreshed its OAuth credentials during a run.
-    "oauth:refresh" => OAuthRefresh by Loop {
+    "oauth:refresh" => OAuthRefresh by Loop, planned {
         str provider,
         oval expires_at: u64,
     }
@@ -412,7 +417,7 @@ hooks! {
         ostr turn_id,
     }
     /// The provider reported a diagnostic for a turn.
-    "provider:diagnostic" => ProviderDiagnostic by Loop {
+    "provider:diagnostic" => ProviderDiagnostic by Loop, planned {
         str kind,
         str message,
         get data: Value,
@@ -420,7 +425,7 @@ hooks! {
         str turn_id,
     }
     /// The provider dropped replayed reasoning blocks before sampling.
-    "provider:input-transformations" => ProviderInputTransformations by Loop {
+    "provider:input-transformations" => ProviderInputTransformations by Loop, planned {
         get transformations: Vec<Value>,
         str run_id,
         str turn_id,
@@ -434,10 +439,10 @@ hooks! {
         str turn_id,
     }
     /// A durable replay caught up with its journal and went live.
-    "replay:done" => ReplayDone by Adapter {
+    "replay:done" => ReplayDone by Adapter, planned {
     }
     /// A resume was refused because the step records no longer match the saved turns.
-    "resume:mismatch" => ResumeMismatch by Agent {
+    "resume:mismatch" => ResumeMismatch by Agent, planned {
         str reason,
         val resume_turn: u32,
         str run_id,
@@ -481,26 +486,26 @@ hooks! {
         get turns: Vec<SessionTurn>,
     }
     /// A skill was activated.
-    "skills:activate" => SkillsActivate by Agent {
+    "skills:activate" => SkillsActivate by Agent, planned {
         get skill: SkillConfig,
         val via: ActivationVia,
     }
     /// The rendered skills catalog and the skills it lists.
-    "skills:catalog" => SkillsCatalog by Agent {
+    "skills:catalog" => SkillsCatalog by Agent, planned {
         str catalog,
         get skills: Vec<SkillConfig>,
     }
     /// A skill was deactivated.
-    "skills:deactivate" => SkillsDeactivate by Agent {
+    "skills:deactivate" => SkillsDeactivate by Agent, planned {
         val reason: DeactivationReason,
         get skill: SkillConfig,
     }
     /// Skills were resolved.
-    "skills:resolve" => SkillsResolve by Agent {
+    "skills:resolve" => SkillsResolve by Agent, planned {
         get skills: Vec<SkillConfig>,
     }
     /// A sub-agent is about to start; tracers may inject their context.
-    "spawn:before" => SpawnBefore by Agent {
+    "spawn:before" => SpawnBefore by Agent, planned {
         str child_id,
         ostr agent_name,
         str prompt,
@@ -509,16 +514,16 @@ hooks! {
         set tracing_context: BTreeMap<String, String>,
     }
     /// A sub-agent finished.
-    "spawn:complete" => SpawnComplete by Agent {
+    "spawn:complete" => SpawnComplete by Agent, planned {
         get stats: ChildRunStats,
     }
     /// A sub-agent failed.
-    "spawn:error" => SpawnError by Agent {
+    "spawn:error" => SpawnError by Agent, planned {
         get spawn: SpawnHookContext,
         get error: SharedError,
     }
     /// A top-level spawn waits for a free slot.
-    "spawn:queued" => SpawnQueued by Agent {
+    "spawn:queued" => SpawnQueued by Agent, planned {
         str child_id,
         ostr agent_name,
         val running: u32,
@@ -633,7 +638,7 @@ hooks! {
         str turn_id,
     }
     /// A durable run resumes a tool batch a dead process left unfinished.
-    "tool-batch:resumed" => ToolBatchResumed by Loop {
+    "tool-batch:resumed" => ToolBatchResumed by Loop, planned {
         get done: Vec<String>,
         get resuming: Vec<String>,
         str run_id,
@@ -769,7 +774,7 @@ hooks! {
         set suppress_error: bool,
     }
     /// A value about to leave for an observability sink; handlers redact it.
-    "tracing:redact" => TracingRedact by Adapter {
+    "tracing:redact" => TracingRedact by Adapter, planned {
         val kind: RedactKind,
         get meta: Option<serde_json::Map<String, Value>>,
         set redacted: String,
@@ -821,51 +826,51 @@ hooks! {
     }
     ;
     /// A sub-agent's `artifact:recorded`.
-    "child:artifact:recorded" => ChildArtifactRecorded = Child<ArtifactRecorded> by Agent, mutable: false;
+    "child:artifact:recorded" => ChildArtifactRecorded = Child<ArtifactRecorded> by Agent, mutable: false, planned;
     /// A sub-agent's `background:exit`.
-    "child:background:exit" => ChildBackgroundExit = Child<BackgroundExit> by Agent, mutable: false;
+    "child:background:exit" => ChildBackgroundExit = Child<BackgroundExit> by Agent, mutable: false, planned;
     /// A sub-agent's `background:reassign`.
-    "child:background:reassign" => ChildBackgroundReassign = Child<BackgroundReassign> by Agent, mutable: false;
+    "child:background:reassign" => ChildBackgroundReassign = Child<BackgroundReassign> by Agent, mutable: false, planned;
     /// A sub-agent's `background:start`.
-    "child:background:start" => ChildBackgroundStart = Child<BackgroundStart> by Agent, mutable: false;
+    "child:background:start" => ChildBackgroundStart = Child<BackgroundStart> by Agent, mutable: false, planned;
     /// A sub-agent's `mcp:tool:gate`; the parent's decision goes back to the child.
-    "child:mcp:tool:gate" => ChildMcpToolGate = Child<McpToolGate> by Agent, mutable: true;
+    "child:mcp:tool:gate" => ChildMcpToolGate = Child<McpToolGate> by Agent, mutable: true, planned;
     /// A sub-agent's `repeat-guard:exceeded`.
-    "child:repeat-guard:exceeded" => ChildRepeatGuardExceeded = Child<RepeatGuardExceeded> by Agent, mutable: false;
+    "child:repeat-guard:exceeded" => ChildRepeatGuardExceeded = Child<RepeatGuardExceeded> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:end`.
-    "child:stream:end" => ChildStreamEnd = Child<StreamEnd> by Agent, mutable: false;
+    "child:stream:end" => ChildStreamEnd = Child<StreamEnd> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:error`.
-    "child:stream:error" => ChildStreamError = Child<StreamError> by Agent, mutable: false;
+    "child:stream:error" => ChildStreamError = Child<StreamError> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:retry`.
-    "child:stream:retry" => ChildStreamRetry = Child<StreamRetry> by Agent, mutable: false;
+    "child:stream:retry" => ChildStreamRetry = Child<StreamRetry> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:server_tool_result`.
-    "child:stream:server_tool_result" => ChildStreamServerToolResult = Child<StreamServerToolResult> by Agent, mutable: false;
+    "child:stream:server_tool_result" => ChildStreamServerToolResult = Child<StreamServerToolResult> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:server_tool_use`.
-    "child:stream:server_tool_use" => ChildStreamServerToolUse = Child<StreamServerToolUse> by Agent, mutable: false;
+    "child:stream:server_tool_use" => ChildStreamServerToolUse = Child<StreamServerToolUse> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:text`.
-    "child:stream:text" => ChildStreamText = Child<StreamText> by Agent, mutable: false;
+    "child:stream:text" => ChildStreamText = Child<StreamText> by Agent, mutable: false, planned;
     /// A sub-agent's `stream:thinking`.
-    "child:stream:thinking" => ChildStreamThinking = Child<StreamThinking> by Agent, mutable: false;
+    "child:stream:thinking" => ChildStreamThinking = Child<StreamThinking> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:after`.
-    "child:tool:after" => ChildToolAfter = Child<ToolAfter> by Agent, mutable: false;
+    "child:tool:after" => ChildToolAfter = Child<ToolAfter> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:before`.
-    "child:tool:before" => ChildToolBefore = Child<ToolBefore> by Agent, mutable: false;
+    "child:tool:before" => ChildToolBefore = Child<ToolBefore> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:cancelled`.
-    "child:tool:cancelled" => ChildToolCancelled = Child<ToolCancelled> by Agent, mutable: false;
+    "child:tool:cancelled" => ChildToolCancelled = Child<ToolCancelled> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:dispatched`.
-    "child:tool:dispatched" => ChildToolDispatched = Child<ToolDispatched> by Agent, mutable: false;
+    "child:tool:dispatched" => ChildToolDispatched = Child<ToolDispatched> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:error`.
-    "child:tool:error" => ChildToolError = Child<ToolError> by Agent, mutable: false;
+    "child:tool:error" => ChildToolError = Child<ToolError> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:gate`; the parent's decision goes back to the child.
-    "child:tool:gate" => ChildToolGate = Child<ToolGate> by Agent, mutable: true;
+    "child:tool:gate" => ChildToolGate = Child<ToolGate> by Agent, mutable: true, planned;
     /// A sub-agent's `tool:progress`.
-    "child:tool:progress" => ChildToolProgress = Child<ToolProgressEvent> by Agent, mutable: false;
+    "child:tool:progress" => ChildToolProgress = Child<ToolProgressEvent> by Agent, mutable: false, planned;
     /// A sub-agent's `tool:transform`; the parent's rewrite goes back to the child.
-    "child:tool:transform" => ChildToolTransform = Child<ToolTransform> by Agent, mutable: true;
+    "child:tool:transform" => ChildToolTransform = Child<ToolTransform> by Agent, mutable: true, planned;
     /// A sub-agent's `turn:after`.
-    "child:turn:after" => ChildTurnAfter = Child<TurnAfter> by Agent, mutable: false;
+    "child:turn:after" => ChildTurnAfter = Child<TurnAfter> by Agent, mutable: false, planned;
     /// A sub-agent's `validation:reject`.
-    "child:validation:reject" => ChildValidationReject = Child<ValidationReject> by Agent, mutable: false;
+    "child:validation:reject" => ChildValidationReject = Child<ValidationReject> by Agent, mutable: false, planned;
 }
 
 impl CompactRestore {

@@ -1,0 +1,225 @@
+//! Tools act through the agent's execution context: a host context that
+//! serves files from memory sees every read, write, listing and command of
+//! the basic tools, and no real file is touched.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use zidane_agent::{AgentOptions, AgentRunOptions, create_agent};
+use zidane_core::events::{ExecutionHandle, MessageError, SharedError};
+use zidane_core::execution::{DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat};
+use zidane_provider::scripted::Script;
+use zidane_provider::{BoxFuture, ContentBlock, ToolResultContent};
+use zidane_tools::{BasicOptions, basic};
+
+use crate::support::{options, provider};
+
+/// Files in memory; every call is logged as `op path-or-command`.
+#[derive(Default)]
+struct MemoryContext {
+    files: Mutex<BTreeMap<String, Vec<u8>>>,
+    log: Mutex<Vec<String>>,
+}
+
+impl MemoryContext {
+    fn note(&self, entry: String) {
+        self.log.lock().unwrap().push(entry);
+    }
+}
+
+fn missing(path: &str) -> SharedError {
+    Arc::new(MessageError(format!("no file `{path}`")))
+}
+
+impl ExecutionContext for MemoryContext {
+    fn kind(&self) -> &str {
+        "memory"
+    }
+
+    fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {
+        self.note("spawn".into());
+        Box::pin(async {
+            Ok(ExecutionHandle {
+                id: "mem-1".into(),
+                kind: "memory".into(),
+            })
+        })
+    }
+
+    fn exec<'a>(
+        &'a self,
+        handle: &'a ExecutionHandle,
+        command: &'a str,
+        _options: ExecOptions,
+    ) -> BoxFuture<'a, Result<ExecOutput, SharedError>> {
+        self.note(format!("exec {command} on {}", handle.id));
+        Box::pin(async move {
+            Ok(ExecOutput {
+                stdout: format!("ran `{command}` in memory\n"),
+                exit_code: Some(0),
+                ..Default::default()
+            })
+        })
+    }
+
+    fn read_file<'a>(&'a self, _h: &'a ExecutionHandle, path: &'a str) -> BoxFuture<'a, Result<Vec<u8>, SharedError>> {
+        self.note(format!("read {path}"));
+        let found = self.files.lock().unwrap().get(path).cloned();
+        Box::pin(async move { found.ok_or_else(|| missing(path)) })
+    }
+
+    fn write_file<'a>(
+        &'a self,
+        _h: &'a ExecutionHandle,
+        path: &'a str,
+        bytes: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), SharedError>> {
+        self.note(format!("write {path}"));
+        self.files.lock().unwrap().insert(path.to_owned(), bytes.to_vec());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn list<'a>(&'a self, _h: &'a ExecutionHandle, path: &'a str) -> BoxFuture<'a, Result<Vec<DirEntry>, SharedError>> {
+        self.note(format!("list {path}"));
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}/")
+        };
+        let mut entries: BTreeMap<String, DirEntry> = BTreeMap::new();
+        for (name, bytes) in self.files.lock().unwrap().iter() {
+            let Some(rest) = name.strip_prefix(&prefix) else {
+                continue;
+            };
+            let (first, is_dir) = match rest.split_once('/') {
+                Some((dir, _)) => (dir, true),
+                None => (rest, false),
+            };
+            entries.insert(
+                first.to_owned(),
+                DirEntry {
+                    name: first.to_owned(),
+                    kind: if is_dir { EntryKind::Dir } else { EntryKind::File },
+                    size: if is_dir { 0 } else { bytes.len() as u64 },
+                },
+            );
+        }
+        Box::pin(async move { Ok(entries.into_values().collect()) })
+    }
+
+    fn stat<'a>(
+        &'a self,
+        _h: &'a ExecutionHandle,
+        path: &'a str,
+    ) -> BoxFuture<'a, Result<Option<FileStat>, SharedError>> {
+        self.note(format!("stat {path}"));
+        let size = self.files.lock().unwrap().get(path).map(|b| b.len() as u64);
+        Box::pin(async move {
+            Ok(size.map(|size| FileStat {
+                kind: EntryKind::File,
+                size,
+                mtime_ms: None,
+            }))
+        })
+    }
+
+    fn destroy<'a>(&'a self, _h: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
+        self.note("destroy".into());
+        Box::pin(async {})
+    }
+}
+
+fn result_texts(request: &zidane_provider::StreamOptions) -> Vec<String> {
+    let last = request.messages.last().unwrap();
+    last.content()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                content: ToolResultContent::Text(t),
+                ..
+            } => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_basic_tool_goes_through_the_host_execution_context() {
+    // A root that does not exist: were any tool to touch the real file
+    // system, its call would fail or create files there.
+    let root = std::env::temp_dir().join("zidane-no-such-root-for-this-test");
+    let preset = basic(BasicOptions::in_folder(&root));
+    let context = Arc::new(MemoryContext::default());
+    context
+        .files
+        .lock()
+        .unwrap()
+        .insert("src/lib.rs".into(), b"pub fn old() {}\n".to_vec());
+    let model = provider(vec![
+        Script::call("c1", "read_file", json!({"path": "src/lib.rs"})),
+        Script::call(
+            "c2",
+            "edit",
+            json!({"path": "src/lib.rs", "old_string": "old", "new_string": "new"}),
+        ),
+        Script::call(
+            "c3",
+            "write_file",
+            json!({"path": "notes/todo.md", "content": "done\n"}),
+        ),
+        Script::call("c4", "glob", json!({"pattern": "**/*.rs"})),
+        Script::call("c5", "grep", json!({"pattern": "fn new"})),
+        Script::call("c6", "shell", json!({"command": "cargo test"})),
+        Script::answer("all done"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(Arc::clone(&context) as Arc<dyn ExecutionContext>),
+        ..options(&model)
+    })
+    .unwrap();
+    let stats = agent.run(AgentRunOptions::prompt("Work in memory.")).await.unwrap();
+    assert!(stats.completed());
+    assert_eq!(stats.tool_calls, 6);
+
+    let requests = model.requests();
+    let results: Vec<Vec<String>> = requests[1..].iter().map(result_texts).collect();
+    assert_eq!(
+        results,
+        vec![
+            vec!["     1\tpub fn old() {}\n".to_owned()],
+            vec!["Edited `src/lib.rs`: 1 replacement(s).".to_owned()],
+            vec!["Wrote 5 bytes to `notes/todo.md`.".to_owned()],
+            vec!["src/lib.rs".to_owned()],
+            vec!["src/lib.rs:1: pub fn new() {}".to_owned()],
+            vec!["exit code: 0\nran `cargo test` in memory\n".to_owned()],
+        ]
+    );
+    assert_eq!(
+        *context.log.lock().unwrap(),
+        vec![
+            "spawn",
+            "stat src/lib.rs",
+            "read src/lib.rs",
+            "stat src/lib.rs",
+            "read src/lib.rs",
+            "write src/lib.rs",
+            "stat notes/todo.md",
+            "write notes/todo.md",
+            "list ",
+            "list notes",
+            "list src",
+            "list ",
+            "list notes",
+            "list src",
+            "read notes/todo.md",
+            "read src/lib.rs",
+            "exec cargo test on mem-1",
+        ]
+    );
+    let files = context.files.lock().unwrap().clone();
+    assert_eq!(files["src/lib.rs"], b"pub fn new() {}\n");
+    assert_eq!(files["notes/todo.md"], b"done\n");
+    assert!(!root.exists(), "a tool touched the real file system");
+}
