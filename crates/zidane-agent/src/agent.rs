@@ -13,7 +13,7 @@ use zidane_core::events::{
 use zidane_core::seams::TurnSink;
 use zidane_core::tool::{ReadStateMap, ToolStateStore};
 use zidane_hooks::{HookBus, HookMap, HookScope};
-use zidane_loop::{Behavior, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock};
+use zidane_loop::{Behavior, BehaviorOverride, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock};
 use zidane_provider::{
     AbortController, BoxFuture, CacheTtl, ContentBlock, Pricing, Provider, ProviderMeta, SessionTurn, StreamOptions,
     ThinkingLevel,
@@ -104,8 +104,9 @@ pub struct AgentRunOptions {
     pub thinking: ThinkingLevel,
     /// Output token limit per request.
     pub max_tokens: Option<u32>,
-    /// Behavior for this run.
-    pub behavior: Option<Behavior>,
+    /// This run's changes to the agent's behavior, merged field by field
+    /// (a field left unset keeps the agent's value).
+    pub behavior: BehaviorOverride,
     /// Hooks for this run only.
     pub hooks: HookMap,
     /// JSON schema of the final answer.
@@ -120,6 +121,52 @@ impl AgentRunOptions {
             ..Default::default()
         }
     }
+}
+
+/// A prompt: text, or parts (text with images and documents).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    /// Plain text.
+    Text(String),
+    /// Content parts, in order.
+    Parts(Vec<ContentBlock>),
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Self {
+        Prompt::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Self {
+        Prompt::Text(text)
+    }
+}
+
+impl From<Vec<ContentBlock>> for Prompt {
+    fn from(parts: Vec<ContentBlock>) -> Self {
+        Prompt::Parts(parts)
+    }
+}
+
+/// Options of [`Agent::steer`] and [`Agent::follow_up`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueuedMessageOptions {
+    /// Comes back in `steer:inject`, so a host can tell which message the
+    /// loop added.
+    pub id: Option<String>,
+    /// Notes appended to the message as extra text blocks.
+    pub system_notes: Vec<String>,
+}
+
+fn queued(prompt: Prompt, options: QueuedMessageOptions) -> (Vec<ContentBlock>, Option<String>) {
+    let mut content = match prompt {
+        Prompt::Text(text) => vec![ContentBlock::text(text)],
+        Prompt::Parts(parts) => parts,
+    };
+    content.extend(options.system_notes.into_iter().map(ContentBlock::text));
+    (content, options.id)
 }
 
 /// What a change would make the next request read again.
@@ -161,6 +208,7 @@ pub(crate) struct Inner {
     pub(crate) store: Option<Arc<dyn SessionStore>>,
     pub(crate) session: Arc<Mutex<Option<SessionState>>>,
     pub(crate) pending_session_id: Mutex<Option<String>>,
+    pub(crate) session_to_check: Mutex<Option<String>>,
     pub(crate) execution: Arc<dyn ExecutionContext>,
     pub(crate) handle: tokio::sync::Mutex<Option<ExecutionHandle>>,
     pub(crate) handle_injected: bool,
@@ -172,6 +220,10 @@ pub(crate) struct Inner {
     pub(crate) compaction: Arc<Compaction>,
     /// Aborts a manual compaction in progress.
     pub(crate) compact_abort: Mutex<Option<AbortController>>,
+    /// Aborts a run that is still starting (loading the session, spawning
+    /// the execution handle, connecting MCP servers) and, once it runs, the
+    /// run itself.
+    pub(crate) run_abort: Mutex<Option<AbortController>>,
     pub(crate) decisions: Decisions,
     pub(crate) name: Option<String>,
     #[cfg(feature = "mcp")]
@@ -265,6 +317,9 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
     if session_id.is_some() && store.is_none() {
         return Err(AgentError::SessionIdWithoutStore);
     }
+    if session.is_some() && store.is_none() {
+        return Err(AgentError::SessionWithoutStore);
+    }
 
     let bus = HookBus::new();
     let scope = hooks.install(&bus, HOOK_SPECS)?;
@@ -307,6 +362,9 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
     config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::seams::Compactor>);
     let looped = RunLoop::new(config);
 
+    // A given session is checked against the store on the first run: one
+    // the store lacks is created there with its turns, so nothing is lost.
+    let session_to_check = session.as_ref().map(|s| s.id.clone());
     if let Some(session) = session {
         looped.set_turns(session.turns.clone());
         *lock(&shared_session) = Some(SessionState {
@@ -326,6 +384,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             store,
             session: shared_session,
             pending_session_id: Mutex::new(session_id),
+            session_to_check: Mutex::new(session_to_check),
             execution: execution.unwrap_or_else(|| Arc::new(ProcessContext::current_dir())),
             handle_injected: handle.is_some(),
             handle: tokio::sync::Mutex::new(handle),
@@ -336,6 +395,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             cache_ttl,
             compaction,
             compact_abort: Mutex::new(None),
+            run_abort: Mutex::new(None),
             decisions,
             name,
             #[cfg(feature = "mcp")]
@@ -360,6 +420,15 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Empties an abort slot when the work it guards ends.
+struct ClearOnDrop<'a>(&'a Mutex<Option<AbortController>>);
+
+impl Drop for ClearOnDrop<'_> {
+    fn drop(&mut self) {
+        *lock(self.0) = None;
+    }
 }
 
 /// Releases the busy flag (and wakes `wait_for_idle`) however a run ends.
@@ -454,15 +523,34 @@ impl Agent {
     /// returns the statistics so far). Refused while another run is active.
     pub async fn run(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
         let _busy = self.claim()?;
+        let controller = AbortController::new();
+        *lock(&self.inner.run_abort) = Some(controller.clone());
+        let _clear = ClearOnDrop(&self.inner.run_abort);
+        let signal = controller.signal();
+        let not_started = || {
+            let mut stats = AgentStats::default();
+            stats.status = RunStatus::Aborted;
+            stats
+        };
         self.inner.destroyed.store(false, Ordering::Release);
         self.load_session().await?;
+        if signal.is_aborted() {
+            return Ok(not_started());
+        }
         let handle = self.ensure_execution().await?;
+        if signal.is_aborted() {
+            return Ok(not_started());
+        }
         let workspace = Workspace {
             execution: Arc::clone(&self.inner.execution),
             handle,
         };
         #[cfg(feature = "mcp")]
         let mcp = self.ensure_mcp().await;
+        // An abort while the run was starting: it does not start.
+        if signal.is_aborted() {
+            return Ok(not_started());
+        }
         let run_id = self.inner.clock.id();
         let first_turn = self.inner.looped.turns().len() as u32;
         let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
@@ -514,6 +602,7 @@ impl Agent {
             response_schema: options.response_schema,
             run_id: Some(run_id.clone()),
             workspace: Some(workspace),
+            signal: Some(signal),
             ..Default::default()
         };
         let outcome = self.inner.looped.run(run_options).await;
@@ -573,6 +662,11 @@ impl Agent {
 
     /// Loads (or creates) the session named by `session_id`, once.
     pub(crate) async fn load_session(&self) -> Result<(), AgentError> {
+        let to_check = lock(&self.inner.session_to_check).clone();
+        if let Some(id) = to_check {
+            self.ensure_session_stored(&id).await?;
+            *lock(&self.inner.session_to_check) = None;
+        }
         let Some(id) = lock(&self.inner.pending_session_id).clone() else {
             return Ok(());
         };
@@ -600,6 +694,24 @@ impl Agent {
             created_at: session.created_at,
         });
         *lock(&self.inner.pending_session_id) = None;
+        Ok(())
+    }
+
+    /// Creates the given session in the store when the store does not hold
+    /// it, with the turns it came with.
+    async fn ensure_session_stored(&self, id: &str) -> Result<(), AgentError> {
+        let Some(store) = &self.inner.store else {
+            return Err(AgentError::SessionWithoutStore);
+        };
+        if store.load(id).await.map_err(AgentError::Store)?.is_some() {
+            return Ok(());
+        }
+        let now = self.inner.clock.now_ms();
+        store.create(id, now).await.map_err(AgentError::Store)?;
+        let turns = self.turns();
+        if !turns.is_empty() {
+            store.append_turns(id, &turns, now).await.map_err(AgentError::Store)?;
+        }
         Ok(())
     }
 
@@ -637,21 +749,32 @@ impl Agent {
         if let Some(controller) = lock(&self.inner.compact_abort).as_ref() {
             controller.abort(reason);
         }
+        if let Some(controller) = lock(&self.inner.run_abort).as_ref() {
+            controller.abort(reason);
+        }
     }
 
-    /// Queues a mid-run message for the next turn boundary; `false` when no
-    /// run is in flight, the run is aborted, or the prompt is empty.
-    pub fn steer(&self, prompt: &str, id: Option<String>) -> bool {
-        self.inner.looped.steer(vec![ContentBlock::text(prompt)], id)
+    /// Queues a mid-run message for the next turn boundary; `false` (and
+    /// nothing queued) when no run is in flight, the run is aborted, or the
+    /// prompt is empty. `prompt` is text or parts, as for a run; the
+    /// options' `system_notes` follow it as text blocks and its `id` comes
+    /// back in `steer:inject`.
+    #[must_use = "`false` means nothing was queued"]
+    pub fn steer(&self, prompt: impl Into<Prompt>, options: QueuedMessageOptions) -> bool {
+        let (content, id) = queued(prompt.into(), options);
+        self.inner.looped.steer(content, id)
     }
 
     /// Queues a message for when the model would otherwise finish; same
     /// contract as [`Agent::steer`].
-    pub fn follow_up(&self, prompt: &str, id: Option<String>) -> bool {
-        self.inner.looped.follow_up(vec![ContentBlock::text(prompt)], id)
+    #[must_use = "`false` means nothing was queued"]
+    pub fn follow_up(&self, prompt: impl Into<Prompt>, options: QueuedMessageOptions) -> bool {
+        let (content, id) = queued(prompt.into(), options);
+        self.inner.looped.follow_up(content, id)
     }
 
     /// Cancels one in-flight tool call (see [`RunLoop::cancel_tool`]).
+    #[must_use = "`false` means no such call was in flight"]
     pub fn cancel_tool(&self, call_id: &str, reason: Option<&str>) -> bool {
         self.inner.looped.cancel_tool(call_id, reason)
     }

@@ -33,6 +33,10 @@ pub enum AgentError {
     /// `session_id` needs a store to load the session from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
+    /// `session` needs a store its turns are saved to (a `MemoryStore` keeps
+    /// them in this process only).
+    #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
+    SessionWithoutStore,
     /// A run (or a compaction) is in progress.
     #[error("a run is already in progress")]
     Busy,

@@ -17,7 +17,10 @@ mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use agent::{Agent, AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, create_agent, hook_names};
+pub use agent::{
+    Agent, AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions,
+    create_agent, hook_names,
+};
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};

@@ -98,6 +98,7 @@ fn baselines() -> &'static Mutex<HashMap<String, Completed>> {
 /// The snapshot is taken by the logger's own `turn:before` handler, so it
 /// sees what the handlers registered before it left: install it after any
 /// handler that rewrites requests.
+#[must_use = "dropping the returned scope uninstalls the logger at once"]
 pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOptions) -> HookScope {
     let state: Arc<Mutex<State>> = Arc::default();
     let options = Arc::new(options);

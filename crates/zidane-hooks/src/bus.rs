@@ -337,6 +337,7 @@ impl HookBus {
 
     /// A guard that registers through this bus and removes everything it
     /// registered when dropped (per-run hooks; `install()` / uninstall).
+    #[must_use = "dropping the scope at once uninstalls every handler registered through it"]
     pub fn scope(&self) -> HookScope {
         HookScope {
             bus: self.clone(),
@@ -473,6 +474,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// }
 /// assert!(!bus.has::<Ping>());
 /// ```
+#[must_use = "dropping a HookScope uninstalls its handlers; keep it, or call `detach()`"]
 pub struct HookScope {
     bus: HookBus,
     handles: Mutex<Vec<HookHandle>>,

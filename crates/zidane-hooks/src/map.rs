@@ -246,6 +246,7 @@ impl HookMap {
     /// `bus` in order. Nothing is registered when a name is unknown. The
     /// returned scope removes the handlers when dropped (call
     /// [`HookScope::detach`] to keep them for the bus's lifetime).
+    #[must_use = "dropping the returned scope uninstalls the handlers at once"]
     pub fn install(&self, bus: &HookBus, catalogue: &[HookSpec]) -> Result<HookScope, HookError> {
         self.validate(catalogue)?;
         let scope = bus.scope();

@@ -114,3 +114,59 @@ impl Default for Behavior {
         }
     }
 }
+
+/// A run's changes to the loop's [`Behavior`], field by field: a field left
+/// `None` keeps the loop's value, so a run that sets only `max_turns` keeps
+/// the agent's guards, budgets and retry policy. Fields that are optional in
+/// `Behavior` take `Some(None)` to lift the agent's cap for the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BehaviorOverride {
+    /// See [`Behavior::max_turns`].
+    pub max_turns: Option<Option<u32>>,
+    /// See [`Behavior::max_cost_usd`].
+    pub max_cost_usd: Option<Option<f64>>,
+    /// See [`Behavior::max_total_tokens`].
+    pub max_total_tokens: Option<Option<u64>>,
+    /// See [`Behavior::tool_output_budget`].
+    pub tool_output_budget: Option<Option<u64>>,
+    /// Added to (and replacing by name) the loop's per-tool budgets.
+    pub tool_budgets: BTreeMap<String, ToolBudget>,
+    /// See [`Behavior::repeat_guard`].
+    pub repeat_guard: Option<Option<RepeatGuard>>,
+    /// See [`Behavior::max_consecutive_pause_turns`].
+    pub max_consecutive_pause_turns: Option<u32>,
+    /// See [`Behavior::retry`].
+    pub retry: Option<RetryPolicy>,
+    /// See [`Behavior::strict_tool_pairing`].
+    pub strict_tool_pairing: Option<bool>,
+    /// See [`Behavior::tool_timeout`].
+    pub tool_timeout: Option<Option<Duration>>,
+    /// See [`Behavior::max_overflow_recoveries`].
+    pub max_overflow_recoveries: Option<u32>,
+    /// See [`Behavior::progress_interval`].
+    pub progress_interval: Option<Duration>,
+}
+
+impl BehaviorOverride {
+    /// `base` with this override's fields applied.
+    pub fn apply(&self, base: &Behavior) -> Behavior {
+        let mut tool_budgets = base.tool_budgets.clone();
+        tool_budgets.extend(self.tool_budgets.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Behavior {
+            max_turns: self.max_turns.unwrap_or(base.max_turns),
+            max_cost_usd: self.max_cost_usd.unwrap_or(base.max_cost_usd),
+            max_total_tokens: self.max_total_tokens.unwrap_or(base.max_total_tokens),
+            tool_output_budget: self.tool_output_budget.unwrap_or(base.tool_output_budget),
+            tool_budgets,
+            repeat_guard: self.repeat_guard.clone().unwrap_or_else(|| base.repeat_guard.clone()),
+            max_consecutive_pause_turns: self
+                .max_consecutive_pause_turns
+                .unwrap_or(base.max_consecutive_pause_turns),
+            retry: self.retry.clone().unwrap_or_else(|| base.retry.clone()),
+            strict_tool_pairing: self.strict_tool_pairing.unwrap_or(base.strict_tool_pairing),
+            tool_timeout: self.tool_timeout.unwrap_or(base.tool_timeout),
+            max_overflow_recoveries: self.max_overflow_recoveries.unwrap_or(base.max_overflow_recoveries),
+            progress_interval: self.progress_interval.unwrap_or(base.progress_interval),
+        }
+    }
+}

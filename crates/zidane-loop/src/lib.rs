@@ -14,7 +14,7 @@ pub mod pairing;
 mod run;
 pub mod validate;
 
-pub use behavior::{Behavior, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
+pub use behavior::{Behavior, BehaviorOverride, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{BudgetCap, RunError, RunErrorKind};
 pub use run::{LoopConfig, ModelRef, RunLoop, RunOptions};

@@ -13,7 +13,7 @@ use zidane_provider::{
     ToolResultContent, TurnUsage,
 };
 
-use crate::behavior::Behavior;
+use crate::behavior::{Behavior, BehaviorOverride};
 use crate::clock::{Clock, SystemClock};
 use crate::error::{BudgetCap, RunError, RunErrorKind};
 use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, ends_with_user_message, ensure_tool_result_pairing};
@@ -143,8 +143,8 @@ pub struct RunOptions {
     pub temperature: Option<f32>,
     /// Prompt-cache lifetime.
     pub cache_ttl: Option<CacheTtl>,
-    /// Behavior for this run (else the loop's).
-    pub behavior: Option<Behavior>,
+    /// This run's changes to the loop's behavior, merged field by field.
+    pub behavior: BehaviorOverride,
     /// Hooks for this run only, removed when it ends.
     pub hooks: HookMap,
     /// JSON schema the final answer must match (`output` fires with it).
@@ -154,6 +154,9 @@ pub struct RunOptions {
     pub run_id: Option<String>,
     /// Tools added for this run (discovered MCP tools), beside the loop's.
     pub extra_tools: Vec<Arc<dyn zidane_core::tool::Tool>>,
+    /// An outer signal: the run aborts when it fires (also before the run
+    /// started, in which case no request is sent).
+    pub signal: Option<AbortSignal>,
     /// Where this run's tool calls act (the agent's execution context and
     /// live handle); tools see it as [`ToolContext::workspace`](zidane_core::ToolContext::workspace).
     pub workspace: Option<Workspace>,
@@ -350,12 +353,14 @@ impl RunLoop {
     /// Queues a message injected as a user turn at the next turn boundary.
     /// Returns `false` (queuing nothing) when no run is in flight, the run is
     /// aborted, or the prompt is empty.
+    #[must_use = "`false` means nothing was queued or cancelled"]
     pub fn steer(&self, prompt: Vec<ContentBlock>, id: Option<String>) -> bool {
         self.queue(prompt, id, false)
     }
 
     /// Queues a message delivered when the model would otherwise finish.
     /// Same contract as [`RunLoop::steer`].
+    #[must_use = "`false` means nothing was queued or cancelled"]
     pub fn follow_up(&self, prompt: Vec<ContentBlock>, id: Option<String>) -> bool {
         self.queue(prompt, id, true)
     }
@@ -383,6 +388,7 @@ impl RunLoop {
     /// Cancels one in-flight tool call. `false` when no such call is running;
     /// the cancel is then parked and applied if the call registers before
     /// the next run starts.
+    #[must_use = "`false` means nothing was queued or cancelled"]
     pub fn cancel_tool(&self, call_id: &str, reason: Option<&str>) -> bool {
         let reason = reason.map_or_else(|| self.inner.config.cancel_reason.clone(), str::to_owned);
         let mut state = self.inner.lock();
@@ -425,7 +431,7 @@ impl RunLoop {
         let _running = RunningGuard(&self.inner);
         let config = &self.inner.config;
         let run_id = options.run_id.clone().unwrap_or_else(|| config.clock.id());
-        let behavior = options.behavior.clone().unwrap_or_else(|| config.behavior.clone());
+        let behavior = options.behavior.apply(&config.behavior);
 
         // Per-run hooks: checked before anything happens, removed at the end.
         let scope: HookScope = match options.hooks.install(&config.hooks, events::HOOK_SPECS) {
@@ -446,7 +452,10 @@ impl RunLoop {
                 });
             }
         };
-        let controller = AbortController::new();
+        let controller = match &options.signal {
+            Some(outer) => outer.child(),
+            None => AbortController::new(),
+        };
         let committed = self.tool_state().await;
         {
             let mut state = self.inner.lock();

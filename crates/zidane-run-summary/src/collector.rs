@@ -81,6 +81,7 @@ impl RunSummaryCollector {
 
     /// Installs the handlers on `hooks`; dropping (or closing) the returned
     /// scope uninstalls them.
+    #[must_use = "dropping the returned scope uninstalls the collector at once"]
     pub fn install(&self, hooks: &HookBus) -> HookScope {
         let state: Arc<Mutex<Building>> = Arc::default();
         let scope = hooks.scope();

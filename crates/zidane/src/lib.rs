@@ -251,8 +251,8 @@ pub mod runloop {
     //! fallback, budgets and guards; and the seams it calls.
     pub use zidane_core::seams;
     pub use zidane_loop::{
-        Behavior, Clock, FixedClock, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
-        RunErrorKind, RunLoop, RunOptions, SystemClock, ToolBudget, pairing, validate,
+        Behavior, BehaviorOverride, BudgetCap, Clock, FixedClock, LoopConfig, ModelRef, RepeatGuard, RepeatMode,
+        RetryPolicy, RunError, RunErrorKind, RunLoop, RunOptions, SystemClock, ToolBudget, pairing, validate,
     };
 }
 
@@ -267,8 +267,8 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecisionRequest, DecisionResult, Decisions, MemoryStore, SegmentSource, Session, SessionInfo, SessionRun,
-        SessionRunStatus, SessionStore, StoreError, create_agent, hook_names,
+        DecisionRequest, DecisionResult, Decisions, MemoryStore, Prompt, QueuedMessageOptions, SegmentSource, Session,
+        SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError, create_agent, hook_names,
     };
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
@@ -283,7 +283,8 @@ pub mod agent {
     pub use zidane_core::execution::{ExecutionContext, Workspace};
     pub use zidane_core::tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
     pub use zidane_loop::{
-        Behavior, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError, RunErrorKind, ToolBudget,
+        Behavior, BehaviorOverride, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError, RunErrorKind,
+        ToolBudget,
     };
     pub use zidane_run_summary::{
         RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,

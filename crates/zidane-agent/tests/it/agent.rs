@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use zidane_agent::{
     AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, CompactOptions, ContextOptions, DecisionRequest,
-    Decisions, MemoryStore, Session, create_agent,
+    Decisions, MemoryStore, QueuedMessageOptions, Session, create_agent,
 };
 use zidane_hooks::{DynHandler, HookMap};
 use zidane_provider::scripted::{Script, ScriptedProvider};
@@ -65,6 +65,17 @@ fn create_agent_refuses_each_misuse() {
         }),
         "`session_id` needs a session store (`store`)"
     );
+    assert_eq!(
+        err(AgentOptions {
+            provider: vec![named("a")],
+            session: Some(Session {
+                id: "s".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        "`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory"
+    );
     // One provider may have any name, even a blank one.
     assert!(
         create_agent(AgentOptions {
@@ -85,7 +96,10 @@ async fn run_steer_reset_compact_and_destroy_edges() {
         Script::answer("again"),
     ]);
     let agent = agent(&p);
-    assert!(!agent.steer("nobody is running", None), "no run in flight");
+    assert!(
+        !agent.steer("nobody is running", QueuedMessageOptions::default()),
+        "no run in flight"
+    );
     let running = agent.clone();
     let run = tokio::spawn(async move { running.run(AgentRunOptions::prompt("Go.")).await });
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -100,7 +114,10 @@ async fn run_steer_reset_compact_and_destroy_edges() {
         AgentError::Busy
     ));
     agent.abort();
-    assert!(!agent.steer("after the abort", None), "steer after abort returns false");
+    assert!(
+        !agent.steer("after the abort", QueuedMessageOptions::default()),
+        "steer after abort returns false"
+    );
     let stats = run.await.unwrap().unwrap();
     assert_eq!(stats.status, zidane_core::events::RunStatus::Aborted);
     agent.wait_for_idle().await;

@@ -3,6 +3,7 @@
 
 mod agent;
 mod compaction;
+mod deviations;
 mod execution;
 #[cfg(feature = "mcp")]
 mod mcp;
