@@ -12,7 +12,8 @@ use crate::agent::Agent;
 /// Where decisions go.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Decisions {
-    /// The primary provider and its default model.
+    /// The first provider that can make decisions (its capabilities say
+    /// `decisions`), with its default model.
     #[default]
     Auto,
     /// Decisions are off: every call answers `unavailable`.
@@ -125,7 +126,15 @@ impl Agent {
         let started = Instant::now();
         let (provider, model, timeout) = match &self.inner.decisions {
             Decisions::Disabled => (None, None, None),
-            Decisions::Auto => (self.inner.providers.first().cloned(), None, None),
+            Decisions::Auto => (
+                self.inner
+                    .providers
+                    .iter()
+                    .find(|p| p.meta().capabilities.decisions)
+                    .cloned(),
+                None,
+                None,
+            ),
             Decisions::Pinned {
                 provider,
                 model,

@@ -76,7 +76,24 @@ pub(crate) struct Handler {
     pub(crate) progress: Progress,
 }
 
+/// What the client says of itself in `initialize`: a protocol version that
+/// has the handshake (`2025-11-25`; rmcp's default names a version without
+/// one), the capabilities it has (progress is a notification, not a
+/// capability; roots, sampling and elicitation are not offered), and its own
+/// name and version.
+pub(crate) fn client_info() -> rmcp::model::ClientInfo {
+    rmcp::model::ClientInfo::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("zidane", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
+}
+
 impl ClientHandler for Handler {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        client_info()
+    }
+
     fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -106,12 +123,19 @@ pub(crate) struct Server {
 impl Server {
     /// The live client, connecting (again) when there is none.
     pub(crate) async fn client(&self) -> Result<Arc<Client>, McpError> {
+        self.connect(true).await
+    }
+
+    /// The live client; `on_demand` says whether a connection made now
+    /// was deferred to the first call (`mcp:connect`'s `lazy`) rather than
+    /// made by the bootstrap.
+    pub(crate) async fn connect(&self, on_demand: bool) -> Result<Arc<Client>, McpError> {
         let mut slot = self.client.lock().await;
         if let Some(client) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
             return Ok(Arc::clone(client));
         }
         let client = Arc::new(spawn(&self.config, &self.hooks, Arc::clone(&self.progress)).await?);
-        let lazy = slot.is_none();
+        let lazy = on_demand;
         *slot = Some(Arc::clone(&client));
         drop(slot);
         let tools = client
@@ -225,6 +249,9 @@ fn schema_of(tool: &rmcp::model::Tool) -> McpToolSchema {
 pub struct McpConnection {
     servers: Vec<Arc<Server>>,
     tools: Vec<Arc<dyn Tool>>,
+    /// Per tool (same order): the configured server name and the
+    /// server-side tool name.
+    metas: Vec<McpToolMeta>,
     instructions: Vec<String>,
 }
 
@@ -259,18 +286,14 @@ impl McpConnection {
         (!self.instructions.is_empty()).then(|| self.instructions.join("\n\n"))
     }
 
-    /// Applies `wrap` to every tool.
+    /// Applies `wrap` to every tool; it sees the configured server name and
+    /// the server-side tool name (not the namespaced one).
     pub fn wrap_tools(&mut self, wrap: &McpToolWrap) {
         self.tools = self
             .tools
             .iter()
-            .map(|tool| {
-                let meta = McpToolMeta {
-                    server: tool.name().split('_').nth(1).unwrap_or_default().to_owned(),
-                    tool_name: tool.name().to_owned(),
-                };
-                wrap(Arc::clone(tool), &meta)
-            })
+            .zip(&self.metas)
+            .map(|(tool, meta)| wrap(Arc::clone(tool), meta))
             .collect();
     }
 
@@ -308,6 +331,10 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig], hooks: &HookBus) -
                 name = format!("{}_{n}", namespaced_name(&config.name, &schema.name));
                 n += 1;
             }
+            connection.metas.push(McpToolMeta {
+                server: config.name.clone(),
+                tool_name: schema.name.clone(),
+            });
             connection
                 .tools
                 .push(Arc::new(McpTool::new(name, schema, Arc::clone(&server))));
@@ -340,11 +367,11 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
     let listed: Result<(Vec<McpToolSchema>, bool), McpError> = async {
         if let Some(cached) = &config.cached_tools {
             if !lazy {
-                server.client().await?;
+                server.connect(false).await?;
             }
             return Ok((cached.clone(), true));
         }
-        let client = server.client().await?;
+        let client = server.connect(false).await?;
         let tools = client
             .list_all_tools()
             .await
@@ -432,5 +459,21 @@ pub struct DefaultConnector;
 impl McpConnector for DefaultConnector {
     fn connect<'a>(&'a self, configs: &'a [McpServerConfig], hooks: &'a HookBus) -> BoxFuture<'a, McpConnection> {
         Box::pin(connect_mcp_servers(configs, hooks))
+    }
+}
+
+#[cfg(test)]
+mod initialize_tests {
+    #[test]
+    fn initialize_names_a_handshake_version_and_this_client() {
+        let info = serde_json::to_value(super::client_info()).unwrap_or_default();
+        assert_eq!(
+            info,
+            serde_json::json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "zidane", "version": env!("CARGO_PKG_VERSION")}
+            })
+        );
     }
 }

@@ -141,6 +141,7 @@ impl AnthropicProvider {
                 images: true,
                 documents: true,
                 count_tokens: true,
+                decisions: true,
             },
         );
         AnthropicProvider { config, meta, client }
@@ -408,6 +409,7 @@ impl OpenAiProvider {
                 images: true,
                 documents: true,
                 count_tokens: false,
+                decisions: true,
             },
         );
         OpenAiProvider { config, meta, client }

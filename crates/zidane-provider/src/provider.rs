@@ -30,6 +30,9 @@ pub struct Capabilities {
     pub documents: bool,
     /// Exact token counting.
     pub count_tokens: bool,
+    /// Answers typed decision requests (a JSON answer to a schema), so
+    /// `Decisions::Auto` may pick it.
+    pub decisions: bool,
 }
 
 /// Static facts about a provider.

@@ -150,6 +150,7 @@ impl ScriptedProvider {
             images: true,
             documents: true,
             count_tokens: false,
+            decisions: true,
         };
         ScriptedProvider {
             name: name.into(),
@@ -159,6 +160,13 @@ impl ScriptedProvider {
                 requests: Vec::new(),
             })),
         }
+    }
+
+    /// The same provider with other metadata (a context window, the
+    /// capabilities a test needs).
+    pub fn with_meta(mut self, meta: ProviderMeta) -> Self {
+        self.meta = meta;
+        self
     }
 
     /// Queues another script.

@@ -228,3 +228,31 @@ async fn a_given_session_the_store_lacks_is_created_there_with_its_turns() {
     assert_eq!(saved.turns.len(), 3, "the seeded turn, the prompt and the answer");
     assert_eq!(saved.turns[0], seeded);
 }
+
+#[tokio::test(start_paused = true)]
+async fn automatic_decisions_skip_a_provider_that_cannot_make_them() {
+    use zidane_agent::DecisionRequest;
+    use zidane_provider::{Capabilities, ProviderMeta};
+    let plain = ScriptedProvider::new("plain", [Script::answer("not a decision")]).with_meta(ProviderMeta::new(
+        "plain-model",
+        8_000,
+        Capabilities::default(),
+    ));
+    let decider = ScriptedProvider::new("decider", [Script::answer(r#"{"probability": 0.9}"#)]);
+    let agent = create_agent(AgentOptions {
+        provider: vec![
+            Arc::new(plain.clone()) as Arc<dyn Provider>,
+            Arc::new(decider.clone()) as Arc<dyn Provider>,
+        ],
+        ..options(&plain)
+    })
+    .unwrap();
+    let answer = agent
+        .decide(DecisionRequest::Predicate {
+            question: "Ready?".into(),
+        })
+        .await;
+    assert!(answer.ok, "{:?}", answer.reason);
+    assert!(plain.requests().is_empty());
+    assert_eq!(decider.requests().len(), 1);
+}

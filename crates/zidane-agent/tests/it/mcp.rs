@@ -71,3 +71,46 @@ async fn mcp_tools_reach_the_model_and_the_connection_closes_on_destroy() {
     assert!(log.lock().unwrap().contains(&"mcp:close"));
     assert!(agent.mcp_connection().await.is_none());
 }
+
+#[tokio::test]
+async fn the_tool_wrap_sees_the_server_side_name_and_an_eager_connect_is_not_lazy() {
+    use std::sync::{Arc, Mutex};
+    use zidane_core::events::McpConnect;
+    use zidane_mcp::{McpToolMeta, McpToolWrap};
+
+    let p = provider(vec![Script::answer("ok")]);
+    let mut config = everything();
+    config.name = "my_server".into();
+    let seen: Arc<Mutex<Vec<McpToolMeta>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    let wrap: McpToolWrap = Arc::new(move |tool, meta| {
+        s.lock().unwrap().push(meta.clone());
+        tool
+    });
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![config],
+        mcp_tool_wrap: Some(wrap),
+        ..options(&p)
+    })
+    .unwrap();
+    let lazy: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let l = Arc::clone(&lazy);
+    agent.hooks().on_sync::<McpConnect, _>(move |ev, _| {
+        l.lock().unwrap().push(ev.lazy());
+        Ok(())
+    });
+    agent.warmup().await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![McpToolMeta {
+            server: "my_server".into(),
+            tool_name: "echo".into()
+        }]
+    );
+    assert_eq!(
+        *lazy.lock().unwrap(),
+        vec![false],
+        "connected by the bootstrap, not on a call"
+    );
+    agent.destroy().await;
+}
