@@ -16,7 +16,8 @@ fn everything() -> McpServerConfig {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
     assert!(
         bin.exists(),
-        "{} is missing: run `cargo xtask mcp-servers`",
+        "{} is missing: the MCP tests run real servers that `cargo xtask mcp-servers` installs into target/mcp-servers \
+         (it needs Node with npm and Python 3 with pip; `cargo xtask ci` runs it first)",
         bin.display()
     );
     let mut config = McpServerConfig::stdio("everything", bin.display().to_string(), ["stdio"]);

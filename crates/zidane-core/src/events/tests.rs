@@ -11,7 +11,12 @@ fn spec_hook_names() -> BTreeSet<String> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/spec/zidane-agent-reference.md"
     );
-    let spec = std::fs::read_to_string(path).expect("the spec is read from ../shared beside the checkout");
+    let spec = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {path}: {e}. This test checks the catalogue against the spec in the `shared/` folder beside \
+             the checkout (`../shared`); put it there to run it (`cargo xtask ci` expects it too)"
+        )
+    });
     let start = spec.find("### `AgentHooks`").unwrap();
     let end = spec[start..].find("### `AgentOptions`").unwrap() + start;
     spec[start..end]

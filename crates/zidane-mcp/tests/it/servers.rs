@@ -24,13 +24,21 @@ pub(crate) fn bin(name: &str) -> String {
     let path = servers_dir().join("node_modules/.bin").join(name);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo xtask mcp-servers`",
+        "{} is missing: the MCP tests run real servers that `cargo xtask mcp-servers` installs into target/mcp-servers \
+         (it needs Node with npm and Python 3 with pip; `cargo xtask ci` runs it first)",
         path.display()
     );
     path.display().to_string()
 }
 
 fn python(name: &str, args: &[&str]) -> McpServerConfig {
+    let py = servers_dir().join("py");
+    assert!(
+        py.join("mcp").exists(),
+        "{} is missing: the MCP tests run real servers that `cargo xtask mcp-servers` installs into target/mcp-servers \
+         (it needs Node with npm and Python 3 with pip; `cargo xtask ci` runs it first)",
+        py.display()
+    );
     let mut config = McpServerConfig::stdio(name, "python3", args.iter().copied());
     if let McpTransportConfig::Stdio { env, .. } = &mut config.transport {
         env.insert("PYTHONPATH".into(), servers_dir().join("py").display().to_string());

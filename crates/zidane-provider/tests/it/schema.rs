@@ -23,7 +23,8 @@ fn components() -> &'static Value {
             env!("CARGO_MANIFEST_DIR"),
             "/../../../shared/spec/openai-openapi-chat-responses.json"
         );
-        let text = std::fs::read_to_string(path).expect("OpenAI's OpenAPI document beside the checkout");
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("{}", crate::support::missing_shared(std::path::Path::new(path), &e)));
         let mut doc: Value = serde_json::from_str(&text).unwrap();
         translate_nullable(&mut doc);
         doc["components"].clone()

@@ -12,15 +12,23 @@ pub fn fixture_path(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// What a test says when `../shared` is not beside the checkout.
+pub fn missing_shared(path: &std::path::Path, error: &std::io::Error) -> String {
+    format!(
+        "cannot read {}: {error}. These tests read the recorded provider streams and the specs from the `shared/` \
+         folder beside the checkout (`../shared`); put it there to run them (`cargo xtask ci` expects it too)",
+        path.display()
+    )
+}
+
 pub fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(fixture_path(rel))
-        .unwrap_or_else(|e| panic!("fixture {rel}: {e} (../shared must sit beside the checkout)"))
+    std::fs::read(fixture_path(rel)).unwrap_or_else(|e| panic!("{}", missing_shared(&fixture_path(rel), &e)))
 }
 
 /// Every file of a fixture folder, sorted.
 pub fn fixture_files(dir: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(fixture_path(dir))
-        .unwrap()
+        .unwrap_or_else(|e| panic!("{}", missing_shared(&fixture_path(dir), &e)))
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.ends_with(".sse"))
         .collect();
