@@ -81,8 +81,8 @@ pub(crate) struct Handler {
 /// one), the capabilities it has (progress is a notification, not a
 /// capability; roots, sampling and elicitation are not offered), and its own
 /// name and version.
-pub(crate) fn client_info() -> rmcp::model::ClientInfo {
-    rmcp::model::ClientInfo::new(
+pub(crate) fn client_info() -> rmcp::model::ClientConfig {
+    rmcp::model::ClientConfig::new(
         rmcp::model::ClientCapabilities::default(),
         rmcp::model::Implementation::new("zidane", env!("CARGO_PKG_VERSION")),
     )
@@ -90,7 +90,7 @@ pub(crate) fn client_info() -> rmcp::model::ClientInfo {
 }
 
 impl ClientHandler for Handler {
-    fn get_info(&self) -> rmcp::model::ClientInfo {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
         client_info()
     }
 
