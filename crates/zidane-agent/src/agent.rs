@@ -67,7 +67,10 @@ pub struct AgentOptions {
     pub tool_kill_message: Option<String>,
     /// Decision provider settings.
     pub decisions: Decisions,
-    /// Start the execution handle right away instead of at the first run.
+    /// Connect the MCP servers in the background as soon as `create_agent`
+    /// returns, instead of at the first run or warm-up. A no-op without MCP
+    /// servers; it needs a Tokio runtime (`create_agent` refuses it outside
+    /// one). A failed bootstrap is left for the next run or warm-up to retry.
     pub eager: bool,
     /// Where tools run (default: this process, in the current folder).
     pub execution: Option<Arc<dyn ExecutionContext>>,
@@ -239,6 +242,8 @@ pub(crate) struct SessionState {
     pub(crate) metadata: BTreeMap<String, Value>,
     pub(crate) runs: Vec<SessionRun>,
     pub(crate) created_at: u64,
+    /// Turns the session holds (what `session:turns` reports as `count`).
+    pub(crate) turn_count: usize,
 }
 
 /// An agent: a provider, tools, hooks and an optional session behind one
@@ -372,6 +377,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             metadata: session.metadata,
             runs: session.runs,
             created_at: session.created_at,
+            turn_count: session.turns.len(),
         });
     }
     let (idle, _) = tokio::sync::watch::channel(true);
@@ -409,12 +415,19 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         }),
     };
     agent.inner.compaction.bind(&agent);
-    if eager && let Ok(rt) = tokio::runtime::Handle::try_current() {
+    #[cfg(feature = "mcp")]
+    if eager && !agent.inner.mcp.servers.is_empty() {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return Err(AgentError::EagerWithoutRuntime);
+        };
         let warm = agent.clone();
         rt.spawn(async move {
-            let _ = warm.warmup().await;
+            // Failures are on the bus; the next run or warm-up retries.
+            let _ = warm.ensure_mcp().await;
         });
     }
+    #[cfg(not(feature = "mcp"))]
+    let _ = eager;
     Ok(agent)
 }
 
@@ -545,8 +558,10 @@ impl Agent {
             execution: Arc::clone(&self.inner.execution),
             handle,
         };
+        // A server that fails is on the bus and left out of this run; the
+        // next run or warm-up tries it again.
         #[cfg(feature = "mcp")]
-        let mcp = self.ensure_mcp().await;
+        let (mcp, _) = self.ensure_mcp().await;
         // An abort while the run was starting: it does not start.
         if signal.is_aborted() {
             return Ok(not_started());
@@ -603,6 +618,7 @@ impl Agent {
             run_id: Some(run_id.clone()),
             workspace: Some(workspace),
             signal: Some(signal),
+            session_id: session_id.clone(),
             ..Default::default()
         };
         let outcome = self.inner.looped.run(run_options).await;
@@ -686,12 +702,14 @@ impl Agent {
                 }
             }
         };
+        let turn_count = session.turns.len();
         self.inner.looped.set_turns(session.turns);
         *lock(&self.inner.session) = Some(SessionState {
             id: session.id,
             metadata: session.metadata,
             runs: session.runs,
             created_at: session.created_at,
+            turn_count,
         });
         *lock(&self.inner.pending_session_id) = None;
         Ok(())
@@ -814,34 +832,57 @@ impl Agent {
 
     /// Loads the session, binds the execution handle and connects the MCP
     /// servers without running a turn. Idempotent and safe to call
-    /// concurrently (callers share one bootstrap).
+    /// concurrently (callers share one bootstrap). Servers that failed an
+    /// earlier bootstrap are tried again; when any server still fails, the
+    /// others stay connected and this reports [`AgentError::McpBootstrap`].
     pub async fn warmup(&self) -> Result<(), AgentError> {
         self.load_session().await?;
         self.ensure_execution().await?;
         #[cfg(feature = "mcp")]
-        self.ensure_mcp().await;
+        {
+            let (_, failures) = self.ensure_mcp().await;
+            if !failures.is_empty() {
+                return Err(AgentError::McpBootstrap { failures });
+            }
+        }
         Ok(())
     }
 
-    /// The MCP connection, connecting the servers the first time. `None`
-    /// without servers. A server that fails is reported on the bus and left
-    /// out; the others are used.
+    /// The MCP connection, connecting the servers the first time and the
+    /// ones that failed before again; `None` without servers. A server that
+    /// fails is reported on the bus and left out (its failure is returned),
+    /// the others are used.
     #[cfg(feature = "mcp")]
-    async fn ensure_mcp(&self) -> Option<McpConnection> {
+    pub(crate) async fn ensure_mcp(&self) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
         let mcp = &self.inner.mcp;
         if mcp.servers.is_empty() {
-            return None;
+            return (None, Vec::new());
         }
         let mut slot = mcp.connection.lock().await;
-        if let Some(connection) = slot.as_ref() {
-            return Some(connection.clone());
-        }
-        let mut connection = mcp.connector.connect(&mcp.servers, &self.inner.hooks).await;
-        if let Some(wrap) = &mcp.tool_wrap {
-            connection.wrap_tools(wrap);
-        }
+        let connection = match slot.take() {
+            Some(connection) if connection.failures().is_empty() => connection,
+            Some(mut connection) => {
+                let mut retried = mcp
+                    .connector
+                    .connect(&connection.failed_configs(), &self.inner.hooks)
+                    .await;
+                if let Some(wrap) = &mcp.tool_wrap {
+                    retried.wrap_tools(wrap);
+                }
+                connection.absorb(retried);
+                connection
+            }
+            None => {
+                let mut connection = mcp.connector.connect(&mcp.servers, &self.inner.hooks).await;
+                if let Some(wrap) = &mcp.tool_wrap {
+                    connection.wrap_tools(wrap);
+                }
+                connection
+            }
+        };
+        let failures = connection.failures();
         *slot = Some(connection.clone());
-        Some(connection)
+        (Some(connection), failures)
     }
 
     /// The live MCP connection (`None` before the first run or warm-up and
@@ -970,6 +1011,9 @@ impl Agent {
         let id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
         if let (Some(store), Some(id)) = (&self.inner.store, id) {
             store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
+            if let Some(state) = lock(&self.inner.session).as_mut() {
+                state.turn_count = turns.len();
+            }
             let mut ev = SessionSave::new(id);
             self.observe(&mut ev).await;
         }
@@ -1016,8 +1060,16 @@ impl TurnSink for SessionSink {
             if let Some(store) = &self.store {
                 store.append_turns(&id, turns, self.clock.now_ms()).await?;
             }
-            let mut ev = SessionTurns::new(id.clone(), turns.len(), turns.to_vec());
-            let _ = self.hooks.emit(&mut ev).await;
+            let count = {
+                let mut session = lock(&self.session);
+                let Some(state) = session.as_mut() else { return Ok(()) };
+                state.turn_count += turns.len();
+                state.turn_count
+            };
+            if self.hooks.has::<SessionTurns>() {
+                let mut ev = SessionTurns::new(id.clone(), count, turns.to_vec());
+                let _ = self.hooks.emit(&mut ev).await;
+            }
             let mut save = SessionSave::new(id);
             let _ = self.hooks.emit(&mut save).await;
             Ok(())

@@ -37,6 +37,17 @@ pub enum AgentError {
     /// them in this process only).
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
     SessionWithoutStore,
+    /// `eager` needs a Tokio runtime to connect the MCP servers in.
+    #[error(
+        "`eager` connects the MCP servers in the background and needs a Tokio runtime; call `create_agent` inside one"
+    )]
+    EagerWithoutRuntime,
+    /// Some MCP servers could not be connected (the others are).
+    #[error("MCP servers failed to connect: {}", failures.iter().map(|(name, e)| format!("{name} ({e})")).collect::<Vec<_>>().join(", "))]
+    McpBootstrap {
+        /// Each failed server's configured name and error.
+        failures: Vec<(String, SharedError)>,
+    },
     /// A run (or a compaction) is in progress.
     #[error("a run is already in progress")]
     Busy,

@@ -154,6 +154,9 @@ pub struct RunOptions {
     pub run_id: Option<String>,
     /// Tools added for this run (discovered MCP tools), beside the loop's.
     pub extra_tools: Vec<Arc<dyn zidane_core::tool::Tool>>,
+    /// The session the run is on, named in `run:beforeEnd` and
+    /// `system:transform`.
+    pub session_id: Option<String>,
     /// An outer signal: the run aborts when it fires (also before the run
     /// started, in which case no request is sent).
     pub signal: Option<AbortSignal>,
@@ -687,7 +690,7 @@ impl RunLoop {
                     hook: false,
                 };
             }
-            let mut before_end = RunBeforeEnd::new(cx.run_id.clone(), None, cx.turn);
+            let mut before_end = RunBeforeEnd::new(cx.run_id.clone(), options.session_id.clone(), cx.turn);
             if let Err(kind) = self.decide(&mut before_end).await {
                 return Ending::Failed(kind);
             }
@@ -875,7 +878,12 @@ impl RunLoop {
             .or_else(|| config.system.clone())
             .unwrap_or_default();
         let system = if hooks.has::<SystemTransform>() {
-            let mut sys = SystemTransform::new(messages.clone(), None, cx.turn, turn_id.to_owned());
+            let mut sys = SystemTransform::new(
+                messages.clone(),
+                options.session_id.clone(),
+                cx.turn,
+                turn_id.to_owned(),
+            );
             sys.system = system;
             self.decide(&mut sys).await?;
             sys.system

@@ -252,6 +252,9 @@ pub struct McpConnection {
     /// Per tool (same order): the configured server name and the
     /// server-side tool name.
     metas: Vec<McpToolMeta>,
+    /// Servers whose bootstrap failed, with why: a later bootstrap retries
+    /// them.
+    failed: Vec<(McpServerConfig, SharedError)>,
     instructions: Vec<String>,
 }
 
@@ -274,6 +277,48 @@ impl McpConnection {
     /// The tools, namespaced `mcp_<server>_<tool>`.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools.clone()
+    }
+
+    /// The servers whose bootstrap failed, by configured name, with the
+    /// error. They are not part of this connection; [`absorb`](Self::absorb)
+    /// a later bootstrap of [`failed_configs`](Self::failed_configs) to
+    /// retry them.
+    pub fn failures(&self) -> Vec<(String, SharedError)> {
+        self.failed
+            .iter()
+            .map(|(config, error)| (config.name.clone(), Arc::clone(error)))
+            .collect()
+    }
+
+    /// The configurations of the servers whose bootstrap failed.
+    pub fn failed_configs(&self) -> Vec<McpServerConfig> {
+        self.failed.iter().map(|(config, _)| config.clone()).collect()
+    }
+
+    /// Takes in `other` (a bootstrap of this connection's failed servers):
+    /// its servers, tools (renamed when a name is already taken) and
+    /// instructions join this connection, and its failures replace these.
+    pub fn absorb(&mut self, other: McpConnection) {
+        let mut used: BTreeSet<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
+        for (tool, meta) in other.tools.into_iter().zip(other.metas) {
+            let tool = if used.contains(tool.name()) {
+                let mut n = 2;
+                let mut name = format!("{}_{n}", tool.name());
+                while used.contains(&name) {
+                    n += 1;
+                    name = format!("{}_{n}", tool.name());
+                }
+                Arc::new(Renamed { name, inner: tool }) as Arc<dyn Tool>
+            } else {
+                tool
+            };
+            used.insert(tool.name().to_owned());
+            self.tools.push(tool);
+            self.metas.push(meta);
+        }
+        self.servers.extend(other.servers);
+        self.instructions.extend(other.instructions);
+        self.failed = other.failed;
     }
 
     /// The configured servers' names (connected or lazy).
@@ -322,8 +367,17 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig], hooks: &HookBus) -
     let mut connection = McpConnection::default();
     let mut used = BTreeSet::new();
     for (config, (result, server, schemas)) in configs.iter().zip(outcomes) {
+        let Some(server) = server else {
+            if let McpBootstrapOutcome::Failed { error, .. } = &result.outcome {
+                let error = error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(McpError::Protocol("the bootstrap failed".into())) as SharedError);
+                connection.failed.push((config.clone(), error));
+            }
+            results.push(result);
+            continue;
+        };
         results.push(result);
-        let Some(server) = server else { continue };
         for schema in schemas {
             let mut name = namespaced_name(&config.name, &schema.name);
             let mut n = 2;
@@ -450,6 +504,34 @@ fn auto_promoted(config: &McpServerConfig, error: &McpError) -> bool {
         McpTransportConfig::Stdio { .. } => true,
     };
     !static_credentials && challenge.contains("resource_metadata")
+}
+
+/// A tool under another name (a collision when a retried server joins).
+struct Renamed {
+    name: String,
+    inner: Arc<dyn Tool>,
+}
+
+impl Tool for Renamed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+    fn input_schema(&self) -> &Value {
+        self.inner.input_schema()
+    }
+    fn parallel_safe(&self) -> bool {
+        self.inner.parallel_safe()
+    }
+    fn execute<'a>(
+        &'a self,
+        input: Value,
+        cx: zidane_core::ToolContext,
+    ) -> BoxFuture<'a, Result<zidane_core::ToolOutput, zidane_core::tool::ToolFailure>> {
+        self.inner.execute(input, cx)
+    }
 }
 
 /// The default connector: [`connect_mcp_servers`].

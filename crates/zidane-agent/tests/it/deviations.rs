@@ -256,3 +256,55 @@ async fn automatic_decisions_skip_a_provider_that_cannot_make_them() {
     assert!(plain.requests().is_empty());
     assert_eq!(decider.requests().len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn session_hooks_report_the_session_and_its_turn_count() {
+    use std::sync::Mutex;
+    use zidane_agent::MemoryStore;
+    use zidane_core::events::{RunBeforeEnd, SessionTurns, SystemTransform};
+    let p = provider(vec![
+        Script::call("c1", "echo", json!({"text": "a"})),
+        Script::answer("done"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        session_id: Some("s".into()),
+        store: Some(Arc::new(MemoryStore::new())),
+        ..options(&p)
+    })
+    .unwrap();
+    let counts: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let sessions: Arc<Mutex<Vec<(&'static str, Option<String>)>>> = Arc::default();
+    let c = Arc::clone(&counts);
+    agent.hooks().on_sync::<SessionTurns, _>(move |ev, _| {
+        c.lock().unwrap().push(ev.count());
+        Ok(())
+    });
+    let s = Arc::clone(&sessions);
+    agent.hooks().on_sync::<RunBeforeEnd, _>(move |ev, _| {
+        s.lock()
+            .unwrap()
+            .push(("run:beforeEnd", ev.session_id().map(str::to_owned)));
+        Ok(())
+    });
+    let s = Arc::clone(&sessions);
+    agent.hooks().on_sync::<SystemTransform, _>(move |ev, _| {
+        s.lock()
+            .unwrap()
+            .push(("system:transform", ev.session_id().map(str::to_owned)));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Go.")).await.unwrap();
+    agent.run(AgentRunOptions::prompt("Again.")).await.unwrap_err();
+    // The prompt (1), the call with its result (3), the answer (4); then the
+    // second run's prompt (5) before its provider ran out of scripts.
+    assert_eq!(*counts.lock().unwrap(), vec![1, 3, 4, 5]);
+    let s = Some("s".to_owned());
+    assert_eq!(
+        sessions.lock().unwrap()[..3],
+        [
+            ("system:transform", s.clone()),
+            ("system:transform", s.clone()),
+            ("run:beforeEnd", s)
+        ]
+    );
+}

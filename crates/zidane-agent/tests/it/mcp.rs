@@ -115,3 +115,126 @@ async fn the_tool_wrap_sees_the_server_side_name_and_an_eager_connect_is_not_laz
     );
     agent.destroy().await;
 }
+
+#[tokio::test]
+async fn warmup_reports_a_failed_server_and_the_next_warmup_retries_it() {
+    use std::os::unix::fs::PermissionsExt;
+    use zidane_agent::AgentError;
+
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("late-server.sh");
+    let everything_bin = match &everything().transport {
+        zidane_mcp::McpTransportConfig::Stdio { command, .. } => command.clone(),
+        _ => unreachable!(),
+    };
+    let mut late = McpServerConfig::stdio("late", script.display().to_string(), Vec::<String>::new());
+    late.enabled_tools = Some(vec!["echo".into()]);
+    let p = provider(vec![Script::answer("ok")]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![everything(), late],
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+
+    let err = agent.warmup().await.unwrap_err();
+    let AgentError::McpBootstrap { failures } = &err else {
+        panic!("expected a bootstrap failure, got {err}");
+    };
+    assert_eq!(
+        failures.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        vec!["late"]
+    );
+    assert!(
+        err.to_string().starts_with("MCP servers failed to connect: late ("),
+        "{err}"
+    );
+    let names: Vec<String> = agent
+        .mcp_connection()
+        .await
+        .unwrap()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(names, vec!["mcp_everything_echo"], "the working server stays connected");
+
+    // The server becomes available; the next warm-up connects it, and only it.
+    std::fs::write(&script, format!("#!/bin/sh\nexec '{everything_bin}' stdio\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    agent.warmup().await.unwrap();
+    let names: Vec<String> = agent
+        .mcp_connection()
+        .await
+        .unwrap()
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(names, vec!["mcp_everything_echo", "mcp_late_echo"]);
+    let starts = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|n| **n == "mcp:bootstrap:start")
+        .count();
+    assert_eq!(starts, 3, "everything once, late twice");
+    agent.destroy().await;
+}
+
+#[test]
+fn eager_outside_a_runtime_is_refused_and_a_no_op_without_servers() {
+    use zidane_agent::AgentError;
+    let p = provider(vec![]);
+    let err = create_agent(AgentOptions {
+        mcp_servers: vec![everything()],
+        eager: true,
+        ..options(&p)
+    })
+    .unwrap_err();
+    assert!(matches!(err, AgentError::EagerWithoutRuntime), "{err}");
+    assert!(
+        create_agent(AgentOptions {
+            eager: true,
+            ..options(&p)
+        })
+        .is_ok(),
+        "no servers: nothing to do, nothing refused"
+    );
+}
+
+#[tokio::test]
+async fn eager_connects_the_servers_only() {
+    use std::sync::Mutex;
+    use zidane_hooks::{DynHandler, HookMap};
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let tx = Mutex::new(Some(tx));
+    let hooks = HookMap::new().on_named(
+        "mcp:bootstrap:settled",
+        DynHandler::sync(move |_, _| {
+            if let Some(tx) = tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            Ok(())
+        }),
+    );
+    let p = provider(vec![]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![everything()],
+        eager: true,
+        hooks,
+        ..options(&p)
+    })
+    .unwrap();
+    rx.await.expect("the background bootstrap settled");
+    // The connection is stored right after it settles; this waits for it.
+    assert!(
+        agent.mcp_connection().await.is_some(),
+        "the servers were connected in the background"
+    );
+    assert!(
+        agent.handle().await.is_none(),
+        "eager does not spawn the execution handle"
+    );
+    agent.destroy().await;
+}
