@@ -38,8 +38,12 @@ pub struct AgentOptions {
     pub name: Option<String>,
     /// Default system prompt.
     pub system: Option<String>,
-    /// Default model (else the primary provider's).
-    pub model: Option<String>,
+    /// The default model chain of a run that names none, in the same shape
+    /// as [`AgentRunOptions::model`] (`vec!["claude-sonnet-4-5".into()]`);
+    /// empty: the primary provider's default model.
+    pub model: Vec<ModelRef>,
+    /// Output token limit per request, for runs that set none.
+    pub max_tokens: Option<u32>,
     /// Tools, with their aliases and description overrides.
     pub tools: ToolSet,
     /// Agent-lifetime hooks, by the spec's names or by type.
@@ -101,11 +105,11 @@ pub struct AgentRunOptions {
     pub system: Option<String>,
     /// Notes appended to the prompt.
     pub system_notes: Vec<String>,
-    /// The model fallback chain.
+    /// The model fallback chain (empty: the agent's).
     pub model: Vec<ModelRef>,
     /// Thinking level.
     pub thinking: ThinkingLevel,
-    /// Output token limit per request.
+    /// Output token limit per request (else the agent's).
     pub max_tokens: Option<u32>,
     /// This run's changes to the agent's behavior, merged field by field
     /// (a field left unset keeps the agent's value).
@@ -220,6 +224,7 @@ pub(crate) struct Inner {
     pub(crate) busy: AtomicBool,
     pub(crate) idle: tokio::sync::watch::Sender<bool>,
     pub(crate) cache_ttl: Option<CacheTtl>,
+    pub(crate) max_tokens: Option<u32>,
     pub(crate) compaction: Arc<Compaction>,
     /// Aborts a manual compaction in progress.
     pub(crate) compact_abort: Mutex<Option<AbortController>>,
@@ -275,6 +280,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         name,
         system,
         model,
+        max_tokens,
         tools,
         hooks,
         behavior,
@@ -399,6 +405,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             busy: AtomicBool::new(false),
             idle,
             cache_ttl,
+            max_tokens,
             compaction,
             compact_abort: Mutex::new(None),
             run_abort: Mutex::new(None),
@@ -610,7 +617,7 @@ impl Agent {
             system_notes: options.system_notes,
             model: options.model,
             thinking: options.thinking,
-            max_tokens: options.max_tokens,
+            max_tokens: options.max_tokens.or(self.inner.max_tokens),
             cache_ttl: self.inner.cache_ttl,
             behavior: options.behavior,
             hooks: options.hooks,

@@ -271,10 +271,7 @@ impl Compaction {
             }
             _ => {
                 let config = agent.run_loop().config();
-                let model = config
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| provider.meta().default_model.clone());
+                let model = config.default_model_for(provider.as_ref());
                 let mut messages = history[..cut].to_vec();
                 messages.push(instruction);
                 let mut r = StreamOptions::new(model, messages);

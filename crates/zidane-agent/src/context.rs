@@ -112,10 +112,7 @@ impl Agent {
             && let Some(provider) = self.inner.providers.first()
             && provider.meta().capabilities.count_tokens
         {
-            let model = config
-                .model
-                .clone()
-                .unwrap_or_else(|| provider.meta().default_model.clone());
+            let model = config.default_model_for(provider.as_ref());
             let probe = vec![Message::user(".")];
             let mut with = StreamOptions::new(model.clone(), probe.clone());
             with.system = config.system.clone();

@@ -88,7 +88,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         provider: vec![provider],
         name: Some("zidane".into()),
         system: Some(system),
-        model: args.model.clone(),
+        model: args.model.iter().map(|m| m.as_str().into()).collect(),
         tools: preset.tools.clone(),
         behavior,
         execution: Some(Arc::clone(&preset.execution)),

@@ -36,6 +36,18 @@ pub struct ModelRef {
     pub model: String,
 }
 
+impl From<&str> for ModelRef {
+    fn from(model: &str) -> Self {
+        ModelRef::any(model)
+    }
+}
+
+impl From<String> for ModelRef {
+    fn from(model: String) -> Self {
+        ModelRef::any(model)
+    }
+}
+
 impl ModelRef {
     /// A model id on any provider.
     pub fn any(model: impl Into<String>) -> Self {
@@ -59,8 +71,9 @@ impl ModelRef {
 pub struct LoopConfig {
     /// Providers; the first is the primary.
     pub providers: Vec<Arc<dyn Provider>>,
-    /// Default model (else the primary provider's default).
-    pub model: Option<String>,
+    /// The default model chain of a run that names none (empty: the primary
+    /// provider's default model). The same shape as [`RunOptions::model`].
+    pub model: Vec<ModelRef>,
     /// Default system prompt.
     pub system: Option<String>,
     /// Tools offered to the model.
@@ -96,11 +109,20 @@ pub struct LoopConfig {
 }
 
 impl LoopConfig {
+    /// The model to ask `provider` for when nothing else says: the first
+    /// entry of the default chain that may run on it, else its own default.
+    pub fn default_model_for(&self, provider: &dyn Provider) -> String {
+        self.model
+            .iter()
+            .find(|r| r.provider.as_deref().is_none_or(|p| p == provider.name()))
+            .map_or_else(|| provider.meta().default_model.clone(), |r| r.model.clone())
+    }
+
     /// A loop over one provider, everything else default.
     pub fn new(provider: Arc<dyn Provider>) -> Self {
         LoopConfig {
             providers: vec![provider],
-            model: None,
+            model: Vec::new(),
             system: None,
             tools: ToolSet::new(),
             hooks: HookBus::new(),
@@ -552,12 +574,9 @@ impl RunLoop {
         let Some(primary) = config.providers.first() else {
             return Err(RunErrorKind::UnknownProvider(String::new()));
         };
+        let chain = if chain.is_empty() { &config.model[..] } else { chain };
         if chain.is_empty() {
-            let model = config
-                .model
-                .clone()
-                .unwrap_or_else(|| primary.meta().default_model.clone());
-            return Ok(vec![(Arc::clone(primary), model)]);
+            return Ok(vec![(Arc::clone(primary), primary.meta().default_model.clone())]);
         }
         let mut targets = Vec::new();
         for r in chain {

@@ -86,9 +86,25 @@ impl AnthropicConfig {
         Ok(config)
     }
 
+    /// An Anthropic-compatible server at `base_url` (the root without
+    /// `/v1`) that needs no credentials: a local server or a gateway that
+    /// authenticates on its own.
+    pub fn keyless(base_url: impl Into<String>) -> Self {
+        AnthropicConfig {
+            auth: Auth::None,
+            ..AnthropicConfig::new("").with_base_url(base_url)
+        }
+    }
+
     /// With another API root (a proxy, a gateway, a compatible server).
     pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
         self.base_url = base_url.into();
+        self
+    }
+
+    /// With other credentials.
+    pub fn with_auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
         self
     }
 

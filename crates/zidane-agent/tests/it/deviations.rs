@@ -308,3 +308,29 @@ async fn session_hooks_report_the_session_and_its_turn_count() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn agent_level_model_chain_and_output_limit_apply_to_runs_that_set_none() {
+    let p = provider(vec![Script::answer("one"), Script::answer("two")]);
+    let agent = create_agent(AgentOptions {
+        model: vec!["agent-model".into()],
+        max_tokens: Some(123),
+        ..options(&p)
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
+    let own = AgentRunOptions {
+        model: vec!["run-model".into()],
+        max_tokens: Some(7),
+        ..AgentRunOptions::prompt("Two.")
+    };
+    agent.run(own).await.unwrap();
+    let requests = p.requests();
+    assert_eq!(
+        requests
+            .iter()
+            .map(|r| (r.model.as_str(), r.max_tokens))
+            .collect::<Vec<_>>(),
+        vec![("agent-model", Some(123)), ("run-model", Some(7))]
+    );
+}

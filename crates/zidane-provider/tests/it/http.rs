@@ -73,6 +73,18 @@ async fn anthropic_recordings_arrive_whole_over_one_reused_connection() {
 }
 
 #[tokio::test]
+async fn a_keyless_anthropic_compatible_server_gets_no_credentials() {
+    let fixture_name = &fixture_files("anthropic")[0];
+    let server = Server::start(vec![Reply::sse(fixture(&format!("anthropic/{fixture_name}")))]).await;
+    let provider = AnthropicProvider::new(AnthropicConfig::keyless(server.url())).unwrap();
+    collect(&provider, &options()).await.unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.path(), "/v1/messages");
+    assert_eq!(request.header("x-api-key"), None);
+    assert_eq!(request.header("authorization"), None);
+}
+
+#[tokio::test]
 async fn openai_recordings_arrive_whole_over_one_reused_connection() {
     let files = fixture_files("openai-chat");
     let replies = files
