@@ -28,6 +28,9 @@ use crate::compact::{AutoCompact, CompactOptions, Compaction, CompactionResult};
 use crate::decide::Decisions;
 use crate::error::AgentError;
 use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
+use zidane_core::events::{
+    ExecutionReadyInit, SessionEndInit, SessionMetaInit, SessionSaveInit, SessionStartInit, SessionTurnsInit,
+};
 
 /// Options of [`create_agent`]. Only `provider` is required.
 #[derive(Clone, Default)]
@@ -577,7 +580,11 @@ impl Agent {
         let first_turn = self.inner.looped.turns().len() as u32;
         let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
         if let Some(id) = &session_id {
-            let mut ev = SessionStart::new(id.clone(), options.prompt.clone(), run_id.clone());
+            let mut ev = SessionStart::new(SessionStartInit {
+                session_id: id.clone(),
+                prompt: options.prompt.clone(),
+                run_id: run_id.clone(),
+            });
             self.observe(&mut ev).await;
             let run = SessionRun {
                 id: run_id.clone(),
@@ -657,7 +664,12 @@ impl Agent {
                 prompt: options.prompt,
             };
             self.save_run(id, run).await;
-            let mut ev = SessionEnd::new(id.clone(), run_id, end_status, (first_turn, end_turn));
+            let mut ev = SessionEnd::new(SessionEndInit {
+                session_id: id.clone(),
+                run_id,
+                status: end_status,
+                turn_range: (first_turn, end_turn),
+            });
             self.observe(&mut ev).await;
         }
         Ok(outcome?)
@@ -754,7 +766,11 @@ impl Agent {
         if let Some(state) = lock(&self.inner.session).as_mut() {
             state.metadata.insert(key.to_owned(), value.clone());
         }
-        let mut ev = SessionMeta::new(id, key.to_owned(), value);
+        let mut ev = SessionMeta::new(SessionMetaInit {
+            session_id: id,
+            key: key.to_owned(),
+            value,
+        });
         self.observe(&mut ev).await;
         Ok(())
     }
@@ -831,7 +847,10 @@ impl Agent {
         };
         drop(slot);
         if !self.inner.execution_ready.swap(true, Ordering::AcqRel) {
-            let mut ev = ExecutionReady::new(handle.clone(), spawned);
+            let mut ev = ExecutionReady::new(ExecutionReadyInit {
+                handle: handle.clone(),
+                spawned,
+            });
             self.observe(&mut ev).await;
         }
         Ok(handle)
@@ -1021,7 +1040,7 @@ impl Agent {
             if let Some(state) = lock(&self.inner.session).as_mut() {
                 state.turn_count = turns.len();
             }
-            let mut ev = SessionSave::new(id);
+            let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
             self.observe(&mut ev).await;
         }
         Ok(())
@@ -1074,10 +1093,14 @@ impl TurnSink for SessionSink {
                 state.turn_count
             };
             if self.hooks.has::<SessionTurns>() {
-                let mut ev = SessionTurns::new(id.clone(), count, turns.to_vec());
+                let mut ev = SessionTurns::new(SessionTurnsInit {
+                    session_id: id.clone(),
+                    count,
+                    turns: turns.to_vec(),
+                });
                 let _ = self.hooks.emit(&mut ev).await;
             }
-            let mut save = SessionSave::new(id);
+            let mut save = SessionSave::new(SessionSaveInit { session_id: id });
             let _ = self.hooks.emit(&mut save).await;
             Ok(())
         })

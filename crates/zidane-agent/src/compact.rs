@@ -17,6 +17,7 @@ use zidane_provider::{
 
 use crate::agent::{Agent, Inner, estimate_tokens, lock};
 use crate::error::AgentError;
+use zidane_core::events::{CompactEndInit, CompactProgressInit, CompactRestoreInit, CompactStartInit};
 
 /// Auto-compaction settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,19 +145,39 @@ impl Compaction {
             return Ok((None, CompactionResult::default()));
         };
         let estimated = estimate_tokens(&serde_json::to_string(&turns[..cut]).unwrap_or_default());
-        let mut start = CompactStart::new(reason, cut as u32, estimated);
+        let mut start = CompactStart::new(CompactStartInit {
+            reason,
+            turns: cut as u32,
+            estimated_tokens: estimated,
+        });
         agent.observe(&mut start).await;
 
         let summary = match self.summarize(agent, turns, cut, reason, signal).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
-                let mut end = CompactEnd::new(reason, CompactStatus::Aborted, 0, 0, 0, None, None);
+                let mut end = CompactEnd::new(CompactEndInit {
+                    reason,
+                    status: CompactStatus::Aborted,
+                    replaced: 0,
+                    dropped: 0,
+                    restored: 0,
+                    effective_tokens: None,
+                    error: None,
+                });
                 agent.observe(&mut end).await;
                 return Ok((None, CompactionResult::default()));
             }
             Err(error) => {
                 let shared: SharedError = Arc::new(MessageError(error.to_string()));
-                let mut end = CompactEnd::new(reason, CompactStatus::Error, 0, 0, 0, None, Some(shared));
+                let mut end = CompactEnd::new(CompactEndInit {
+                    reason,
+                    status: CompactStatus::Error,
+                    replaced: 0,
+                    dropped: 0,
+                    restored: 0,
+                    effective_tokens: None,
+                    error: Some(shared),
+                });
                 agent.observe(&mut end).await;
                 return Err(error);
             }
@@ -165,7 +186,7 @@ impl Compaction {
         // What comes back after the summary: the host's additions, then the
         // most recently read files.
         let session_id = agent.session().map(|s| s.id);
-        let mut restore = CompactRestore::new(session_id);
+        let mut restore = CompactRestore::new(CompactRestoreInit { session_id });
         agent.observe(&mut restore).await;
         let mut calls = restore.take_added();
         calls.extend(self.recent_files(agent).await);
@@ -216,7 +237,15 @@ impl Compaction {
         }
         replacement.extend_from_slice(&turns[cut..]);
         if let Err(error) = agent.persist_replacement(&replacement).await {
-            let mut end = CompactEnd::new(reason, CompactStatus::Error, 0, 0, 0, None, Some(Arc::clone(&error)));
+            let mut end = CompactEnd::new(CompactEndInit {
+                reason,
+                status: CompactStatus::Error,
+                replaced: 0,
+                dropped: 0,
+                restored: 0,
+                effective_tokens: None,
+                error: Some(Arc::clone(&error)),
+            });
             agent.observe(&mut end).await;
             return Err(AgentError::Store(error));
         }
@@ -228,15 +257,15 @@ impl Compaction {
             summary: Some(summary),
             effective_tokens: effective,
         };
-        let mut end = CompactEnd::new(
+        let mut end = CompactEnd::new(CompactEndInit {
             reason,
-            CompactStatus::Ok,
-            result.replaced,
-            0,
-            result.restored,
-            Some(effective),
-            None,
-        );
+            status: CompactStatus::Ok,
+            replaced: result.replaced,
+            dropped: 0,
+            restored: result.restored,
+            effective_tokens: Some(effective),
+            error: None,
+        });
         agent.observe(&mut end).await;
         Ok((Some(replacement), result))
     }
@@ -292,7 +321,10 @@ impl Compaction {
                 let now = tokio::time::Instant::now();
                 if last_progress.is_none_or(|t| now.duration_since(t) >= Duration::from_millis(250)) {
                     last_progress = Some(now);
-                    let mut ev = CompactProgress::new(reason, (chars / 4) as u64);
+                    let mut ev = CompactProgress::new(CompactProgressInit {
+                        reason,
+                        est_output_tokens: (chars / 4) as u64,
+                    });
                     agent.observe(&mut ev).await;
                 }
             }

@@ -8,6 +8,7 @@ use zidane_core::events::{DecisionEnd, DecisionStart};
 use zidane_provider::{AbortSignal, Message, StreamOptions, TurnUsage, complete};
 
 use crate::agent::Agent;
+use zidane_core::events::{DecisionEndInit, DecisionStartInit};
 
 /// Where decisions go.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,12 +152,12 @@ impl Agent {
         let model = provider
             .as_ref()
             .map(|p| model.unwrap_or_else(|| p.meta().default_model.clone()));
-        let mut start = DecisionStart::new(
-            request.kind(),
-            provider.as_ref().map(|p| p.name().to_owned()),
-            model.clone(),
-            json!({ "kind": request.kind(), "prompt": request.prompt() }),
-        );
+        let mut start = DecisionStart::new(DecisionStartInit {
+            kind: request.kind().to_owned(),
+            provider: provider.as_ref().map(|p| p.name().to_owned()),
+            model: model.clone(),
+            request: json!({ "kind": request.kind(), "prompt": request.prompt() }),
+        });
         self.observe(&mut start).await;
         let result = match (provider, model) {
             (Some(provider), Some(model)) => {
@@ -197,14 +198,14 @@ impl Agent {
                 ..Default::default()
             },
         };
-        let mut end = DecisionEnd::new(
-            request.kind(),
-            result.ok,
-            result.reason.clone(),
-            result.answers.clone(),
-            result.usage.clone(),
-            started.elapsed().as_millis() as u64,
-        );
+        let mut end = DecisionEnd::new(DecisionEndInit {
+            kind: request.kind().to_owned(),
+            ok: result.ok,
+            reason: result.reason.clone(),
+            answers: result.answers.clone(),
+            usage: result.usage.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
         self.observe(&mut end).await;
         result
     }

@@ -12,6 +12,7 @@ use zidane_core::events::{
 use zidane_hooks::{HookBus, HookError, HookScope};
 
 use crate::snapshot::{CacheDimensionSnapshot, CachePromptSections, diff_cache_dimensions, snapshot_cache_dimensions};
+use zidane_core::events::{CacheBreakInit, CacheDriftInit};
 
 /// A sink for log lines.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -166,7 +167,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
             if let Some(info) = drift {
                 // The request waits for nothing but this emission; a failing
                 // consumer is reported, never fatal to the run.
-                let mut event = CacheDrift::new(info);
+                let mut event = CacheDrift::new(CacheDriftInit { info });
                 if let Err(e) = cx.bus().emit(&mut event).await {
                     report(&o, &e);
                 }
@@ -239,7 +240,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
                         ),
                     );
                 }
-                let mut event = CacheBreak::new(info);
+                let mut event = CacheBreak::new(CacheBreakInit { info });
                 if let Err(e) = cx.bus().emit(&mut event).await {
                     report(&o, &e);
                 }

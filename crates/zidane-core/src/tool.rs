@@ -10,6 +10,7 @@ use serde_json::Value;
 use zidane_hooks::HookBus;
 use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
 
+use crate::events::ToolProgressEventInit;
 use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
 use crate::execution::Workspace;
 
@@ -534,14 +535,14 @@ impl ToolContext {
         if !p.hooks.has::<ToolProgressEvent>() {
             return;
         }
-        let mut ev = ToolProgressEvent::new(
-            p.name.clone(),
-            p.call_id.clone(),
-            p.input.clone(),
-            p.run_id.clone(),
-            p.turn_id.clone(),
+        let mut ev = ToolProgressEvent::new(ToolProgressEventInit {
+            name: p.name.clone(),
+            call_id: p.call_id.clone(),
+            input: p.input.clone(),
+            run_id: p.run_id.clone(),
+            turn_id: p.turn_id.clone(),
             progress,
-        );
+        });
         let _ = p.hooks.emit(&mut ev).await;
     }
 }

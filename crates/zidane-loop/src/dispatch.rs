@@ -22,6 +22,11 @@ use zidane_core::events::{
     ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown, ValidationCoerce,
     ValidationReject,
 };
+use zidane_core::events::{
+    BudgetExceededInit, RepeatGuardExceededInit, ToolAfterInit, ToolBeforeInit, ToolBudgetExceededInit,
+    ToolCancelledInit, ToolDispatchedInit, ToolErrorInit, ToolGateInit, ToolResultsAfterInit,
+    ToolStateCommitFailedInit, ToolTransformInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit,
+};
 use zidane_core::join_all;
 use zidane_core::seams::{StepKey, StepKind};
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
@@ -106,14 +111,14 @@ impl RunLoop {
 
         // 1. The gate: host handlers first, then the built-in guards, which
         // defer to any decision already taken.
-        let mut gate = ToolGate::new(
-            name.clone(),
-            call.id.clone(),
-            cx.run_id.clone(),
-            turn_id.to_owned(),
-            false,
-            snapshot.clone(),
-        );
+        let mut gate = ToolGate::new(ToolGateInit {
+            name: name.clone(),
+            call_id: call.id.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: turn_id.to_owned(),
+            resumed: false,
+            run_tool_counts: snapshot.clone(),
+        });
         gate.input = call.input.clone();
         if let Err(e) = config.hooks.emit(&mut gate).await {
             tracing_warn(&format!("tool:gate handler failed; refusing the call: {e}"));
@@ -130,16 +135,16 @@ impl RunLoop {
         }
         let input = std::mem::take(&mut gate.input);
         let dispatched = |outcome: ToolOutcome, reason: Option<String>, input: &Value| {
-            ToolDispatched::new(
-                name.clone(),
-                call.id.clone(),
-                input.clone(),
-                cx.run_id.clone(),
-                turn_id.to_owned(),
+            ToolDispatched::new(ToolDispatchedInit {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                input: input.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: turn_id.to_owned(),
                 outcome,
                 reason,
-                snapshot.clone(),
-            )
+                run_tool_counts: snapshot.clone(),
+            })
         };
         match gate.decision() {
             GateDecision::Block { reason, .. } => {
@@ -182,25 +187,25 @@ impl RunLoop {
 
         // 2. Unknown tools.
         let Some(tool) = cx.tools.get(&name).cloned() else {
-            let mut unknown = ToolUnknown::new(
-                name.clone(),
-                call.id.clone(),
-                input.clone(),
-                cx.run_id.clone(),
-                turn_id.to_owned(),
-            );
+            let mut unknown = ToolUnknown::new(ToolUnknownInit {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                input: input.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: turn_id.to_owned(),
+            });
             self.observe(&mut unknown).await;
             self.observe(&mut dispatched(ToolOutcome::Unknown, None, &input)).await;
-            let mut before = ToolBefore::new(
-                name.clone(),
-                call.id.clone(),
-                cx.run_id.clone(),
-                turn_id.to_owned(),
-                Vec::new(),
-                None,
-                snapshot.clone(),
-                true,
-            );
+            let mut before = ToolBefore::new(ToolBeforeInit {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: turn_id.to_owned(),
+                coercions: Vec::new(),
+                prior_content: None,
+                run_tool_counts: snapshot.clone(),
+                unknown: true,
+            });
             before.input = input.clone();
             self.observe(&mut before).await;
             let available: Vec<&str> = cx.tools.names().collect();
@@ -210,14 +215,14 @@ impl RunLoop {
             );
             if !unknown.suppress_error {
                 let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
-                let mut ev = ToolError::new(
-                    name.clone(),
-                    call.id.clone(),
-                    input.clone(),
-                    cx.run_id.clone(),
-                    turn_id.to_owned(),
+                let mut ev = ToolError::new(ToolErrorInit {
+                    name: name.clone(),
+                    call_id: call.id.clone(),
+                    input: input.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
                     error,
-                );
+                });
                 self.observe(&mut ev).await;
                 if let Some(substitute) = ev.result.take() {
                     return CallResult {
@@ -240,29 +245,29 @@ impl RunLoop {
         let (input, coercions) = match validator.validate(input) {
             Ok(valid) => {
                 if !valid.coercions.is_empty() {
-                    let mut ev = ValidationCoerce::new(
-                        name.clone(),
-                        call.id.clone(),
-                        valid.input.clone(),
-                        cx.run_id.clone(),
-                        turn_id.to_owned(),
-                        valid.coercions.clone(),
-                        tool.input_schema().clone(),
-                    );
+                    let mut ev = ValidationCoerce::new(ValidationCoerceInit {
+                        name: name.clone(),
+                        call_id: call.id.clone(),
+                        input: valid.input.clone(),
+                        run_id: cx.run_id.clone(),
+                        turn_id: turn_id.to_owned(),
+                        coercions: valid.coercions.clone(),
+                        schema: tool.input_schema().clone(),
+                    });
                     self.observe(&mut ev).await;
                 }
                 (valid.input, valid.coercions)
             }
             Err(reason) => {
-                let mut ev = ValidationReject::new(
-                    name.clone(),
-                    call.id.clone(),
-                    call.input.clone(),
-                    cx.run_id.clone(),
-                    turn_id.to_owned(),
-                    reason.clone(),
-                    tool.input_schema().clone(),
-                );
+                let mut ev = ValidationReject::new(ValidationRejectInit {
+                    name: name.clone(),
+                    call_id: call.id.clone(),
+                    input: call.input.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
+                    reason: reason.clone(),
+                    schema: tool.input_schema().clone(),
+                });
                 self.observe(&mut ev).await;
                 self.observe(&mut dispatched(ToolOutcome::InvalidInput, None, &call.input))
                     .await;
@@ -272,16 +277,16 @@ impl RunLoop {
 
         // 4. Execution.
         self.observe(&mut dispatched(ToolOutcome::Execute, None, &input)).await;
-        let mut before = ToolBefore::new(
-            name.clone(),
-            call.id.clone(),
-            cx.run_id.clone(),
-            turn_id.to_owned(),
-            coercions.clone(),
-            None,
-            snapshot.clone(),
-            false,
-        );
+        let mut before = ToolBefore::new(ToolBeforeInit {
+            name: name.clone(),
+            call_id: call.id.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: turn_id.to_owned(),
+            coercions: coercions.clone(),
+            prior_content: None,
+            run_tool_counts: snapshot.clone(),
+            unknown: false,
+        });
         before.input = input;
         if let Err(e) = config.hooks.emit(&mut before).await {
             tracing_warn(&format!("tool:before handler failed: {e}"));
@@ -291,14 +296,14 @@ impl RunLoop {
         let output = match executed {
             Executed::Output(output) => output,
             Executed::Failed(error) => {
-                let mut ev = ToolError::new(
-                    name.clone(),
-                    call.id.clone(),
-                    input.clone(),
-                    cx.run_id.clone(),
-                    turn_id.to_owned(),
-                    Arc::clone(&error),
-                );
+                let mut ev = ToolError::new(ToolErrorInit {
+                    name: name.clone(),
+                    call_id: call.id.clone(),
+                    input: input.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
+                    error: Arc::clone(&error),
+                });
                 self.observe(&mut ev).await;
                 let content = ev
                     .result
@@ -311,15 +316,15 @@ impl RunLoop {
                 }
             }
             Executed::Cancelled(reason) => {
-                let mut ev = ToolCancelled::new(
-                    name.clone(),
-                    call.id.clone(),
-                    input.clone(),
-                    cx.run_id.clone(),
-                    turn_id.to_owned(),
+                let mut ev = ToolCancelled::new(ToolCancelledInit {
+                    name: name.clone(),
+                    call_id: call.id.clone(),
+                    input: input.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
                     reason,
-                    snapshot.clone(),
-                );
+                    run_tool_counts: snapshot.clone(),
+                });
                 self.observe(&mut ev).await;
                 return result(TOOL_USE_CANCELLED_MESSAGE.to_owned(), true);
             }
@@ -356,16 +361,16 @@ impl RunLoop {
         turn_id: &str,
     ) -> CallResult {
         let bytes = output.content.text_len();
-        let mut transform = ToolTransform::new(
-            call.name.clone(),
-            call.id.clone(),
-            input.clone(),
-            cx.run_id.clone(),
-            turn_id.to_owned(),
-            coercions.clone(),
-            output.is_error,
-            bytes,
-        );
+        let mut transform = ToolTransform::new(ToolTransformInit {
+            name: call.name.clone(),
+            call_id: call.id.clone(),
+            input: input.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: turn_id.to_owned(),
+            coercions: coercions.clone(),
+            is_error: output.is_error,
+            output_bytes: bytes,
+        });
         transform.result = output.content;
         transform.metadata = output.metadata;
         if let Err(e) = self.inner.config.hooks.emit(&mut transform).await {
@@ -374,19 +379,19 @@ impl RunLoop {
             ));
         }
         let content = transform.result;
-        let mut after = ToolAfter::new(
-            call.name.clone(),
-            call.id.clone(),
-            input.clone(),
-            cx.run_id.clone(),
-            turn_id.to_owned(),
+        let mut after = ToolAfter::new(ToolAfterInit {
+            name: call.name.clone(),
+            call_id: call.id.clone(),
+            input: input.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: turn_id.to_owned(),
             coercions,
-            output.is_error,
-            Some(outcome),
-            bytes,
-            content.clone(),
-            snapshot.clone(),
-        );
+            is_error: output.is_error,
+            outcome: Some(outcome),
+            output_bytes: bytes,
+            result: content.clone(),
+            run_tool_counts: snapshot.clone(),
+        });
         self.observe(&mut after).await;
         let budget_bytes = content.text_len();
         CallResult {
@@ -442,13 +447,13 @@ impl RunLoop {
             }
             count
         };
-        let mut ev = ToolBudgetExceeded::new(
+        let mut ev = ToolBudgetExceeded::new(ToolBudgetExceededInit {
             count,
-            budget.max,
-            budget.mode,
-            gate.name().to_owned(),
-            turn_id.to_owned(),
-        );
+            max: budget.max,
+            mode: budget.mode,
+            tool: gate.name().to_owned(),
+            turn_id: turn_id.to_owned(),
+        });
         self.observe(&mut ev).await;
         match budget.mode {
             zidane_core::events::BudgetMode::Block => {
@@ -488,13 +493,13 @@ impl RunLoop {
         if count < guard.threshold {
             return None;
         }
-        let mut ev = RepeatGuardExceeded::new(
-            guard.action,
+        let mut ev = RepeatGuardExceeded::new(RepeatGuardExceededInit {
+            action: guard.action,
             count,
-            guard.threshold,
-            gate.name().to_owned(),
-            turn_id.to_owned(),
-        );
+            threshold: guard.threshold,
+            tool: gate.name().to_owned(),
+            turn_id: turn_id.to_owned(),
+        });
         self.observe(&mut ev).await;
         let message = format!(
             "You have called `{}` with the same input {count} times. Stop repeating it and try a different approach.",
@@ -608,13 +613,13 @@ impl RunLoop {
             Ok(()) => apply_ops(&mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner), &ops),
             Err(error) => {
                 let error: SharedError = Arc::from(error);
-                let mut ev = ToolStateCommitFailed::new(
-                    call.id.clone(),
-                    Arc::clone(&error),
+                let mut ev = ToolStateCommitFailed::new(ToolStateCommitFailedInit {
+                    call_id: call.id.clone(),
+                    error: Arc::clone(&error),
                     ops,
-                    cx.run_id.clone(),
-                    call.name.clone(),
-                );
+                    run_id: cx.run_id.clone(),
+                    tool_name: call.name.clone(),
+                });
                 self.observe(&mut ev).await;
                 if !ev.handled {
                     tracing::error!(target: "zidane", "tool state of `{}` ({}) was not committed: {error}", call.name, call.id);
@@ -650,7 +655,12 @@ impl RunLoop {
                 is_error: r.is_error,
             })
             .collect();
-        let mut ev = ToolResultsAfter::new(message.clone(), listed, cx.turn, turn_id.to_owned());
+        let mut ev = ToolResultsAfter::new(ToolResultsAfterInit {
+            message: message.clone(),
+            results: listed,
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+        });
         self.observe(&mut ev).await;
         self.flush(&[assistant, message]).await;
 
@@ -658,7 +668,12 @@ impl RunLoop {
         if let Some(budget) = cx.behavior.tool_output_budget
             && bytes as u64 > budget
         {
-            let mut ev = BudgetExceeded::new(budget, bytes as u64, cx.turn, turn_id.to_owned());
+            let mut ev = BudgetExceeded::new(BudgetExceededInit {
+                budget,
+                bytes: bytes as u64,
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+            });
             self.observe(&mut ev).await;
             self.queue_internal(format!(
                 "The tool output of the last turn was {bytes} bytes, over the {budget}-byte budget. Summarize what you learned so far before calling more tools, and request less output at a time."

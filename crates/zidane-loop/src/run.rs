@@ -23,6 +23,12 @@ use zidane_core::events::{
     StreamError, StreamProgress, StreamRetry, StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText,
     StreamThinking, SystemBefore, SystemTransform, ToolCounts, TurnAfter, TurnBefore, TurnToolCounts, Usage,
 };
+use zidane_core::events::{
+    AgentAbortInit, AgentDoneInit, AgentStartInit, ContextOverflowInit, ModelFallbackInit, OutputInit,
+    PairingRepairInit, RunBeforeEndInit, SteerInjectInit, StreamEndInit, StreamErrorInit, StreamProgressInit,
+    StreamRetryInit, StreamServerToolResultInit, StreamServerToolUseInit, StreamStartInit, StreamTextInit,
+    StreamThinkingInit, SystemBeforeInit, SystemTransformInit, TurnAfterInit, TurnBeforeInit, UsageInit,
+};
 use zidane_core::execution::Workspace;
 use zidane_core::seams::{CompactCheck, Compactor, DurableRuntime, MemoryRuntime, StepKey, StepKind, TurnSink};
 use zidane_core::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
@@ -514,15 +520,15 @@ impl RunLoop {
             workspace: options.workspace.clone(),
         };
 
-        let mut start = AgentStart::new(
-            config.agent_name.clone(),
-            config.depth,
-            config.parent_run_id.clone(),
-            cx.targets.first().map(|(p, _)| p.name().to_owned()),
-            run_id.clone(),
-            config.clock.now_ms(),
-            config.tracing_context.clone(),
-        );
+        let mut start = AgentStart::new(AgentStartInit {
+            agent_name: config.agent_name.clone(),
+            depth: config.depth,
+            parent_run_id: config.parent_run_id.clone(),
+            provider_name: cx.targets.first().map(|(p, _)| p.name().to_owned()),
+            run_id: run_id.clone(),
+            started_at: config.clock.now_ms(),
+            tracing_context: config.tracing_context.clone(),
+        });
         self.observe(&mut start).await;
 
         cx.tool_specs = cx.tools.specs();
@@ -538,10 +544,15 @@ impl RunLoop {
         cx.stats.status = status;
         self.inner.lock().control = None;
         if let Some((reason, _)) = abort {
-            let mut ev = AgentAbort::new(reason, Some(run_id.clone()));
+            let mut ev = AgentAbort::new(AgentAbortInit {
+                reason,
+                run_id: Some(run_id.clone()),
+            });
             self.observe(&mut ev).await;
         }
-        let mut done = AgentDone::new(cx.stats.clone());
+        let mut done = AgentDone::new(AgentDoneInit {
+            stats: cx.stats.clone(),
+        });
         self.observe(&mut done).await;
         drop(scope);
         match error {
@@ -609,7 +620,7 @@ impl RunLoop {
     async fn run_turns(&self, cx: &mut RunCx, options: &RunOptions) -> Ending {
         let config = &self.inner.config;
         if let Some(system) = &options.system {
-            let mut ev = SystemBefore::new(system.clone());
+            let mut ev = SystemBefore::new(SystemBeforeInit { system: system.clone() });
             self.observe(&mut ev).await;
         }
         let mut prompt = options.prompt.clone();
@@ -709,7 +720,11 @@ impl RunLoop {
                     hook: false,
                 };
             }
-            let mut before_end = RunBeforeEnd::new(cx.run_id.clone(), options.session_id.clone(), cx.turn);
+            let mut before_end = RunBeforeEnd::new(RunBeforeEndInit {
+                run_id: cx.run_id.clone(),
+                session_id: options.session_id.clone(),
+                turn: cx.turn,
+            });
             if let Err(kind) = self.decide(&mut before_end).await {
                 return Ending::Failed(kind);
             }
@@ -831,7 +846,11 @@ impl RunLoop {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let mut ev = SteerInject::new(queued.content.clone(), queued.id, text);
+        let mut ev = SteerInject::new(SteerInjectInit {
+            content: queued.content.clone(),
+            id: queued.id,
+            text,
+        });
         self.observe(&mut ev).await;
         let turn = self.push_turn(Role::User, queued.content, None);
         self.flush(&[turn]).await;
@@ -897,12 +916,12 @@ impl RunLoop {
             .or_else(|| config.system.clone())
             .unwrap_or_default();
         let system = if hooks.has::<SystemTransform>() {
-            let mut sys = SystemTransform::new(
-                messages.clone(),
-                options.session_id.clone(),
-                cx.turn,
-                turn_id.to_owned(),
-            );
+            let mut sys = SystemTransform::new(SystemTransformInit {
+                messages: messages.clone(),
+                session_id: options.session_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+            });
             sys.system = system;
             self.decide(&mut sys).await?;
             sys.system
@@ -923,7 +942,10 @@ impl RunLoop {
 
         if hooks.has::<TurnBefore>() {
             let sent = request.messages.clone();
-            let mut before = TurnBefore::new(cx.turn, turn_id.to_owned());
+            let mut before = TurnBefore::new(TurnBeforeInit {
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+            });
             before.options = request;
             self.decide(&mut before).await?;
             request = before.options;
@@ -985,12 +1007,12 @@ impl RunLoop {
             )));
         }
         for repair in repairs {
-            let mut ev = PairingRepair::new(
-                repair.kind,
-                repair.tool_use_id,
-                repair.message_index + offset,
-                turn_id.map(str::to_owned),
-            );
+            let mut ev = PairingRepair::new(PairingRepairInit {
+                kind: repair.kind,
+                tool_use_id: repair.tool_use_id,
+                message_index: repair.message_index + offset,
+                turn_id: turn_id.map(str::to_owned),
+            });
             self.observe(&mut ev).await;
         }
         Ok(true)
@@ -1019,13 +1041,13 @@ impl RunLoop {
                 state.last_request = Some(Arc::clone(&request));
                 state.last_provider = Some(Arc::clone(&provider));
             }
-            let mut start = StreamStart::new(
-                cx.run_id.clone(),
-                cx.turn,
-                turn_id.to_owned(),
-                model.clone(),
-                config.clock.now_ms(),
-            );
+            let mut start = StreamStart::new(StreamStartInit {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+                model: model.clone(),
+                started_at: config.clock.now_ms(),
+            });
             self.observe(&mut start).await;
 
             let mut stream = provider.stream(&request, cx.signal.clone());
@@ -1067,13 +1089,13 @@ impl RunLoop {
                     if hooks.has::<StreamProgress>() {
                         self.progress(cx, turn_id, &model, &acc, &streamed).await;
                     }
-                    let mut end = StreamEnd::new(
-                        cx.run_id.clone(),
-                        cx.turn,
-                        turn_id.to_owned(),
-                        model.clone(),
-                        streamed.text,
-                    );
+                    let mut end = StreamEnd::new(StreamEndInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.clone(),
+                        text: streamed.text,
+                    });
                     self.observe(&mut end).await;
                     let message = acc.finish();
                     let key = StepKey {
@@ -1100,14 +1122,14 @@ impl RunLoop {
             if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
                 overflow_passes += 1;
                 if elide_tool_results(&mut Arc::make_mut(&mut request).messages, overflow_passes) {
-                    let mut ev = ContextOverflow::new(
-                        cx.run_id.clone(),
-                        cx.turn,
-                        turn_id.to_owned(),
-                        request.model.clone(),
-                        overflow_passes,
-                        shared,
-                    );
+                    let mut ev = ContextOverflow::new(ContextOverflowInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: request.model.clone(),
+                        attempt: overflow_passes,
+                        err: shared,
+                    });
                     self.observe(&mut ev).await;
                     continue;
                 }
@@ -1123,21 +1145,21 @@ impl RunLoop {
             };
             if error.is_retryable() && attempt < max {
                 let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
-                let mut ev = StreamRetry::new(
-                    cx.run_id.clone(),
-                    cx.turn,
-                    turn_id.to_owned(),
-                    request.model.clone(),
+                let mut ev = StreamRetry::new(StreamRetryInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: request.model.clone(),
                     attempt,
-                    delay.as_millis() as u64,
+                    delay_ms: delay.as_millis() as u64,
                     discarded_text,
                     discarded_thinking,
-                    Arc::clone(&shared),
-                    max,
-                    attempt + 1,
-                    error.request_id().map(str::to_owned),
-                    error.status(),
-                );
+                    err: Arc::clone(&shared),
+                    max_attempts: max,
+                    next_attempt: attempt + 1,
+                    request_id: error.request_id().map(str::to_owned),
+                    status_code: error.status(),
+                });
                 self.observe(&mut ev).await;
                 tokio::select! {
                     biased;
@@ -1157,31 +1179,31 @@ impl RunLoop {
                     provider: next.name().to_owned(),
                     model: next_model.clone(),
                 };
-                let mut ev = ModelFallback::new(
-                    cx.run_id.clone(),
-                    cx.turn,
-                    turn_id.to_owned(),
-                    request.model.clone(),
+                let mut ev = ModelFallback::new(ModelFallbackInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: request.model.clone(),
                     discarded_thinking,
-                    shared,
+                    err: shared,
                     from,
-                    cx.target as u32,
+                    target_index: cx.target as u32,
                     to,
-                );
+                });
                 self.observe(&mut ev).await;
                 provider_attempt = 0;
                 transport_attempt = 0;
                 continue;
             }
-            let mut ev = StreamError::new(
-                cx.run_id.clone(),
-                cx.turn,
-                turn_id.to_owned(),
-                request.model.clone(),
-                shared,
-                error.status(),
-                error.request_id().map(str::to_owned),
-            );
+            let mut ev = StreamError::new(StreamErrorInit {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+                model: request.model.clone(),
+                err: shared,
+                status_code: error.status(),
+                request_id: error.request_id().map(str::to_owned),
+            });
             self.observe(&mut ev).await;
             return Err(TurnFailure::Failed(RunErrorKind::Provider(error)));
         }
@@ -1193,41 +1215,41 @@ impl RunLoop {
             StreamEvent::TextDelta { text, .. } => {
                 streamed.text.push_str(text);
                 if hooks.has::<StreamText>() {
-                    let mut ev = StreamText::new(
-                        cx.run_id.clone(),
-                        cx.turn,
-                        turn_id.to_owned(),
-                        model.to_owned(),
-                        text.clone(),
-                        streamed.text.clone(),
-                    );
+                    let mut ev = StreamText::new(StreamTextInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.to_owned(),
+                        delta: text.clone(),
+                        text: streamed.text.clone(),
+                    });
                     self.observe(&mut ev).await;
                 }
             }
             StreamEvent::ThinkingDelta { text, .. } => {
                 streamed.thinking.push_str(text);
                 if hooks.has::<StreamThinking>() {
-                    let mut ev = StreamThinking::new(
-                        cx.run_id.clone(),
-                        cx.turn,
-                        turn_id.to_owned(),
-                        model.to_owned(),
-                        text.clone(),
-                        streamed.thinking.clone(),
-                    );
+                    let mut ev = StreamThinking::new(StreamThinkingInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.to_owned(),
+                        delta: text.clone(),
+                        thinking: streamed.thinking.clone(),
+                    });
                     self.observe(&mut ev).await;
                 }
             }
             StreamEvent::ServerToolUse { id, name, input, .. } => {
-                let mut ev = StreamServerToolUse::new(
-                    cx.run_id.clone(),
-                    cx.turn,
-                    turn_id.to_owned(),
-                    model.to_owned(),
-                    id.clone(),
-                    input.clone(),
-                    name.clone(),
-                );
+                let mut ev = StreamServerToolUse::new(StreamServerToolUseInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: model.to_owned(),
+                    id: id.clone(),
+                    input: input.clone(),
+                    name: name.clone(),
+                });
                 self.observe(&mut ev).await;
             }
             StreamEvent::ServerToolResult {
@@ -1236,15 +1258,15 @@ impl RunLoop {
                 content,
                 ..
             } => {
-                let mut ev = StreamServerToolResult::new(
-                    cx.run_id.clone(),
-                    cx.turn,
-                    turn_id.to_owned(),
-                    model.to_owned(),
-                    content.clone(),
-                    kind.clone(),
-                    tool_use_id.clone(),
-                );
+                let mut ev = StreamServerToolResult::new(StreamServerToolResultInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: model.to_owned(),
+                    content: content.clone(),
+                    tool_name: kind.clone(),
+                    tool_use_id: tool_use_id.clone(),
+                });
                 self.observe(&mut ev).await;
             }
             _ => {}
@@ -1262,15 +1284,15 @@ impl RunLoop {
             ..Default::default()
         };
         let cost = self.inner.config.pricing.cost(model, &usage);
-        let mut ev = StreamProgress::new(
-            cx.run_id.clone(),
-            cx.turn,
-            turn_id.to_owned(),
-            model.to_owned(),
+        let mut ev = StreamProgress::new(StreamProgressInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: model.to_owned(),
             tokens,
-            counted,
-            cost,
-        );
+            provider_counted: counted,
+            cost_usd: cost,
+        });
         self.observe(&mut ev).await;
     }
 
@@ -1311,26 +1333,26 @@ impl RunLoop {
             turns: stats.turns,
         };
         let run_counts = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let mut after = TurnAfter::new(
-            cx.signal.is_aborted(),
-            cumulative,
-            turn.clone(),
-            TurnToolCounts {
+        let mut after = TurnAfter::new(TurnAfterInit {
+            aborted: cx.signal.is_aborted(),
+            cumulative_usage: cumulative,
+            message: turn.clone(),
+            tool_counts: TurnToolCounts {
                 run: run_counts,
                 turn: turn_counts,
             },
-            cx.turn,
-            turn_id.to_owned(),
-            usage.clone(),
-        );
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            usage: usage.clone(),
+        });
         self.observe(&mut after).await;
-        let mut ev = Usage::new(
-            cx.stats.total_in,
-            cx.stats.total_out,
-            cx.turn,
-            turn_id.to_owned(),
+        let mut ev = Usage::new(UsageInit {
+            total_in: cx.stats.total_in,
+            total_out: cx.stats.total_out,
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
             usage,
-        );
+        });
         self.observe(&mut ev).await;
         turn
     }
@@ -1420,7 +1442,10 @@ impl RunLoop {
         if let Some(error) = validator.iter_errors(&value).next() {
             return Err(error.to_string());
         }
-        let mut ev = Output::new(value, schema.clone());
+        let mut ev = Output::new(OutputInit {
+            output: value,
+            schema: schema.clone(),
+        });
         self.observe(&mut ev).await;
         Ok(())
     }

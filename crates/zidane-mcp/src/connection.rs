@@ -25,6 +25,10 @@ use zidane_provider::BoxFuture;
 
 use crate::config::{McpServerConfig, McpTransportConfig};
 use crate::tool::{McpTool, namespaced_name};
+use zidane_core::events::{
+    McpAuthRequiredInit, McpBootstrapEndInit, McpBootstrapSettledInit, McpBootstrapStartInit, McpCloseInit,
+    McpConnectInit, McpErrorInit, McpToolsFilterInit, McpToolsListInit, McpWarnInit,
+};
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -143,7 +147,12 @@ impl Server {
             .await
             .map(|t| t.iter().map(|t| t.name.to_string()).collect())
             .unwrap_or_default();
-        let mut ev = McpConnect::new(lazy, self.config.name.clone(), tools, self.config.transport.kind());
+        let mut ev = McpConnect::new(McpConnectInit {
+            lazy,
+            name: self.config.name.clone(),
+            tools,
+            transport: self.config.transport.kind(),
+        });
         observe(&self.hooks, &mut ev).await;
         Ok(client)
     }
@@ -193,7 +202,10 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
                     let mut lines = tokio::io::BufReader::new(stderr).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
                         if !line.trim().is_empty() {
-                            let mut ev = McpWarn::new(line, name.clone());
+                            let mut ev = McpWarn::new(McpWarnInit {
+                                message: line,
+                                name: name.clone(),
+                            });
                             observe(&hooks, &mut ev).await;
                         }
                     }
@@ -350,7 +362,9 @@ impl McpConnection {
                 if let Ok(client) = Arc::try_unwrap(client) {
                     let _ = client.cancel().await;
                 }
-                let mut ev = McpClose::new(server.config.name.clone());
+                let mut ev = McpClose::new(McpCloseInit {
+                    name: server.config.name.clone(),
+                });
                 observe(&server.hooks, &mut ev).await;
             }
         }
@@ -399,7 +413,7 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig], hooks: &HookBus) -
         connection.servers.push(server);
     }
     results.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut settled = McpBootstrapSettled::new(results);
+    let mut settled = McpBootstrapSettled::new(McpBootstrapSettledInit { results });
     observe(hooks, &mut settled).await;
     connection
 }
@@ -409,7 +423,10 @@ type Bootstrapped = (McpBootstrapResult, Option<Arc<Server>>, Vec<McpToolSchema>
 async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
     let started = Instant::now();
     let transport = config.transport.kind();
-    let mut ev = McpBootstrapStart::new(config.name.clone(), transport);
+    let mut ev = McpBootstrapStart::new(McpBootstrapStartInit {
+        name: config.name.clone(),
+        transport,
+    });
     observe(hooks, &mut ev).await;
     let server = Arc::new(Server {
         config: config.clone(),
@@ -437,10 +454,17 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
     match listed {
         Ok((raw, cached)) => {
             if !lazy {
-                let mut list = McpToolsList::new(config.name.clone(), raw.clone(), transport);
+                let mut list = McpToolsList::new(McpToolsListInit {
+                    name: config.name.clone(),
+                    tools: raw.clone(),
+                    transport,
+                });
                 observe(hooks, &mut list).await;
             }
-            let mut filter = McpToolsFilter::new(config.name.clone(), transport);
+            let mut filter = McpToolsFilter::new(McpToolsFilterInit {
+                server: config.name.clone(),
+                transport,
+            });
             filter.tools = raw.into_iter().filter(|t| config.keeps(t)).collect();
             observe(hooks, &mut filter).await;
             let tools = filter.tools;
@@ -450,7 +474,12 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
                 cached,
                 warnings: Vec::new(),
             };
-            let mut end = McpBootstrapEnd::new(config.name.clone(), transport, duration_ms, outcome.clone());
+            let mut end = McpBootstrapEnd::new(McpBootstrapEndInit {
+                name: config.name.clone(),
+                transport,
+                duration_ms,
+                outcome: outcome.clone(),
+            });
             observe(hooks, &mut end).await;
             (
                 McpBootstrapResult {
@@ -465,17 +494,29 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
         }
         Err(error) => {
             if auto_promoted(config, &error) {
-                let mut ev = McpAuthRequired::new(config.name.clone(), McpAuthReason::AutoPromoted, transport);
+                let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
+                    name: config.name.clone(),
+                    reason: McpAuthReason::AutoPromoted,
+                    transport,
+                });
                 observe(hooks, &mut ev).await;
             }
             let shared: SharedError = Arc::new(error);
-            let mut ev = McpErrorEvent::new(config.name.clone(), Arc::clone(&shared));
+            let mut ev = McpErrorEvent::new(McpErrorInit {
+                name: config.name.clone(),
+                error: Arc::clone(&shared),
+            });
             observe(hooks, &mut ev).await;
             let outcome = McpBootstrapOutcome::Failed {
                 error: Some(shared),
                 skipped: false,
             };
-            let mut end = McpBootstrapEnd::new(config.name.clone(), transport, duration_ms, outcome.clone());
+            let mut end = McpBootstrapEnd::new(McpBootstrapEndInit {
+                name: config.name.clone(),
+                transport,
+                duration_ms,
+                outcome: outcome.clone(),
+            });
             observe(hooks, &mut end).await;
             (
                 McpBootstrapResult {

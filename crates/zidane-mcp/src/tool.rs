@@ -19,6 +19,9 @@ use zidane_core::{Tool, ToolOutput};
 use zidane_provider::{BoxFuture, ContentBlock, ImageSource, ToolResultContent};
 
 use crate::connection::{Server, observe};
+use zidane_core::events::{
+    McpToolAfterInit, McpToolBeforeInit, McpToolErrorInit, McpToolGateInit, McpToolTransformInit,
+};
 
 /// `mcp_<server>_<tool>`, with characters a provider refuses replaced by `_`
 /// and the whole bounded to 64 characters (a long name keeps its start and a
@@ -83,21 +86,21 @@ impl McpTool {
         let server = self.server.config.name.clone();
         let tool = self.schema.name.clone();
         let call_id = cx.call_id().to_owned();
-        let mut before = McpToolBefore::new(
-            server.clone(),
-            tool.clone(),
-            self.name.clone(),
-            call_id.clone(),
-            input.clone(),
-        );
+        let mut before = McpToolBefore::new(McpToolBeforeInit {
+            server: server.clone(),
+            tool: tool.clone(),
+            name: self.name.clone(),
+            call_id: call_id.clone(),
+            input: input.clone(),
+        });
         observe(hooks, &mut before).await;
-        let mut gate = McpToolGate::new(
-            server.clone(),
-            tool.clone(),
-            self.name.clone(),
-            call_id.clone(),
-            input.clone(),
-        );
+        let mut gate = McpToolGate::new(McpToolGateInit {
+            server: server.clone(),
+            tool: tool.clone(),
+            name: self.name.clone(),
+            call_id: call_id.clone(),
+            input: input.clone(),
+        });
         if let Err(e) = hooks.emit(&mut gate).await {
             gate.block = true;
             gate.reason = format!("an mcp:tool:gate handler failed: {e}");
@@ -113,24 +116,39 @@ impl McpTool {
         let output = match result {
             Ok(output) => output,
             Err(error) => {
-                let mut ev = McpToolError::new(server, tool, self.name.clone(), call_id, input, Arc::clone(&error));
+                let mut ev = McpToolError::new(McpToolErrorInit {
+                    server,
+                    tool,
+                    name: self.name.clone(),
+                    call_id,
+                    input,
+                    error: Arc::clone(&error),
+                });
                 observe(hooks, &mut ev).await;
                 return Err(Box::new(MessageError(error.to_string())));
             }
         };
         let bytes = output.content.text_len();
-        let mut transform = McpToolTransform::new(
-            server.clone(),
-            tool.clone(),
-            self.name.clone(),
-            call_id.clone(),
-            input.clone(),
-            bytes,
-        );
+        let mut transform = McpToolTransform::new(McpToolTransformInit {
+            server: server.clone(),
+            tool: tool.clone(),
+            name: self.name.clone(),
+            call_id: call_id.clone(),
+            input: input.clone(),
+            output_bytes: bytes,
+        });
         transform.result = output.content;
         observe(hooks, &mut transform).await;
         let content = transform.result;
-        let mut after = McpToolAfter::new(server, tool, self.name.clone(), call_id, input, bytes, content.clone());
+        let mut after = McpToolAfter::new(McpToolAfterInit {
+            server,
+            tool,
+            name: self.name.clone(),
+            call_id,
+            input,
+            output_bytes: bytes,
+            result: content.clone(),
+        });
         observe(hooks, &mut after).await;
         Ok(ToolOutput {
             content,

@@ -273,7 +273,8 @@ async fn session_hooks_report_the_session_and_its_turn_count() {
     })
     .unwrap();
     let counts: Arc<Mutex<Vec<usize>>> = Arc::default();
-    let sessions: Arc<Mutex<Vec<(&'static str, Option<String>)>>> = Arc::default();
+    type Seen = Vec<(&'static str, Option<String>)>;
+    let sessions: Arc<Mutex<Seen>> = Arc::default();
     let c = Arc::clone(&counts);
     agent.hooks().on_sync::<SessionTurns, _>(move |ev, _| {
         c.lock().unwrap().push(ev.count());

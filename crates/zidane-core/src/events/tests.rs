@@ -5,6 +5,7 @@ use zidane_hooks::{Child, DynHandler, HookBus, HookEvent, HookMap};
 use zidane_provider::ToolResultContent;
 
 use super::*;
+use super::{CompactRestoreInit, RunBeforeEndInit, ToolGateInit};
 
 fn spec_hook_names() -> BTreeSet<String> {
     let path = concat!(
@@ -90,7 +91,14 @@ fn decision_events_are_marked_mutable() {
 }
 
 fn gate() -> ToolGate {
-    let mut g = ToolGate::new("shell", "call-1", "run-1", "turn-1", false, Default::default());
+    let mut g = ToolGate::new(ToolGateInit {
+        name: "shell".into(),
+        call_id: "call-1".into(),
+        run_id: "run-1".into(),
+        turn_id: "turn-1".into(),
+        resumed: false,
+        run_tool_counts: Default::default(),
+    });
     g.input = json!({"cmd": "rm -rf /"});
     g
 }
@@ -202,7 +210,11 @@ async fn a_parent_gate_decides_a_child_call() {
 
 #[test]
 fn run_before_end_keeps_the_first_follow_up() {
-    let mut ev = RunBeforeEnd::new("run-1", None, 3);
+    let mut ev = RunBeforeEnd::new(RunBeforeEndInit {
+        run_id: "run-1".into(),
+        session_id: None,
+        turn: 3,
+    });
     assert_eq!(ev.follow_up_message(), None);
     assert!(ev.follow_up("keep going"));
     assert!(!ev.follow_up("second"));
@@ -211,7 +223,9 @@ fn run_before_end_keeps_the_first_follow_up() {
 
 #[test]
 fn compact_restore_collects_added_calls_and_redact_starts_at_value() {
-    let mut ev = CompactRestore::new(Some("s1".into()));
+    let mut ev = CompactRestore::new(CompactRestoreInit {
+        session_id: Some("s1".into()),
+    });
     ev.add("todoread", json!({}), "- [ ] plan");
     assert_eq!(ev.added().len(), 1);
     assert_eq!(ev.take_added()[0].name, "todoread");
