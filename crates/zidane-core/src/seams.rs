@@ -1,10 +1,26 @@
 //! Seams the agent crate fills: durable steps, sub-agent spawning, and the
 //! session that receives turns as they are produced.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zidane_provider::{AbortSignal, BoxFuture, SessionTurn};
+use zidane_provider::{AbortSignal, AssistantMessage, BoxFuture, SessionTurn};
 
 use crate::events::{ChildRunStats, SharedError};
+use crate::tool::ToolOutput;
+
+/// What a step produced, typed. The in-memory runtime hands it back as it
+/// came (no serialization); a durable runtime serializes it into its record
+/// (it is `Serialize` + `Deserialize`) and answers a finished step from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "camelCase")]
+pub enum StepValue {
+    /// A model call's assistant message.
+    Model(AssistantMessage),
+    /// A tool call's output.
+    Tool(ToolOutput),
+    /// A loop decision.
+    Decision(Value),
+}
 
 /// What kind of work a step is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,8 +54,8 @@ pub trait DurableRuntime: Send + Sync {
     fn step<'a>(
         &'a self,
         key: StepKey,
-        work: BoxFuture<'a, Result<Value, SharedError>>,
-    ) -> BoxFuture<'a, Result<Value, SharedError>>;
+        work: BoxFuture<'a, Result<StepValue, SharedError>>,
+    ) -> BoxFuture<'a, Result<StepValue, SharedError>>;
 }
 
 /// The default runtime: runs each step, records nothing.
@@ -50,8 +66,8 @@ impl DurableRuntime for MemoryRuntime {
     fn step<'a>(
         &'a self,
         _key: StepKey,
-        work: BoxFuture<'a, Result<Value, SharedError>>,
-    ) -> BoxFuture<'a, Result<Value, SharedError>> {
+        work: BoxFuture<'a, Result<StepValue, SharedError>>,
+    ) -> BoxFuture<'a, Result<StepValue, SharedError>> {
         work
     }
 }

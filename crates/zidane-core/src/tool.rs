@@ -15,7 +15,8 @@ use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolSta
 use crate::execution::Workspace;
 
 /// What a tool body returns.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     /// What the model receives.
     pub content: ToolResultContent,

@@ -28,7 +28,7 @@ use zidane_core::events::{
     ToolStateCommitFailedInit, ToolTransformInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit,
 };
 use zidane_core::join_all;
-use zidane_core::seams::{StepKey, StepKind};
+use zidane_core::seams::{StepKey, StepKind, StepValue};
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
 /// One model-issued call.
@@ -49,6 +49,37 @@ pub(crate) struct CallResult {
     /// Bytes that count against the output budget (executed and substituted
     /// results, after transforms).
     pub(crate) budget_bytes: usize,
+}
+
+/// One call on its way through the pipeline: what every stage shares.
+struct CallCx<'a> {
+    run: &'a RunCx,
+    call: &'a Call,
+    /// The run's tool counts as the batch started (every gate sees these).
+    snapshot: &'a ToolCounts,
+    turn_id: &'a str,
+}
+
+impl CallCx<'_> {
+    /// A text result for this call.
+    fn result(&self, content: String, is_error: bool) -> CallResult {
+        CallResult {
+            call_id: self.call.id.clone(),
+            name: self.call.name.clone(),
+            content: ToolResultContent::Text(content),
+            is_error,
+            budget_bytes: 0,
+        }
+    }
+}
+
+/// What the gate decided.
+enum Gated {
+    /// The call ends here (blocked, or a substitute result).
+    Done(CallResult),
+    /// The call goes on with this input; a repeat-guard note may ride on its
+    /// result.
+    Execute { input: Value, steer_note: Option<String> },
 }
 
 enum Executed {
@@ -95,32 +126,73 @@ impl RunLoop {
         results
     }
 
+    /// One call through the pipeline: gate, unknown tool, validation,
+    /// execution, then the result's transform and `tool:after`.
     async fn dispatch_one(&self, cx: &RunCx, call: &Call, snapshot: &ToolCounts, turn_id: &str) -> CallResult {
-        let config = &self.inner.config;
-        let name = call.name.clone();
-        let result = |content: String, is_error: bool| CallResult {
-            call_id: call.id.clone(),
-            name: name.clone(),
-            content: ToolResultContent::Text(content),
-            is_error,
-            budget_bytes: 0,
+        let c = CallCx {
+            run: cx,
+            call,
+            snapshot,
+            turn_id,
         };
         if cx.signal.is_aborted() {
-            return result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true);
+            return c.result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true);
         }
+        let (input, steer_note) = match self.gate_stage(&c).await {
+            Gated::Done(result) => return result,
+            Gated::Execute { input, steer_note } => (input, steer_note),
+        };
+        let Some(tool) = cx.tools.get(&call.name).cloned() else {
+            return self.unknown_stage(&c, input).await;
+        };
+        let (input, coercions) = match self.validate_stage(&c, &tool, input).await {
+            Ok(valid) => valid,
+            Err(result) => return result,
+        };
+        let mut finished = self.execute_stage(&c, &tool, input, coercions).await;
+        if let Some(note) = steer_note {
+            append_text(&mut finished.content, &note);
+        }
+        finished
+    }
 
-        // 1. The gate: host handlers first, then the built-in guards, which
-        // defer to any decision already taken.
+    /// Emits `tool:dispatched` when someone listens.
+    async fn dispatched(&self, c: &CallCx<'_>, outcome: ToolOutcome, reason: Option<String>, input: &Value) {
+        if !self.inner.config.hooks.has::<ToolDispatched>() {
+            return;
+        }
+        let mut ev = ToolDispatched::new(ToolDispatchedInit {
+            name: c.call.name.clone(),
+            call_id: c.call.id.clone(),
+            input: input.clone(),
+            run_id: c.run.run_id.clone(),
+            turn_id: c.turn_id.to_owned(),
+            outcome,
+            reason,
+            run_tool_counts: c.snapshot.clone(),
+        });
+        self.observe(&mut ev).await;
+    }
+
+    /// Stage 1: The gate: host handlers first, then the built-in guards, which
+    /// defer to any decision already taken. A blocked or substituted call
+    /// ends here.
+    async fn gate_stage(&self, c: &CallCx<'_>) -> Gated {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
         let mut gate = ToolGate::new(ToolGateInit {
             name: name.clone(),
             call_id: call.id.clone(),
             run_id: cx.run_id.clone(),
-            turn_id: turn_id.to_owned(),
+            turn_id: c.turn_id.to_owned(),
             resumed: false,
-            run_tool_counts: snapshot.clone(),
+            run_tool_counts: c.snapshot.clone(),
         });
+        // The gate owns the input for the rest of the pipeline (handlers may
+        // rewrite it); this is the call's one copy of it.
         gate.input = call.input.clone();
-        if let Err(e) = config.hooks.emit(&mut gate).await {
+        if self.inner.config.hooks.has::<ToolGate>()
+            && let Err(e) = self.inner.config.hooks.emit(&mut gate).await
+        {
             tracing_warn(&format!("tool:gate handler failed; refusing the call: {e}"));
             gate.block = true;
             gate.reason = format!("a tool:gate handler failed: {e}");
@@ -128,186 +200,196 @@ impl RunLoop {
         let mut steer_note = None;
         let mut reserved = false;
         if !gate.block && gate.result.is_none() {
-            reserved = self.budget_gate(cx, &mut gate, turn_id).await;
+            reserved = self.budget_gate(cx, &mut gate, c.turn_id).await;
         }
         if !gate.block && gate.result.is_none() {
-            steer_note = self.repeat_gate(cx, &mut gate, turn_id).await;
+            steer_note = self.repeat_gate(cx, &mut gate, c.turn_id).await;
         }
         let input = std::mem::take(&mut gate.input);
-        let dispatched = |outcome: ToolOutcome, reason: Option<String>, input: &Value| {
-            ToolDispatched::new(ToolDispatchedInit {
-                name: name.clone(),
-                call_id: call.id.clone(),
-                input: input.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: turn_id.to_owned(),
-                outcome,
-                reason,
-                run_tool_counts: snapshot.clone(),
-            })
-        };
         match gate.decision() {
             GateDecision::Block { reason, .. } => {
                 if reserved {
-                    self.uncount(cx, &name);
+                    self.uncount(cx, name);
                 }
-                self.observe(&mut dispatched(ToolOutcome::GateBlock, Some(reason.clone()), &input))
+                self.dispatched(c, ToolOutcome::GateBlock, Some(reason.clone()), &input)
                     .await;
-                return result(format!("Blocked: {reason}"), true);
+                Gated::Done(c.result(format!("Blocked: {reason}"), true))
             }
             GateDecision::Substitute(content) => {
                 if !reserved {
-                    self.count(cx, &name);
+                    self.count(cx, name);
                 }
-                self.observe(&mut dispatched(ToolOutcome::GateSubstitute, None, &input))
-                    .await;
+                self.dispatched(c, ToolOutcome::GateSubstitute, None, &input).await;
                 let output = ToolOutput {
                     content,
                     is_error: false,
                     metadata: std::mem::take(&mut gate.metadata),
                 };
-                return self
-                    .finish_call(
-                        cx,
-                        call,
-                        &input,
-                        output,
-                        Vec::new(),
-                        ToolOutcome::GateSubstitute,
-                        snapshot,
-                        turn_id,
-                    )
-                    .await;
+                Gated::Done(
+                    self.finish_call(c, &input, output, Vec::new(), ToolOutcome::GateSubstitute)
+                        .await,
+                )
             }
-            GateDecision::Execute => {}
+            GateDecision::Execute => {
+                if !reserved {
+                    self.count(cx, name);
+                }
+                Gated::Execute { input, steer_note }
+            }
         }
-        if !reserved {
-            self.count(cx, &name);
-        }
+    }
 
-        // 2. Unknown tools.
-        let Some(tool) = cx.tools.get(&name).cloned() else {
-            let mut unknown = ToolUnknown::new(ToolUnknownInit {
-                name: name.clone(),
-                call_id: call.id.clone(),
-                input: input.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: turn_id.to_owned(),
-            });
-            self.observe(&mut unknown).await;
-            self.observe(&mut dispatched(ToolOutcome::Unknown, None, &input)).await;
+    /// Stage 2: A tool nobody offers: `tool:unknown` may substitute a result.
+    async fn unknown_stage(&self, c: &CallCx<'_>, input: Value) -> CallResult {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let hooks = &self.inner.config.hooks;
+        let mut unknown = ToolUnknown::new(ToolUnknownInit {
+            name: name.clone(),
+            call_id: call.id.clone(),
+            input: input.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: c.turn_id.to_owned(),
+        });
+        self.observe(&mut unknown).await;
+        self.dispatched(c, ToolOutcome::Unknown, None, &input).await;
+        if hooks.has::<ToolBefore>() {
             let mut before = ToolBefore::new(ToolBeforeInit {
                 name: name.clone(),
                 call_id: call.id.clone(),
                 run_id: cx.run_id.clone(),
-                turn_id: turn_id.to_owned(),
+                turn_id: c.turn_id.to_owned(),
                 coercions: Vec::new(),
                 prior_content: None,
-                run_tool_counts: snapshot.clone(),
+                run_tool_counts: c.snapshot.clone(),
                 unknown: true,
             });
             before.input = input.clone();
             self.observe(&mut before).await;
-            let available: Vec<&str> = cx.tools.names().collect();
-            let text = format!(
-                "Tool error: unknown tool `{name}`. Available tools: {}",
-                available.join(", ")
-            );
-            if !unknown.suppress_error {
-                let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
-                let mut ev = ToolError::new(ToolErrorInit {
-                    name: name.clone(),
-                    call_id: call.id.clone(),
-                    input: input.clone(),
-                    run_id: cx.run_id.clone(),
-                    turn_id: turn_id.to_owned(),
-                    error,
-                });
-                self.observe(&mut ev).await;
-                if let Some(substitute) = ev.result.take() {
-                    return CallResult {
-                        content: substitute,
-                        ..result(String::new(), true)
-                    };
-                }
+        }
+        let available: Vec<&str> = cx.tools.names().collect();
+        let text = format!(
+            "Tool error: unknown tool `{name}`. Available tools: {}",
+            available.join(", ")
+        );
+        if !unknown.suppress_error {
+            let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
+            if let Some(substitute) = self.tool_error(c, &input, error).await {
+                return CallResult {
+                    content: substitute,
+                    ..c.result(String::new(), true)
+                };
             }
-            return match unknown.result.take() {
-                Some(content) => CallResult {
-                    content,
-                    ..result(String::new(), false)
-                },
-                None => result(text, true),
-            };
-        };
+        }
+        match unknown.result.take() {
+            Some(content) => CallResult {
+                content,
+                ..c.result(String::new(), false)
+            },
+            None => c.result(text, true),
+        }
+    }
 
-        // 3. Validation, with coercion of near-misses.
-        let validator = self.validator(&name, tool.input_schema());
-        let (input, coercions) = match validator.validate(input) {
+    /// Emits `tool:error` (when observed) and returns the result a handler
+    /// substituted, if any.
+    async fn tool_error(&self, c: &CallCx<'_>, input: &Value, error: SharedError) -> Option<ToolResultContent> {
+        if !self.inner.config.hooks.has::<ToolError>() {
+            return None;
+        }
+        let mut ev = ToolError::new(ToolErrorInit {
+            name: c.call.name.clone(),
+            call_id: c.call.id.clone(),
+            input: input.clone(),
+            run_id: c.run.run_id.clone(),
+            turn_id: c.turn_id.to_owned(),
+            error,
+        });
+        self.observe(&mut ev).await;
+        ev.result.take()
+    }
+
+    /// Stage 3: Validation against the tool's schema, with coercion of near-misses.
+    async fn validate_stage(
+        &self,
+        c: &CallCx<'_>,
+        tool: &Arc<dyn zidane_core::tool::Tool>,
+        input: Value,
+    ) -> Result<(Value, Vec<String>), CallResult> {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let hooks = &self.inner.config.hooks;
+        let validator = self.validator(name, tool.input_schema());
+        match validator.validate(input) {
             Ok(valid) => {
-                if !valid.coercions.is_empty() {
+                if !valid.coercions.is_empty() && hooks.has::<ValidationCoerce>() {
                     let mut ev = ValidationCoerce::new(ValidationCoerceInit {
                         name: name.clone(),
                         call_id: call.id.clone(),
                         input: valid.input.clone(),
                         run_id: cx.run_id.clone(),
-                        turn_id: turn_id.to_owned(),
+                        turn_id: c.turn_id.to_owned(),
                         coercions: valid.coercions.clone(),
                         schema: tool.input_schema().clone(),
                     });
                     self.observe(&mut ev).await;
                 }
-                (valid.input, valid.coercions)
+                Ok((valid.input, valid.coercions))
             }
             Err(reason) => {
-                let mut ev = ValidationReject::new(ValidationRejectInit {
-                    name: name.clone(),
-                    call_id: call.id.clone(),
-                    input: call.input.clone(),
-                    run_id: cx.run_id.clone(),
-                    turn_id: turn_id.to_owned(),
-                    reason: reason.clone(),
-                    schema: tool.input_schema().clone(),
-                });
-                self.observe(&mut ev).await;
-                self.observe(&mut dispatched(ToolOutcome::InvalidInput, None, &call.input))
-                    .await;
-                return result(format!("Validation error: {reason}"), true);
+                if hooks.has::<ValidationReject>() {
+                    let mut ev = ValidationReject::new(ValidationRejectInit {
+                        name: name.clone(),
+                        call_id: call.id.clone(),
+                        input: call.input.clone(),
+                        run_id: cx.run_id.clone(),
+                        turn_id: c.turn_id.to_owned(),
+                        reason: reason.clone(),
+                        schema: tool.input_schema().clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+                self.dispatched(c, ToolOutcome::InvalidInput, None, &call.input).await;
+                Err(c.result(format!("Validation error: {reason}"), true))
             }
-        };
-
-        // 4. Execution.
-        self.observe(&mut dispatched(ToolOutcome::Execute, None, &input)).await;
-        let mut before = ToolBefore::new(ToolBeforeInit {
-            name: name.clone(),
-            call_id: call.id.clone(),
-            run_id: cx.run_id.clone(),
-            turn_id: turn_id.to_owned(),
-            coercions: coercions.clone(),
-            prior_content: None,
-            run_tool_counts: snapshot.clone(),
-            unknown: false,
-        });
-        before.input = input;
-        if let Err(e) = config.hooks.emit(&mut before).await {
-            tracing_warn(&format!("tool:before handler failed: {e}"));
         }
-        let input = before.input;
-        let executed = self.execute(cx, call, &tool, input.clone(), turn_id).await;
+    }
+
+    /// Stage 4: Execution: `tool:before` (which may rewrite the input), the call
+    /// itself, and its failure or cancellation.
+    async fn execute_stage(
+        &self,
+        c: &CallCx<'_>,
+        tool: &Arc<dyn zidane_core::tool::Tool>,
+        input: Value,
+        coercions: Vec<String>,
+    ) -> CallResult {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let hooks = &self.inner.config.hooks;
+        self.dispatched(c, ToolOutcome::Execute, None, &input).await;
+        let input = if hooks.has::<ToolBefore>() {
+            let mut before = ToolBefore::new(ToolBeforeInit {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: c.turn_id.to_owned(),
+                coercions: coercions.clone(),
+                prior_content: None,
+                run_tool_counts: c.snapshot.clone(),
+                unknown: false,
+            });
+            before.input = input;
+            if let Err(e) = hooks.emit(&mut before).await {
+                tracing_warn(&format!("tool:before handler failed: {e}"));
+            }
+            before.input
+        } else {
+            input
+        };
+        let executed = self.execute(cx, call, tool, input.clone(), c.turn_id).await;
         let output = match executed {
             Executed::Output(output) => output,
             Executed::Failed(error) => {
-                let mut ev = ToolError::new(ToolErrorInit {
-                    name: name.clone(),
-                    call_id: call.id.clone(),
-                    input: input.clone(),
-                    run_id: cx.run_id.clone(),
-                    turn_id: turn_id.to_owned(),
-                    error: Arc::clone(&error),
-                });
-                self.observe(&mut ev).await;
-                let content = ev
-                    .result
-                    .take()
+                let content = self
+                    .tool_error(c, &input, Arc::clone(&error))
+                    .await
                     .unwrap_or_else(|| ToolResultContent::Text(format!("Tool error: {error}")));
                 ToolOutput {
                     content,
@@ -316,83 +398,77 @@ impl RunLoop {
                 }
             }
             Executed::Cancelled(reason) => {
-                let mut ev = ToolCancelled::new(ToolCancelledInit {
-                    name: name.clone(),
-                    call_id: call.id.clone(),
-                    input: input.clone(),
-                    run_id: cx.run_id.clone(),
-                    turn_id: turn_id.to_owned(),
-                    reason,
-                    run_tool_counts: snapshot.clone(),
-                });
-                self.observe(&mut ev).await;
-                return result(TOOL_USE_CANCELLED_MESSAGE.to_owned(), true);
+                if hooks.has::<ToolCancelled>() {
+                    let mut ev = ToolCancelled::new(ToolCancelledInit {
+                        name: name.clone(),
+                        call_id: call.id.clone(),
+                        input: input.clone(),
+                        run_id: cx.run_id.clone(),
+                        turn_id: c.turn_id.to_owned(),
+                        reason,
+                        run_tool_counts: c.snapshot.clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+                return c.result(TOOL_USE_CANCELLED_MESSAGE.to_owned(), true);
             }
-            Executed::Interrupted => return result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true),
+            Executed::Interrupted => return c.result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true),
         };
-        let mut finished = self
-            .finish_call(
-                cx,
-                call,
-                &input,
-                output,
-                coercions,
-                ToolOutcome::Execute,
-                snapshot,
-                turn_id,
-            )
-            .await;
-        if let Some(note) = steer_note {
-            append_text(&mut finished.content, &note);
-        }
-        finished
+        self.finish_call(c, &input, output, coercions, ToolOutcome::Execute)
+            .await
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Stage 5: The result: `tool:transform` (which may rewrite it), then
+    /// `tool:after`.
     async fn finish_call(
         &self,
-        cx: &RunCx,
-        call: &Call,
+        c: &CallCx<'_>,
         input: &Value,
         output: ToolOutput,
         coercions: Vec<String>,
         outcome: ToolOutcome,
-        snapshot: &ToolCounts,
-        turn_id: &str,
     ) -> CallResult {
+        let (cx, call) = (c.run, c.call);
+        let hooks = &self.inner.config.hooks;
         let bytes = output.content.text_len();
-        let mut transform = ToolTransform::new(ToolTransformInit {
-            name: call.name.clone(),
-            call_id: call.id.clone(),
-            input: input.clone(),
-            run_id: cx.run_id.clone(),
-            turn_id: turn_id.to_owned(),
-            coercions: coercions.clone(),
-            is_error: output.is_error,
-            output_bytes: bytes,
-        });
-        transform.result = output.content;
-        transform.metadata = output.metadata;
-        if let Err(e) = self.inner.config.hooks.emit(&mut transform).await {
-            tracing_warn(&format!(
-                "tool:transform handler failed; the result is sent untransformed: {e}"
-            ));
+        let content = if hooks.has::<ToolTransform>() {
+            let mut transform = ToolTransform::new(ToolTransformInit {
+                name: call.name.clone(),
+                call_id: call.id.clone(),
+                input: input.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: c.turn_id.to_owned(),
+                coercions: coercions.clone(),
+                is_error: output.is_error,
+                output_bytes: bytes,
+            });
+            transform.result = output.content;
+            transform.metadata = output.metadata;
+            if let Err(e) = hooks.emit(&mut transform).await {
+                tracing_warn(&format!(
+                    "tool:transform handler failed; the result is sent untransformed: {e}"
+                ));
+            }
+            transform.result
+        } else {
+            output.content
+        };
+        if hooks.has::<ToolAfter>() {
+            let mut after = ToolAfter::new(ToolAfterInit {
+                name: call.name.clone(),
+                call_id: call.id.clone(),
+                input: input.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: c.turn_id.to_owned(),
+                coercions,
+                is_error: output.is_error,
+                outcome: Some(outcome),
+                output_bytes: bytes,
+                result: content.clone(),
+                run_tool_counts: c.snapshot.clone(),
+            });
+            self.observe(&mut after).await;
         }
-        let content = transform.result;
-        let mut after = ToolAfter::new(ToolAfterInit {
-            name: call.name.clone(),
-            call_id: call.id.clone(),
-            input: input.clone(),
-            run_id: cx.run_id.clone(),
-            turn_id: turn_id.to_owned(),
-            coercions,
-            is_error: output.is_error,
-            outcome: Some(outcome),
-            output_bytes: bytes,
-            result: content.clone(),
-            run_tool_counts: snapshot.clone(),
-        });
-        self.observe(&mut after).await;
         let budget_bytes = content.text_len();
         CallResult {
             call_id: call.id.clone(),
@@ -577,7 +653,7 @@ impl RunLoop {
                 },
                 None => body.await,
             };
-            outcome_to_value(outcome)
+            outcome_to_step(outcome)
         };
         let recorded = tokio::select! {
             biased;
@@ -602,7 +678,7 @@ impl RunLoop {
         if !ops.is_empty() {
             self.commit_state(cx, call, ops).await;
         }
-        match recorded.and_then(value_to_output) {
+        match recorded.and_then(step_to_output) {
             Ok(output) => Executed::Output(output),
             Err(error) => Executed::Failed(error),
         }
@@ -697,31 +773,32 @@ fn append_text(content: &mut ToolResultContent, note: &str) {
     }
 }
 
-fn outcome_to_value(
+fn outcome_to_step(
     outcome: Result<Result<ToolOutput, zidane_core::tool::ToolFailure>, String>,
-) -> Result<Value, SharedError> {
+) -> Result<StepValue, SharedError> {
     match outcome {
-        Ok(Ok(output)) => Ok(serde_json::json!({
-            "content": serde_json::to_value(&output.content).unwrap_or(Value::Null),
-            "isError": output.is_error,
-            "metadata": Value::Object(output.metadata),
-        })),
+        Ok(Ok(output)) => Ok(StepValue::Tool(output)),
         Ok(Err(failure)) => Err(Arc::from(failure)),
         Err(message) => Err(Arc::new(MessageError(message))),
     }
 }
 
-fn value_to_output(value: Value) -> Result<ToolOutput, SharedError> {
-    let content = serde_json::from_value(value.get("content").cloned().unwrap_or(Value::Null))
-        .map_err(|e| Arc::new(MessageError(format!("a recorded tool result is malformed: {e}"))) as SharedError)?;
-    Ok(ToolOutput {
-        content,
-        is_error: value.get("isError").and_then(Value::as_bool).unwrap_or(false),
-        metadata: match value.get("metadata") {
-            Some(Value::Object(m)) => m.clone(),
-            _ => ToolResultMetadata::new(),
-        },
-    })
+fn step_to_output(value: StepValue) -> Result<ToolOutput, SharedError> {
+    match value {
+        StepValue::Tool(output) => Ok(output),
+        other => Err(Arc::new(MessageError(format!(
+            "the durable runtime answered a tool call with a {} step",
+            step_kind(&other)
+        )))),
+    }
+}
+
+pub(crate) fn step_kind(value: &StepValue) -> &'static str {
+    match value {
+        StepValue::Model(_) => "model",
+        StepValue::Tool(_) => "tool",
+        StepValue::Decision(_) => "decision",
+    }
 }
 
 /// Polls a tool's future, turning a panic into an error result.

@@ -38,6 +38,9 @@ pub enum RunErrorKind {
     /// No provider answers to a configured name.
     #[error("unknown provider `{0}`")]
     UnknownProvider(String),
+    /// The durable runtime failed to run or record a step.
+    #[error("the durable runtime failed: {0}")]
+    Durable(zidane_core::events::SharedError),
     /// The structured output did not match its schema.
     #[error("the final answer does not match the output schema: {0}")]
     Output(String),

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::message::{ContentBlock, Message, Role};
@@ -139,7 +139,7 @@ pub enum StreamEvent {
 
 /// A tool call the stream cut off before its arguments were complete. It is
 /// never part of the message's content, so it can never be dispatched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IncompleteToolCall {
     /// Call id.
     pub id: String,
@@ -150,23 +150,23 @@ pub struct IncompleteToolCall {
 }
 
 /// The assistant message a stream produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssistantMessage {
     /// Provider's message id.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Model that served it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Content blocks, in order (empty text blocks dropped).
     pub content: Vec<ContentBlock>,
     /// Tool calls cut off mid-arguments.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete_tool_calls: Vec<IncompleteToolCall>,
     /// Why it ended (`error` when the stream stopped without saying).
     pub finish_reason: FinishReason,
     /// The provider's own stop reason.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_reason: Option<String>,
     /// Token usage.
     pub usage: TurnUsage,

@@ -838,3 +838,38 @@ async fn per_run_hooks_are_detached_when_the_run_ends() {
 
 #[allow(dead_code)]
 fn _uses(_: Step) {}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_tool_result_names_the_tool_of_the_call_it_answers() {
+    use zidane_core::events::StreamServerToolResult;
+    use zidane_provider::StreamEvent;
+    let script = Script::new()
+        .event(StreamEvent::ServerToolUse {
+            index: 0,
+            id: "srvtoolu_1".into(),
+            name: "web_search".into(),
+            input: json!({"query": "zidane"}),
+        })
+        .event(StreamEvent::ServerToolResult {
+            index: 1,
+            tool_use_id: "srvtoolu_1".into(),
+            kind: "web_search_tool_result".into(),
+            content: json!([]),
+        })
+        .text("Found nothing.")
+        .end(FinishReason::Stop);
+    let h = harness(vec![script], ToolSet::new(), Behavior::default());
+    let seen: Arc<std::sync::Mutex<Vec<(String, String)>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    h.looped.hooks().on_sync::<StreamServerToolResult, _>(move |ev, _| {
+        s.lock()
+            .unwrap()
+            .push((ev.tool_name().to_owned(), ev.tool_use_id().to_owned()));
+        Ok(())
+    });
+    h.looped.run(RunOptions::prompt("Search.")).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![("web_search".to_owned(), "srvtoolu_1".to_owned())]
+    );
+}

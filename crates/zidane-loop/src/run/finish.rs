@@ -1,0 +1,170 @@
+//! Finishing a turn: the assistant turn recorded with its usage and cost,
+//! caps checked, pending calls closed, turns flushed to the sink, and the
+//! structured output validated.
+
+use std::sync::PoisonError;
+
+use serde_json::Value;
+use zidane_provider::{AssistantMessage, ContentBlock, Role, SessionTurn, ToolResultContent};
+
+use crate::error::{BudgetCap, RunErrorKind};
+use zidane_core::events::{CumulativeUsage, Output, ToolCounts, TurnAfter, TurnToolCounts, Usage};
+use zidane_core::events::{OutputInit, TurnAfterInit, UsageInit};
+
+use super::{RunCx, RunLoop, tracing_warn};
+
+impl RunLoop {
+    /// Appends the assistant turn, updates the statistics, emits `turn:after`
+    /// and `usage`.
+    pub(crate) async fn finish_turn(&self, cx: &mut RunCx, message: AssistantMessage, turn_id: &str) -> SessionTurn {
+        let config = &self.inner.config;
+        let model = cx.targets[cx.target].1.clone();
+        let mut usage = message.usage.clone();
+        usage.model_id = Some(model.clone());
+        usage.cost = config.pricing.cost(&model, &usage);
+        let mut content = message.content;
+        let mut turn_counts = ToolCounts::new();
+        for block in &mut content {
+            if let ContentBlock::ToolUse { name, .. } = block {
+                let canonical = cx.tools.canonical(name).to_owned();
+                *turn_counts.entry(canonical.clone()).or_insert(0) += 1;
+                *name = canonical;
+            }
+        }
+        let turn = self.push_turn_with_id(turn_id.to_owned(), Role::Assistant, content, Some(usage.clone()));
+        let stats = &mut cx.stats;
+        stats.turns += 1;
+        stats.total_in += usage.input;
+        stats.total_out += usage.output;
+        stats.total_cache_read += usage.cache_read;
+        stats.total_cache_creation += usage.cache_creation;
+        if let Some(cost) = usage.cost {
+            stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
+        }
+        stats.turn_usage.push(usage.clone());
+        let cumulative = CumulativeUsage {
+            input: stats.total_in,
+            output: stats.total_out,
+            cache_read: stats.total_cache_read,
+            cache_creation: stats.total_cache_creation,
+            cost: stats.cost,
+            turns: stats.turns,
+        };
+        let run_counts = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut after = TurnAfter::new(TurnAfterInit {
+            aborted: cx.signal.is_aborted(),
+            cumulative_usage: cumulative,
+            message: turn.clone(),
+            tool_counts: TurnToolCounts {
+                run: run_counts,
+                turn: turn_counts,
+            },
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            usage: usage.clone(),
+        });
+        self.observe(&mut after).await;
+        let mut ev = Usage::new(UsageInit {
+            total_in: cx.stats.total_in,
+            total_out: cx.stats.total_out,
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            usage,
+        });
+        self.observe(&mut ev).await;
+        turn
+    }
+
+    pub(crate) fn check_caps(&self, cx: &RunCx) -> Option<RunErrorKind> {
+        let stats = &cx.stats;
+        if let (Some(max), Some(cost)) = (cx.behavior.max_cost_usd, stats.cost)
+            && cost > max
+        {
+            return Some(RunErrorKind::BudgetExceeded {
+                cap: BudgetCap::CostUsd,
+                limit: max,
+                observed: cost,
+            });
+        }
+        let total = stats.total_in + stats.total_out + stats.total_cache_read + stats.total_cache_creation;
+        if let Some(max) = cx.behavior.max_total_tokens
+            && total > max
+        {
+            return Some(RunErrorKind::BudgetExceeded {
+                cap: BudgetCap::TotalTokens,
+                limit: max as f64,
+                observed: total as f64,
+            });
+        }
+        None
+    }
+
+    /// Answers every call of the last assistant turn that has no result yet,
+    /// so the history stays paired.
+    pub(crate) async fn close_pending_calls(&self, text: &str) {
+        let pending: Vec<ContentBlock> = {
+            let state = self.inner.lock();
+            let Some(last) = state.messages.last().filter(|m| m.role() == Role::Assistant) else {
+                return;
+            };
+            last.content()
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: ToolResultContent::Text(text.to_owned()),
+                        is_error: true,
+                    }),
+                    _ => None,
+                })
+                .collect()
+        };
+        let last = self.inner.lock().turns.last().cloned();
+        if pending.is_empty() {
+            if let Some(last) = last {
+                self.flush(&[last]).await;
+            }
+            return;
+        }
+        let results = self.push_turn(Role::User, pending, None);
+        if let Some(last) = last {
+            self.flush(&[last, results]).await;
+        }
+    }
+
+    pub(crate) async fn flush(&self, turns: &[SessionTurn]) {
+        if let Some(sink) = &self.inner.config.sink
+            && let Err(e) = sink.flush(turns).await
+        {
+            tracing_warn(&format!("turns could not be saved: {e}"));
+        }
+    }
+
+    pub(crate) async fn check_output(&self, schema: &Value, assistant: &SessionTurn) -> Result<(), String> {
+        let text: String = assistant
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let trimmed = text
+            .trim()
+            .trim_start_matches("```json")
+            .trim_start_matches("```")
+            .trim_end_matches("```")
+            .trim();
+        let value: Value = serde_json::from_str(trimmed).map_err(|e| format!("not JSON: {e}"))?;
+        let validator = jsonschema::validator_for(schema).map_err(|e| format!("the schema does not compile: {e}"))?;
+        if let Some(error) = validator.iter_errors(&value).next() {
+            return Err(error.to_string());
+        }
+        let mut ev = Output::new(OutputInit {
+            output: value,
+            schema: schema.clone(),
+        });
+        self.observe(&mut ev).await;
+        Ok(())
+    }
+}

@@ -1,0 +1,509 @@
+//! A run: turns until the model stops, a cap is hit or the run is aborted.
+
+mod config;
+mod control;
+mod finish;
+mod request;
+mod stream;
+
+pub use config::{LoopConfig, ModelRef, RunOptions};
+pub(crate) use control::{Control, Queued};
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use zidane_hooks::{HookBus, HookEvent, HookScope};
+use zidane_provider::{
+    AbortController, AbortSignal, AssistantMessage, ContentBlock, FinishReason, Message, Provider, Role, SessionTurn,
+    StreamOptions,
+};
+
+use crate::behavior::Behavior;
+use crate::error::{RunError, RunErrorKind};
+use crate::pairing::INTERRUPT_MESSAGE_FOR_TOOL_USE;
+use zidane_core::events::{
+    self, AgentAbort, AgentDone, AgentStart, AgentStats, RunBeforeEnd, RunStatus, SystemBefore, ToolCounts,
+};
+use zidane_core::events::{AgentAbortInit, AgentDoneInit, AgentStartInit, RunBeforeEndInit, SystemBeforeInit};
+use zidane_core::execution::Workspace;
+use zidane_core::seams::{StepKey, StepKind, StepValue};
+use zidane_core::tool::ToolSet;
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub(crate) turns: Vec<SessionTurn>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) control: Option<Control>,
+    pub(crate) parked_cancels: BTreeMap<String, String>,
+    pub(crate) committed_tool_state: Option<Arc<Mutex<BTreeMap<String, Value>>>>,
+    pub(crate) last_request_at: Option<u64>,
+    pub(crate) last_request: Option<Arc<StreamOptions>>,
+    pub(crate) last_provider: Option<Arc<dyn Provider>>,
+    /// The first `paired` messages passed the pairing pass unchanged; the
+    /// loop's own appends keep calls and results together, so a request
+    /// built from the loop's own transcript needs no new pass.
+    pub(crate) paired: usize,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: LoopConfig,
+    pub(crate) state: Mutex<State>,
+    pub(crate) running: AtomicBool,
+    /// Compiled input schemas, by tool name (tools do not change during a
+    /// loop's life).
+    pub(crate) validators: Mutex<BTreeMap<String, Arc<crate::validate::InputValidator>>>,
+}
+
+impl Inner {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The run loop: holds the conversation and runs prompts against it, one run
+/// at a time. Cheap to clone; clones share the conversation, so another task
+/// can `steer`, `abort` or `cancel_tool` while `run` is awaited.
+#[derive(Clone)]
+pub struct RunLoop {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RunLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunLoop")
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A provider and the model id to ask it for.
+pub(crate) type Target = (Arc<dyn Provider>, String);
+
+/// A run in flight: what the turn and dispatch code share.
+pub(crate) struct RunCx {
+    pub(crate) run_id: String,
+    pub(crate) behavior: Behavior,
+    pub(crate) signal: AbortSignal,
+    pub(crate) targets: Vec<Target>,
+    pub(crate) target: usize,
+    pub(crate) stats: AgentStats,
+    pub(crate) run_counts: Mutex<ToolCounts>,
+    pub(crate) repeat_history: Mutex<Vec<(String, String)>>,
+    pub(crate) nudges: Mutex<Vec<String>>,
+    pub(crate) tool_state: Arc<Mutex<BTreeMap<String, Value>>>,
+    pub(crate) turn: u32,
+    /// The last turn paused: the next request sends it back as is, ending
+    /// with the assistant message the provider continues.
+    pub(crate) continuing_pause: bool,
+    /// The tool list as the model sees it, built once per run.
+    pub(crate) tool_specs: Vec<zidane_provider::ToolSpec>,
+    /// The run's tools: the loop's and the run's extra ones.
+    pub(crate) tools: ToolSet,
+    /// Where tool calls act.
+    pub(crate) workspace: Option<Workspace>,
+}
+
+pub(crate) enum Ending {
+    Completed,
+    MaxTurns,
+    Aborted { reason: Option<String>, hook: bool },
+    Paused,
+    Failed(RunErrorKind),
+}
+
+pub(crate) enum TurnFailure {
+    Aborted(Option<AssistantMessage>),
+    Failed(RunErrorKind),
+}
+
+impl RunLoop {
+    /// A loop with an empty conversation.
+    pub fn new(config: LoopConfig) -> Self {
+        RunLoop {
+            inner: Arc::new(Inner {
+                config,
+                state: Mutex::new(State::default()),
+                running: AtomicBool::new(false),
+                validators: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LoopConfig {
+        &self.inner.config
+    }
+
+    /// The hook bus.
+    pub fn hooks(&self) -> &HookBus {
+        &self.inner.config.hooks
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.inner.running.load(Ordering::Acquire)
+    }
+
+    /// The conversation so far.
+    pub fn turns(&self) -> Vec<SessionTurn> {
+        self.inner.lock().turns.clone()
+    }
+
+    /// Replaces the conversation (loading a session). Refused while running.
+    pub fn set_turns(&self, turns: Vec<SessionTurn>) -> bool {
+        if self.is_running() {
+            return false;
+        }
+        self.replace_turns(turns);
+        true
+    }
+
+    /// The committed durable tool state (loaded at the first run).
+    pub fn committed_tool_state(&self) -> BTreeMap<String, Value> {
+        let committed = self.inner.lock().committed_tool_state.clone();
+        committed
+            .map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).clone())
+            .unwrap_or_default()
+    }
+
+    /// When the last request was sent (epoch ms) and the options it used.
+    pub fn last_request(&self) -> (Option<u64>, Option<Arc<StreamOptions>>) {
+        let state = self.inner.lock();
+        (state.last_request_at, state.last_request.clone())
+    }
+
+    /// The provider the last request went to.
+    pub fn last_provider(&self) -> Option<Arc<dyn Provider>> {
+        self.inner.lock().last_provider.clone()
+    }
+
+    /// Runs `options` to the end. Returns the run's statistics on completion,
+    /// on a turn cap and on abort; a failure carries them too.
+    pub async fn run(&self, options: RunOptions) -> Result<AgentStats, RunError> {
+        if self.inner.running.swap(true, Ordering::AcqRel) {
+            return Err(RunError {
+                kind: RunErrorKind::Busy,
+                stats: Box::default(),
+            });
+        }
+        let _running = RunningGuard(&self.inner);
+        let config = &self.inner.config;
+        let run_id = options.run_id.clone().unwrap_or_else(|| config.clock.id());
+        let behavior = options.behavior.apply(&config.behavior);
+
+        // Per-run hooks: checked before anything happens, removed at the end.
+        let scope: HookScope = match options.hooks.install(&config.hooks, events::HOOK_SPECS) {
+            Ok(scope) => scope,
+            Err(e) => {
+                return Err(RunError {
+                    kind: RunErrorKind::Hook(e),
+                    stats: Box::default(),
+                });
+            }
+        };
+        let targets = match self.resolve_targets(&options.model) {
+            Ok(t) => t,
+            Err(kind) => {
+                return Err(RunError {
+                    kind,
+                    stats: Box::default(),
+                });
+            }
+        };
+        let controller = match &options.signal {
+            Some(outer) => outer.child(),
+            None => AbortController::new(),
+        };
+        let committed = self.tool_state().await;
+        {
+            let mut state = self.inner.lock();
+            state.parked_cancels.clear();
+            state.control = Some(Control {
+                abort: controller.clone(),
+                ..Default::default()
+            });
+        }
+        let mut cx = RunCx {
+            run_id: run_id.clone(),
+            behavior,
+            signal: controller.signal(),
+            targets,
+            target: 0,
+            stats: AgentStats::default(),
+            run_counts: Mutex::default(),
+            repeat_history: Mutex::default(),
+            nudges: Mutex::default(),
+            tool_state: committed,
+            turn: 0,
+            continuing_pause: false,
+            tool_specs: Vec::new(),
+            tools: {
+                let mut tools = config.tools.clone();
+                for tool in &options.extra_tools {
+                    tools.insert(Arc::clone(tool));
+                }
+                tools
+            },
+            workspace: options.workspace.clone(),
+        };
+
+        let mut start = AgentStart::new(AgentStartInit {
+            agent_name: config.agent_name.clone(),
+            depth: config.depth,
+            parent_run_id: config.parent_run_id.clone(),
+            provider_name: cx.targets.first().map(|(p, _)| p.name().to_owned()),
+            run_id: run_id.clone(),
+            started_at: config.clock.now_ms(),
+            tracing_context: config.tracing_context.clone(),
+        });
+        self.observe(&mut start).await;
+
+        cx.tool_specs = cx.tools.specs();
+        let ending = self.run_turns(&mut cx, &options).await;
+        let (status, error, abort) = match ending {
+            Ending::Completed => (RunStatus::Completed, None, None),
+            Ending::MaxTurns => (RunStatus::MaxTurns, None, None),
+            Ending::Paused => (RunStatus::Aborted, None, None),
+            Ending::Aborted { reason, hook } => (RunStatus::Aborted, None, Some((reason, hook))),
+            Ending::Failed(kind @ RunErrorKind::BudgetExceeded { .. }) => (RunStatus::Aborted, Some(kind), None),
+            Ending::Failed(kind) => (RunStatus::Error, Some(kind), None),
+        };
+        cx.stats.status = status;
+        self.inner.lock().control = None;
+        if let Some((reason, _)) = abort {
+            let mut ev = AgentAbort::new(AgentAbortInit {
+                reason,
+                run_id: Some(run_id.clone()),
+            });
+            self.observe(&mut ev).await;
+        }
+        let mut done = AgentDone::new(AgentDoneInit {
+            stats: cx.stats.clone(),
+        });
+        self.observe(&mut done).await;
+        drop(scope);
+        match error {
+            None => Ok(cx.stats),
+            Some(kind) => Err(RunError {
+                kind,
+                stats: Box::new(cx.stats),
+            }),
+        }
+    }
+
+    async fn tool_state(&self) -> Arc<Mutex<BTreeMap<String, Value>>> {
+        if let Some(committed) = self.inner.lock().committed_tool_state.clone() {
+            return committed;
+        }
+        let loaded = match self.inner.config.tool_state.load().await {
+            Ok(map) => map,
+            Err(e) => {
+                tracing_warn(&format!("tool state could not be loaded: {e}"));
+                BTreeMap::new()
+            }
+        };
+        let committed = Arc::new(Mutex::new(loaded));
+        self.inner.lock().committed_tool_state = Some(Arc::clone(&committed));
+        committed
+    }
+
+    fn resolve_targets(&self, chain: &[ModelRef]) -> Result<Vec<Target>, RunErrorKind> {
+        let config = &self.inner.config;
+        let Some(primary) = config.providers.first() else {
+            return Err(RunErrorKind::UnknownProvider(String::new()));
+        };
+        let chain = if chain.is_empty() { &config.model[..] } else { chain };
+        if chain.is_empty() {
+            return Ok(vec![(Arc::clone(primary), primary.meta().default_model.clone())]);
+        }
+        let mut targets = Vec::new();
+        for r in chain {
+            match &r.provider {
+                Some(name) => {
+                    let Some(p) = config.providers.iter().find(|p| p.name() == name) else {
+                        return Err(RunErrorKind::UnknownProvider(name.clone()));
+                    };
+                    targets.push((Arc::clone(p), r.model.clone()));
+                }
+                None => targets.extend(config.providers.iter().map(|p| (Arc::clone(p), r.model.clone()))),
+            }
+        }
+        Ok(targets)
+    }
+
+    /// Emits an observational event: a handler's failure is logged, never
+    /// fatal.
+    pub(crate) async fn observe<E: HookEvent>(&self, event: &mut E) {
+        if let Err(e) = self.inner.config.hooks.emit(event).await {
+            tracing_warn(&format!("{} handler failed: {e}", E::NAME));
+        }
+    }
+
+    /// Emits a decision or transform event: a handler's failure fails the run.
+    pub(crate) async fn decide<E: HookEvent>(&self, event: &mut E) -> Result<(), RunErrorKind> {
+        self.inner.config.hooks.emit(event).await.map_err(RunErrorKind::Hook)
+    }
+
+    async fn run_turns(&self, cx: &mut RunCx, options: &RunOptions) -> Ending {
+        let config = &self.inner.config;
+        if let Some(system) = &options.system {
+            let mut ev = SystemBefore::new(SystemBeforeInit { system: system.clone() });
+            self.observe(&mut ev).await;
+        }
+        let mut prompt = options.prompt.clone();
+        prompt.extend(options.system_notes.iter().map(|n| ContentBlock::text(n.clone())));
+        if !is_empty_prompt(&prompt) {
+            let turn = self.push_turn(Role::User, prompt, None);
+            self.flush(&[turn]).await;
+        } else if self.inner.lock().messages.is_empty() {
+            return Ending::Failed(RunErrorKind::EmptyPrompt);
+        }
+        let mut pauses = 0u32;
+        let mut output_retries = 0u32;
+        loop {
+            if cx.signal.is_aborted() {
+                return Ending::Aborted {
+                    reason: cx.signal.reason(),
+                    hook: false,
+                };
+            }
+            if cx.behavior.max_turns.is_some_and(|max| cx.turn >= max) {
+                return Ending::MaxTurns;
+            }
+            self.inject_queued(false).await;
+            cx.turn += 1;
+            self.maybe_compact(cx).await;
+            let turn_id = config.clock.id();
+            let request = match self.build_request(cx, options, &turn_id).await {
+                Ok(r) => r,
+                Err(kind) => return Ending::Failed(kind),
+            };
+            cx.continuing_pause = false;
+            let message = match self.stream_turn(cx, request, &turn_id).await {
+                Ok(message) => message,
+                Err(TurnFailure::Aborted(partial)) => {
+                    if let Some(partial) = partial {
+                        self.finish_turn(cx, partial, &turn_id).await;
+                        self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
+                    }
+                    return Ending::Aborted {
+                        reason: cx.signal.reason(),
+                        hook: false,
+                    };
+                }
+                Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
+            };
+            let finish = message.finish_reason;
+            let has_calls = message.tool_calls().next().is_some();
+            let assistant = self.finish_turn(cx, message, &turn_id).await;
+            if let Some(kind) = self.check_caps(cx) {
+                self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
+                return Ending::Failed(kind);
+            }
+            if has_calls {
+                let results = self.dispatch_turn(cx, &assistant, &turn_id).await;
+                cx.stats.tool_calls += results.len() as u32;
+                if let Err(kind) = self.push_results(cx, assistant, results, &turn_id).await {
+                    return Ending::Failed(kind);
+                }
+                if cx.signal.is_aborted() {
+                    return Ending::Aborted {
+                        reason: cx.signal.reason(),
+                        hook: false,
+                    };
+                }
+                pauses = 0;
+                continue;
+            }
+            self.flush(std::slice::from_ref(&assistant)).await;
+            if finish == FinishReason::Pause {
+                pauses += 1;
+                if pauses > cx.behavior.max_consecutive_pause_turns {
+                    return Ending::Paused;
+                }
+                cx.continuing_pause = true;
+                continue;
+            }
+            pauses = 0;
+            if let Some(schema) = &options.response_schema {
+                match self.check_output(schema, &assistant).await {
+                    Ok(()) => {}
+                    Err(reason) if output_retries < 2 => {
+                        output_retries += 1;
+                        self.queue_internal(format!(
+                            "Your answer does not match the required JSON schema ({reason}). Reply again with only a JSON value that matches it."
+                        ));
+                        continue;
+                    }
+                    Err(reason) => return Ending::Failed(RunErrorKind::Output(reason)),
+                }
+            }
+            if self.inject_queued(true).await {
+                continue;
+            }
+            if cx.signal.is_aborted() {
+                return Ending::Aborted {
+                    reason: cx.signal.reason(),
+                    hook: false,
+                };
+            }
+            let mut before_end = RunBeforeEnd::new(RunBeforeEndInit {
+                run_id: cx.run_id.clone(),
+                session_id: options.session_id.clone(),
+                turn: cx.turn,
+            });
+            if let Err(kind) = self.decide(&mut before_end).await {
+                return Ending::Failed(kind);
+            }
+            let follow_up = before_end.follow_up_message().map(str::to_owned);
+            let decision = serde_json::json!({ "followUp": follow_up });
+            let key = StepKey {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                kind: StepKind::Decision,
+                name: "beforeEnd".into(),
+            };
+            let recorded = config
+                .runtime
+                .step(key, Box::pin(async move { Ok(StepValue::Decision(decision)) }))
+                .await;
+            let follow_up = match recorded {
+                Ok(StepValue::Decision(v)) => v.get("followUp").and_then(Value::as_str).map(str::to_owned),
+                _ => None,
+            };
+            match follow_up {
+                Some(message) => {
+                    self.inject(Queued {
+                        content: vec![ContentBlock::text(message)],
+                        id: None,
+                    })
+                    .await;
+                }
+                None => return Ending::Completed,
+            }
+        }
+    }
+}
+
+struct RunningGuard<'a>(&'a Inner);
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        // Also on a cancelled `run` future: the loop must not stay busy.
+        self.0.lock().control = None;
+        self.0.running.store(false, Ordering::Release);
+    }
+}
+
+pub(crate) fn is_empty_prompt(content: &[ContentBlock]) -> bool {
+    content
+        .iter()
+        .all(|b| matches!(b, ContentBlock::Text { text } if text.trim().is_empty()))
+}
+
+/// Logs through `tracing` when a subscriber listens.
+pub(crate) fn tracing_warn(message: &str) {
+    tracing::warn!(target: "zidane", "{message}");
+}

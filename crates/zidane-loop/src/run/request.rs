@@ -1,0 +1,229 @@
+//! Building a turn's request: compaction before it, the transcript's
+//! appends, `context:transform`, pairing repair, `system:transform` and
+//! `turn:before`.
+
+use zidane_provider::{ContentBlock, Message, Role, SessionTurn, StreamOptions, TurnUsage};
+
+use crate::error::RunErrorKind;
+use crate::pairing::{ends_with_user_message, ensure_tool_result_pairing};
+use zidane_core::events::{ContextTransform, PairingRepair, SystemTransform, TurnBefore};
+use zidane_core::events::{PairingRepairInit, SystemTransformInit, TurnBeforeInit};
+use zidane_core::seams::CompactCheck;
+
+use super::{RunCx, RunLoop, RunOptions};
+
+impl RunLoop {
+    /// Lets the compactor replace the conversation before the next request.
+    pub(crate) async fn maybe_compact(&self, cx: &RunCx) {
+        let Some(compactor) = &self.inner.config.compactor else {
+            return;
+        };
+        let last_input_tokens = cx
+            .stats
+            .turn_usage
+            .last()
+            .map(|u| u.input + u.cache_read + u.cache_creation);
+        // Asked first, so a turn copies the transcript only when a
+        // compaction may actually happen.
+        if !compactor.wants_check(last_input_tokens) {
+            return;
+        }
+        let turns = self.inner.lock().turns.clone();
+        let check = CompactCheck {
+            run_id: &cx.run_id,
+            turn: cx.turn,
+            turns: &turns,
+            last_input_tokens,
+            signal: &cx.signal,
+        };
+        if let Some(compacted) = compactor.before_request(check).await {
+            self.replace_turns(compacted);
+        }
+    }
+
+    /// Replaces the conversation (after a compaction).
+    pub(crate) fn replace_turns(&self, turns: Vec<SessionTurn>) {
+        let mut state = self.inner.lock();
+        state.messages = turns.iter().map(SessionTurn::to_message).collect();
+        state.turns = turns;
+        state.paired = 0;
+    }
+
+    /// Appends a turn to the conversation and returns it.
+    pub(crate) fn push_turn(&self, role: Role, content: Vec<ContentBlock>, usage: Option<TurnUsage>) -> SessionTurn {
+        let id = self.inner.config.clock.id();
+        self.push_turn_with_id(id, role, content, usage)
+    }
+
+    pub(crate) fn push_turn_with_id(
+        &self,
+        id: String,
+        role: Role,
+        content: Vec<ContentBlock>,
+        usage: Option<TurnUsage>,
+    ) -> SessionTurn {
+        let turn = SessionTurn {
+            id,
+            role,
+            content,
+            created_at: self.inner.config.clock.now_ms(),
+            usage,
+        };
+        let mut state = self.inner.lock();
+        state.messages.push(turn.to_message());
+        state.turns.push(turn.clone());
+        turn
+    }
+
+    pub(crate) async fn build_request(
+        &self,
+        cx: &RunCx,
+        options: &RunOptions,
+        turn_id: &str,
+    ) -> Result<StreamOptions, RunErrorKind> {
+        let config = &self.inner.config;
+        let hooks = &config.hooks;
+        let (mut messages, paired) = {
+            let state = self.inner.lock();
+            (state.messages.clone(), state.paired)
+        };
+        let own_len = messages.len();
+        // Whether the request still holds the loop's own messages, by
+        // pointer (only a transform handler can change that).
+        let mut untouched = true;
+        if hooks.has::<ContextTransform>() {
+            let own = messages.clone();
+            let mut transform = ContextTransform::new();
+            transform.messages = messages;
+            self.decide(&mut transform).await?;
+            messages = transform.messages;
+            untouched = messages.len() == own.len() && messages.iter().zip(&own).all(|(a, b)| a.same_as(b));
+        }
+        // Only the part after the checked prefix is checked, from the last
+        // assistant message of the prefix on (its calls meet their results
+        // there).
+        let start = if untouched {
+            messages[..paired.min(messages.len())]
+                .iter()
+                .rposition(|m| m.role() == Role::Assistant)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        if !(untouched && paired == own_len) {
+            let mut tail = messages.split_off(start);
+            let repaired = self.repair_pairing(cx, &mut tail, Some(turn_id), start).await?;
+            messages.append(&mut tail);
+            if untouched && !repaired {
+                self.inner.lock().paired = own_len;
+            }
+        }
+
+        let system = options
+            .system
+            .clone()
+            .or_else(|| config.system.clone())
+            .unwrap_or_default();
+        let system = if hooks.has::<SystemTransform>() {
+            let mut sys = SystemTransform::new(SystemTransformInit {
+                messages: messages.clone(),
+                session_id: options.session_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+            });
+            sys.system = system;
+            self.decide(&mut sys).await?;
+            sys.system
+        } else {
+            system
+        };
+
+        let (_, model) = &cx.targets[cx.target];
+        let mut request = StreamOptions::new(model.clone(), self.wire_messages(cx, messages));
+        request.system = (!system.is_empty()).then_some(system);
+        request.tools = cx.tool_specs.clone();
+        request.thinking = options.thinking;
+        request.thinking_budget = options.thinking_budget;
+        request.max_tokens = options.max_tokens;
+        request.temperature = options.temperature;
+        request.cache_ttl = options.cache_ttl;
+        request.response_schema = options.response_schema.clone();
+
+        if hooks.has::<TurnBefore>() {
+            let sent = request.messages.clone();
+            let mut before = TurnBefore::new(TurnBeforeInit {
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+            });
+            before.options = request;
+            self.decide(&mut before).await?;
+            request = before.options;
+            // A handler that edited the messages gets them checked again.
+            let edited =
+                request.messages.len() != sent.len() || request.messages.iter().zip(&sent).any(|(a, b)| !a.same_as(b));
+            if edited {
+                self.repair_pairing(cx, &mut request.messages, Some(turn_id), 0).await?;
+            }
+        }
+        if !ends_with_user_message(&request.messages) && !cx.continuing_pause {
+            return Err(RunErrorKind::Pairing(
+                "the conversation must end with a user message".into(),
+            ));
+        }
+        Ok(request)
+    }
+
+    /// Canonical tool names become the model-facing aliases (only messages
+    /// carrying an aliased call are copied; the rest keep their wire bytes).
+    pub(crate) fn wire_messages(&self, cx: &RunCx, mut messages: Vec<Message>) -> Vec<Message> {
+        let tools = &cx.tools;
+        if !tools.has_aliases() {
+            return messages;
+        }
+        for message in &mut messages {
+            let aliased = message.content().iter().any(|b| match b {
+                ContentBlock::ToolUse { name, .. } => tools.wire_name(name) != name,
+                _ => false,
+            });
+            if aliased {
+                for block in message.content_mut() {
+                    if let ContentBlock::ToolUse { name, .. } = block {
+                        *name = tools.wire_name(name).to_owned();
+                    }
+                }
+            }
+        }
+        messages
+    }
+
+    /// Runs the pairing pass; returns whether it repaired anything.
+    pub(crate) async fn repair_pairing(
+        &self,
+        cx: &RunCx,
+        messages: &mut Vec<Message>,
+        turn_id: Option<&str>,
+        offset: usize,
+    ) -> Result<bool, RunErrorKind> {
+        let repairs = ensure_tool_result_pairing(messages);
+        if repairs.is_empty() {
+            return Ok(false);
+        }
+        if cx.behavior.strict_tool_pairing {
+            let first = &repairs[0];
+            return Err(RunErrorKind::Pairing(format!(
+                "{:?} for `{}`",
+                first.kind, first.tool_use_id
+            )));
+        }
+        for repair in repairs {
+            let mut ev = PairingRepair::new(PairingRepairInit {
+                kind: repair.kind,
+                tool_use_id: repair.tool_use_id,
+                message_index: repair.message_index + offset,
+                turn_id: turn_id.map(str::to_owned),
+            });
+            self.observe(&mut ev).await;
+        }
+        Ok(true)
+    }
+}

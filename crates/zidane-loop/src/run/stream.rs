@@ -1,0 +1,389 @@
+//! Streaming a turn: the stream hooks, retries with backoff, the fallback
+//! chain and context-overflow recovery.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use zidane_provider::{
+    AssistantMessage, ContentBlock, ErrorKind, Message, MessageAccumulator, ProviderError, StreamEvent, StreamOptions,
+    ToolResultContent, TurnUsage,
+};
+
+use crate::behavior::Behavior;
+use crate::error::RunErrorKind;
+use zidane_core::events::{
+    ContextOverflow, ModelFallback, ModelTarget, SharedError, StreamEnd, StreamError, StreamProgress, StreamRetry,
+    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking,
+};
+use zidane_core::events::{
+    ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
+    StreamServerToolResultInit, StreamServerToolUseInit, StreamStartInit, StreamTextInit, StreamThinkingInit,
+};
+use zidane_core::seams::{StepKey, StepKind, StepValue};
+
+use super::{RunCx, RunLoop, TurnFailure};
+
+/// Per-stream bookkeeping for the stream hooks.
+pub(crate) struct Streamed {
+    text: String,
+    thinking: String,
+    /// Server tool calls of this stream (id, tool name): a result names
+    /// the tool of the call it answers.
+    server_tools: Vec<(String, String)>,
+}
+
+impl RunLoop {
+    pub(crate) async fn stream_turn(
+        &self,
+        cx: &mut RunCx,
+        request: StreamOptions,
+        turn_id: &str,
+    ) -> Result<AssistantMessage, TurnFailure> {
+        let mut request = Arc::new(request);
+        let config = &self.inner.config;
+        let hooks = &config.hooks;
+        let mut provider_attempt = 0u32;
+        let mut transport_attempt = 0u32;
+        let mut overflow_passes = 0u32;
+        loop {
+            let (provider, model) = cx.targets[cx.target].clone();
+            if request.model != model {
+                Arc::make_mut(&mut request).model = model.clone();
+            }
+            {
+                let mut state = self.inner.lock();
+                state.last_request_at = Some(config.clock.now_ms());
+                state.last_request = Some(Arc::clone(&request));
+                state.last_provider = Some(Arc::clone(&provider));
+            }
+            let mut start = StreamStart::new(StreamStartInit {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+                model: model.clone(),
+                started_at: config.clock.now_ms(),
+            });
+            self.observe(&mut start).await;
+
+            let mut stream = provider.stream(&request, cx.signal.clone());
+            let mut acc = MessageAccumulator::new();
+            let mut streamed = Streamed {
+                text: String::new(),
+                thinking: String::new(),
+                server_tools: Vec::new(),
+            };
+            let mut last_progress: Option<tokio::time::Instant> = None;
+            let mut outcome: Result<(), ProviderError> = Ok(());
+            while let Some(item) = std::future::poll_fn(|c| stream.as_mut().poll_next(c)).await {
+                match item {
+                    Ok(event) => {
+                        self.stream_hooks(cx, turn_id, &model, &event, &mut streamed).await;
+                        acc.push(&event);
+                        if hooks.has::<StreamProgress>() {
+                            let now = tokio::time::Instant::now();
+                            if last_progress.is_none_or(|t| now.duration_since(t) >= cx.behavior.progress_interval) {
+                                last_progress = Some(now);
+                                self.progress(cx, turn_id, &model, &acc, &streamed).await;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            }
+            if outcome.is_ok() && !acc.is_finished() {
+                outcome = Err(ProviderError::new(
+                    ErrorKind::Transport,
+                    provider.name(),
+                    "the stream ended without its end event",
+                ));
+            }
+            let error = match outcome {
+                Ok(()) => {
+                    if hooks.has::<StreamProgress>() {
+                        self.progress(cx, turn_id, &model, &acc, &streamed).await;
+                    }
+                    let mut end = StreamEnd::new(StreamEndInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.clone(),
+                        text: streamed.text,
+                    });
+                    self.observe(&mut end).await;
+                    let message = acc.finish();
+                    let key = StepKey {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        kind: StepKind::ModelCall,
+                        name: model,
+                    };
+                    // The message goes through the step typed (the memory
+                    // runtime hands it back untouched; nothing is serialized).
+                    let step = config
+                        .runtime
+                        .step(key, Box::pin(async move { Ok(StepValue::Model(message)) }))
+                        .await;
+                    return match step {
+                        Ok(StepValue::Model(message)) => Ok(message),
+                        Ok(other) => Err(TurnFailure::Failed(RunErrorKind::Durable(Arc::new(
+                            zidane_core::events::MessageError(format!(
+                                "the durable runtime answered a model call with a {} step",
+                                crate::dispatch::step_kind(&other)
+                            )),
+                        )))),
+                        Err(error) => Err(TurnFailure::Failed(RunErrorKind::Durable(error))),
+                    };
+                }
+                Err(e) => e,
+            };
+            if cx.signal.is_aborted() || error.kind() == ErrorKind::Aborted {
+                let partial = acc.finish();
+                let keep = !partial.content.is_empty();
+                return Err(TurnFailure::Aborted(keep.then_some(partial)));
+            }
+            let discarded_text = !streamed.text.is_empty();
+            let discarded_thinking = !streamed.thinking.is_empty();
+            let shared: SharedError = Arc::new(ProviderError::clone(&error));
+
+            if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
+                overflow_passes += 1;
+                if elide_tool_results(&mut Arc::make_mut(&mut request).messages, overflow_passes) {
+                    let mut ev = ContextOverflow::new(ContextOverflowInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: request.model.clone(),
+                        attempt: overflow_passes,
+                        err: shared,
+                    });
+                    self.observe(&mut ev).await;
+                    continue;
+                }
+            }
+
+            let transport = error.kind() == ErrorKind::Transport;
+            let (attempt, max) = if transport {
+                transport_attempt += 1;
+                (transport_attempt, cx.behavior.retry.transport_max_attempts)
+            } else {
+                provider_attempt += 1;
+                (provider_attempt, cx.behavior.retry.max_attempts)
+            };
+            if error.is_retryable() && attempt < max {
+                let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
+                let mut ev = StreamRetry::new(StreamRetryInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: request.model.clone(),
+                    attempt,
+                    delay_ms: delay.as_millis() as u64,
+                    discarded_text,
+                    discarded_thinking,
+                    err: Arc::clone(&shared),
+                    max_attempts: max,
+                    next_attempt: attempt + 1,
+                    request_id: error.request_id().map(str::to_owned),
+                    status_code: error.status(),
+                });
+                self.observe(&mut ev).await;
+                tokio::select! {
+                    biased;
+                    () = cx.signal.aborted() => return Err(TurnFailure::Aborted(None)),
+                    () = tokio::time::sleep(delay) => {}
+                }
+                continue;
+            }
+            if cx.target + 1 < cx.targets.len() {
+                let from = ModelTarget {
+                    provider: provider.name().to_owned(),
+                    model: request.model.clone(),
+                };
+                cx.target += 1;
+                let (next, next_model) = &cx.targets[cx.target];
+                let to = ModelTarget {
+                    provider: next.name().to_owned(),
+                    model: next_model.clone(),
+                };
+                let mut ev = ModelFallback::new(ModelFallbackInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: request.model.clone(),
+                    discarded_thinking,
+                    err: shared,
+                    from,
+                    target_index: cx.target as u32,
+                    to,
+                });
+                self.observe(&mut ev).await;
+                provider_attempt = 0;
+                transport_attempt = 0;
+                continue;
+            }
+            let mut ev = StreamError::new(StreamErrorInit {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+                model: request.model.clone(),
+                err: shared,
+                status_code: error.status(),
+                request_id: error.request_id().map(str::to_owned),
+            });
+            self.observe(&mut ev).await;
+            return Err(TurnFailure::Failed(RunErrorKind::Provider(error)));
+        }
+    }
+
+    pub(crate) async fn stream_hooks(
+        &self,
+        cx: &RunCx,
+        turn_id: &str,
+        model: &str,
+        event: &StreamEvent,
+        streamed: &mut Streamed,
+    ) {
+        let hooks = &self.inner.config.hooks;
+        match event {
+            StreamEvent::TextDelta { text, .. } => {
+                streamed.text.push_str(text);
+                if hooks.has::<StreamText>() {
+                    let mut ev = StreamText::new(StreamTextInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.to_owned(),
+                        delta: text.clone(),
+                        text: streamed.text.clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+            }
+            StreamEvent::ThinkingDelta { text, .. } => {
+                streamed.thinking.push_str(text);
+                if hooks.has::<StreamThinking>() {
+                    let mut ev = StreamThinking::new(StreamThinkingInit {
+                        run_id: cx.run_id.clone(),
+                        turn: cx.turn,
+                        turn_id: turn_id.to_owned(),
+                        model: model.to_owned(),
+                        delta: text.clone(),
+                        thinking: streamed.thinking.clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+            }
+            StreamEvent::ServerToolUse { id, name, input, .. } => {
+                streamed.server_tools.push((id.clone(), name.clone()));
+                let mut ev = StreamServerToolUse::new(StreamServerToolUseInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: model.to_owned(),
+                    id: id.clone(),
+                    input: input.clone(),
+                    name: name.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+            StreamEvent::ServerToolResult {
+                tool_use_id,
+                kind,
+                content,
+                ..
+            } => {
+                let mut ev = StreamServerToolResult::new(StreamServerToolResultInit {
+                    run_id: cx.run_id.clone(),
+                    turn: cx.turn,
+                    turn_id: turn_id.to_owned(),
+                    model: model.to_owned(),
+                    content: content.clone(),
+                    // The tool of the call it answers; the block type only
+                    // when the stream never showed that call.
+                    tool_name: streamed
+                        .server_tools
+                        .iter()
+                        .find(|(id, _)| id == tool_use_id)
+                        .map_or_else(|| kind.clone(), |(_, name)| name.clone()),
+                    tool_use_id: tool_use_id.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) async fn progress(
+        &self,
+        cx: &RunCx,
+        turn_id: &str,
+        model: &str,
+        acc: &MessageAccumulator,
+        streamed: &Streamed,
+    ) {
+        let (tokens, counted) = match acc.usage().output {
+            Some(out) if out > 1 => (out, true),
+            _ => (((streamed.text.len() + streamed.thinking.len()) / 4) as u64, false),
+        };
+        let usage = TurnUsage {
+            output: tokens,
+            input: acc.usage().input.unwrap_or(0),
+            ..Default::default()
+        };
+        let cost = self.inner.config.pricing.cost(model, &usage);
+        let mut ev = StreamProgress::new(StreamProgressInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: model.to_owned(),
+            tokens,
+            provider_counted: counted,
+            cost_usd: cost,
+        });
+        self.observe(&mut ev).await;
+    }
+}
+/// The wait before attempt `attempt + 1`: the server's delay when it gave
+/// one, else exponential backoff with jitter; capped at `max_delay`.
+pub(crate) fn retry_delay(behavior: &Behavior, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
+    let policy = &behavior.retry;
+    if let Some(after) = retry_after {
+        return after.min(policy.max_delay);
+    }
+    let exp = policy
+        .base_delay
+        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+    // Jitter keeps 75-100% of the exponential delay, spreading retries.
+    exp.mul_f64(0.75 + 0.25 * jitter.clamp(0.0, 1.0)).min(policy.max_delay)
+}
+
+/// Replaces old tool results with a stub, keeping fewer recent messages intact
+/// on each pass. Returns whether anything changed.
+fn elide_tool_results(messages: &mut [Message], pass: u32) -> bool {
+    const STUB: &str = "[tool output elided to fit the context window]";
+    let keep = match pass {
+        1 => 6,
+        2 => 2,
+        _ => 0,
+    };
+    let cut = messages.len().saturating_sub(keep);
+    let mut changed = false;
+    for message in &mut messages[..cut] {
+        let stale = message.content().iter().any(|b| match b {
+            ContentBlock::ToolResult { content, .. } => content != &ToolResultContent::Text(STUB.to_owned()),
+            _ => false,
+        });
+        if stale {
+            for block in message.content_mut() {
+                if let ContentBlock::ToolResult { content, .. } = block {
+                    *content = ToolResultContent::Text(STUB.to_owned());
+                }
+            }
+            changed = true;
+        }
+    }
+    changed
+}
