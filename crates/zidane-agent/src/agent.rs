@@ -577,7 +577,7 @@ impl Agent {
             return Ok(not_started());
         }
         let run_id = self.inner.clock.id();
-        let first_turn = self.inner.looped.turns().len() as u32;
+        let first_turn = self.inner.looped.turn_count() as u32;
         let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
         if let Some(id) = &session_id {
             let mut ev = SessionStart::new(SessionStartInit {
@@ -636,7 +636,7 @@ impl Agent {
             ..Default::default()
         };
         let outcome = self.inner.looped.run(run_options).await;
-        let end_turn = self.inner.looped.turns().len() as u32;
+        let end_turn = self.inner.looped.turn_count() as u32;
         if let Some(id) = &session_id {
             let status = match &outcome {
                 Ok(stats) => stats.status,
@@ -1007,10 +1007,9 @@ impl Agent {
 
     /// Input tokens of the last turn (input + cache reads + cache writes).
     pub(crate) fn last_input_total(&self) -> Option<u64> {
-        self.turns()
-            .iter()
-            .rev()
-            .find_map(|t| t.usage.as_ref())
+        self.inner
+            .looped
+            .last_usage()
             .map(|u| u.input + u.cache_read + u.cache_creation)
     }
 

@@ -6,9 +6,14 @@
 //! compiled and exercised by the test suite without slowing it down.
 //!
 //! Architecture invariant: only benchmarks depend on this crate (as a
-//! dev-dependency); it depends on nothing.
+//! dev-dependency); it depends on no other crate of the workspace. The
+//! `loopback` feature adds the loopback model and the raw-bytes floor
+//! (tokio, serde_json).
 
 #![allow(clippy::print_stdout)]
+
+#[cfg(feature = "loopback")]
+pub mod loopback;
 
 use std::time::Instant;
 

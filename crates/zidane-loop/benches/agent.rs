@@ -13,138 +13,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use zidane_bench::loopback::{RawClient, median, mock_server, peak_rss_mb, user_cpu};
 use zidane_bench::{measuring, report};
 use zidane_core::events::TurnBefore;
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_loop::{LoopConfig, RunLoop, RunOptions};
-use zidane_provider::{AbortSignal, AnthropicConfig, AnthropicProvider, HttpClient, Provider, Timeouts};
-
-/// One SSE response: some text, then a tool call (or, on the last turn, the
-/// final answer).
-fn response(tool_call: bool, turn: usize) -> Vec<u8> {
-    let mut s = String::new();
-    let mut ev = |name: &str, data: serde_json::Value| s.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    ev(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": format!("msg_{turn}"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "usage": {"input_tokens": 1500, "cache_read_input_tokens": 12000, "cache_creation_input_tokens": 200, "output_tokens": 1}}}),
-    );
-    ev(
-        "content_block_start",
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-    );
-    ev("ping", json!({"type": "ping"}));
-    for piece in ["I'll look at ", "the next file ", "to continue ", "the review."] {
-        ev(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}),
-        );
-    }
-    ev("content_block_stop", json!({"type": "content_block_stop", "index": 0}));
-    if tool_call {
-        ev(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": format!("toolu_{turn}"), "name": "read_file", "input": {}}}),
-        );
-        ev(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"src/"}}),
-        );
-        ev(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": format!("file_{turn}.rs\"}}")}}),
-        );
-        ev("content_block_stop", json!({"type": "content_block_stop", "index": 1}));
-    }
-    let stop = if tool_call { "tool_use" } else { "end_turn" };
-    ev(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 60}}),
-    );
-    ev("message_stop", json!({"type": "message_stop"}));
-    s.into_bytes()
-}
-
-/// The loopback model: answers with a tool call until the conversation has
-/// `turns` assistant messages' worth of requests, then with a final answer.
-/// Records request bodies when asked.
-async fn mock_server(turns: usize, record: Option<Arc<Mutex<Vec<Vec<u8>>>>>) -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let responses: Arc<Vec<Vec<u8>>> = Arc::new((0..turns).map(|t| http_ok(&response(t + 1 < turns, t))).collect());
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(serve(stream, Arc::clone(&responses), record.clone()));
-        }
-    });
-    addr
-}
-
-fn http_ok(body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
-async fn serve(mut stream: TcpStream, responses: Arc<Vec<Vec<u8>>>, record: Option<Arc<Mutex<Vec<Vec<u8>>>>>) {
-    let _ = stream.set_nodelay(true);
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let head_end = loop {
-            if let Some(p) = memchr_find(&buf, b"\r\n\r\n") {
-                break p + 4;
-            }
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        };
-        let head = std::str::from_utf8(&buf[..head_end])
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        while buf.len() < head_end + len {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let body = &buf[head_end..head_end + len];
-        // Requests alternate user/assistant; the assistant count is the turn.
-        let turn = count(body, b"\"role\":\"assistant\"");
-        if let Some(record) = &record {
-            record.lock().unwrap().push(body.to_vec());
-        }
-        let reply = &responses[turn.min(responses.len() - 1)];
-        buf.drain(..head_end + len);
-        if stream.write_all(reply).await.is_err() {
-            return;
-        }
-    }
-}
-
-fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn count(hay: &[u8], needle: &[u8]) -> usize {
-    hay.windows(needle.len()).filter(|w| *w == needle).count()
-}
+use zidane_provider::{AnthropicConfig, AnthropicProvider, HttpClient, Provider, Timeouts};
 
 fn read_file_tool() -> FnTool {
     FnTool::new(
@@ -170,33 +47,6 @@ fn agent(addr: std::net::SocketAddr, client: HttpClient) -> RunLoop {
     config.tools = ToolSet::new().with(read_file_tool());
     config.system = Some("You are a careful code reviewer. ".repeat(30));
     RunLoop::new(config)
-}
-
-/// User CPU time of this process (from /proc; Linux only).
-fn user_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    let utime: u64 = after.split_whitespace().nth(11)?.parse().ok()?;
-    Some(Duration::from_millis(utime * 10)) // USER_HZ is 100 on Linux
-}
-
-/// Peak resident memory of this process, in MB.
-fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -289,26 +139,15 @@ fn main() {
                 per_turn[i].push(w[1].duration_since(w[0]).as_secs_f64() * 1000.0);
             }
         }
-        let bodies: Vec<Bytes> = recorded
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|b| Bytes::from(b.clone()))
-            .collect();
+        let bodies: Vec<Vec<u8>> = recorded.lock().unwrap().clone();
         let mut floor_totals = Vec::new();
         let mut floor_turn: Vec<Vec<f64>> = vec![Vec::new(); bodies.len()];
         for _ in 0..reps {
+            let mut raw = RawClient::connect(addr).await.unwrap();
             let t0 = Instant::now();
             for (i, body) in bodies.iter().enumerate() {
                 let t = Instant::now();
-                let request = http::Request::post(format!("http://{addr}/v1/messages"))
-                    .header("content-type", "application/json")
-                    .body(Full::new(body.clone()))
-                    .unwrap();
-                let _ = client
-                    .send_for_body("floor", request, &AbortSignal::never())
-                    .await
-                    .unwrap();
+                raw.round_trip(body).await.unwrap();
                 floor_turn[i].push(t.elapsed().as_secs_f64() * 1000.0);
             }
             floor_totals.push(t0.elapsed().as_secs_f64() * 1000.0 / bodies.len() as f64);

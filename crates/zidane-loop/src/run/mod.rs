@@ -17,7 +17,7 @@ use serde_json::Value;
 use zidane_hooks::{HookBus, HookEvent, HookScope};
 use zidane_provider::{
     AbortController, AbortSignal, AssistantMessage, ContentBlock, FinishReason, Message, Provider, Role, SessionTurn,
-    StreamOptions,
+    StreamOptions, TurnUsage,
 };
 
 use crate::behavior::Behavior;
@@ -149,6 +149,17 @@ impl RunLoop {
     /// The conversation so far.
     pub fn turns(&self) -> Vec<SessionTurn> {
         self.inner.lock().turns.clone()
+    }
+
+    /// How many turns the conversation holds (without copying them).
+    pub fn turn_count(&self) -> usize {
+        self.inner.lock().turns.len()
+    }
+
+    /// The usage of the newest turn that has one, without copying the
+    /// conversation.
+    pub fn last_usage(&self) -> Option<TurnUsage> {
+        self.inner.lock().turns.iter().rev().find_map(|t| t.usage.clone())
     }
 
     /// Replaces the conversation (loading a session). Refused while running.
