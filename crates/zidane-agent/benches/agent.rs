@@ -60,7 +60,7 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let recorded: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
-        let addr = mock_server(turns, Some(Arc::clone(&recorded))).await;
+        let addr = mock_server(turns, Some(Arc::clone(&recorded))).await.unwrap();
         let client = HttpClient::new(Timeouts::default()).unwrap();
         let mut per_turn: Vec<Vec<f64>> = vec![Vec::new(); turns];
         let mut totals = Vec::new();

@@ -198,7 +198,8 @@ impl Compaction {
             role: Role::User,
             content: vec![ContentBlock::text(format!(
                 "This session continues an earlier conversation, summarized here:\n\n{summary}"
-            ))],
+            ))]
+            .into(),
             created_at: now,
             usage: None,
         }];

@@ -334,7 +334,7 @@ impl SessionStore for SqliteStore {
                 let (id, created_at, updated_at, turns, first) = row.map_err(err)?;
                 let first_turn = first
                     .and_then(|c| serde_json::from_str(&c).ok())
-                    .map(|content| SessionTurn { id: String::new(), role: Role::User, content, created_at: 0, usage: None });
+                    .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: 0, usage: None });
                 Ok(SessionInfo {
                     id,
                     turns: turns as u32,

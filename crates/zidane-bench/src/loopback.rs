@@ -60,16 +60,19 @@ pub fn response(tool_call: bool, turn: usize) -> Vec<u8> {
 /// The loopback model: answers with a tool call until the conversation has
 /// `turns` assistant messages' worth of requests, then with a final answer.
 /// Records request bodies when asked.
-pub async fn mock_server(turns: usize, record: Option<Arc<Mutex<Vec<Vec<u8>>>>>) -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+pub async fn mock_server(
+    turns: usize,
+    record: Option<Arc<Mutex<Vec<Vec<u8>>>>>,
+) -> std::io::Result<std::net::SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
     let responses: Arc<Vec<Vec<u8>>> = Arc::new((0..turns).map(|t| http_ok(&response(t + 1 < turns, t))).collect());
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             tokio::spawn(serve(stream, Arc::clone(&responses), record.clone()));
         }
     });
-    addr
+    Ok(addr)
 }
 
 /// A `200 OK` event-stream response carrying `body`.
@@ -115,7 +118,10 @@ async fn serve(mut stream: TcpStream, responses: Arc<Vec<Vec<u8>>>, record: Opti
         // Requests alternate user/assistant; the assistant count is the turn.
         let turn = count(body, b"\"role\":\"assistant\"");
         if let Some(record) = &record {
-            record.lock().unwrap().push(body.to_vec());
+            record
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(body.to_vec());
         }
         let reply = &responses[turn.min(responses.len() - 1)];
         buf.drain(..head_end + len);

@@ -61,7 +61,7 @@ fn main() {
         .unwrap();
     let rss_before = peak_rss_mb();
     let (cpu, turns_done, wall) = rt.block_on(async {
-        let addr = mock_server(agent_turns, None).await;
+        let addr = mock_server(agent_turns, None).await.unwrap();
         let client = HttpClient::new(Timeouts::default()).unwrap();
         let done = Arc::new(AtomicUsize::new(0));
         let cpu0 = user_cpu();
@@ -115,7 +115,7 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let recorded: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
-        let addr = mock_server(burst_turns, Some(Arc::clone(&recorded))).await;
+        let addr = mock_server(burst_turns, Some(Arc::clone(&recorded))).await.unwrap();
         let client = HttpClient::new(Timeouts::default()).unwrap();
         let mut per_turn: Vec<Vec<f64>> = vec![Vec::new(); burst_turns];
         let mut totals = Vec::new();

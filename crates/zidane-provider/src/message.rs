@@ -203,8 +203,92 @@ impl ContentBlock {
 #[derive(Clone)]
 pub struct Message {
     role: Role,
-    content: Arc<Vec<ContentBlock>>,
+    content: Content,
     wire: WireMemo,
+}
+
+/// Content blocks shared copy-on-write: cloning costs a reference count, so
+/// a session turn and the message the loop sends share one copy of their
+/// blocks, and a copy of a transcript copies no block. Reads go through
+/// `Deref` (`&[ContentBlock]` and `Vec` methods); [`Content::make_mut`]
+/// copies the blocks first when they are shared. Serializes as the plain
+/// list.
+#[derive(Clone, Default, PartialEq)]
+pub struct Content(Arc<Vec<ContentBlock>>);
+
+impl Content {
+    /// Content of `blocks`.
+    pub fn new(blocks: Vec<ContentBlock>) -> Self {
+        Content(Arc::new(blocks))
+    }
+
+    /// The blocks, for editing (copied first when shared).
+    pub fn make_mut(&mut self) -> &mut Vec<ContentBlock> {
+        Arc::make_mut(&mut self.0)
+    }
+
+    /// The blocks, owned (copied only when shared).
+    pub fn into_vec(self) -> Vec<ContentBlock> {
+        Arc::unwrap_or_clone(self.0)
+    }
+
+    /// Whether both are the same shared blocks (a pointer comparison).
+    pub fn ptr_eq(&self, other: &Content) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Content {
+    type Target = Vec<ContentBlock>;
+
+    fn deref(&self) -> &Vec<ContentBlock> {
+        &self.0
+    }
+}
+
+impl From<Vec<ContentBlock>> for Content {
+    fn from(blocks: Vec<ContentBlock>) -> Self {
+        Content::new(blocks)
+    }
+}
+
+impl FromIterator<ContentBlock> for Content {
+    fn from_iter<I: IntoIterator<Item = ContentBlock>>(iter: I) -> Self {
+        Content::new(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Content {
+    type Item = &'a ContentBlock;
+    type IntoIter = std::slice::Iter<'a, ContentBlock>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl PartialEq<Vec<ContentBlock>> for Content {
+    fn eq(&self, other: &Vec<ContentBlock>) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl fmt::Debug for Content {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<ContentBlock>::deserialize(deserializer).map(Content::new)
+    }
 }
 
 /// Serialized forms of one message, one slot per wire format, and its
@@ -224,12 +308,17 @@ pub(crate) enum WireFormat {
 
 impl Message {
     /// A message of `role` with `content`.
-    pub fn new(role: Role, content: Vec<ContentBlock>) -> Self {
+    pub fn new(role: Role, content: impl Into<Content>) -> Self {
         Message {
             role,
-            content: Arc::new(content),
+            content: content.into(),
             wire: WireMemo::default(),
         }
+    }
+
+    /// The shared blocks (cloning them costs a reference count).
+    pub fn shared_content(&self) -> &Content {
+        &self.content
     }
 
     /// A user message with one text block.
@@ -262,18 +351,18 @@ impl Message {
     /// serialized forms).
     pub fn content_mut(&mut self) -> &mut Vec<ContentBlock> {
         self.wire = WireMemo::default();
-        Arc::make_mut(&mut self.content)
+        self.content.make_mut()
     }
 
     /// Whether `other` is this very message (shares its blocks), not merely an
     /// equal one: a check that costs a pointer comparison.
     pub fn same_as(&self, other: &Message) -> bool {
-        self.role == other.role && Arc::ptr_eq(&self.content, &other.content)
+        self.role == other.role && self.content.ptr_eq(&other.content)
     }
 
     /// Takes the blocks out.
     pub fn into_content(self) -> Vec<ContentBlock> {
-        Arc::unwrap_or_clone(self.content)
+        self.content.into_vec()
     }
 
     /// The memoized wire bytes of this message in `format`, computed once
@@ -346,8 +435,8 @@ pub struct SessionTurn {
     pub id: String,
     /// Who wrote it.
     pub role: Role,
-    /// What it says.
-    pub content: Vec<ContentBlock>,
+    /// What it says (shared with the message built from it).
+    pub content: Content,
     /// Creation time, epoch milliseconds.
     pub created_at: u64,
     /// Usage of the request that produced an assistant turn.
@@ -356,7 +445,7 @@ pub struct SessionTurn {
 }
 
 impl SessionTurn {
-    /// The turn as a plain message.
+    /// The turn as a plain message, sharing its blocks (no block is copied).
     pub fn to_message(&self) -> Message {
         Message::new(self.role, self.content.clone())
     }

@@ -48,7 +48,7 @@ fn session_turns_serialize_in_camel_case() {
     let turn = SessionTurn {
         id: "turn-1".into(),
         role: Role::Assistant,
-        content: Message::assistant("ok").into_content(),
+        content: Message::assistant("ok").into_content().into(),
         created_at: 1_700_000_000_000,
         usage: Some(TurnUsage {
             input: 10,
@@ -320,4 +320,27 @@ mod scripted {
         assert_eq!((err.kind(), err.message()), (ErrorKind::Aborted, "stop"));
         aborter.await.unwrap();
     }
+}
+
+#[test]
+fn a_turn_and_its_message_share_one_copy_of_the_blocks() {
+    let turn = SessionTurn {
+        id: "t".into(),
+        role: Role::User,
+        content: vec![ContentBlock::text("a long tool result")].into(),
+        created_at: 0,
+        usage: None,
+    };
+    let message = turn.to_message();
+    assert!(message.shared_content().ptr_eq(&turn.content), "no block was copied");
+    let copy = turn.clone();
+    assert!(copy.content.ptr_eq(&turn.content), "a copy of a turn copies no block");
+    // Editing copies first, so the original stays as it was.
+    let mut edited = message.clone();
+    edited.content_mut().push(ContentBlock::text("more"));
+    assert_eq!(turn.content.len(), 1);
+    assert_eq!(
+        serde_json::to_value(&turn.content).unwrap(),
+        serde_json::json!([{"type": "text", "text": "a long tool result"}])
+    );
 }

@@ -204,7 +204,7 @@ async fn a_given_session_the_store_lacks_is_created_there_with_its_turns() {
     let seeded = SessionTurn {
         id: "t0".into(),
         role: Role::User,
-        content: vec![ContentBlock::text("earlier")],
+        content: vec![ContentBlock::text("earlier")].into(),
         created_at: 1,
         usage: None,
     };

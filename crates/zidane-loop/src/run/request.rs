@@ -65,7 +65,7 @@ impl RunLoop {
         let turn = SessionTurn {
             id,
             role,
-            content,
+            content: content.into(),
             created_at: self.inner.config.clock.now_ms(),
             usage,
         };

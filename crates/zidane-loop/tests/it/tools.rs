@@ -339,7 +339,7 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
         SessionTurn {
             id: "t1".into(),
             role: Role::User,
-            content: vec![ContentBlock::text("count")],
+            content: vec![ContentBlock::text("count")].into(),
             created_at: 0,
             usage: None,
         },
@@ -350,7 +350,8 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
                 id: "c1".into(),
                 name: "counter".into(),
                 input: json!({}),
-            }],
+            }]
+            .into(),
             created_at: 0,
             usage: None,
         },
