@@ -4615,7 +4615,7 @@ pub struct StreamText {
     turn_id: String,
     model: String,
     delta: String,
-    text: String,
+    text: StreamedText,
 }
 
 /// The read-only fields of [`StreamText`], named, for [`StreamText::new`].
@@ -4632,7 +4632,7 @@ pub struct StreamTextInit {
     /// The new chunk.
     pub delta: String,
     /// The text accumulated so far.
-    pub text: String,
+    pub text: StreamedText,
 }
 
 impl StreamText {
@@ -4676,7 +4676,7 @@ impl StreamText {
     }
 
     /// The text accumulated so far.
-    pub fn text(&self) -> &str {
+    pub fn text(&self) -> &StreamedText {
         &self.text
     }
 }
@@ -4696,7 +4696,7 @@ pub struct StreamThinking {
     turn_id: String,
     model: String,
     delta: String,
-    thinking: String,
+    thinking: StreamedText,
 }
 
 /// The read-only fields of [`StreamThinking`], named, for [`StreamThinking::new`].
@@ -4713,7 +4713,7 @@ pub struct StreamThinkingInit {
     /// The new chunk.
     pub delta: String,
     /// The reasoning accumulated so far.
-    pub thinking: String,
+    pub thinking: StreamedText,
 }
 
 impl StreamThinking {
@@ -4757,7 +4757,7 @@ impl StreamThinking {
     }
 
     /// The reasoning accumulated so far.
-    pub fn thinking(&self) -> &str {
+    pub fn thinking(&self) -> &StreamedText {
         &self.thinking
     }
 }

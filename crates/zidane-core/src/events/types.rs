@@ -595,3 +595,69 @@ impl fmt::Display for MessageError {
 }
 
 impl std::error::Error for MessageError {}
+
+/// Text accumulated over one stream, shared. `stream:text` and
+/// `stream:thinking` carry a view of the text so far (the shared buffer and
+/// the length it had) instead of a copy, so a stream of n deltas costs O(n)
+/// in all rather than O(n²). Only the loop appends; a view keeps showing
+/// the text as it was when its event fired.
+#[derive(Clone, Default)]
+pub struct StreamedText {
+    buf: Arc<std::sync::RwLock<String>>,
+    len: usize,
+}
+
+impl StreamedText {
+    /// An empty text.
+    pub fn new() -> Self {
+        StreamedText::default()
+    }
+
+    /// Appends `delta` (the loop's side).
+    pub fn push_str(&mut self, delta: &str) {
+        let mut buf = self.buf.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        buf.push_str(delta);
+        self.len = buf.len();
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing was appended yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Runs `f` on the text (as it was when this view was taken), without
+    /// copying it.
+    pub fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        let buf = self.buf.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(buf.get(..self.len).unwrap_or_default())
+    }
+}
+
+impl fmt::Display for StreamedText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with(|text| f.write_str(text))
+    }
+}
+
+impl fmt::Debug for StreamedText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with(|text| fmt::Debug::fmt(text, f))
+    }
+}
+
+impl PartialEq<&str> for StreamedText {
+    fn eq(&self, other: &&str) -> bool {
+        self.with(|text| text == *other)
+    }
+}
+
+impl PartialEq for StreamedText {
+    fn eq(&self, other: &Self) -> bool {
+        other.with(|theirs| self.with(|ours| ours == theirs))
+    }
+}

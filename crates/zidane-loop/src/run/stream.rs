@@ -13,7 +13,7 @@ use crate::behavior::Behavior;
 use crate::error::RunErrorKind;
 use zidane_core::events::{
     ContextOverflow, ModelFallback, ModelTarget, SharedError, StreamEnd, StreamError, StreamProgress, StreamRetry,
-    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking,
+    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking, StreamedText,
 };
 use zidane_core::events::{
     ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
@@ -25,8 +25,15 @@ use super::{RunCx, RunLoop, TurnFailure};
 
 /// Per-stream bookkeeping for the stream hooks.
 pub(crate) struct Streamed {
-    text: String,
-    thinking: String,
+    /// The text so far, kept only while `stream:text` is observed (the
+    /// accumulator holds the message itself).
+    text: StreamedText,
+    /// Likewise for `stream:thinking`.
+    thinking: StreamedText,
+    /// Bytes of text and thinking streamed (for the progress estimate and
+    /// the retry's `discarded*` flags), kept always.
+    text_bytes: usize,
+    thinking_bytes: usize,
     /// Server tool calls of this stream (id, tool name): a result names
     /// the tool of the call it answers.
     server_tools: Vec<(String, String)>,
@@ -68,8 +75,10 @@ impl RunLoop {
             let mut stream = provider.stream(&request, cx.signal.clone());
             let mut acc = MessageAccumulator::new();
             let mut streamed = Streamed {
-                text: String::new(),
-                thinking: String::new(),
+                text: StreamedText::new(),
+                thinking: StreamedText::new(),
+                text_bytes: 0,
+                thinking_bytes: 0,
                 server_tools: Vec::new(),
             };
             let mut last_progress: Option<tokio::time::Instant> = None;
@@ -105,15 +114,17 @@ impl RunLoop {
                     if hooks.has::<StreamProgress>() {
                         self.progress(cx, turn_id, &model, &acc, &streamed).await;
                     }
-                    let mut end = StreamEnd::new(StreamEndInit {
-                        run_id: cx.run_id.clone(),
-                        turn: cx.turn,
-                        turn_id: turn_id.to_owned(),
-                        model: model.clone(),
-                        text: streamed.text,
-                    });
-                    self.observe(&mut end).await;
                     let message = acc.finish();
+                    if hooks.has::<StreamEnd>() {
+                        let mut end = StreamEnd::new(StreamEndInit {
+                            run_id: cx.run_id.clone(),
+                            turn: cx.turn,
+                            turn_id: turn_id.to_owned(),
+                            model: model.clone(),
+                            text: message.text(),
+                        });
+                        self.observe(&mut end).await;
+                    }
                     let key = StepKey {
                         run_id: cx.run_id.clone(),
                         turn: cx.turn,
@@ -144,8 +155,8 @@ impl RunLoop {
                 let keep = !partial.content.is_empty();
                 return Err(TurnFailure::Aborted(keep.then_some(partial)));
             }
-            let discarded_text = !streamed.text.is_empty();
-            let discarded_thinking = !streamed.thinking.is_empty();
+            let discarded_text = streamed.text_bytes > 0;
+            let discarded_thinking = streamed.thinking_bytes > 0;
             let shared: SharedError = Arc::new(ProviderError::clone(&error));
 
             if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
@@ -249,8 +260,9 @@ impl RunLoop {
         let hooks = &self.inner.config.hooks;
         match event {
             StreamEvent::TextDelta { text, .. } => {
-                streamed.text.push_str(text);
+                streamed.text_bytes += text.len();
                 if hooks.has::<StreamText>() {
+                    streamed.text.push_str(text);
                     let mut ev = StreamText::new(StreamTextInit {
                         run_id: cx.run_id.clone(),
                         turn: cx.turn,
@@ -263,8 +275,9 @@ impl RunLoop {
                 }
             }
             StreamEvent::ThinkingDelta { text, .. } => {
-                streamed.thinking.push_str(text);
+                streamed.thinking_bytes += text.len();
                 if hooks.has::<StreamThinking>() {
+                    streamed.thinking.push_str(text);
                     let mut ev = StreamThinking::new(StreamThinkingInit {
                         run_id: cx.run_id.clone(),
                         turn: cx.turn,
@@ -326,7 +339,7 @@ impl RunLoop {
     ) {
         let (tokens, counted) = match acc.usage().output {
             Some(out) if out > 1 => (out, true),
-            _ => (((streamed.text.len() + streamed.thinking.len()) / 4) as u64, false),
+            _ => (((streamed.text_bytes + streamed.thinking_bytes) / 4) as u64, false),
         };
         let usage = TurnUsage {
             output: tokens,

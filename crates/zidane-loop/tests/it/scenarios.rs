@@ -873,3 +873,37 @@ async fn a_server_tool_result_names_the_tool_of_the_call_it_answers() {
         vec![("web_search".to_owned(), "srvtoolu_1".to_owned())]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn stream_text_events_share_the_text_so_far_without_copying_it() {
+    use zidane_core::events::{StreamText, StreamedText};
+    let script = Script::new()
+        .text("Hel")
+        .text("lo, ")
+        .text("world")
+        .end(FinishReason::Stop);
+    let h = harness(vec![script], ToolSet::new(), Behavior::default());
+    let views: Arc<std::sync::Mutex<Vec<(String, StreamedText)>>> = Arc::default();
+    let v = Arc::clone(&views);
+    h.looped.hooks().on_sync::<StreamText, _>(move |ev, _| {
+        v.lock().unwrap().push((ev.delta().to_owned(), ev.text().clone()));
+        Ok(())
+    });
+    h.looped.run(RunOptions::prompt("Greet.")).await.unwrap();
+    // Each view still shows the text as it was when its event fired, though
+    // the stream went on appending to the same buffer.
+    let seen: Vec<(String, String)> = views
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(delta, text)| (delta.clone(), text.to_string()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("Hel".to_owned(), "Hel".to_owned()),
+            ("lo, ".to_owned(), "Hello, ".to_owned()),
+            ("world".to_owned(), "Hello, world".to_owned()),
+        ]
+    );
+}

@@ -310,7 +310,7 @@ async fn thinking_and_server_tools_reach_their_hooks_and_cost_nothing_unobserved
     let thoughts: Arc<Mutex<Vec<String>>> = Arc::default();
     let t = Arc::clone(&thoughts);
     h.looped.hooks().on_sync::<StreamThinking, _>(move |ev, _| {
-        t.lock().unwrap().push(ev.thinking().to_owned());
+        t.lock().unwrap().push(ev.thinking().to_string());
         Ok(())
     });
     h.looped.run(RunOptions::prompt("Search.")).await.unwrap();
