@@ -38,17 +38,69 @@ pub enum McpError {
     #[error("the {0} transport is not supported by this build")]
     Unsupported(&'static str),
     /// The server could not be started or reached.
-    #[error("cannot start the server: {0}")]
-    Spawn(String),
+    #[error("cannot start the server: {what}{}", suffix(source.as_ref()))]
+    Spawn {
+        /// What could not be done.
+        what: String,
+        /// The underlying error, when there is one (`source()` returns it).
+        #[source]
+        source: Option<SharedError>,
+    },
     /// The handshake or a request failed.
-    #[error("{0}")]
-    Protocol(String),
+    #[error("{what}{}", suffix(source.as_ref()))]
+    Protocol {
+        /// What failed.
+        what: String,
+        /// The underlying error, when there is one (`source()` returns it).
+        #[source]
+        source: Option<SharedError>,
+    },
     /// The connection or handshake took too long.
     #[error("no answer within {0}s")]
     Timeout(u64),
     /// The server answered 401 with this `WWW-Authenticate` challenge.
     #[error("the server requires authorization ({0})")]
     AuthRequired(String),
+}
+
+/// The source's message after the context, so the one line a person reads
+/// says both (the source stays reachable through `source()`).
+fn suffix(source: Option<&SharedError>) -> String {
+    source.map(|e| format!(": {e}")).unwrap_or_default()
+}
+
+impl McpError {
+    /// A start or reach failure: `what` could not be done, because of `source`.
+    pub fn spawn(what: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        McpError::Spawn {
+            what: what.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// A start or reach failure with no underlying error.
+    pub fn spawn_msg(what: impl Into<String>) -> Self {
+        McpError::Spawn {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A protocol failure: `what` failed, because of `source`.
+    pub fn protocol(what: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        McpError::Protocol {
+            what: what.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// A protocol failure with no underlying error.
+    pub fn protocol_msg(what: impl Into<String>) -> Self {
+        McpError::Protocol {
+            what: what.into(),
+            source: None,
+        }
+    }
 }
 
 /// Identity of a discovered tool, for [`McpToolWrap`].
@@ -194,7 +246,7 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
             let (transport, stderr) = TokioChildProcess::builder(cmd)
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| McpError::Spawn(format!("`{command}`: {e}")))?;
+                .map_err(|e| McpError::spawn(format!("`{command}`"), e))?;
             if let Some(stderr) = stderr {
                 // The server's diagnostics become `mcp:warn`.
                 let (hooks, name) = (hooks.clone(), config.name.clone());
@@ -237,13 +289,13 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
     }
 }
 
-async fn handshake<E: std::fmt::Display>(
+async fn handshake<E: std::error::Error + Send + Sync + 'static>(
     config: &McpServerConfig,
     serving: impl Future<Output = Result<Client, E>>,
 ) -> Result<Client, McpError> {
     match tokio::time::timeout(config.connect_timeout, serving).await {
         Err(_) => Err(McpError::Timeout(config.connect_timeout.as_secs())),
-        Ok(Err(e)) => Err(McpError::Protocol(format!("the handshake failed: {e}"))),
+        Ok(Err(e)) => Err(McpError::protocol("the handshake failed", e)),
         Ok(Ok(client)) => Ok(client),
     }
 }
@@ -385,7 +437,7 @@ pub async fn connect_mcp_servers(configs: &[McpServerConfig], hooks: &HookBus) -
             if let McpBootstrapOutcome::Failed { error, .. } = &result.outcome {
                 let error = error
                     .clone()
-                    .unwrap_or_else(|| Arc::new(McpError::Protocol("the bootstrap failed".into())) as SharedError);
+                    .unwrap_or_else(|| Arc::new(McpError::protocol_msg("the bootstrap failed")) as SharedError);
                 connection.failed.push((config.clone(), error));
             }
             results.push(result);
@@ -446,7 +498,7 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
         let tools = client
             .list_all_tools()
             .await
-            .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
+            .map_err(|e| McpError::protocol("tools/list failed", e))?;
         Ok((tools.iter().map(schema_of).collect(), false))
     }
     .await;

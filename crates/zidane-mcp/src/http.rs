@@ -93,7 +93,7 @@ pub(crate) fn http_client(connect: Duration, call: Duration) -> Result<HttpClien
         connect,
         idle: call.max(Duration::from_secs(1)),
     })
-    .map_err(|e| McpError::Spawn(e.to_string()))
+    .map_err(|e| McpError::spawn("cannot build the HTTP client", e))
 }
 
 /// The transport for `url` with `headers` on every request, and where it
@@ -106,7 +106,7 @@ pub(crate) fn transport(
 ) -> Result<(StreamableHttpClientTransport<McpHttpClient>, Challenge), McpError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     for (name, value) in headers {
-        let bad = |what: &str| McpError::Spawn(format!("header `{name}`: {what}"));
+        let bad = |what: &str| McpError::spawn_msg(format!("header `{name}`: {what}"));
         // A bearer token configured as a header goes where rmcp expects it.
         if name.eq_ignore_ascii_case("authorization") {
             let token = value.strip_prefix("Bearer ").unwrap_or(value);

@@ -35,7 +35,7 @@ fn headers_of(headers: &BTreeMap<String, String>) -> Result<Vec<(HeaderName, Hea
     headers
         .iter()
         .map(|(name, value)| {
-            let bad = |what: &str| McpError::Spawn(format!("header `{name}`: {what}"));
+            let bad = |what: &str| McpError::spawn_msg(format!("header `{name}`: {what}"));
             let header = HeaderName::try_from(name.as_str()).map_err(|_| bad("not a valid header name"))?;
             if header == ACCEPT || header == CONTENT_TYPE {
                 return Err(bad("set by the transport itself"));
@@ -53,7 +53,7 @@ fn resolve(base: &Uri, endpoint: &str) -> Result<String, McpError> {
         return Ok(endpoint.to_owned());
     }
     let (Some(scheme), Some(authority)) = (base.scheme_str(), base.authority()) else {
-        return Err(McpError::Protocol(format!("`{base}` is not an absolute URL")));
+        return Err(McpError::protocol_msg(format!("`{base}` is not an absolute URL")));
     };
     if endpoint.starts_with('/') {
         return Ok(format!("{scheme}://{authority}{endpoint}"));
@@ -73,7 +73,7 @@ pub(crate) async fn connect(
 ) -> Result<LegacySse, McpError> {
     let base: Uri = url
         .parse()
-        .map_err(|e| McpError::Spawn(format!("`{url}` is not a URL: {e}")))?;
+        .map_err(|e| McpError::spawn(format!("`{url}` is not a URL"), e))?;
     let headers = headers_of(headers)?;
     let http = crate::http::http_client(connect, call)?;
     let mut request = Request::builder()
@@ -85,12 +85,12 @@ pub(crate) async fn connect(
     }
     let request = request
         .body(Full::new(Bytes::new()))
-        .map_err(|e| McpError::Spawn(e.to_string()))?;
+        .map_err(|e| McpError::spawn("cannot build the request", e))?;
     let opening = async {
         let response = http
             .send_raw(PROVIDER, request, &AbortSignal::never())
             .await
-            .map_err(|e| McpError::Spawn(e.to_string()))?;
+            .map_err(|e| McpError::spawn("cannot open the event stream", e))?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
             let challenge = response
@@ -101,7 +101,7 @@ pub(crate) async fn connect(
             return Err(McpError::AuthRequired(challenge.to_owned()));
         }
         if !status.is_success() {
-            return Err(McpError::Protocol(format!(
+            return Err(McpError::protocol_msg(format!(
                 "opening the event stream returned HTTP {status}"
             )));
         }
@@ -114,10 +114,10 @@ pub(crate) async fn connect(
                     return Ok((endpoint, events));
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(McpError::Protocol(format!("the event stream broke: {e}"))),
+                Some(Err(e)) => return Err(McpError::protocol("the event stream broke", e)),
                 None => {
-                    return Err(McpError::Protocol(
-                        "the event stream ended before naming its endpoint".into(),
+                    return Err(McpError::protocol_msg(
+                        "the event stream ended before naming its endpoint",
                     ));
                 }
             }

@@ -337,3 +337,28 @@ async fn an_mcp_tool_through_the_loop_with_progress() {
     ));
     connection.close().await;
 }
+
+#[tokio::test]
+async fn a_server_that_cannot_start_keeps_the_os_error_as_its_source() {
+    let config = McpServerConfig::stdio("ghost", "/nonexistent/zidane-mcp-server", Vec::<String>::new());
+    let connection = connect_mcp_servers(&[config], &zidane_hooks::HookBus::new()).await;
+    let failures = connection.failures();
+    assert_eq!(failures.len(), 1);
+    let (name, error) = &failures[0];
+    assert_eq!(name, "ghost");
+    let Some(zidane_mcp::McpError::Spawn {
+        source: Some(source), ..
+    }) = error.downcast_ref::<zidane_mcp::McpError>()
+    else {
+        panic!("expected a spawn failure, got {error}");
+    };
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("the OS error, not a string");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(
+        error
+            .to_string()
+            .starts_with("cannot start the server: `/nonexistent/zidane-mcp-server`: ")
+    );
+}
