@@ -169,7 +169,7 @@ fn mcp_servers() -> Result {
 fn bench(args: &[&str]) -> Result {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let quick = args.contains(&"--quick");
-    let mut cmd = vec!["bench", "--workspace", "--locked"];
+    let mut cmd = vec!["bench", "--workspace", "--all-features", "--locked"];
     if quick {
         cmd.extend(["--", "--quick"]);
     }
