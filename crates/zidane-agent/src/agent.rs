@@ -5,210 +5,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
-use zidane_core::ToolSet;
 use zidane_core::events::{
-    self, AgentStats, ExecutionHandle, ExecutionReady, HOOK_SPECS, MessageError, RunStatus, SessionEnd,
-    SessionEndStatus, SessionMeta, SessionSave, SessionStart, SessionTurns, SharedError,
+    self, AgentStats, ExecutionHandle, ExecutionReady, HOOK_SPECS, RunStatus, SessionEnd, SessionEndStatus,
+    SessionStart,
 };
-use zidane_core::seams::TurnSink;
-use zidane_core::tool::{ReadStateMap, ToolStateStore};
-use zidane_hooks::{HookBus, HookMap, HookScope};
-use zidane_loop::{Behavior, BehaviorOverride, Clock, LoopConfig, ModelRef, RunLoop, RunOptions, SystemClock};
-use zidane_provider::{
-    AbortController, BoxFuture, CacheTtl, ContentBlock, Pricing, Provider, ProviderMeta, SessionTurn, StreamOptions,
-    ThinkingLevel,
-};
+
+use zidane_hooks::{HookBus, HookScope};
+use zidane_loop::{Clock, LoopConfig, RunLoop, RunOptions, SystemClock};
+use zidane_provider::{AbortController, CacheTtl, ContentBlock, Provider, ProviderMeta, SessionTurn};
 
 use zidane_core::execution::{ExecutionContext, Workspace};
 #[cfg(feature = "mcp")]
-use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
+use zidane_mcp::DefaultConnector;
 use zidane_tools::ProcessContext;
 
-use crate::compact::{AutoCompact, CompactOptions, Compaction, CompactionResult};
+use crate::binding::SessionSink;
+pub(crate) use crate::cache::estimate_tokens;
+use crate::compact::{CompactOptions, Compaction, CompactionResult};
 use crate::decide::Decisions;
 use crate::error::AgentError;
-use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
-use zidane_core::events::{
-    ExecutionReadyInit, SessionEndInit, SessionMetaInit, SessionSaveInit, SessionStartInit, SessionTurnsInit,
-};
-
-/// Options of [`create_agent`]. Only `provider` is required.
-#[derive(Clone, Default)]
-pub struct AgentOptions {
-    /// The provider(s); the first is the primary. Names must be unique.
-    pub provider: Vec<Arc<dyn Provider>>,
-    /// Display name (traces, logs, summaries).
-    pub name: Option<String>,
-    /// Default system prompt.
-    pub system: Option<String>,
-    /// The default model chain of a run that names none, in the same shape
-    /// as [`AgentRunOptions::model`] (`vec!["claude-sonnet-4-5".into()]`);
-    /// empty: the primary provider's default model.
-    pub model: Vec<ModelRef>,
-    /// Output token limit per request, for runs that set none.
-    pub max_tokens: Option<u32>,
-    /// Tools, with their aliases and description overrides.
-    pub tools: ToolSet,
-    /// Agent-lifetime hooks, by the spec's names or by type.
-    pub hooks: HookMap,
-    /// Behavior defaults (a run may override them).
-    pub behavior: Behavior,
-    /// Auto-compaction; `None` disables it.
-    pub auto_compact: Option<AutoCompact>,
-    /// Prompt-cache lifetime requested (5 minutes when unset).
-    pub cache_ttl: Option<CacheTtl>,
-    /// Time and id source.
-    pub clock: Option<Arc<dyn Clock>>,
-    /// A session to run in.
-    pub session: Option<Session>,
-    /// The id of a session to load from (or create in) `store`.
-    pub session_id: Option<String>,
-    /// Where sessions are kept.
-    pub store: Option<Arc<dyn SessionStore>>,
-    /// Backing store of durable tool state (default: the session store's,
-    /// else memory).
-    pub tool_state: Option<Arc<dyn ToolStateStore>>,
-    /// Read state shared with tools (and, when given, with a parent agent).
-    pub read_state: Option<ReadStateMap>,
-    /// Reason given to `cancel_tool` without one (default `user-cancelled-tool`).
-    pub tool_kill_message: Option<String>,
-    /// Decision provider settings.
-    pub decisions: Decisions,
-    /// Connect the MCP servers in the background as soon as `create_agent`
-    /// returns, instead of at the first run or warm-up. A no-op without MCP
-    /// servers; it needs a Tokio runtime (`create_agent` refuses it outside
-    /// one). A failed bootstrap is left for the next run or warm-up to retry.
-    pub eager: bool,
-    /// Where tools run (default: this process, in the current folder).
-    pub execution: Option<Arc<dyn ExecutionContext>>,
-    /// A host-owned execution handle: used as is, never spawned, never destroyed.
-    pub handle: Option<ExecutionHandle>,
-    /// Prices for turn costs.
-    pub pricing: Option<Pricing>,
-    /// MCP servers whose tools the agent offers (connected on the first run
-    /// or warm-up, closed on destroy).
-    #[cfg(feature = "mcp")]
-    pub mcp_servers: Vec<McpServerConfig>,
-    /// How the servers are connected (default: [`zidane_mcp::connect_mcp_servers`]).
-    #[cfg(feature = "mcp")]
-    pub mcp_connector: Option<Arc<dyn McpConnector>>,
-    /// Re-shapes each discovered MCP tool before it is registered.
-    #[cfg(feature = "mcp")]
-    pub mcp_tool_wrap: Option<McpToolWrap>,
-}
-
-/// One run's options.
-#[derive(Clone, Default)]
-pub struct AgentRunOptions {
-    /// The prompt as text.
-    pub prompt: String,
-    /// Extra prompt parts (images, documents) after the text.
-    pub parts: Vec<ContentBlock>,
-    /// A system prompt for this run.
-    pub system: Option<String>,
-    /// Notes appended to the prompt.
-    pub system_notes: Vec<String>,
-    /// The model fallback chain (empty: the agent's).
-    pub model: Vec<ModelRef>,
-    /// Thinking level.
-    pub thinking: ThinkingLevel,
-    /// Output token limit per request (else the agent's).
-    pub max_tokens: Option<u32>,
-    /// This run's changes to the agent's behavior, merged field by field
-    /// (a field left unset keeps the agent's value).
-    pub behavior: BehaviorOverride,
-    /// Hooks for this run only.
-    pub hooks: HookMap,
-    /// JSON schema of the final answer.
-    pub response_schema: Option<Value>,
-}
-
-impl AgentRunOptions {
-    /// A text prompt.
-    pub fn prompt(text: impl Into<String>) -> Self {
-        AgentRunOptions {
-            prompt: text.into(),
-            ..Default::default()
-        }
-    }
-}
-
-/// A prompt: text, or parts (text with images and documents).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Prompt {
-    /// Plain text.
-    Text(String),
-    /// Content parts, in order.
-    Parts(Vec<ContentBlock>),
-}
-
-impl From<&str> for Prompt {
-    fn from(text: &str) -> Self {
-        Prompt::Text(text.to_owned())
-    }
-}
-
-impl From<String> for Prompt {
-    fn from(text: String) -> Self {
-        Prompt::Text(text)
-    }
-}
-
-impl From<Vec<ContentBlock>> for Prompt {
-    fn from(parts: Vec<ContentBlock>) -> Self {
-        Prompt::Parts(parts)
-    }
-}
-
-/// Options of [`Agent::steer`] and [`Agent::follow_up`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct QueuedMessageOptions {
-    /// Comes back in `steer:inject`, so a host can tell which message the
-    /// loop added.
-    pub id: Option<String>,
-    /// Notes appended to the message as extra text blocks.
-    pub system_notes: Vec<String>,
-}
-
-fn queued(prompt: Prompt, options: QueuedMessageOptions) -> (Vec<ContentBlock>, Option<String>) {
-    let mut content = match prompt {
-        Prompt::Text(text) => vec![ContentBlock::text(text)],
-        Prompt::Parts(parts) => parts,
-    };
-    content.extend(options.system_notes.into_iter().map(ContentBlock::text));
-    (content, options.id)
-}
-
-/// What a change would make the next request read again.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentCacheChange {
-    /// A model id to switch to.
-    pub model: Option<String>,
-    /// A thinking level to switch to.
-    pub thinking: Option<ThinkingLevel>,
-    /// Whether the system prompt changes.
-    pub system: bool,
-    /// Whether the tool list changes.
-    pub tools: bool,
-}
-
-/// The estimate of [`Agent::cache_impact`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentCacheImpact {
-    /// Tokens the next request would read again instead of from the cache.
-    pub tokens: u64,
-    /// The parts of the change that count (`model`, `thinking`, `system`, `tools`).
-    pub changed: Vec<&'static str>,
-}
-
-/// The agent's MCP servers and, once bootstrapped, their connection.
 #[cfg(feature = "mcp")]
-pub(crate) struct Mcp {
-    pub(crate) servers: Vec<McpServerConfig>,
-    pub(crate) connector: Arc<dyn McpConnector>,
-    pub(crate) tool_wrap: Option<McpToolWrap>,
-    pub(crate) connection: tokio::sync::Mutex<Option<McpConnection>>,
-}
+use crate::mcp::Mcp;
+use crate::options::{AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions, queued};
+use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
+use zidane_core::events::{ExecutionReadyInit, SessionEndInit, SessionStartInit};
 
 pub(crate) struct Inner {
     pub(crate) looped: RunLoop,
@@ -675,104 +495,10 @@ impl Agent {
         Ok(outcome?)
     }
 
-    async fn save_run(&self, session_id: &str, run: SessionRun) {
-        if let Some(state) = lock(&self.inner.session).as_mut() {
-            match state.runs.iter_mut().find(|r| r.id == run.id) {
-                Some(existing) => *existing = run.clone(),
-                None => state.runs.push(run.clone()),
-            }
-        }
-        if let Some(store) = &self.inner.store
-            && let Err(e) = store.save_run(session_id, &run).await
-        {
-            tracing::warn!(target: "zidane", "the run could not be recorded: {e}");
-        }
-    }
-
     pub(crate) async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
         if let Err(e) = self.inner.hooks.emit(event).await {
             tracing::warn!(target: "zidane", "{} handler failed: {e}", E::NAME);
         }
-    }
-
-    /// Loads (or creates) the session named by `session_id`, once.
-    pub(crate) async fn load_session(&self) -> Result<(), AgentError> {
-        let to_check = lock(&self.inner.session_to_check).clone();
-        if let Some(id) = to_check {
-            self.ensure_session_stored(&id).await?;
-            *lock(&self.inner.session_to_check) = None;
-        }
-        let Some(id) = lock(&self.inner.pending_session_id).clone() else {
-            return Ok(());
-        };
-        let Some(store) = &self.inner.store else {
-            return Err(AgentError::SessionIdWithoutStore);
-        };
-        let now = self.inner.clock.now_ms();
-        let session = match store.load(&id).await.map_err(AgentError::Store)? {
-            Some(session) => session,
-            None => {
-                store.create(&id, now).await.map_err(AgentError::Store)?;
-                Session {
-                    id: id.clone(),
-                    created_at: now,
-                    updated_at: now,
-                    ..Default::default()
-                }
-            }
-        };
-        let turn_count = session.turns.len();
-        self.inner.looped.set_turns(session.turns);
-        *lock(&self.inner.session) = Some(SessionState {
-            id: session.id,
-            metadata: session.metadata,
-            runs: session.runs,
-            created_at: session.created_at,
-            turn_count,
-        });
-        *lock(&self.inner.pending_session_id) = None;
-        Ok(())
-    }
-
-    /// Creates the given session in the store when the store does not hold
-    /// it, with the turns it came with.
-    async fn ensure_session_stored(&self, id: &str) -> Result<(), AgentError> {
-        let Some(store) = &self.inner.store else {
-            return Err(AgentError::SessionWithoutStore);
-        };
-        if store.load(id).await.map_err(AgentError::Store)?.is_some() {
-            return Ok(());
-        }
-        let now = self.inner.clock.now_ms();
-        store.create(id, now).await.map_err(AgentError::Store)?;
-        let turns = self.turns();
-        if !turns.is_empty() {
-            store.append_turns(id, &turns, now).await.map_err(AgentError::Store)?;
-        }
-        Ok(())
-    }
-
-    /// Sets a session metadata key (`session:meta`).
-    pub async fn set_session_meta(&self, key: &str, value: Value) -> Result<(), AgentError> {
-        self.load_session().await?;
-        let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
-            return Err(AgentError::Store(Arc::new(MessageError(
-                "the agent has no session".into(),
-            ))));
-        };
-        if let Some(store) = &self.inner.store {
-            store.set_meta(&id, key, &value).await.map_err(AgentError::Store)?;
-        }
-        if let Some(state) = lock(&self.inner.session).as_mut() {
-            state.metadata.insert(key.to_owned(), value.clone());
-        }
-        let mut ev = SessionMeta::new(SessionMetaInit {
-            session_id: id,
-            key: key.to_owned(),
-            value,
-        });
-        self.observe(&mut ev).await;
-        Ok(())
     }
 
     /// Aborts the current run or manual compaction (no-op when idle).
@@ -874,56 +600,6 @@ impl Agent {
         Ok(())
     }
 
-    /// The MCP connection, connecting the servers the first time and the
-    /// ones that failed before again; `None` without servers. A server that
-    /// fails is reported on the bus and left out (its failure is returned),
-    /// the others are used.
-    #[cfg(feature = "mcp")]
-    pub(crate) async fn ensure_mcp(&self) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
-        let mcp = &self.inner.mcp;
-        if mcp.servers.is_empty() {
-            return (None, Vec::new());
-        }
-        let mut slot = mcp.connection.lock().await;
-        let connection = match slot.take() {
-            Some(connection) if connection.failures().is_empty() => connection,
-            Some(mut connection) => {
-                let mut retried = mcp
-                    .connector
-                    .connect(&connection.failed_configs(), &self.inner.hooks)
-                    .await;
-                if let Some(wrap) = &mcp.tool_wrap {
-                    retried.wrap_tools(wrap);
-                }
-                connection.absorb(retried);
-                connection
-            }
-            None => {
-                let mut connection = mcp.connector.connect(&mcp.servers, &self.inner.hooks).await;
-                if let Some(wrap) = &mcp.tool_wrap {
-                    connection.wrap_tools(wrap);
-                }
-                connection
-            }
-        };
-        let failures = connection.failures();
-        *slot = Some(connection.clone());
-        (Some(connection), failures)
-    }
-
-    /// The live MCP connection (`None` before the first run or warm-up and
-    /// after destroy).
-    #[cfg(feature = "mcp")]
-    pub async fn mcp_connection(&self) -> Option<McpConnection> {
-        self.inner.mcp.connection.lock().await.clone()
-    }
-
-    /// The configured MCP servers.
-    #[cfg(feature = "mcp")]
-    pub fn mcp_servers(&self) -> &[McpServerConfig] {
-        &self.inner.mcp.servers
-    }
-
     /// Aborts any run and releases the execution handle (unless the host
     /// injected it). Idempotent.
     pub async fn destroy(&self) {
@@ -948,78 +624,6 @@ impl Agent {
         }
     }
 
-    /// When the provider's prompt cache is estimated to expire (epoch ms):
-    /// the last request's time plus the cache lifetime it used (5 minutes
-    /// unless set). `None` before any request.
-    pub fn cache_expires_at(&self) -> Option<u64> {
-        let (at, request) = self.inner.looped.last_request();
-        let ttl = request
-            .and_then(|r| r.cache_ttl)
-            .or(self.inner.cache_ttl)
-            .unwrap_or_default();
-        at.map(|at| at + ttl.as_millis())
-    }
-
-    /// What `change` would make the next request read again instead of from
-    /// the cache. Literal: a model or thinking level different from the last
-    /// request's counts (never before a request), and `system` / `tools`
-    /// count when set. Tokens are the part of the last request from the
-    /// first changed layer on (tools, then system, then messages).
-    pub fn cache_impact(&self, change: &AgentCacheChange) -> AgentCacheImpact {
-        let (_, request) = self.inner.looped.last_request();
-        let mut changed = Vec::new();
-        if let (Some(model), Some(last)) = (&change.model, &request)
-            && model != &last.model
-        {
-            changed.push("model");
-        }
-        if let (Some(thinking), Some(last)) = (change.thinking, &request)
-            && thinking != last.thinking
-        {
-            changed.push("thinking");
-        }
-        if change.system {
-            changed.push("system");
-        }
-        if change.tools {
-            changed.push("tools");
-        }
-        if changed.is_empty() {
-            return AgentCacheImpact::default();
-        }
-        let layers = match &request {
-            Some(r) => prefix_layers(r, self.last_input_total()),
-            None => {
-                let (system, tools) = self.config_layers();
-                (tools, system, 0)
-            }
-        };
-        let (tools, system, messages) = layers;
-        let tokens = if changed.contains(&"model") || changed.contains(&"tools") {
-            tools + system + messages
-        } else if changed.contains(&"system") {
-            system + messages
-        } else {
-            messages
-        };
-        AgentCacheImpact { tokens, changed }
-    }
-
-    /// Input tokens of the last turn (input + cache reads + cache writes).
-    pub(crate) fn last_input_total(&self) -> Option<u64> {
-        self.inner
-            .looped
-            .last_usage()
-            .map(|u| u.input + u.cache_read + u.cache_creation)
-    }
-
-    fn config_layers(&self) -> (u64, u64) {
-        let config = self.inner.looped.config();
-        let system = config.system.as_deref().map_or(0, estimate_tokens);
-        let tools = estimate_tokens(&serde_json::to_string(&config.tools.specs()).unwrap_or_default());
-        (system, tools)
-    }
-
     /// Summarizes the older turns now (`compact:*` hooks, `reason: manual`),
     /// keeping the last `options.keep_turns` turns. Refused while a run is
     /// active; [`Agent::abort`] stops it (it then resolves with
@@ -1029,80 +633,6 @@ impl Agent {
         self.load_session().await?;
         let compaction = Arc::clone(&self.inner.compaction);
         compaction.manual(self, options).await
-    }
-
-    /// Persists a compacted conversation to the session.
-    pub(crate) async fn persist_replacement(&self, turns: &[SessionTurn]) -> Result<(), SharedError> {
-        let id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
-        if let (Some(store), Some(id)) = (&self.inner.store, id) {
-            store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
-            if let Some(state) = lock(&self.inner.session).as_mut() {
-                state.turn_count = turns.len();
-            }
-            let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
-            self.observe(&mut ev).await;
-        }
-        Ok(())
-    }
-}
-
-/// Token split of a request's prefix: tools, system, messages (estimates
-/// reconciled to the real total when one is known).
-pub(crate) fn prefix_layers(request: &StreamOptions, real_total: Option<u64>) -> (u64, u64, u64) {
-    let tools = estimate_tokens(&serde_json::to_string(&request.tools).unwrap_or_default());
-    let system = request.system.as_deref().map_or(0, estimate_tokens);
-    let messages = estimate_tokens(&serde_json::to_string(&request.messages).unwrap_or_default());
-    match real_total {
-        Some(total) if total > 0 => {
-            let estimated = (tools + system + messages).max(1);
-            let scale = |x: u64| (x as f64 * total as f64 / estimated as f64).round() as u64;
-            let (t, s) = (scale(tools), scale(system));
-            (t, s, total.saturating_sub(t + s))
-        }
-        _ => (tools, system, messages),
-    }
-}
-
-/// The usual rough estimate: four characters a token.
-pub(crate) fn estimate_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
-}
-
-/// Delivers turns to the session store and the session hooks.
-struct SessionSink {
-    store: Option<Arc<dyn SessionStore>>,
-    session: Arc<Mutex<Option<SessionState>>>,
-    hooks: HookBus,
-    clock: Arc<dyn Clock>,
-}
-
-impl TurnSink for SessionSink {
-    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
-        Box::pin(async move {
-            let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {
-                return Ok(());
-            };
-            if let Some(store) = &self.store {
-                store.append_turns(&id, turns, self.clock.now_ms()).await?;
-            }
-            let count = {
-                let mut session = lock(&self.session);
-                let Some(state) = session.as_mut() else { return Ok(()) };
-                state.turn_count += turns.len();
-                state.turn_count
-            };
-            if self.hooks.has::<SessionTurns>() {
-                let mut ev = SessionTurns::new(SessionTurnsInit {
-                    session_id: id.clone(),
-                    count,
-                    turns: turns.to_vec(),
-                });
-                let _ = self.hooks.emit(&mut ev).await;
-            }
-            let mut save = SessionSave::new(SessionSaveInit { session_id: id });
-            let _ = self.hooks.emit(&mut save).await;
-            Ok(())
-        })
     }
 }
 

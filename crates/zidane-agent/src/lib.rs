@@ -9,22 +9,25 @@
 //! `TurnSink`, compaction through its `Compactor` seam.
 
 mod agent;
+mod binding;
+mod cache;
 mod compact;
 mod context;
 mod decide;
 mod error;
+#[cfg(feature = "mcp")]
+mod mcp;
+mod options;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use agent::{
-    Agent, AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions,
-    create_agent, hook_names,
-};
+pub use agent::{Agent, create_agent, hook_names};
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};
 pub use error::AgentError;
+pub use options::{AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions};
 pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;

@@ -1,0 +1,67 @@
+//! The agent's MCP servers: one bootstrap shared by concurrent callers,
+//! failed servers retried, the connection closed on destroy.
+
+use std::sync::Arc;
+
+use zidane_core::events::SharedError;
+
+use zidane_mcp::{McpConnection, McpConnector, McpServerConfig, McpToolWrap};
+
+use crate::agent::Agent;
+
+/// The agent's MCP servers and, once bootstrapped, their connection.
+pub(crate) struct Mcp {
+    pub(crate) servers: Vec<McpServerConfig>,
+    pub(crate) connector: Arc<dyn McpConnector>,
+    pub(crate) tool_wrap: Option<McpToolWrap>,
+    pub(crate) connection: tokio::sync::Mutex<Option<McpConnection>>,
+}
+
+impl Agent {
+    /// The MCP connection, connecting the servers the first time and the
+    /// ones that failed before again; `None` without servers. A server that
+    /// fails is reported on the bus and left out (its failure is returned),
+    /// the others are used.
+    pub(crate) async fn ensure_mcp(&self) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
+        let mcp = &self.inner.mcp;
+        if mcp.servers.is_empty() {
+            return (None, Vec::new());
+        }
+        let mut slot = mcp.connection.lock().await;
+        let connection = match slot.take() {
+            Some(connection) if connection.failures().is_empty() => connection,
+            Some(mut connection) => {
+                let mut retried = mcp
+                    .connector
+                    .connect(&connection.failed_configs(), &self.inner.hooks)
+                    .await;
+                if let Some(wrap) = &mcp.tool_wrap {
+                    retried.wrap_tools(wrap);
+                }
+                connection.absorb(retried);
+                connection
+            }
+            None => {
+                let mut connection = mcp.connector.connect(&mcp.servers, &self.inner.hooks).await;
+                if let Some(wrap) = &mcp.tool_wrap {
+                    connection.wrap_tools(wrap);
+                }
+                connection
+            }
+        };
+        let failures = connection.failures();
+        *slot = Some(connection.clone());
+        (Some(connection), failures)
+    }
+
+    /// The live MCP connection (`None` before the first run or warm-up and
+    /// after destroy).
+    pub async fn mcp_connection(&self) -> Option<McpConnection> {
+        self.inner.mcp.connection.lock().await.clone()
+    }
+
+    /// The configured MCP servers.
+    pub fn mcp_servers(&self) -> &[McpServerConfig] {
+        &self.inner.mcp.servers
+    }
+}

@@ -1,0 +1,189 @@
+//! What `create_agent` and a run take: `AgentOptions`, `AgentRunOptions`,
+//! prompts and queued messages, and the cache-change questions.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use zidane_core::ToolSet;
+use zidane_core::events::ExecutionHandle;
+use zidane_core::tool::{ReadStateMap, ToolStateStore};
+use zidane_hooks::HookMap;
+use zidane_loop::{Behavior, BehaviorOverride, Clock, ModelRef};
+use zidane_provider::{CacheTtl, ContentBlock, Pricing, Provider, ThinkingLevel};
+
+use zidane_core::execution::ExecutionContext;
+#[cfg(feature = "mcp")]
+use zidane_mcp::{McpConnector, McpServerConfig, McpToolWrap};
+
+use crate::compact::AutoCompact;
+use crate::decide::Decisions;
+use crate::session::{Session, SessionStore};
+
+/// Options of [`create_agent`](crate::create_agent). Only `provider` is required.
+#[derive(Clone, Default)]
+pub struct AgentOptions {
+    /// The provider(s); the first is the primary. Names must be unique.
+    pub provider: Vec<Arc<dyn Provider>>,
+    /// Display name (traces, logs, summaries).
+    pub name: Option<String>,
+    /// Default system prompt.
+    pub system: Option<String>,
+    /// The default model chain of a run that names none, in the same shape
+    /// as [`AgentRunOptions::model`] (`vec!["claude-sonnet-4-5".into()]`);
+    /// empty: the primary provider's default model.
+    pub model: Vec<ModelRef>,
+    /// Output token limit per request, for runs that set none.
+    pub max_tokens: Option<u32>,
+    /// Tools, with their aliases and description overrides.
+    pub tools: ToolSet,
+    /// Agent-lifetime hooks, by the spec's names or by type.
+    pub hooks: HookMap,
+    /// Behavior defaults (a run may override them).
+    pub behavior: Behavior,
+    /// Auto-compaction; `None` disables it.
+    pub auto_compact: Option<AutoCompact>,
+    /// Prompt-cache lifetime requested (5 minutes when unset).
+    pub cache_ttl: Option<CacheTtl>,
+    /// Time and id source.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// A session to run in.
+    pub session: Option<Session>,
+    /// The id of a session to load from (or create in) `store`.
+    pub session_id: Option<String>,
+    /// Where sessions are kept.
+    pub store: Option<Arc<dyn SessionStore>>,
+    /// Backing store of durable tool state (default: the session store's,
+    /// else memory).
+    pub tool_state: Option<Arc<dyn ToolStateStore>>,
+    /// Read state shared with tools (and, when given, with a parent agent).
+    pub read_state: Option<ReadStateMap>,
+    /// Reason given to `cancel_tool` without one (default `user-cancelled-tool`).
+    pub tool_kill_message: Option<String>,
+    /// Decision provider settings.
+    pub decisions: Decisions,
+    /// Connect the MCP servers in the background as soon as `create_agent`
+    /// returns, instead of at the first run or warm-up. A no-op without MCP
+    /// servers; it needs a Tokio runtime (`create_agent` refuses it outside
+    /// one). A failed bootstrap is left for the next run or warm-up to retry.
+    pub eager: bool,
+    /// Where tools run (default: this process, in the current folder).
+    pub execution: Option<Arc<dyn ExecutionContext>>,
+    /// A host-owned execution handle: used as is, never spawned, never destroyed.
+    pub handle: Option<ExecutionHandle>,
+    /// Prices for turn costs.
+    pub pricing: Option<Pricing>,
+    /// MCP servers whose tools the agent offers (connected on the first run
+    /// or warm-up, closed on destroy).
+    #[cfg(feature = "mcp")]
+    pub mcp_servers: Vec<McpServerConfig>,
+    /// How the servers are connected (default: [`zidane_mcp::connect_mcp_servers`]).
+    #[cfg(feature = "mcp")]
+    pub mcp_connector: Option<Arc<dyn McpConnector>>,
+    /// Re-shapes each discovered MCP tool before it is registered.
+    #[cfg(feature = "mcp")]
+    pub mcp_tool_wrap: Option<McpToolWrap>,
+}
+
+/// One run's options.
+#[derive(Clone, Default)]
+pub struct AgentRunOptions {
+    /// The prompt as text.
+    pub prompt: String,
+    /// Extra prompt parts (images, documents) after the text.
+    pub parts: Vec<ContentBlock>,
+    /// A system prompt for this run.
+    pub system: Option<String>,
+    /// Notes appended to the prompt.
+    pub system_notes: Vec<String>,
+    /// The model fallback chain (empty: the agent's).
+    pub model: Vec<ModelRef>,
+    /// Thinking level.
+    pub thinking: ThinkingLevel,
+    /// Output token limit per request (else the agent's).
+    pub max_tokens: Option<u32>,
+    /// This run's changes to the agent's behavior, merged field by field
+    /// (a field left unset keeps the agent's value).
+    pub behavior: BehaviorOverride,
+    /// Hooks for this run only.
+    pub hooks: HookMap,
+    /// JSON schema of the final answer.
+    pub response_schema: Option<Value>,
+}
+
+impl AgentRunOptions {
+    /// A text prompt.
+    pub fn prompt(text: impl Into<String>) -> Self {
+        AgentRunOptions {
+            prompt: text.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// A prompt: text, or parts (text with images and documents).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prompt {
+    /// Plain text.
+    Text(String),
+    /// Content parts, in order.
+    Parts(Vec<ContentBlock>),
+}
+
+impl From<&str> for Prompt {
+    fn from(text: &str) -> Self {
+        Prompt::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Prompt {
+    fn from(text: String) -> Self {
+        Prompt::Text(text)
+    }
+}
+
+impl From<Vec<ContentBlock>> for Prompt {
+    fn from(parts: Vec<ContentBlock>) -> Self {
+        Prompt::Parts(parts)
+    }
+}
+
+/// Options of [`Agent::steer`](crate::Agent::steer) and [`Agent::follow_up`](crate::Agent::follow_up).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueuedMessageOptions {
+    /// Comes back in `steer:inject`, so a host can tell which message the
+    /// loop added.
+    pub id: Option<String>,
+    /// Notes appended to the message as extra text blocks.
+    pub system_notes: Vec<String>,
+}
+
+pub(crate) fn queued(prompt: Prompt, options: QueuedMessageOptions) -> (Vec<ContentBlock>, Option<String>) {
+    let mut content = match prompt {
+        Prompt::Text(text) => vec![ContentBlock::text(text)],
+        Prompt::Parts(parts) => parts,
+    };
+    content.extend(options.system_notes.into_iter().map(ContentBlock::text));
+    (content, options.id)
+}
+
+/// What a change would make the next request read again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentCacheChange {
+    /// A model id to switch to.
+    pub model: Option<String>,
+    /// A thinking level to switch to.
+    pub thinking: Option<ThinkingLevel>,
+    /// Whether the system prompt changes.
+    pub system: bool,
+    /// Whether the tool list changes.
+    pub tools: bool,
+}
+
+/// The estimate of [`Agent::cache_impact`](crate::Agent::cache_impact).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentCacheImpact {
+    /// Tokens the next request would read again instead of from the cache.
+    pub tokens: u64,
+    /// The parts of the change that count (`model`, `thinking`, `system`, `tools`).
+    pub changed: Vec<&'static str>,
+}
