@@ -362,8 +362,15 @@ impl Agent {
         Ok(BusyGuard(&self.inner))
     }
 
-    /// Runs a prompt to the end: completion, a cap, or an abort (which
-    /// returns the statistics so far). Refused while another run is active.
+    /// Runs a prompt to the end. Refused while another run is active.
+    ///
+    /// A run that the model finished, that stopped at the turn cap
+    /// (`max_turns`), or that was aborted (before or after it started)
+    /// returns `Ok` with its statistics: check [`AgentStats::completed`] or
+    /// `stats.status` ([`RunStatus::MaxTurns`], [`RunStatus::Aborted`]) to
+    /// tell them apart. A failure (the provider after retries, a cost or
+    /// token cap, a failing decision hook) is an `Err` that carries the
+    /// statistics too ([`AgentError::stats`]).
     pub async fn run(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
         let _busy = self.claim()?;
         let controller = AbortController::new();
