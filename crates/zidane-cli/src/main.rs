@@ -73,7 +73,9 @@ async fn run(args: Args) -> Result<(), Failure> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
     };
-    let preset = zidane::presets::basic(zidane::presets::BasicOptions::in_folder(&cwd));
+    let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
+    preset_options.pass_env = args.pass_env.clone();
+    let preset = zidane::presets::basic(preset_options);
     let mut system = preset.system.clone();
     if let Some(extra) = &args.system {
         system.push_str("\n\n");

@@ -55,8 +55,14 @@ pub(crate) struct Args {
     /// The working folder (default: the current one).
     #[arg(long)]
     pub(crate) cwd: Option<PathBuf>,
+    /// Let commands see this secret-looking environment variable (repeatable).
+    /// Provider keys and variables named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or
+    /// `*PASSWORD*` are removed from every command's environment otherwise.
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub(crate) pass_env: Vec<String>,
     /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
-    /// (stdio servers; HTTP ones are reported as not supported yet).
+    /// (stdio servers by `command`; HTTP ones by `url`, `"type": "sse"` for
+    /// the legacy HTTP + SSE transport).
     #[arg(long)]
     pub(crate) mcp: Option<PathBuf>,
     /// Print events as JSON lines instead of text.

@@ -35,7 +35,7 @@ use zidane_core::execution::ExecutionContext;
 use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{ToolSet, Workspace};
 
-pub use process::ProcessContext;
+pub use process::{ProcessContext, is_secret_env};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
 
 /// Settings of the [`basic`] preset.
@@ -51,6 +51,10 @@ pub struct BasicOptions {
     /// Bytes of command output kept (head and tail); the middle is cut with a
     /// note.
     pub max_output_bytes: usize,
+    /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
+    /// `*_SECRET`, `*PASSWORD*`) that commands may see anyway, by name; the
+    /// others are removed from every command's environment.
+    pub pass_env: Vec<String>,
 }
 
 impl BasicOptions {
@@ -61,6 +65,7 @@ impl BasicOptions {
             require_read_before_edit: true,
             shell_timeout: Duration::from_secs(120),
             max_output_bytes: 30_000,
+            pass_env: Vec::new(),
         }
     }
 }
@@ -104,7 +109,7 @@ pub(crate) fn workspace(cx: &ToolContext) -> Result<&Workspace, ToolFailure> {
 
 /// The basic coding preset.
 pub fn basic(options: BasicOptions) -> Preset {
-    let context = Arc::new(ProcessContext::new(options.root.clone()));
+    let context = Arc::new(ProcessContext::new(options.root.clone()).pass_env(options.pass_env.clone()));
     let env = Env {
         options: options.clone(),
     };

@@ -20,12 +20,37 @@ fn fail(message: impl Into<String>) -> SharedError {
 #[derive(Debug, Clone)]
 pub struct ProcessContext {
     root: PathBuf,
+    /// Secret-looking variables passed to commands anyway, by name.
+    pass_env: Vec<String>,
+}
+
+/// Whether an environment variable looks like a credential: provider keys
+/// and anything named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or `*PASSWORD*`
+/// (any case). Commands the model runs never see these unless passed by
+/// name ([`ProcessContext::pass_env`]): a command's output goes to the
+/// provider and into the session, and `env` would hand them the keys.
+pub fn is_secret_env(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["API_KEY", "TOKEN", "SECRET"]
+        .iter()
+        .any(|s| upper == *s || upper.ends_with(&format!("_{s}")))
+        || upper.contains("PASSWORD")
 }
 
 impl ProcessContext {
     /// A context rooted at `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        ProcessContext { root: root.into() }
+        ProcessContext {
+            root: root.into(),
+            pass_env: Vec::new(),
+        }
+    }
+
+    /// The same context passing these secret-looking variables to commands
+    /// (see [`is_secret_env`]); other variables always pass.
+    pub fn pass_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.pass_env.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// A context rooted at the current folder.
@@ -155,6 +180,12 @@ impl ExecutionContext for ProcessContext {
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                if is_secret_env(&name) && !self.pass_env.iter().any(|p| *p == name) {
+                    cmd.env_remove(name.as_ref());
+                }
+            }
             cmd.kill_on_drop(true);
             #[cfg(unix)]
             cmd.process_group(0);

@@ -421,3 +421,22 @@ fn cap_output_keeps_head_and_tail() {
     assert_eq!(capped, "ééééé\n[... 180 bytes cut ...]\nééééé");
     assert_eq!(cap_output("short", 20), "short");
 }
+
+#[test]
+fn credentials_are_recognised_by_name() {
+    for secret in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "GITHUB_TOKEN",
+        "aws_secret",
+        "DB_PASSWORD",
+        "PASSWORD_FILE",
+        "API_KEY",
+    ] {
+        assert!(crate::is_secret_env(secret), "{secret}");
+    }
+    for plain in ["PATH", "HOME", "TOKENIZER_THREADS", "KEYBOARD", "SECRETARY_NAME"] {
+        assert!(!crate::is_secret_env(plain), "{plain}");
+    }
+}

@@ -226,7 +226,7 @@ pub mod tools {
         DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolOutput,
         ToolSet, ToolState, ToolStateStore, apply_ops,
     };
-    pub use zidane_tools::ProcessContext;
+    pub use zidane_tools::{ProcessContext, is_secret_env};
 }
 
 pub mod presets {

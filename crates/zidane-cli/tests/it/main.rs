@@ -70,6 +70,14 @@ fn reply(wire: Wire, body: &str) -> String {
 
 /// Serves scripted replies (or a fixed status and body) and records bodies.
 async fn server(wire: Wire, fixed: Option<(u16, String)>) -> (String, Arc<Mutex<Vec<String>>>) {
+    server_with(fixed, move |body| reply(wire, body)).await
+}
+
+/// Like [`server`], with the replies made by `respond` from each body.
+async fn server_with(
+    fixed: Option<(u16, String)>,
+    respond: impl Fn(&str) -> String + Send + Sync + Copy + 'static,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let bodies: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -108,7 +116,7 @@ async fn server(wire: Wire, fixed: Option<(u16, String)>) -> (String, Arc<Mutex<
                     seen.lock().unwrap().push(body.clone());
                     let (status, kind, payload) = match &fixed {
                         Some((status, payload)) => (*status, "application/json", payload.clone()),
-                        None => (200, "text/event-stream", reply(wire, &body)),
+                        None => (200, "text/event-stream", respond(&body)),
                     };
                     let response = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
@@ -306,4 +314,79 @@ async fn errors_a_person_can_act_on() {
     .await;
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("needs --base-url"));
+}
+
+/// The model runs `env`; commands never see the provider key or other
+/// credentials, unless a variable is passed by name.
+#[tokio::test]
+async fn commands_never_see_credentials_unless_passed() {
+    fn respond(body: &str) -> String {
+        if body.contains("tool_result") {
+            return anthropic_sse(&[
+                (
+                    "message_start",
+                    json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                ),
+                (
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Listed."}}),
+                ),
+                ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+                (
+                    "message_delta",
+                    json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+                ),
+                ("message_stop", json!({"type": "message_stop"})),
+            ]);
+        }
+        anthropic_sse(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_env", "name": "shell", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"env\"}"}}),
+            ),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ])
+    }
+    let env = [
+        ("ANTHROPIC_API_KEY", "sk-ant-never-shown"),
+        ("MY_SERVICE_TOKEN", "tok-passed-by-name"),
+        ("DB_PASSWORD", "hunter2-never-shown"),
+        ("ZIDANE_TEST_VISIBLE", "plain-value-42"),
+    ];
+    for passed in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (url, bodies) = server_with(None, respond).await;
+        let mut args = vec!["--base-url", url.as_str()];
+        if passed {
+            args.extend(["--pass-env", "MY_SERVICE_TOKEN"]);
+        }
+        args.push("List the environment.");
+        let out = zidane(home.path(), work.path(), &env, &args).await;
+        assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        let sent = bodies.lock().unwrap().last().cloned().unwrap();
+        assert!(
+            sent.contains("tool_result") && sent.contains("plain-value-42"),
+            "{sent}"
+        );
+        assert!(!sent.contains("sk-ant-never-shown") && !sent.contains("hunter2-never-shown"));
+        assert_eq!(sent.contains("tok-passed-by-name"), passed, "passed: {passed}");
+    }
 }
