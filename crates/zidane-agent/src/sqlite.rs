@@ -241,7 +241,9 @@ impl SessionStore for SqliteStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (id, turns) = (id.to_owned(), turns.to_vec());
         self.blocking(move |conn| {
-            let tx = conn.transaction().map_err(err)?;
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
             let next: i64 = tx
                 .query_row(
                     "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
@@ -271,7 +273,9 @@ impl SessionStore for SqliteStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let (id, turns) = (id.to_owned(), turns.to_vec());
         self.blocking(move |conn| {
-            let tx = conn.transaction().map_err(err)?;
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
             tx.execute("DELETE FROM turns WHERE session_id = ?1", [&id])
                 .map_err(err)?;
             insert_turns(&tx, &id, 0, &turns)?;
@@ -287,7 +291,9 @@ impl SessionStore for SqliteStore {
     fn set_meta<'a>(&'a self, id: &'a str, key: &'a str, value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
         let (id, key, value) = (id.to_owned(), key.to_owned(), value.clone());
         self.blocking(move |conn| {
-            let tx = conn.transaction().map_err(err)?;
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
             let raw: String = tx
                 .query_row("SELECT metadata FROM sessions WHERE id = ?1", [&id], |r| r.get(0))
                 .map_err(err)?;
@@ -385,7 +391,9 @@ impl ToolStateStore for SqliteToolState {
     fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), Failure>> {
         let (id, ops) = (self.session_id.clone(), ops.to_vec());
         let work = self.store.blocking(move |conn| {
-            let tx = conn.transaction().map_err(err)?;
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
             for op in &ops {
                 match op {
                     ToolStateOp::Set { key, value } => {

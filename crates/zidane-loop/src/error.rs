@@ -38,6 +38,16 @@ pub enum RunErrorKind {
     /// No provider answers to a configured name.
     #[error("unknown provider `{0}`")]
     UnknownProvider(String),
+    /// The session store could not save turns, after retries. They are kept
+    /// in order and sent first with the next save; until one succeeds the
+    /// store lacks them.
+    #[error("{unsaved} turn(s) could not be saved to the session store: {error}")]
+    Store {
+        /// Turns not saved.
+        unsaved: usize,
+        /// The store's last error.
+        error: zidane_core::events::SharedError,
+    },
     /// The durable runtime failed to run or record a step.
     #[error("the durable runtime failed: {0}")]
     Durable(zidane_core::events::SharedError),

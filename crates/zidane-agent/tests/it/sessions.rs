@@ -198,3 +198,51 @@ async fn a_process_killed_mid_batch_leaves_no_orphan_call() {
     assert!(!log.lock().unwrap().contains(&"pairing:repair"));
     assert_eq!(p.requests()[0].messages.len(), 4);
 }
+
+/// Several connections to one sessions file write at once (as several
+/// `zidane` processes do): every write waits its turn instead of failing at
+/// once with "database is locked", and every turn is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_on_one_file_lose_no_turn() {
+    use zidane_agent::{SessionStore, SqliteStore};
+    use zidane_provider::{ContentBlock, Role, SessionTurn};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = SqliteStore::open(&path).unwrap();
+            tokio::spawn(async move {
+                let id = format!("s{w}");
+                store.create(&id, 0).await.unwrap();
+                for i in 0..25 {
+                    let turn = |role, n: usize| SessionTurn {
+                        id: format!("{id}-{n}"),
+                        role,
+                        content: vec![ContentBlock::text(format!("turn {n} of {id}"))].into(),
+                        created_at: 0,
+                        usage: None,
+                    };
+                    store
+                        .append_turns(
+                            &id,
+                            &[turn(Role::Assistant, 2 * i), turn(Role::User, 2 * i + 1)],
+                            i as u64,
+                        )
+                        .await
+                        .unwrap_or_else(|e| panic!("writer {w}, append {i}: {e}"));
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    for w in 0..4 {
+        let session = store.load(&format!("s{w}")).await.unwrap().unwrap();
+        assert_eq!(session.turns.len(), 50, "session s{w}");
+        let ids: Vec<String> = session.turns.iter().map(|t| t.id.clone()).collect();
+        let want: Vec<String> = (0..50).map(|n| format!("s{w}-{n}")).collect();
+        assert_eq!(ids, want);
+    }
+}

@@ -2,13 +2,13 @@
 //! caps checked, pending calls closed, turns flushed to the sink, and the
 //! structured output validated.
 
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 use serde_json::Value;
 use zidane_provider::{AssistantMessage, ContentBlock, Role, SessionTurn, ToolResultContent};
 
 use crate::error::{BudgetCap, RunErrorKind};
-use zidane_core::events::{CumulativeUsage, Output, ToolCounts, TurnAfter, TurnToolCounts, Usage};
+use zidane_core::events::{CumulativeUsage, MessageError, Output, ToolCounts, TurnAfter, TurnToolCounts, Usage};
 use zidane_core::events::{OutputInit, TurnAfterInit, UsageInit};
 
 use super::{RunCx, RunLoop, tracing_warn};
@@ -132,12 +132,49 @@ impl RunLoop {
         }
     }
 
+    /// Hands turns to the sink, after any it could not save before (in
+    /// order, in one flush). A failing sink is retried twice (after 50 ms,
+    /// then 200 ms); when it still fails the turns are kept for the next
+    /// flush and the failure fails the run at its next turn boundary.
     pub(crate) async fn flush(&self, turns: &[SessionTurn]) {
-        if let Some(sink) = &self.inner.config.sink
-            && let Err(e) = sink.flush(turns).await
-        {
-            tracing_warn(&format!("turns could not be saved: {e}"));
+        let Some(sink) = &self.inner.config.sink else {
+            return;
+        };
+        let batch: Vec<SessionTurn> = {
+            let mut state = self.inner.lock();
+            if state.unsaved.is_empty() {
+                turns.to_vec()
+            } else {
+                let mut batch = std::mem::take(&mut state.unsaved);
+                batch.extend_from_slice(turns);
+                batch
+            }
+        };
+        let mut last = None;
+        for delay in [None, Some(50), Some(200)] {
+            if let Some(ms) = delay {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            match sink.flush(&batch).await {
+                Ok(()) => return,
+                Err(e) => last = Some(e),
+            }
         }
+        let error = last.unwrap_or_else(|| Arc::new(MessageError("the turns could not be saved".into())));
+        tracing_warn(&format!("{} turn(s) could not be saved: {error}", batch.len()));
+        let mut state = self.inner.lock();
+        state.unsaved = batch;
+        state.save_failure = Some(error);
+    }
+
+    /// The save failure to report, as the run's error.
+    pub(crate) fn take_save_failure(&self) -> Option<RunErrorKind> {
+        let mut state = self.inner.lock();
+        let error = state.save_failure.take()?;
+        Some(RunErrorKind::Store {
+            unsaved: state.unsaved.len(),
+            error,
+        })
     }
 
     pub(crate) async fn check_output(&self, schema: &Value, assistant: &SessionTurn) -> Result<(), String> {

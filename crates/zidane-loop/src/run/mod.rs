@@ -45,6 +45,11 @@ pub(crate) struct State {
     /// loop's own appends keep calls and results together, so a request
     /// built from the loop's own transcript needs no new pass.
     pub(crate) paired: usize,
+    /// Turns the sink could not save, in order: the next flush sends them
+    /// first, so the store never holds a later turn without an earlier one.
+    pub(crate) unsaved: Vec<SessionTurn>,
+    /// The last save failure not yet reported to a run.
+    pub(crate) save_failure: Option<zidane_core::events::SharedError>,
 }
 
 pub(crate) struct Inner {
@@ -272,7 +277,12 @@ impl RunLoop {
         self.observe(&mut start).await;
 
         cx.tool_specs = cx.tools.specs();
-        let ending = self.run_turns(&mut cx, &options).await;
+        let mut ending = self.run_turns(&mut cx, &options).await;
+        // A turn the store could not keep fails the run, whatever else
+        // happened: the host must not believe the session holds it.
+        if let Some(kind) = self.take_save_failure() {
+            ending = Ending::Failed(kind);
+        }
         let (status, error, abort) = match ending {
             Ending::Completed => (RunStatus::Completed, None, None),
             Ending::MaxTurns => (RunStatus::MaxTurns, None, None),
@@ -374,6 +384,11 @@ impl RunLoop {
         let mut pauses = 0u32;
         let mut output_retries = 0u32;
         loop {
+            // A turn the store could not keep stops the run before the next
+            // request (the caller hears of it as the run's error).
+            if self.inner.lock().save_failure.is_some() {
+                return Ending::Completed;
+            }
             if cx.signal.is_aborted() {
                 return Ending::Aborted {
                     reason: cx.signal.reason(),

@@ -384,3 +384,85 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
     looped.run(RunOptions::prompt("Again.")).await.unwrap();
     assert_eq!(*repairs.lock().unwrap(), vec!["c1"]);
 }
+
+/// A sink that fails its first `failures` flushes, then keeps what it gets.
+struct FlakySink {
+    failures: Mutex<usize>,
+    saved: Mutex<Vec<String>>,
+}
+
+impl TurnSink for FlakySink {
+    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), zidane_core::events::SharedError>> {
+        Box::pin(async move {
+            let mut failures = self.failures.lock().unwrap();
+            if *failures > 0 {
+                *failures -= 1;
+                return Err(Arc::new(zidane_core::events::MessageError("database is locked".into())) as _);
+            }
+            self.saved.lock().unwrap().extend(turns.iter().map(|t| t.id.clone()));
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_recovers_within_the_retries_loses_nothing() {
+    let provider = ScriptedProvider::new(
+        "mock",
+        [Script::call("c1", "counter", json!({})), Script::answer("done")],
+    );
+    let sink = Arc::new(FlakySink {
+        failures: Mutex::new(2),
+        saved: Mutex::default(),
+    });
+    let s = Arc::clone(&sink);
+    let looped = looped(&provider, ToolSet::new().with(counter()), move |c| {
+        c.sink = Some(s as Arc<dyn TurnSink>)
+    });
+    let stats = looped.run(RunOptions::prompt("Count.")).await.unwrap();
+    assert!(stats.completed());
+    let ids: Vec<String> = looped.turns().iter().map(|t| t.id.clone()).collect();
+    assert_eq!(*sink.saved.lock().unwrap(), ids, "every turn saved, in order");
+}
+
+#[tokio::test(start_paused = true)]
+async fn turns_the_store_cannot_save_fail_the_run_and_go_first_with_the_next_save() {
+    let provider = ScriptedProvider::new(
+        "mock",
+        [
+            Script::call("c1", "counter", json!({})),
+            Script::answer("not asked"),
+            Script::answer("second run"),
+        ],
+    );
+    // The prompt's save and its two retries fail.
+    let sink = Arc::new(FlakySink {
+        failures: Mutex::new(3),
+        saved: Mutex::default(),
+    });
+    let s = Arc::clone(&sink);
+    let looped = looped(&provider, ToolSet::new().with(counter()), move |c| {
+        c.sink = Some(s as Arc<dyn TurnSink>)
+    });
+    let err = looped.run(RunOptions::prompt("Count.")).await.unwrap_err();
+    let zidane_loop::RunErrorKind::Store { unsaved, error } = &err.kind else {
+        panic!("expected a store failure, got {}", err.kind);
+    };
+    assert_eq!(*unsaved, 1, "the prompt");
+    assert_eq!(error.to_string(), "database is locked");
+    assert_eq!(
+        err.kind.to_string(),
+        "1 turn(s) could not be saved to the session store: database is locked"
+    );
+    assert!(
+        provider.requests().is_empty(),
+        "no request went out for an unsaved prompt"
+    );
+    assert!(sink.saved.lock().unwrap().is_empty());
+
+    // The store works again: the next run's first save carries the unsaved
+    // prompt before its own turns, so the store never skips a turn.
+    looped.run(RunOptions::prompt("Again.")).await.unwrap();
+    let ids: Vec<String> = looped.turns().iter().map(|t| t.id.clone()).collect();
+    assert_eq!(*sink.saved.lock().unwrap(), ids);
+}
