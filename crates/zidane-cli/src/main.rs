@@ -11,7 +11,7 @@
 mod output;
 mod setup;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -39,10 +39,93 @@ fn main() -> ExitCode {
     match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { message, code }) => {
-            eprintln!("zidane: {message}");
+            if !message.is_empty() {
+                eprintln!("zidane: {message}");
+            }
             ExitCode::from(code)
         }
     }
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP, listened for from the moment this is made
+/// (so a signal that arrives while the run starts is not lost).
+struct StopSignals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            StopSignals {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    /// The next stop signal (`false` when none can be listened for).
+    async fn next(&mut self) -> bool {
+        #[cfg(unix)]
+        {
+            let term = async {
+                match self.term.as_mut() {
+                    Some(s) => s.recv().await.is_some(),
+                    None => std::future::pending().await,
+                }
+            };
+            let hup = async {
+                match self.hup.as_mut() {
+                    Some(s) => s.recv().await.is_some(),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => r.is_ok(),
+                r = term => r,
+                r = hup => r,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c().await.is_ok()
+        }
+    }
+}
+
+/// Writes `text` to standard output; a closed pipe (`zidane … | head`) is a
+/// quiet end, not a panic.
+fn emit(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
+            message: String::new(),
+            code: 0,
+        }),
+        Err(e) => Err(Failure::run(format!("cannot write the output: {e}"))),
+    }
+}
+
+/// The prompt: the words given, or standard input for `-` (or when no words
+/// are given and input is piped).
+fn read_prompt(args: &Args) -> Result<String, Failure> {
+    let words = args.prompt.join(" ");
+    let from_stdin = words == "-" || (words.trim().is_empty() && !std::io::stdin().is_terminal());
+    if !from_stdin {
+        return Ok(words);
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
+    Ok(text)
 }
 
 async fn run(args: Args) -> Result<(), Failure> {
@@ -52,15 +135,21 @@ async fn run(args: Args) -> Result<(), Failure> {
             .list()
             .await
             .map_err(|e| Failure::run(format!("cannot read the sessions: {e}")))?;
+        let mut listing = String::new();
         if sessions.is_empty() {
-            println!("No sessions yet ({}).", store.path().display());
+            listing.push_str(&format!("No sessions yet ({}).\n", store.path().display()));
         }
         for s in sessions {
-            println!("{}  {:>3} turns  {}", s.id, s.turns, s.title);
+            listing.push_str(&format!("{}  {:>3} turns  {}\n", s.id, s.turns, s.title));
         }
-        return Ok(());
+        return emit(&listing);
     }
-    let prompt = args.prompt.join(" ");
+    if let Some(dir) = &args.cwd
+        && !dir.is_dir()
+    {
+        return Err(Failure::usage(format!("--cwd {}: no such folder", dir.display())));
+    }
+    let prompt = read_prompt(&args)?;
     if prompt.trim().is_empty() {
         return Err(Failure::usage(
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
@@ -106,14 +195,18 @@ async fn run(args: Args) -> Result<(), Failure> {
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let _collecting = collector.install(agent.hooks());
 
-    // Ctrl-C aborts the run cleanly (the session stays consistent); a second
-    // one exits at once.
-    let interrupted = agent.clone();
+    // Ctrl-C (or SIGTERM, SIGHUP) aborts the run cleanly (the session stays
+    // consistent); a second one exits at once.
+    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&interrupted);
+    let stopping = agent.clone();
+    let mut signals = StopSignals::listen();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if signals.next().await {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
             eprintln!("\nzidane: interrupting (press Ctrl-C again to quit now)");
-            interrupted.abort_with("interrupted by the user");
-            if tokio::signal::ctrl_c().await.is_ok() {
+            stopping.abort_with("interrupted by the user");
+            if signals.next().await {
                 std::process::exit(130);
             }
         }
@@ -129,7 +222,13 @@ async fn run(args: Args) -> Result<(), Failure> {
             if args.summary
                 && let Some(summary) = summary
             {
-                println!("{}", serde_json::to_string_pretty(&summary).unwrap_or_default());
+                // One line, so `--json --summary` stays JSON lines.
+                emit(&format!("{}\n", serde_json::to_string(&summary).unwrap_or_default()))?;
+            }
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(Failure::interrupted(format!(
+                    "interrupted; the session is saved (continue with `zidane --session {session} …`)"
+                )));
             }
             Ok(())
         }

@@ -36,11 +36,11 @@ pub(crate) struct Args {
     /// Most assistant turns.
     #[arg(long)]
     pub(crate) max_turns: Option<u32>,
-    /// Spend cap in USD.
-    #[arg(long)]
+    /// Spend cap in USD (a positive, finite amount).
+    #[arg(long, value_parser = positive_usd)]
     pub(crate) max_cost: Option<f64>,
     /// Run in (or create) this session.
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long, conflicts_with = "resume", value_parser = session_name)]
     pub(crate) session: Option<String>,
     /// Continue the most recent session.
     #[arg(long)]
@@ -102,7 +102,25 @@ impl From<Thinking> for ThinkingLevel {
     }
 }
 
-/// A failure with its exit code: 2 for usage and configuration, 1 for runs.
+/// `--max-cost`: a positive, finite number of dollars.
+fn positive_usd(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err(format!("`{text}` is not a positive amount of dollars")),
+        Err(_) => Err(format!("`{text}` is not a number")),
+    }
+}
+
+/// `--session`: a name with something in it.
+fn session_name(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a session id cannot be empty".into());
+    }
+    Ok(text.to_owned())
+}
+
+/// A failure with its exit code: 2 for usage and configuration, 1 for runs,
+/// 130 for an interrupted run (0 with no message: a closed output pipe).
 #[derive(Debug)]
 pub(crate) struct Failure {
     pub(crate) message: String,
@@ -121,6 +139,15 @@ impl Failure {
         Failure {
             message: message.into(),
             code: 1,
+        }
+    }
+
+    /// An interrupted run (Ctrl-C, SIGTERM, SIGHUP): the shell's convention
+    /// for a program stopped by SIGINT.
+    pub(crate) fn interrupted(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 130,
         }
     }
 }

@@ -390,3 +390,120 @@ async fn commands_never_see_credentials_unless_passed() {
         assert_eq!(sent.contains("tok-passed-by-name"), passed, "passed: {passed}");
     }
 }
+
+#[tokio::test]
+async fn bad_flags_are_refused_before_anything_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let key = [("ANTHROPIC_API_KEY", "sk")];
+    for (args, says) in [
+        (
+            vec!["--max-cost", "NaN", "hi"],
+            "`NaN` is not a positive amount of dollars",
+        ),
+        (
+            vec!["--max-cost", "inf", "hi"],
+            "`inf` is not a positive amount of dollars",
+        ),
+        (vec!["--max-cost=-1", "hi"], "`-1` is not a positive amount of dollars"),
+        (vec!["--session", "", "hi"], "a session id cannot be empty"),
+        (
+            vec!["--cwd", "/nonexistent/zidane-folder", "hi"],
+            "--cwd /nonexistent/zidane-folder: no such folder",
+        ),
+    ] {
+        let out = zidane(home.path(), work.path(), &key, &args).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+#[tokio::test]
+async fn the_prompt_can_come_from_standard_input() {
+    use tokio::io::AsyncWriteExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server(Wire::Anthropic, None).await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", home.path())
+        .current_dir(work.path())
+        .args(["--base-url", &url, "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"Write hello.txt from a pipe.").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(bodies.lock().unwrap()[0].contains("Write hello.txt from a pipe."));
+}
+
+#[test]
+fn a_closed_output_pipe_is_a_quiet_end() {
+    let home = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zidane"))
+        .env("ZIDANE_HOME", home.path())
+        .arg("--list-sessions")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// SIGTERM stops a run like Ctrl-C does, and an interrupted run exits 130,
+/// not 0, so `zidane … && next` does not go on.
+#[tokio::test]
+async fn sigterm_interrupts_the_run_with_exit_code_130() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let asked = Arc::new(tokio::sync::Notify::new());
+    let notify = Arc::clone(&asked);
+    tokio::spawn(async move {
+        // Accept, read the request, never answer.
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let notify = Arc::clone(&notify);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 {
+                        return;
+                    }
+                    notify.notify_one();
+                }
+            });
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", home.path())
+        .current_dir(work.path())
+        .args(["--base-url", &url, "Think for a long time."])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap();
+    asked.notified().await;
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().await.unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted; the session is saved"), "{stderr}");
+}
