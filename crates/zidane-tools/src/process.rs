@@ -191,6 +191,9 @@ impl ExecutionContext for ProcessContext {
             cmd.process_group(0);
             let child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
             let pid = child.id();
+            // Dropped with this future (the dispatcher dropping an aborted
+            // call, a cancelled run), it takes the whole group with it.
+            let mut guard = GroupGuard(pid);
             let wait = child.wait_with_output();
             let timeout = options.timeout.unwrap_or(Duration::from_secs(60 * 60 * 24));
             let (output, timed_out, aborted) = tokio::select! {
@@ -201,18 +204,21 @@ impl ExecutionContext for ProcessContext {
                 () = options.signal.aborted() => (None, false, true),
             };
             match output {
-                Some(out) => Ok(ExecOutput {
-                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                    exit_code: out.status.code(),
-                    timed_out: false,
-                    aborted: false,
-                }),
+                Some(out) => {
+                    // The command ended on its own; what it left running in the
+                    // background is its business (see `docs/ARCHITECTURE.md`).
+                    guard.disarm();
+                    Ok(ExecOutput {
+                        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                        exit_code: out.status.code(),
+                        timed_out: false,
+                        aborted: false,
+                    })
+                }
                 None => {
                     // The whole process group goes, not only the shell.
-                    if let Some(pid) = pid {
-                        kill_group(pid);
-                    }
+                    drop(guard);
                     Ok(ExecOutput {
                         timed_out,
                         aborted,
@@ -321,6 +327,23 @@ impl ExecutionContext for ProcessContext {
 
     fn destroy<'a>(&'a self, _handle: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
         Box::pin(async {})
+    }
+}
+
+/// Kills a command's process group when dropped, unless disarmed.
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.take() {
+            kill_group(pid);
+        }
     }
 }
 

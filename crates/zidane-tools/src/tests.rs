@@ -440,3 +440,47 @@ fn credentials_are_recognised_by_name() {
         assert!(!crate::is_secret_env(plain), "{plain}");
     }
 }
+
+/// A call the dispatcher drops (an aborted or cancelled run) takes its
+/// command's whole process group with it, grandchildren included.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_dropped_call_kills_its_command_and_what_it_started() {
+    let rig = rig();
+    let tool = rig.preset.tools.get("shell").unwrap().clone();
+    let cx = ToolContext::detached("shell", "c", AbortSignal::never()).with_workspace(rig.workspace.clone());
+    let pid_file = rig.root.join("grandchild.pid");
+    let command = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    let call = tokio::spawn(async move { tool.execute(json!({"command": command}), cx).await.map(|_| ()) });
+    // The grandchild is running once its pid is on disk.
+    let mut pid = None;
+    for _ in 0..200_000 {
+        if let Some(p) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            pid = Some(p);
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let pid = pid.expect("the command started its background child");
+    call.abort();
+    let _ = call.await;
+    // Killed: gone, or a zombie waiting to be reaped.
+    let state = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+        })
+    };
+    let mut dead = false;
+    for _ in 0..200_000 {
+        if state(pid).is_none_or(|s| s == "Z" || s == "X") {
+            dead = true;
+            break;
+        }
+        std::thread::yield_now();
+    }
+    assert!(dead, "the grandchild {pid} outlived the dropped call: {:?}", state(pid));
+}
