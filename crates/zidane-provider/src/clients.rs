@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::abort::AbortSignal;
 use crate::error::{ErrorKind, ProviderError};
-use crate::http::{ApiKey, HttpClient, SseBody, Timeouts, event_stream, request_id};
+use crate::http::{ApiKey, HttpClient, SseBody, Timeouts, event_stream, expect_event_stream, request_id};
 use crate::openai::{Dialect, MaxTokensField};
 use crate::options::StreamOptions;
 use crate::provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta};
@@ -241,6 +241,7 @@ impl Provider for AnthropicProvider {
         let name = self.config.name.clone();
         event_stream(async move {
             let response = client.send(&name, request?, &signal).await?;
+            expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = anthropic::Decoder::new(&name);
             Ok(SseBody::new(
@@ -475,6 +476,7 @@ impl Provider for OpenAiProvider {
         let client = self.client.clone();
         event_stream(async move {
             let response = client.send(&name, request?, &signal).await?;
+            expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = openai::Decoder::new(&name);
             Ok(SseBody::new(

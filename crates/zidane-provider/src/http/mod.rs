@@ -206,6 +206,28 @@ fn aborted(provider: &str, signal: &AbortSignal) -> ProviderError {
 }
 
 /// The provider's request id header.
+/// A successful answer to a streaming request must be an event stream. A
+/// server that answers with something else (an HTML page, a JSON document:
+/// a wrong base URL, a proxy) is refused at once and not retried: asking
+/// again gets the same answer. An answer without a content type is read.
+pub(crate) fn expect_event_stream(provider: &str, headers: &HeaderMap) -> Result<(), ProviderError> {
+    let Some(kind) = headers.get(http::header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let kind = kind.to_str().unwrap_or_default();
+    if kind.trim().to_ascii_lowercase().starts_with("text/event-stream") {
+        return Ok(());
+    }
+    Err(ProviderError::new(
+        ErrorKind::InvalidRequest,
+        provider,
+        format!(
+            "the server answered with `{kind}`, not an event stream: is the base URL the API root of a compatible server?"
+        ),
+    )
+    .with_request_id(request_id(headers)))
+}
+
 pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
     ["request-id", "x-request-id"]
         .iter()

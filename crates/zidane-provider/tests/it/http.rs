@@ -314,3 +314,17 @@ async fn an_unreachable_server_is_a_transport_error() {
     assert!(!err.is_retryable());
     assert!(err.message().contains("could not connect"), "{err}");
 }
+
+#[tokio::test]
+async fn a_200_that_is_not_an_event_stream_fails_at_once() {
+    let server = Server::start(vec![Reply::json(200, &[], r#"{"hello": "a JSON page"}"#)]).await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    assert!(!err.is_retryable(), "asking again gets the same answer");
+    assert!(
+        err.message()
+            .starts_with("the server answered with `application/json`, not an event stream"),
+        "{}",
+        err.message()
+    );
+}
