@@ -175,6 +175,10 @@ async fn run(args: Args) -> Result<(), Failure> {
         behavior.max_turns = Some(max);
     }
     behavior.max_cost_usd = args.max_cost;
+    if let Some(n) = args.retries {
+        behavior.retry.max_attempts = n;
+        behavior.retry.transport_max_attempts = n;
+    }
     let agent = create_agent(AgentOptions {
         provider: vec![provider],
         name: Some("zidane".into()),

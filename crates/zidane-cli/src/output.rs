@@ -269,11 +269,19 @@ pub(crate) fn describe_failure(error: &AgentError, args: &Args) -> String {
                     e.message()
                 )
             }
-            ErrorKind::Transport | ErrorKind::Unreachable => {
+            ErrorKind::Unreachable => {
                 let cause = std::error::Error::source(e)
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
                 format!("cannot reach {where_}: {}{cause}", e.message())
+            }
+            // The server was reached; the exchange broke off (or went
+            // silent) and the retries ran out.
+            ErrorKind::Transport => {
+                let cause = std::error::Error::source(e)
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default();
+                format!("{where_} stopped answering: {}{cause}", e.message())
             }
             ErrorKind::RateLimited | ErrorKind::Overloaded | ErrorKind::Quota => {
                 format!("{} and the retries ran out: {}", e.kind_name(), e.message())

@@ -55,6 +55,15 @@ pub(crate) struct Args {
     /// The working folder (default: the current one).
     #[arg(long)]
     pub(crate) cwd: Option<PathBuf>,
+    /// Give up on a model that sends nothing for this many seconds (default
+    /// 120; also `ZIDANE_IDLE_TIMEOUT`).
+    #[arg(long, env = "ZIDANE_IDLE_TIMEOUT", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) idle_timeout: Option<u64>,
+    /// Attempts per model request before giving up (default 4 for errors the
+    /// provider reports, 8 for dropped connections; also `ZIDANE_RETRIES`).
+    /// Waits between attempts add up to at most 3 minutes.
+    #[arg(long, env = "ZIDANE_RETRIES", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) retries: Option<u32>,
     /// Let commands see this secret-looking environment variable (repeatable).
     /// Provider keys and variables named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or
     /// `*PASSWORD*` are removed from every command's environment otherwise.
@@ -181,6 +190,9 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
             if let Some(model) = &args.model {
                 config = config.with_model(model.clone());
             }
+            if let Some(secs) = args.idle_timeout {
+                config.timeouts.idle = std::time::Duration::from_secs(secs);
+            }
             AnthropicProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
         ProviderKind::Openai | ProviderKind::Openrouter => {
@@ -201,6 +213,9 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
             if let Some(model) = &args.model {
                 config = config.with_model(model.clone());
             }
+            if let Some(secs) = args.idle_timeout {
+                config.timeouts.idle = std::time::Duration::from_secs(secs);
+            }
             OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
         ProviderKind::OpenaiCompatible => {
@@ -211,8 +226,11 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
                 Failure::usage("--provider openai-compatible needs --model (the server's model name)")
             })?;
             let key = env("OPENAI_API_KEY").map(ApiKey::new);
-            OpenAiProvider::new(OpenAiConfig::compatible(url, key).with_model(model))
-                .map(|p| Arc::new(p) as Arc<dyn Provider>)
+            let mut config = OpenAiConfig::compatible(url, key).with_model(model);
+            if let Some(secs) = args.idle_timeout {
+                config.timeouts.idle = std::time::Duration::from_secs(secs);
+            }
+            OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
     };
     built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))

@@ -17,6 +17,9 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Longest delay, also the cap on a server's `retry-after`.
     pub max_delay: Duration,
+    /// The most a request may spend waiting between its attempts, all
+    /// retries together; past it the request gives up (or falls back).
+    pub max_total_delay: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -26,6 +29,7 @@ impl Default for RetryPolicy {
             transport_max_attempts: 8,
             base_delay: Duration::from_millis(1000),
             max_delay: Duration::from_secs(60),
+            max_total_delay: Duration::from_secs(180),
         }
     }
 }

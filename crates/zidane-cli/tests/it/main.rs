@@ -140,6 +140,8 @@ async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -
         "ANTHROPIC_BASE_URL",
         "OPENAI_API_KEY",
         "OPENROUTER_API_KEY",
+        "ZIDANE_RETRIES",
+        "ZIDANE_IDLE_TIMEOUT",
     ] {
         cmd.env_remove(var);
     }
@@ -506,4 +508,35 @@ async fn sigterm_interrupts_the_run_with_exit_code_130() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted; the session is saved"), "{stderr}");
+}
+
+#[tokio::test]
+async fn retries_and_the_idle_timeout_can_be_set() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server(
+        Wire::Anthropic,
+        Some((
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"boom"}}"#.into(),
+        )),
+    )
+    .await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk"), ("ZIDANE_RETRIES", "1")],
+        &["--base-url", &url, "hello"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(bodies.lock().unwrap().len(), 1, "one attempt, no retry");
+    let zero = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk")],
+        &["--idle-timeout", "0", "hi"],
+    )
+    .await;
+    assert_eq!(zero.status.code(), Some(2));
 }

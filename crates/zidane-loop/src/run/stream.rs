@@ -52,6 +52,8 @@ impl RunLoop {
         let mut provider_attempt = 0u32;
         let mut transport_attempt = 0u32;
         let mut overflow_passes = 0u32;
+        // Time spent waiting between attempts, against `max_total_delay`.
+        let mut waited = std::time::Duration::ZERO;
         loop {
             let (provider, model) = cx.targets[cx.target].clone();
             if request.model != model {
@@ -183,8 +185,9 @@ impl RunLoop {
                 provider_attempt += 1;
                 (provider_attempt, cx.behavior.retry.max_attempts)
             };
-            if error.is_retryable() && attempt < max {
-                let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
+            let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
+            if error.is_retryable() && attempt < max && waited + delay <= cx.behavior.retry.max_total_delay {
+                waited += delay;
                 let mut ev = StreamRetry::new(StreamRetryInit {
                     run_id: cx.run_id.clone(),
                     turn: cx.turn,

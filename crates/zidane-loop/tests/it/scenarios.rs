@@ -907,3 +907,34 @@ async fn stream_text_events_share_the_text_so_far_without_copying_it() {
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn retries_stop_when_their_total_wait_would_pass_the_cap() {
+    let limited = || {
+        Script::new().error(
+            ProviderError::new(ErrorKind::RateLimited, "mock", "slow down")
+                .with_retry_after(Some(Duration::from_secs(60))),
+        )
+    };
+    let h = harness(
+        vec![limited(), limited(), limited(), Script::answer("never reached")],
+        ToolSet::new(),
+        Behavior {
+            retry: zidane_loop::RetryPolicy {
+                max_attempts: 10,
+                max_total_delay: Duration::from_secs(100),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let started = tokio::time::Instant::now();
+    let err = h.looped.run(RunOptions::prompt("Go.")).await.unwrap_err();
+    assert_eq!(
+        err.kind.provider_error().map(ProviderError::kind),
+        Some(ErrorKind::RateLimited)
+    );
+    // One wait of 60 s; a second would make 120 s, over the 100 s cap.
+    assert_eq!(h.provider.requests().len(), 2);
+    assert_eq!(started.elapsed(), Duration::from_secs(60));
+}

@@ -166,7 +166,7 @@ impl HttpClient {
                 return Err(ProviderError::new(
                     ErrorKind::Transport,
                     provider,
-                    format!("no response within {}s", self.timeouts.idle.as_secs()),
+                    format!("the server sent no response within {}s", self.timeouts.idle.as_secs()),
                 ));
             }
             Ok(Err(e)) => {
@@ -506,7 +506,7 @@ where
                         let error = ProviderError::new(
                             ErrorKind::Transport,
                             &this.provider,
-                            format!("stream idle for {}s", this.idle_timeout.as_secs_f64()),
+                            format!("the model sent nothing for {}s", this.idle_timeout.as_secs_f64()),
                         );
                         return this.fail(error);
                     }

@@ -63,7 +63,7 @@ async fn silence_past_the_idle_timeout_is_a_transport_error() {
         "virtual time: exactly the idle timeout"
     );
     assert_eq!(err.kind(), ErrorKind::Transport);
-    assert_eq!(err.message(), "stream idle for 30s");
+    assert_eq!(err.message(), "the model sent nothing for 30s");
     assert!(next(&mut body).await.is_none());
     drop(tx);
 }
