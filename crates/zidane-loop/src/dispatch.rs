@@ -138,6 +138,11 @@ impl RunLoop {
         if cx.signal.is_aborted() {
             return c.result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true);
         }
+        if let Some(reason) = cx.malformed.get(&call.id) {
+            self.dispatched(&c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
+                .await;
+            return c.result(reason.clone(), true);
+        }
         let (input, steer_note) = match self.gate_stage(&c).await {
             Gated::Done(result) => return result,
             Gated::Execute { input, steer_note } => (input, steer_note),

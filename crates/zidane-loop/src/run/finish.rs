@@ -5,7 +5,7 @@
 use std::sync::{Arc, PoisonError};
 
 use serde_json::Value;
-use zidane_provider::{AssistantMessage, ContentBlock, Role, SessionTurn, ToolResultContent};
+use zidane_provider::{AssistantMessage, ContentBlock, FinishReason, Role, SessionTurn, ToolResultContent};
 
 use crate::error::{BudgetCap, RunErrorKind};
 use zidane_core::events::{CumulativeUsage, MessageError, Output, ToolCounts, TurnAfter, TurnToolCounts, Usage};
@@ -23,9 +23,47 @@ impl RunLoop {
         usage.model_id = Some(model.clone());
         usage.cost = config.pricing.cost(&model, &usage);
         let mut content = message.content;
+        // A call whose arguments were cut off (the output limit) or do not
+        // parse is kept in the turn and answered with an error the model can
+        // act on, never dropped in silence.
+        cx.malformed.clear();
+        let cut_off = message.finish_reason == FinishReason::Length;
+        for call in message.incomplete_tool_calls {
+            let mut shown: String = call.partial_json.chars().take(200).collect();
+            if shown.len() < call.partial_json.len() {
+                shown.push('…');
+            }
+            let reason = if cut_off {
+                format!(
+                    "Tool error: the arguments of this `{}` call were cut off by the output token limit before they were complete, so nothing ran. Send a shorter call (split a large file into several edits) or ask for fewer tokens at once.",
+                    call.name
+                )
+            } else {
+                format!(
+                    "Tool error: the arguments of this `{}` call are not a valid JSON object, so nothing ran. Received: {shown}",
+                    call.name
+                )
+            };
+            cx.malformed.insert(call.id.clone(), reason);
+            content.push(ContentBlock::ToolUse {
+                id: call.id,
+                name: call.name,
+                input: Value::Object(serde_json::Map::new()),
+            });
+        }
         let mut turn_counts = ToolCounts::new();
+        let mut seen_ids = std::collections::BTreeSet::new();
         for block in &mut content {
-            if let ContentBlock::ToolUse { name, .. } = block {
+            if let ContentBlock::ToolUse { id, name, .. } = block {
+                // Two calls under one id would share one result: the later is
+                // re-keyed, so each is answered.
+                if !seen_ids.insert(id.clone()) {
+                    let mut n = 2;
+                    while !seen_ids.insert(format!("{id}_{n}")) {
+                        n += 1;
+                    }
+                    *id = format!("{id}_{n}");
+                }
                 let canonical = cx.tools.canonical(name).to_owned();
                 *turn_counts.entry(canonical.clone()).or_insert(0) += 1;
                 *name = canonical;

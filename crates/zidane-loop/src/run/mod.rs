@@ -108,6 +108,9 @@ pub(crate) struct RunCx {
     pub(crate) tools: ToolSet,
     /// Where tool calls act.
     pub(crate) workspace: Option<Workspace>,
+    /// Calls of the current turn whose arguments were cut off or malformed:
+    /// each is answered with this error instead of running.
+    pub(crate) malformed: BTreeMap<String, String>,
 }
 
 pub(crate) enum Ending {
@@ -263,6 +266,7 @@ impl RunLoop {
                 tools
             },
             workspace: options.workspace.clone(),
+            malformed: BTreeMap::new(),
         };
 
         let mut start = AgentStart::new(AgentStartInit {
@@ -422,7 +426,7 @@ impl RunLoop {
                 Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
             };
             let finish = message.finish_reason;
-            let has_calls = message.tool_calls().next().is_some();
+            let has_calls = message.tool_calls().next().is_some() || !message.incomplete_tool_calls.is_empty();
             let assistant = self.finish_turn(cx, message, &turn_id).await;
             if let Some(kind) = self.check_caps(cx) {
                 self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;

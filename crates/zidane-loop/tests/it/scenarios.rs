@@ -938,3 +938,73 @@ async fn retries_stop_when_their_total_wait_would_pass_the_cap() {
     assert_eq!(h.provider.requests().len(), 2);
     assert_eq!(started.elapsed(), Duration::from_secs(60));
 }
+
+#[tokio::test(start_paused = true)]
+async fn calls_cut_off_or_malformed_are_answered_never_dropped() {
+    use zidane_provider::StreamEvent;
+    let echo = || {
+        FnTool::new("echo", "Echo", json!({"type": "object"}), |input, _cx| async move {
+            Ok(ToolOutput::text(input.to_string()))
+        })
+    };
+    // A call whose arguments the output limit cut off.
+    let cut = Script::new()
+        .event(StreamEvent::ToolCallStart {
+            index: 0,
+            id: "c1".into(),
+            name: "echo".into(),
+        })
+        .event(StreamEvent::ToolCallDelta {
+            index: 0,
+            json: "{\"text\": \"a very long".into(),
+        })
+        .end(FinishReason::Length);
+    // A complete call whose arguments do not parse, beside a good one, and
+    // two calls under one id.
+    let bad = Script::new()
+        .event(StreamEvent::ToolCallStart {
+            index: 0,
+            id: "c2".into(),
+            name: "echo".into(),
+        })
+        .event(StreamEvent::ToolCallDelta {
+            index: 0,
+            json: "{not json".into(),
+        })
+        .event(StreamEvent::ToolCallEnd { index: 0 })
+        .tool_call(1, "c3", "echo", json!({"n": 1}))
+        .tool_call(2, "c3", "echo", json!({"n": 2}))
+        .end(FinishReason::ToolCalls);
+    let h = harness(
+        vec![cut, bad, Script::answer("done")],
+        ToolSet::new().with(echo()),
+        Behavior::default(),
+    );
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    let first = h.wire_results(1);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0]["tool_use_id"], json!("c1"));
+    assert!(
+        first[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Tool error: the arguments of this `echo` call were cut off by the output token limit"),
+        "{first:?}"
+    );
+    assert_eq!(first[0]["is_error"], json!(true));
+    let second = h.wire_results(2);
+    let ids: Vec<&str> = second.iter().map(|r| r["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        vec!["c3", "c3_2", "c2"],
+        "every call answered; the repeated id re-keyed"
+    );
+    assert_eq!(second[0]["content"], json!("{\"n\":1}"));
+    assert_eq!(second[1]["content"], json!("{\"n\":2}"));
+    assert_eq!(
+        second[2]["content"],
+        json!(
+            "Tool error: the arguments of this `echo` call are not a valid JSON object, so nothing ran. Received: {not json"
+        )
+    );
+}
