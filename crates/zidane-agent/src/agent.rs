@@ -26,8 +26,13 @@ use crate::decide::Decisions;
 use crate::error::AgentError;
 #[cfg(feature = "mcp")]
 use crate::mcp::Mcp;
-use crate::options::{AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions, queued};
-use crate::session::{Session, SessionRun, SessionRunStatus, SessionStore};
+use crate::options::{AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions, SuspendOptions, queued};
+use crate::session::{Session, SessionRun, SessionRunOptions, SessionRunStatus, SessionStore};
+
+/// A recorded run a resume continues.
+pub(crate) struct Resumed {
+    pub(crate) run: SessionRun,
+}
 use zidane_core::events::{ExecutionReadyInit, SessionEndInit, SessionStartInit};
 
 pub(crate) struct Inner {
@@ -55,6 +60,11 @@ pub(crate) struct Inner {
     /// the execution handle, connecting MCP servers) and, once it runs, the
     /// run itself.
     pub(crate) run_abort: Mutex<Option<AbortController>>,
+    /// `suspend` was called for the current run.
+    pub(crate) suspend_requested: AtomicBool,
+    /// The checkpoint runtime, when runs are durable.
+    #[cfg(feature = "sqlite")]
+    pub(crate) durable: Option<crate::durable::DurableOptions>,
     pub(crate) decisions: Decisions,
     pub(crate) name: Option<String>,
     #[cfg(feature = "mcp")]
@@ -114,6 +124,8 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         session_id,
         store,
         tool_state,
+        #[cfg(feature = "sqlite")]
+        durable,
         read_state,
         tool_kill_message,
         decisions,
@@ -145,6 +157,17 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         }
     }
     hooks.validate(HOOK_SPECS)?;
+    // A durable agent's sessions live in its runtime's store.
+    #[cfg(feature = "sqlite")]
+    let store = match &durable {
+        Some(d) => match store {
+            Some(s) if !d.runtime.owns(&*s) => return Err(AgentError::DurableStoreMismatch),
+            Some(s) => Some(s),
+            None => Some(d.runtime.session_store()),
+        },
+        None => store,
+    };
+    let explicit_tool_state = tool_state.is_some();
     if session.is_some() && session_id.is_some() {
         return Err(AgentError::SessionAndSessionId);
     }
@@ -181,6 +204,14 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
     if let Some(store) = tool_state {
         config.tool_state = store;
     }
+    #[cfg(feature = "sqlite")]
+    if let Some(d) = &durable {
+        config.runtime = Arc::clone(&d.runtime) as Arc<dyn zidane_core::seams::DurableRuntime>;
+        // The runtime commits a call's state with its step record.
+        config.tool_state_in_steps = !explicit_tool_state && session_key.is_some();
+    }
+    #[cfg(not(feature = "sqlite"))]
+    let _ = explicit_tool_state;
     if let Some(read_state) = read_state {
         config.read_state = read_state;
     }
@@ -192,6 +223,8 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         session: Arc::clone(&shared_session),
         hooks: bus.clone(),
         clock: Arc::clone(&clock),
+        #[cfg(feature = "sqlite")]
+        durable: durable.as_ref().map(|d| Arc::clone(&d.runtime)),
     }));
     config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::seams::Compactor>);
     let looped = RunLoop::new(config);
@@ -232,6 +265,9 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             compaction,
             compact_abort: Mutex::new(None),
             run_abort: Mutex::new(None),
+            suspend_requested: AtomicBool::new(false),
+            #[cfg(feature = "sqlite")]
+            durable,
             decisions,
             name,
             #[cfg(feature = "mcp")]
@@ -275,12 +311,22 @@ impl Drop for ClearOnDrop<'_> {
 }
 
 /// Releases the busy flag (and wakes `wait_for_idle`) however a run ends.
-struct BusyGuard<'a>(&'a Inner);
+pub(crate) struct BusyGuard<'a>(&'a Inner);
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
         self.0.busy.store(false, Ordering::Release);
         self.0.idle.send_replace(true);
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The last clone of the agent is gone: so is its hold on the session.
+        if let (Some(d), Some(id)) = (&self.durable, lock(&self.session).as_ref().map(|s| s.id.clone())) {
+            d.runtime.release(&id);
+        }
     }
 }
 
@@ -354,7 +400,7 @@ impl Agent {
         self.inner.looped.committed_tool_state()
     }
 
-    fn claim(&self) -> Result<BusyGuard<'_>, AgentError> {
+    pub(crate) fn claim(&self) -> Result<BusyGuard<'_>, AgentError> {
         if self.inner.busy.swap(true, Ordering::AcqRel) {
             return Err(AgentError::Busy);
         }
@@ -373,23 +419,65 @@ impl Agent {
     /// statistics too ([`AgentError::stats`]).
     pub async fn run(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
         let _busy = self.claim()?;
+        let Some(signal) = self.start_run().await? else {
+            return Ok(self.not_started());
+        };
+        #[cfg(feature = "sqlite")]
+        if let Some(durable) = self.inner.durable.clone() {
+            match durable.on_interrupted {
+                crate::durable::OnInterrupted::Resume => {
+                    if let Some(stats) = self.resume_interrupted(None, &signal).await?
+                        && matches!(stats.status, RunStatus::Aborted | RunStatus::Suspended)
+                    {
+                        return Ok(stats);
+                    }
+                }
+                crate::durable::OnInterrupted::Heal => self.heal_interrupted().await?,
+            }
+            if signal.is_aborted() {
+                return Ok(self.not_started());
+            }
+        }
+        self.run_started(options, signal, None).await
+    }
+
+    /// A run that an abort or a suspend stopped before it started.
+    pub(crate) fn not_started(&self) -> AgentStats {
+        let mut stats = AgentStats::default();
+        stats.status = RunStatus::Aborted;
+        if self.inner.suspend_requested.load(Ordering::Acquire) {
+            stats.status = RunStatus::Suspended;
+            stats.suspended = true;
+        }
+        stats
+    }
+
+    /// Loads the session and takes its lease; `None` when an abort or a
+    /// suspend came first (the run does not start).
+    pub(crate) async fn start_run(&self) -> Result<Option<zidane_provider::AbortSignal>, AgentError> {
         let controller = AbortController::new();
         *lock(&self.inner.run_abort) = Some(controller.clone());
-        let _clear = ClearOnDrop(&self.inner.run_abort);
+        self.inner.suspend_requested.store(false, Ordering::Release);
         let signal = controller.signal();
-        let not_started = || {
-            let mut stats = AgentStats::default();
-            stats.status = RunStatus::Aborted;
-            stats
-        };
         self.inner.destroyed.store(false, Ordering::Release);
         self.load_session().await?;
-        if signal.is_aborted() {
-            return Ok(not_started());
-        }
+        #[cfg(feature = "sqlite")]
+        self.take_lease().await?;
+        Ok((!signal.is_aborted()).then_some(signal))
+    }
+
+    /// Runs a prompt (or, with `resume`, continues a recorded run) once the
+    /// session is loaded.
+    pub(crate) async fn run_started(
+        &self,
+        options: AgentRunOptions,
+        signal: zidane_provider::AbortSignal,
+        resume: Option<Resumed>,
+    ) -> Result<AgentStats, AgentError> {
+        let _clear = ClearOnDrop(&self.inner.run_abort);
         let handle = self.ensure_execution().await?;
         if signal.is_aborted() {
-            return Ok(not_started());
+            return Ok(self.not_started());
         }
         let workspace = Workspace {
             execution: Arc::clone(&self.inner.execution),
@@ -401,36 +489,115 @@ impl Agent {
         let (mcp, _) = self.ensure_mcp().await;
         // An abort while the run was starting: it does not start.
         if signal.is_aborted() {
-            return Ok(not_started());
+            return Ok(self.not_started());
         }
-        let run_id = self.inner.clock.id();
-        let first_turn = self.inner.looped.turn_count() as u32;
         let session_id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
-        if let Some(id) = &session_id {
-            let mut ev = SessionStart::new(SessionStartInit {
-                session_id: id.clone(),
-                prompt: options.prompt.clone(),
-                run_id: run_id.clone(),
+        let durable = self.is_durable() && session_id.is_some();
+        let (run_id, first_turn, started_at, label) = match &resume {
+            Some(r) => (
+                r.run.id.clone(),
+                r.run.first_turn,
+                r.run.started_at,
+                r.run.prompt.clone(),
+            ),
+            None => (
+                self.inner.clock.id(),
+                self.inner.looped.turn_count() as u32,
+                self.inner.clock.now_ms(),
+                options.prompt.clone(),
+            ),
+        };
+        let kept = resume
+            .as_ref()
+            .and_then(|r| r.run.options.clone())
+            .unwrap_or_else(|| SessionRunOptions {
+                max_turns: options.behavior.max_turns.flatten(),
+                max_cost_usd: options.behavior.max_cost_usd.flatten(),
+                max_total_tokens: options.behavior.max_total_tokens.flatten(),
+                model: options
+                    .model
+                    .iter()
+                    .map(|m| (m.provider.clone(), m.model.clone()))
+                    .collect(),
+                thinking: options.thinking,
+                max_tokens: options.max_tokens,
+                system: options.system.clone(),
             });
-            self.observe(&mut ev).await;
-            let run = SessionRun {
-                id: run_id.clone(),
-                status: SessionRunStatus::Running,
-                started_at: self.inner.clock.now_ms(),
-                ended_at: None,
-                first_turn,
-                end_turn: first_turn,
-                prompt: options.prompt.clone(),
-            };
-            self.save_run(id, run).await;
+        let mut record = SessionRun {
+            id: run_id.clone(),
+            status: SessionRunStatus::Running,
+            started_at,
+            ended_at: None,
+            first_turn,
+            end_turn: first_turn,
+            prompt: label.clone(),
+            resumable: durable,
+            options: durable.then(|| kept.clone()),
+            loop_turn: resume.as_ref().map_or(0, |r| r.run.loop_turn),
+            last_turn_id: resume.as_ref().and_then(|r| r.run.last_turn_id.clone()),
+        };
+        if let Some(id) = &session_id {
+            if resume.is_none() {
+                let mut ev = SessionStart::new(SessionStartInit {
+                    session_id: id.clone(),
+                    prompt: options.prompt.clone(),
+                    run_id: run_id.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+            self.save_run(id, record.clone()).await?;
+            #[cfg(feature = "sqlite")]
+            if let Some(d) = &self.inner.durable {
+                d.runtime.bind_run(&run_id, id);
+            }
         }
         let mut prompt = Vec::new();
-        if !options.prompt.trim().is_empty() {
-            prompt.push(ContentBlock::text(options.prompt.clone()));
+        if resume.is_none() {
+            if !options.prompt.trim().is_empty() {
+                prompt.push(ContentBlock::text(options.prompt.clone()));
+            }
+            prompt.extend(options.parts);
         }
-        prompt.extend(options.parts);
+        // A resumed run keeps the options its record kept; what this call
+        // sets wins.
         #[allow(unused_mut)]
-        let mut system = options.system;
+        let (model, thinking, max_tokens, mut system, behavior) = if resume.is_some() {
+            let mut behavior = options.behavior.clone();
+            behavior.max_turns = behavior.max_turns.or(kept.max_turns.map(Some));
+            behavior.max_cost_usd = behavior.max_cost_usd.or(kept.max_cost_usd.map(Some));
+            behavior.max_total_tokens = behavior.max_total_tokens.or(kept.max_total_tokens.map(Some));
+            let model = if options.model.is_empty() {
+                kept.model
+                    .iter()
+                    .map(|(p, m)| zidane_loop::ModelRef {
+                        provider: p.clone(),
+                        model: m.clone(),
+                    })
+                    .collect()
+            } else {
+                options.model
+            };
+            let thinking = if options.thinking == zidane_provider::ThinkingLevel::Off {
+                kept.thinking
+            } else {
+                options.thinking
+            };
+            (
+                model,
+                thinking,
+                options.max_tokens.or(kept.max_tokens),
+                options.system.or(kept.system),
+                behavior,
+            )
+        } else {
+            (
+                options.model,
+                options.thinking,
+                options.max_tokens,
+                options.system,
+                options.behavior,
+            )
+        };
         #[allow(unused_mut)]
         let mut extra_tools = Vec::new();
         #[cfg(feature = "mcp")]
@@ -448,23 +615,35 @@ impl Agent {
             prompt,
             system,
             extra_tools,
-            system_notes: options.system_notes,
-            model: options.model,
-            thinking: options.thinking,
-            max_tokens: options.max_tokens.or(self.inner.max_tokens),
+            system_notes: if resume.is_none() {
+                options.system_notes
+            } else {
+                Vec::new()
+            },
+            model,
+            thinking,
+            max_tokens: max_tokens.or(self.inner.max_tokens),
             cache_ttl: self.inner.cache_ttl,
-            behavior: options.behavior,
+            behavior,
             hooks: options.hooks,
             response_schema: options.response_schema,
             run_id: Some(run_id.clone()),
             workspace: Some(workspace),
             signal: Some(signal),
             session_id: session_id.clone(),
+            resume: resume
+                .as_ref()
+                .map(|r| zidane_loop::ResumeFrom { turn: r.run.loop_turn }),
             ..Default::default()
         };
         let outcome = self.inner.looped.run(run_options).await;
+        #[cfg(feature = "sqlite")]
+        if let Some(d) = &self.inner.durable {
+            d.runtime.unbind_run(&run_id);
+        }
         let end_turn = self.inner.looped.turn_count() as u32;
         if let Some(id) = &session_id {
+            let stale = matches!(&outcome, Err(e) if matches!(e.kind, zidane_loop::RunErrorKind::StaleEpoch(_)));
             let status = match &outcome {
                 Ok(stats) => stats.status,
                 Err(e) => e.stats.status,
@@ -477,20 +656,17 @@ impl Agent {
                 RunStatus::Error => (SessionRunStatus::Error, SessionEndStatus::Error),
                 RunStatus::Suspended => (SessionRunStatus::Suspended, SessionEndStatus::Suspended),
             };
-            let started_at = lock(&self.inner.session)
-                .as_ref()
-                .and_then(|s| s.runs.iter().find(|r| r.id == run_id).map(|r| r.started_at))
-                .unwrap_or_default();
-            let run = SessionRun {
-                id: run_id.clone(),
-                status: run_status,
-                started_at,
-                ended_at: Some(self.inner.clock.now_ms()),
-                first_turn,
-                end_turn,
-                prompt: options.prompt,
-            };
-            self.save_run(id, run).await;
+            // A process that lost the session writes nothing more, not even
+            // the end of its run.
+            if !stale {
+                record.status = run_status;
+                record.ended_at = Some(self.inner.clock.now_ms());
+                record.end_turn = end_turn;
+                record.resumable = durable && run_status == SessionRunStatus::Suspended;
+                if let Err(e) = self.save_run(id, record).await {
+                    tracing::warn!(target: "zidane", "the end of the run could not be recorded: {e}");
+                }
+            }
             let mut ev = SessionEnd::new(SessionEndInit {
                 session_id: id.clone(),
                 run_id,
@@ -500,6 +676,47 @@ impl Agent {
             self.observe(&mut ev).await;
         }
         Ok(outcome?)
+    }
+
+    /// Whether runs record steps (a checkpoint runtime).
+    pub(crate) fn is_durable(&self) -> bool {
+        #[cfg(feature = "sqlite")]
+        {
+            self.inner.durable.is_some()
+        }
+        #[cfg(not(feature = "sqlite"))]
+        {
+            false
+        }
+    }
+
+    /// Stops the current run so [`Agent::resume`] can continue it later:
+    /// the model stream stops at once (its request is sent again on
+    /// resume); running tool calls may finish within `options.grace`
+    /// (unset: they all finish), and a call still running then is cut off
+    /// and stays pending. Nothing is recorded as failed and the run stays
+    /// resumable; its `run()` resolves with `suspended: true`. Without a
+    /// checkpoint runtime the run stops the same way, but nothing can
+    /// resume it. Before the run started, it does not start. Resolves once
+    /// the run stopped; no-op when idle.
+    pub async fn suspend(&self, options: SuspendOptions) {
+        if !self.is_running() {
+            return;
+        }
+        self.inner.suspend_requested.store(true, Ordering::Release);
+        if !self.inner.looped.suspend() {
+            // Still starting (loading the session, connecting servers).
+            if let Some(controller) = lock(&self.inner.run_abort).as_ref() {
+                controller.abort(Some("suspended"));
+            }
+        }
+        if let Some(grace) = options.grace {
+            tokio::select! {
+                () = self.wait_for_idle() => return,
+                () = tokio::time::sleep(grace) => self.inner.looped.abort(Some("suspended")),
+            }
+        }
+        self.wait_for_idle().await;
     }
 
     pub(crate) async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
@@ -614,6 +831,8 @@ impl Agent {
             return;
         }
         self.inner.looped.abort(Some("destroyed"));
+        #[cfg(feature = "sqlite")]
+        self.release_lease();
         #[cfg(feature = "mcp")]
         {
             let connection = self.inner.mcp.connection.lock().await.take();

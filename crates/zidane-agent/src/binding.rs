@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use zidane_core::events::{MessageError, SessionMeta, SessionSave, SessionTurns, SharedError};
-use zidane_core::seams::TurnSink;
+use zidane_core::seams::{TurnMark, TurnSink};
 
 use zidane_hooks::HookBus;
 use zidane_loop::Clock;
@@ -18,18 +18,25 @@ use crate::agent::{Agent, SessionState, lock};
 use crate::error::AgentError;
 
 impl Agent {
-    pub(crate) async fn save_run(&self, session_id: &str, run: SessionRun) {
+    /// Records a run on the session. A durable agent's record is what a
+    /// resume needs, so its failure is the caller's; otherwise it is logged.
+    pub(crate) async fn save_run(&self, session_id: &str, run: SessionRun) -> Result<(), AgentError> {
         if let Some(state) = lock(&self.inner.session).as_mut() {
             match state.runs.iter_mut().find(|r| r.id == run.id) {
                 Some(existing) => *existing = run.clone(),
                 None => state.runs.push(run.clone()),
             }
         }
+        #[cfg(feature = "sqlite")]
+        if let Some(d) = &self.inner.durable {
+            return d.runtime.save_run(session_id, &run).await.map_err(store_error);
+        }
         if let Some(store) = &self.inner.store
             && let Err(e) = store.save_run(session_id, &run).await
         {
             tracing::warn!(target: "zidane", "the run could not be recorded: {e}");
         }
+        Ok(())
     }
 
     /// Loads (or creates) the session named by `session_id`, once.
@@ -116,6 +123,13 @@ impl Agent {
     pub(crate) async fn persist_replacement(&self, turns: &[SessionTurn]) -> Result<(), SharedError> {
         let id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
         if let (Some(store), Some(id)) = (&self.inner.store, id) {
+            #[cfg(feature = "sqlite")]
+            if let Some(d) = &self.inner.durable {
+                d.runtime.replace_turns(&id, turns).await?;
+            } else {
+                store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
+            }
+            #[cfg(not(feature = "sqlite"))]
             store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
             if let Some(state) = lock(&self.inner.session).as_mut() {
                 state.turn_count = turns.len();
@@ -133,17 +147,41 @@ pub(crate) struct SessionSink {
     pub(crate) session: Arc<Mutex<Option<SessionState>>>,
     pub(crate) hooks: HookBus,
     pub(crate) clock: Arc<dyn Clock>,
+    /// A durable agent's turns go through its runtime (fenced on the
+    /// session's lease, with the run's position).
+    #[cfg(feature = "sqlite")]
+    pub(crate) durable: Option<Arc<crate::durable::CheckpointRuntime>>,
+}
+
+/// A store failure as the agent reports it (a lost lease is its own error).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) fn store_error(e: SharedError) -> AgentError {
+    match e.downcast_ref::<zidane_core::seams::StaleEpochError>() {
+        Some(stale) => AgentError::StaleEpoch {
+            error: stale.clone(),
+            stats: Box::default(),
+        },
+        None => AgentError::Store(e),
+    }
 }
 
 impl TurnSink for SessionSink {
-    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
+    fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
             let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {
                 return Ok(());
             };
-            if let Some(store) = &self.store {
-                store.append_turns(&id, turns, self.clock.now_ms()).await?;
+            #[cfg(feature = "sqlite")]
+            let durable = self.durable.as_ref();
+            #[cfg(not(feature = "sqlite"))]
+            let durable: Option<&()> = None;
+            match (durable, &self.store) {
+                #[cfg(feature = "sqlite")]
+                (Some(rt), _) => rt.append_turns(&id, mark.run_id, mark.turn, turns).await?,
+                (_, Some(store)) => store.append_turns(&id, turns, self.clock.now_ms()).await?,
+                _ => {}
             }
+            let _ = mark;
             let count = {
                 let mut session = lock(&self.session);
                 let Some(state) = session.as_mut() else { return Ok(()) };

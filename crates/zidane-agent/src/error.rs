@@ -56,7 +56,7 @@ pub enum AgentError {
     Destroyed,
     /// The run failed (its statistics are inside).
     #[error(transparent)]
-    Run(#[from] RunError),
+    Run(RunError),
     /// The session store failed.
     #[error("the session store failed")]
     Store(#[source] SharedError),
@@ -69,6 +69,37 @@ pub enum AgentError {
     /// A compaction could not be made.
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// `resume` needs a checkpoint runtime (`AgentOptions::durable`).
+    #[error("resume needs a checkpoint durable runtime (`durable`)")]
+    NotDurable,
+    /// `resume` needs a session (`session` or `session_id`).
+    #[error("resume needs a session (`session` or `session_id`)")]
+    NoSession,
+    /// `store` is not the durable runtime's store.
+    #[error("`store` must be the durable runtime's store (or unset) when `durable` is set")]
+    DurableStoreMismatch,
+    /// Another live process holds the session's lease.
+    #[cfg(feature = "sqlite")]
+    #[error(transparent)]
+    RunLeaseHeld(#[from] crate::durable::RunLeaseHeldError),
+    /// Another process took the session over while this run was on it; the
+    /// run stopped and wrote nothing more.
+    #[error("{error}")]
+    StaleEpoch {
+        /// Which epochs.
+        error: zidane_core::seams::StaleEpochError,
+        /// The run's statistics up to then.
+        stats: Box<AgentStats>,
+    },
+}
+
+impl From<RunError> for AgentError {
+    fn from(e: RunError) -> Self {
+        match e.kind {
+            RunErrorKind::StaleEpoch(error) => AgentError::StaleEpoch { error, stats: e.stats },
+            _ => AgentError::Run(e),
+        }
+    }
 }
 
 impl AgentError {
@@ -86,6 +117,7 @@ impl AgentError {
     pub fn stats(&self) -> Option<&AgentStats> {
         match self {
             AgentError::Run(e) => Some(&e.stats),
+            AgentError::StaleEpoch { stats, .. } => Some(stats),
             _ => None,
         }
     }

@@ -14,10 +14,14 @@ mod cache;
 mod compact;
 mod context;
 mod decide;
+#[cfg(feature = "sqlite")]
+mod durable;
 mod error;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod options;
+#[cfg(feature = "sqlite")]
+mod resume;
 mod session;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -26,8 +30,15 @@ pub use agent::{Agent, create_agent, hook_names};
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};
+#[cfg(feature = "sqlite")]
+pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, OnInterrupted, RunLeaseHeldError};
 pub use error::AgentError;
-pub use options::{AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, Prompt, QueuedMessageOptions};
+pub use options::{
+    AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, DurableResumeOptions, Prompt,
+    QueuedMessageOptions, SuspendOptions,
+};
+pub use session::SessionRunOptions;
 pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
 #[cfg(feature = "sqlite")]
-pub use sqlite::SqliteStore;
+pub use sqlite::{SqliteStore, Synchronous};
+pub use zidane_core::seams::StaleEpochError;

@@ -55,6 +55,14 @@ pub struct AgentOptions {
     /// Backing store of durable tool state (default: the session store's,
     /// else memory).
     pub tool_state: Option<Arc<dyn ToolStateStore>>,
+    /// The durable runtime every model call, tool call and loop decision
+    /// goes through (checkpoint mode on the SQLite store), and what `run()`
+    /// does with a run a dead process left. Sessions then live in the
+    /// runtime's store: `store` may be left unset (or must be that store).
+    /// Unset: nothing is recorded and [`Agent::resume`](crate::Agent::resume)
+    /// is refused.
+    #[cfg(feature = "sqlite")]
+    pub durable: Option<crate::durable::DurableOptions>,
     /// Read state shared with tools (and, when given, with a parent agent).
     pub read_state: Option<ReadStateMap>,
     /// Reason given to `cancel_tool` without one (default `user-cancelled-tool`).
@@ -186,4 +194,22 @@ pub struct AgentCacheImpact {
     pub tokens: u64,
     /// The parts of the change that count (`model`, `thinking`, `system`, `tools`).
     pub changed: Vec<&'static str>,
+}
+
+/// `Agent::resume`'s options.
+#[derive(Clone, Default)]
+pub struct DurableResumeOptions {
+    /// Run options applied over the ones the run's record kept: a model
+    /// chain, thinking level, token limit or system prompt set here wins,
+    /// and so do behavior fields set here; hooks here are the resumed run's.
+    /// The prompt is ignored.
+    pub run: Option<AgentRunOptions>,
+}
+
+/// `Agent::suspend`'s options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SuspendOptions {
+    /// How long running tool calls may take to finish; a call still running
+    /// then is cut off and stays pending. Unset: they all finish.
+    pub grace: Option<std::time::Duration>,
 }

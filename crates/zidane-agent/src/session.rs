@@ -27,7 +27,7 @@ pub enum SessionRunStatus {
 }
 
 /// One run recorded on a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRun {
     /// Run id.
@@ -45,6 +45,51 @@ pub struct SessionRun {
     pub end_turn: u32,
     /// The prompt's text, as a label.
     pub prompt: String,
+    /// A checkpoint run a resume can continue (until it ends).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumable: bool,
+    /// The options a resume runs it with again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<SessionRunOptions>,
+    /// The loop turn its saved turns end at (checkpoint runs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub loop_turn: u32,
+    /// The id of the last turn it saved (checkpoint runs): a resume checks
+    /// that the saved turns still end there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_id: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The options of a run that a resume applies again: its caps, an explicit
+/// model chain, thinking and model options.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRunOptions {
+    /// Turn cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Cost cap, USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// Token cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    /// The explicit model chain, as `(provider, model)` pairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model: Vec<(Option<String>, String)>,
+    /// Thinking level.
+    #[serde(default)]
+    pub thinking: zidane_provider::ThinkingLevel,
+    /// Output token limit per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// The run's system prompt, when it set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
 }
 
 /// A conversation with its id, metadata and runs.
@@ -115,6 +160,11 @@ pub trait SessionStore: Send + Sync {
     fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>>;
     /// The durable tool state of a session.
     fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore>;
+    /// The file the store lives in, when it is one (a checkpoint runtime
+    /// checks that an agent's store is its own).
+    fn location(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// A store in memory (tests, short-lived hosts).

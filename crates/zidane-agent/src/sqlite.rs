@@ -40,6 +40,24 @@ CREATE TABLE IF NOT EXISTS runs (
     started_at INTEGER NOT NULL,
     PRIMARY KEY (session_id, id)
 );
+CREATE TABLE IF NOT EXISTS steps (
+    session_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, turn, kind, name)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    released INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS tool_state (
     session_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -61,13 +79,31 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
-fn err(e: impl std::fmt::Display) -> StoreError {
+/// How a commit is synced to disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Synchronous {
+    /// Every commit is on disk when it returns: it survives a crash of the
+    /// process or of the machine (the default).
+    #[default]
+    Full,
+    /// A commit survives a crash of the process; the last ones may be lost
+    /// when the machine loses power.
+    Normal,
+}
+
+pub(crate) fn err(e: impl std::fmt::Display) -> StoreError {
     Arc::new(MessageError(e.to_string()))
 }
 
 impl SqliteStore {
     /// Opens (or creates) the store at `path`, creating its folder.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, Synchronous::Full)
+    }
+
+    /// Opens (or creates) the store at `path`, syncing commits as
+    /// `synchronous` says.
+    pub fn open_with(path: impl AsRef<Path>, synchronous: Synchronous) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
@@ -78,9 +114,13 @@ impl SqliteStore {
         // its own frames, so a turn's durable write costs the same at turn
         // 200 as at turn 10 (the default 1000-page log grows for hundreds of
         // turns, and each sync of a growing file costs more).
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 200; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
-        )
+        let sync = match synchronous {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA wal_autocheckpoint = 200; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
+        ))
         .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
         Ok(SqliteStore {
@@ -108,8 +148,13 @@ impl SqliteStore {
         &self.path
     }
 
+    /// The connection (for a synchronous write from `Drop`).
+    pub(crate) fn connection(&self) -> Arc<Mutex<Connection>> {
+        Arc::clone(&self.conn)
+    }
+
     /// Runs `f` on the connection off the async threads.
-    fn blocking<T: Send + 'static>(
+    pub(crate) fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<'static, Result<T, StoreError>> {
@@ -132,7 +177,12 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn insert_turns(tx: &rusqlite::Transaction<'_>, id: &str, first: i64, turns: &[SessionTurn]) -> Result<(), StoreError> {
+pub(crate) fn insert_turns(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    first: i64,
+    turns: &[SessionTurn],
+) -> Result<(), StoreError> {
     let mut stmt = tx
         .prepare_cached("INSERT INTO turns (session_id, idx, id, role, content, created_at, usage) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
         .map_err(err)?;
@@ -159,6 +209,10 @@ fn insert_turns(tx: &rusqlite::Transaction<'_>, id: &str, first: i64, turns: &[S
 }
 
 impl SessionStore for SqliteStore {
+    fn location(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Session>, StoreError>> {
         let id = id.to_owned();
         self.blocking(move |conn| {
@@ -394,27 +448,38 @@ impl ToolStateStore for SqliteToolState {
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(err)?;
-            for op in &ops {
-                match op {
-                    ToolStateOp::Set { key, value } => {
-                        tx.execute(
-                            "INSERT INTO tool_state (session_id, key, value) VALUES (?1, ?2, ?3)
-                             ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
-                            params![id, key, serde_json::to_string(value).map_err(err)?],
-                        )
-                        .map_err(err)?;
-                    }
-                    ToolStateOp::Delete { key } => {
-                        tx.execute(
-                            "DELETE FROM tool_state WHERE session_id = ?1 AND key = ?2",
-                            params![id, key],
-                        )
-                        .map_err(err)?;
-                    }
-                }
-            }
+            apply_tool_state(&tx, &id, &ops)?;
             tx.commit().map_err(err)
         });
         Box::pin(async move { work.await.map_err(|e| Box::new(MessageError(e.to_string())) as Failure) })
     }
+}
+
+/// Applies tool-state writes inside a transaction.
+pub(crate) fn apply_tool_state(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    ops: &[ToolStateOp],
+) -> Result<(), StoreError> {
+    for op in ops {
+        match op {
+            ToolStateOp::Set { key, value } => {
+                tx.prepare_cached(
+                    "INSERT INTO tool_state (session_id, key, value) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                )
+                .map_err(err)?
+                .execute(params![id, key, serde_json::to_string(value).map_err(err)?])
+                .map_err(err)?;
+            }
+            ToolStateOp::Delete { key } => {
+                tx.execute(
+                    "DELETE FROM tool_state WHERE session_id = ?1 AND key = ?2",
+                    params![id, key],
+                )
+                .map_err(err)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -5,27 +5,52 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use zidane_provider::{AbortSignal, AssistantMessage, BoxFuture, SessionTurn};
 
-use crate::events::{ChildRunStats, SharedError};
+use crate::events::{ChildRunStats, SharedError, ToolStateOp};
 use crate::tool::ToolOutput;
 
 /// What a step produced, typed. The in-memory runtime hands it back as it
-/// came (no serialization); a durable runtime serializes it into its record
-/// (it is `Serialize` + `Deserialize`) and answers a finished step from it.
+/// came (no serialization); a checkpoint runtime serializes it into its
+/// record (it is `Serialize` + `Deserialize`) and answers a finished step
+/// from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "camelCase")]
 pub enum StepValue {
     /// A model call's assistant message.
     Model(AssistantMessage),
-    /// A tool call's output.
-    Tool(ToolOutput),
+    /// A settled tool call.
+    Tool(ToolStep),
     /// A loop decision.
     Decision(Value),
 }
 
+/// A settled tool call: what the body returned (or how it failed) and the
+/// tool-state writes it staged. A checkpoint runtime commits `state` in the
+/// same transaction as the step's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStep {
+    /// The body's output, or its failure message.
+    pub outcome: ToolStepOutcome,
+    /// Tool-state writes staged by the call, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state: Vec<ToolStateOp>,
+}
+
+/// How a tool body ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolStepOutcome {
+    /// It returned.
+    Output(ToolOutput),
+    /// It failed (an error, a panic, a timeout) with this message.
+    Failed(String),
+}
+
 /// What kind of work a step is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StepKind {
-    /// A provider request (its whole response).
+    /// A provider request (its whole response, retries included).
     ModelCall,
     /// A tool call.
     ToolCall,
@@ -33,7 +58,31 @@ pub enum StepKind {
     Decision,
 }
 
-/// One step's identity within a run.
+impl StepKind {
+    /// The kind's name in records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::ModelCall => "model-call",
+            StepKind::ToolCall => "tool-call",
+            StepKind::Decision => "decision",
+        }
+    }
+}
+
+/// Whether a step may run again after a crash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    /// Idempotent: a resume runs a pending one again.
+    Safe,
+    /// Has effects: a resume reports a pending one as interrupted instead
+    /// of running it twice. The default for tools.
+    #[default]
+    Unsafe,
+}
+
+/// One step's identity within a run: stable across processes, so a resumed
+/// run asks for the same keys as the run that died.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StepKey {
     /// The run.
@@ -42,20 +91,89 @@ pub struct StepKey {
     pub turn: u32,
     /// Kind of step.
     pub kind: StepKind,
-    /// Distinguishes steps of one kind in a turn (a call id, an attempt).
+    /// Distinguishes steps of one kind in a turn (a call id, a decision's
+    /// name).
     pub name: String,
 }
 
-/// Runs every model call, tool call and loop decision of a run. A durable
-/// runtime records each outcome and answers finished steps from its records
-/// after a crash; the in-memory runtime just runs them.
+/// A step as the loop hands it to the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Its identity.
+    pub key: StepKey,
+    /// Whether it may run again after a crash (model calls and decisions
+    /// are safe; a tool declares its own).
+    pub durability: Durability,
+}
+
+/// How a runtime makes runs durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DurableMode {
+    /// Nothing is recorded (the default runtime).
+    Memory,
+    /// Each finished step is recorded; `resume` continues from the records.
+    Checkpoint,
+    /// A durable-execution engine replays the whole invocation from its
+    /// journal.
+    Replay,
+}
+
+/// Why a step did not produce a value.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StepError {
+    /// The work failed (or was stopped); nothing was recorded.
+    #[error("{0}")]
+    Work(SharedError),
+    /// The work finished but the runtime could not record it: `value` is
+    /// what it produced (a resume would not find it).
+    #[error("the step could not be recorded: {error}")]
+    Record {
+        /// The store's error.
+        error: SharedError,
+        /// The step's value.
+        value: Box<StepValue>,
+    },
+    /// Another process took the run over: this one must stop and write
+    /// nothing more.
+    #[error(transparent)]
+    StaleEpoch(#[from] StaleEpochError),
+}
+
+/// Another process took over the session's lease (a newer epoch): the run
+/// of this process stops at its next step and writes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("session `{session_id}` was taken over by another process (epoch {current}, this process held {held})")]
+pub struct StaleEpochError {
+    /// The session.
+    pub session_id: String,
+    /// The epoch this process held.
+    pub held: u64,
+    /// The epoch in the store.
+    pub current: u64,
+}
+
+/// Runs every model call, tool call and loop decision of a run. The work of
+/// a step runs inside [`step`](Self::step), so a checkpoint runtime can
+/// answer a finished step from its record without running it again.
 pub trait DurableRuntime: Send + Sync {
-    /// Runs `work` as the step `key` (or answers it from a record).
+    /// How this runtime makes runs durable.
+    fn mode(&self) -> DurableMode {
+        DurableMode::Memory
+    }
+
+    /// Runs `work` as `step` and records its value, or answers the step
+    /// from its record. A failed `work` is not recorded.
     fn step<'a>(
         &'a self,
-        key: StepKey,
+        step: Step,
         work: BoxFuture<'a, Result<StepValue, SharedError>>,
-    ) -> BoxFuture<'a, Result<StepValue, SharedError>>;
+    ) -> BoxFuture<'a, Result<StepValue, StepError>>;
+
+    /// Whether an earlier process recorded `key` (a finished step of a
+    /// resumed run, which [`step`](Self::step) answers without running).
+    fn recorded(&self, _key: &StepKey) -> bool {
+        false
+    }
 }
 
 /// The default runtime: runs each step, records nothing.
@@ -65,10 +183,10 @@ pub struct MemoryRuntime;
 impl DurableRuntime for MemoryRuntime {
     fn step<'a>(
         &'a self,
-        _key: StepKey,
+        _step: Step,
         work: BoxFuture<'a, Result<StepValue, SharedError>>,
-    ) -> BoxFuture<'a, Result<StepValue, SharedError>> {
-        work
+    ) -> BoxFuture<'a, Result<StepValue, StepError>> {
+        Box::pin(async move { work.await.map_err(StepError::Work) })
     }
 }
 
@@ -96,8 +214,20 @@ pub trait Spawner: Send + Sync {
 /// arrives together with its tool-results turn, so a store never holds a
 /// call without its result.
 pub trait TurnSink: Send + Sync {
-    /// Persists `turns` (in order).
-    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>>;
+    /// Persists `turns` (in order), produced by `mark`'s run up to the end
+    /// of its loop turn `mark.turn` (0 for the prompt).
+    fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>>;
+}
+
+/// Where in a run a flush happens: a checkpoint store keeps it with the
+/// turns, so a resume knows which loop turn the saved turns end at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnMark<'a> {
+    /// The run that produced the turns.
+    pub run_id: &'a str,
+    /// The loop turn the flushed turns complete (0: the prompt, or
+    /// messages queued before the first request).
+    pub turn: u32,
 }
 
 /// What a compactor sees before a provider request.

@@ -13,6 +13,7 @@ use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
 use crate::events::ToolProgressEventInit;
 use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
 use crate::execution::Workspace;
+use crate::seams::Durability;
 
 /// What a tool body returns.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -78,6 +79,13 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether a call may run again after a crash ([`Durability::Safe`]:
+    /// it is idempotent) or must be reported interrupted instead. Default:
+    /// [`Durability::Unsafe`].
+    fn durability(&self) -> Durability {
+        Durability::Unsafe
+    }
+
     /// Runs one call.
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
 }
@@ -99,6 +107,7 @@ pub struct FnTool {
     description: String,
     schema: Value,
     parallel: bool,
+    durability: Durability,
     execute: Arc<ExecuteFn>,
 }
 
@@ -123,6 +132,7 @@ impl FnTool {
             description: description.into(),
             schema,
             parallel: false,
+            durability: Durability::Unsafe,
             execute: Arc::new(move |input, cx| Box::pin(execute(input, cx))),
         }
     }
@@ -130,6 +140,12 @@ impl FnTool {
     /// Marks the tool parallel-safe.
     pub fn parallel(mut self) -> Self {
         self.parallel = true;
+        self
+    }
+
+    /// Marks the tool idempotent: a resumed run may run a call of it again.
+    pub fn safe(mut self) -> Self {
+        self.durability = Durability::Safe;
         self
     }
 }
@@ -149,6 +165,10 @@ impl Tool for FnTool {
 
     fn parallel_safe(&self) -> bool {
         self.parallel
+    }
+
+    fn durability(&self) -> Durability {
+        self.durability
     }
 
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {

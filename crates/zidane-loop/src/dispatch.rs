@@ -17,18 +17,18 @@ use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE}
 use crate::run::{RunCx, RunLoop, tracing_warn};
 use crate::validate::InputValidator;
 use zidane_core::events::{
-    BudgetExceeded, GateDecision, GuardAction, MessageError, RepeatGuardExceeded, SharedError, ToolAfter, ToolBefore,
-    ToolBudgetExceeded, ToolCancelled, ToolCounts, ToolDispatched, ToolError, ToolGate, ToolOutcome, ToolResult,
-    ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown, ValidationCoerce,
-    ValidationReject,
+    BudgetExceeded, GateDecision, GuardAction, MessageError, RepeatGuardExceeded, SharedError, ToolAfter,
+    ToolBatchResumed, ToolBefore, ToolBudgetExceeded, ToolCancelled, ToolCounts, ToolDispatched, ToolError, ToolGate,
+    ToolOutcome, ToolResult, ToolResultMetadata, ToolResultsAfter, ToolStateCommitFailed, ToolTransform, ToolUnknown,
+    ValidationCoerce, ValidationReject,
 };
 use zidane_core::events::{
-    BudgetExceededInit, RepeatGuardExceededInit, ToolAfterInit, ToolBeforeInit, ToolBudgetExceededInit,
-    ToolCancelledInit, ToolDispatchedInit, ToolErrorInit, ToolGateInit, ToolResultsAfterInit,
+    BudgetExceededInit, RepeatGuardExceededInit, ToolAfterInit, ToolBatchResumedInit, ToolBeforeInit,
+    ToolBudgetExceededInit, ToolCancelledInit, ToolDispatchedInit, ToolErrorInit, ToolGateInit, ToolResultsAfterInit,
     ToolStateCommitFailedInit, ToolTransformInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit,
 };
 use zidane_core::join_all;
-use zidane_core::seams::{StepKey, StepKind, StepValue};
+use zidane_core::seams::{Durability, Step, StepError, StepKey, StepKind, StepValue, ToolStep, ToolStepOutcome};
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
 /// One model-issued call.
@@ -58,6 +58,9 @@ struct CallCx<'a> {
     /// The run's tool counts as the batch started (every gate sees these).
     snapshot: &'a ToolCounts,
     turn_id: &'a str,
+    /// The call finished in a process that died: its record answers it and
+    /// its gate runs only to restore what handlers keep per call.
+    resumed: bool,
 }
 
 impl CallCx<'_> {
@@ -82,6 +85,16 @@ enum Gated {
     Execute { input: Value, steer_note: Option<String> },
 }
 
+/// What a resumed batch holds: calls answered from their records, and
+/// calls the dead process left unfinished.
+struct Resuming {
+    done: Vec<String>,
+    pending: Vec<String>,
+}
+
+/// What the model reads for an unsafe call a dead process left unfinished.
+pub(crate) const RESUMED_INTERRUPTED_MESSAGE: &str = "Tool error: this call was interrupted (the process running it stopped before it finished), so it may or may not have taken effect. Check the current state before running it again.";
+
 enum Executed {
     Output(ToolOutput),
     Failed(SharedError),
@@ -103,6 +116,7 @@ impl RunLoop {
                 _ => None,
             })
             .collect();
+        let resuming = self.resumed_batch(cx, &calls, turn_id).await;
         // Every gate of the batch sees the counts as they were before it.
         let snapshot = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let tools = &cx.tools;
@@ -118,7 +132,7 @@ impl RunLoop {
             }
             let group: Vec<_> = calls[i..end]
                 .iter()
-                .map(|call| self.dispatch_one(cx, call, &snapshot, turn_id))
+                .map(|call| self.dispatch_one(cx, call, &snapshot, turn_id, resuming.as_ref()))
                 .collect();
             results.extend(join_all(group).await);
             i = end;
@@ -126,17 +140,71 @@ impl RunLoop {
         results
     }
 
+    /// The batch of a resumed run's first turn, when its model call was
+    /// answered from a record: `tool-batch:resumed` fires before any call
+    /// runs again. Returns the calls without a record (to run again when
+    /// safe, else to report interrupted) and whether each was recorded.
+    async fn resumed_batch(&self, cx: &RunCx, calls: &[Call], turn_id: &str) -> Option<Resuming> {
+        if cx.resumed_turn != Some(cx.turn) {
+            return None;
+        }
+        let runtime = &self.inner.config.runtime;
+        let key = |kind, name: &str| StepKey {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            kind,
+            name: name.to_owned(),
+        };
+        if !runtime.recorded(&key(StepKind::ModelCall, "model")) {
+            return None;
+        }
+        let (done, pending): (Vec<&Call>, Vec<&Call>) = calls
+            .iter()
+            .partition(|c| runtime.recorded(&key(StepKind::ToolCall, &c.id)));
+        let resuming = Resuming {
+            done: done.iter().map(|c| c.id.clone()).collect(),
+            pending: pending.iter().map(|c| c.id.clone()).collect(),
+        };
+        let mut ev = ToolBatchResumed::new(ToolBatchResumedInit {
+            done: done.iter().map(|c| c.id.clone()).collect(),
+            resuming: pending.iter().map(|c| c.id.clone()).collect(),
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+        });
+        self.observe(&mut ev).await;
+        Some(resuming)
+    }
+
     /// One call through the pipeline: gate, unknown tool, validation,
     /// execution, then the result's transform and `tool:after`.
-    async fn dispatch_one(&self, cx: &RunCx, call: &Call, snapshot: &ToolCounts, turn_id: &str) -> CallResult {
+    async fn dispatch_one(
+        &self,
+        cx: &RunCx,
+        call: &Call,
+        snapshot: &ToolCounts,
+        turn_id: &str,
+        resuming: Option<&Resuming>,
+    ) -> CallResult {
         let c = CallCx {
             run: cx,
             call,
             snapshot,
             turn_id,
+            resumed: resuming.is_some_and(|r| r.done.contains(&call.id)),
         };
         if cx.signal.is_aborted() {
             return c.result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true);
+        }
+        // A call the dead process may have been running: one that is safe
+        // to repeat runs again, any other is reported, never run twice.
+        if resuming.is_some_and(|r| r.pending.contains(&call.id))
+            && cx
+                .tools
+                .get(&call.name)
+                .is_none_or(|t| t.durability() == Durability::Unsafe)
+        {
+            return c.result(RESUMED_INTERRUPTED_MESSAGE.to_owned(), true);
         }
         if let Some(reason) = cx.malformed.get(&call.id) {
             self.dispatched(&c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
@@ -189,7 +257,7 @@ impl RunLoop {
             call_id: call.id.clone(),
             run_id: cx.run_id.clone(),
             turn_id: c.turn_id.to_owned(),
-            resumed: false,
+            resumed: c.resumed,
             run_tool_counts: c.snapshot.clone(),
         });
         // The gate owns the input for the rest of the pipeline (handlers may
@@ -202,12 +270,18 @@ impl RunLoop {
             gate.block = true;
             gate.reason = format!("a tool:gate handler failed: {e}");
         }
+        // A resumed call passed the gate in the process that died; its record
+        // answers it, whatever a handler decides now.
+        if c.resumed {
+            gate.block = false;
+            gate.result = None;
+        }
         let mut steer_note = None;
         let mut reserved = false;
-        if !gate.block && gate.result.is_none() {
+        if !gate.block && gate.result.is_none() && !c.resumed {
             reserved = self.budget_gate(cx, &mut gate, c.turn_id).await;
         }
-        if !gate.block && gate.result.is_none() {
+        if !gate.block && gate.result.is_none() && !c.resumed {
             steer_note = self.repeat_gate(cx, &mut gate, c.turn_id).await;
         }
         let input = std::mem::take(&mut gate.input);
@@ -640,16 +714,22 @@ impl RunLoop {
             workspace: cx.workspace.clone(),
         });
         let signal = controller.signal();
-        let key = StepKey {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            kind: StepKind::ToolCall,
-            name: call.id.clone(),
+        let step = Step {
+            key: StepKey {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                kind: StepKind::ToolCall,
+                name: call.id.clone(),
+            },
+            durability: tool.durability(),
         };
+        let replayed = config.runtime.recorded(&step.key);
         let body = CatchUnwind {
             inner: tool.execute(input, tool_cx),
         };
         let timeout = cx.behavior.tool_timeout;
+        let in_step = config.tool_state_in_steps;
+        let staged = state.clone();
         let work = async move {
             let outcome = match timeout {
                 Some(limit) => match tokio::time::timeout(limit, body).await {
@@ -658,12 +738,18 @@ impl RunLoop {
                 },
                 None => body.await,
             };
-            outcome_to_step(outcome)
+            let outcome = match outcome {
+                Ok(Ok(output)) => ToolStepOutcome::Output(output),
+                Ok(Err(failure)) => ToolStepOutcome::Failed(failure.to_string()),
+                Err(message) => ToolStepOutcome::Failed(message),
+            };
+            let state = if in_step { staged.take_staged() } else { Vec::new() };
+            Ok(StepValue::Tool(ToolStep { outcome, state }))
         };
         let recorded = tokio::select! {
             biased;
             () = signal.aborted() => None,
-            r = config.runtime.step(key, Box::pin(work)) => Some(r),
+            r = config.runtime.step(step, Box::pin(work)) => Some(r),
         };
         let cancelled = {
             let mut state = self.inner.lock();
@@ -679,33 +765,82 @@ impl RunLoop {
                 None => Executed::Interrupted,
             };
         };
-        let ops = state.take_staged();
-        if !ops.is_empty() {
-            self.commit_state(cx, call, ops).await;
+        let (value, landed) = match recorded {
+            Ok(value) => (value, true),
+            Err(StepError::Record { error, value }) => {
+                tracing_warn(&format!(
+                    "the step of `{}` ({}) was not recorded: {error}",
+                    call.name, call.id
+                ));
+                (*value, false)
+            }
+            Err(StepError::StaleEpoch(stale)) => {
+                self.inner.lock().stale = Some(stale);
+                return Executed::Interrupted;
+            }
+            Err(StepError::Work(error)) => return Executed::Failed(error),
+        };
+        let StepValue::Tool(done) = value else {
+            return Executed::Failed(Arc::new(MessageError(format!(
+                "the durable runtime answered a tool call with a {} step",
+                step_kind(&value)
+            ))));
+        };
+        if !replayed {
+            if in_step {
+                if landed {
+                    apply_ops(
+                        &mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner),
+                        &done.state,
+                    );
+                } else if !done.state.is_empty() {
+                    let error: SharedError =
+                        Arc::new(MessageError("the step record with these writes was not stored".into()));
+                    self.state_not_committed(cx, call, done.state.clone(), error).await;
+                }
+            } else {
+                let ops = state.take_staged();
+                if !ops.is_empty() {
+                    self.commit_state(cx, call, ops).await;
+                }
+            }
         }
-        match recorded.and_then(step_to_output) {
-            Ok(output) => Executed::Output(output),
-            Err(error) => Executed::Failed(error),
+        match done.outcome {
+            ToolStepOutcome::Output(output) => Executed::Output(output),
+            ToolStepOutcome::Failed(message) => Executed::Failed(Arc::new(MessageError(message))),
         }
     }
 
     async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<zidane_core::events::ToolStateOp>) {
         match self.inner.config.tool_state.commit(&ops).await {
             Ok(()) => apply_ops(&mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner), &ops),
-            Err(error) => {
-                let error: SharedError = Arc::from(error);
-                let mut ev = ToolStateCommitFailed::new(ToolStateCommitFailedInit {
-                    call_id: call.id.clone(),
-                    error: Arc::clone(&error),
-                    ops,
-                    run_id: cx.run_id.clone(),
-                    tool_name: call.name.clone(),
-                });
-                self.observe(&mut ev).await;
-                if !ev.handled {
-                    tracing::error!(target: "zidane", "tool state of `{}` ({}) was not committed: {error}", call.name, call.id);
-                }
-            }
+            Err(error) => self.state_not_committed(cx, call, ops, Arc::from(error)).await,
+        }
+    }
+
+    /// `tool-state:commit-failed`, and the log line when no handler owns
+    /// the reporting.
+    async fn state_not_committed(
+        &self,
+        cx: &RunCx,
+        call: &Call,
+        ops: Vec<zidane_core::events::ToolStateOp>,
+        error: SharedError,
+    ) {
+        let mut ev = ToolStateCommitFailed::new(ToolStateCommitFailedInit {
+            call_id: call.id.clone(),
+            error: Arc::clone(&error),
+            ops,
+            run_id: cx.run_id.clone(),
+            tool_name: call.name.clone(),
+        });
+        self.observe(&mut ev).await;
+        if !ev.handled {
+            tracing::error!(target: "zidane", "tool state of `{}` ({}) was not committed: {error}", call.name, call.id);
+            eprintln!(
+                "zidane: tool state of `{}` ({}) was not committed: {error}",
+                call.name, call.id
+            );
         }
     }
 
@@ -775,26 +910,6 @@ fn append_text(content: &mut ToolResultContent, note: &str) {
             text.push_str(note);
         }
         ToolResultContent::Parts(parts) => parts.push(ContentBlock::text(note)),
-    }
-}
-
-fn outcome_to_step(
-    outcome: Result<Result<ToolOutput, zidane_core::tool::ToolFailure>, String>,
-) -> Result<StepValue, SharedError> {
-    match outcome {
-        Ok(Ok(output)) => Ok(StepValue::Tool(output)),
-        Ok(Err(failure)) => Err(Arc::from(failure)),
-        Err(message) => Err(Arc::new(MessageError(message))),
-    }
-}
-
-fn step_to_output(value: StepValue) -> Result<ToolOutput, SharedError> {
-    match value {
-        StepValue::Tool(output) => Ok(output),
-        other => Err(Arc::new(MessageError(format!(
-            "the durable runtime answered a tool call with a {} step",
-            step_kind(&other)
-        )))),
     }
 }
 

@@ -51,6 +51,10 @@ pub enum RunErrorKind {
     /// The durable runtime failed to run or record a step.
     #[error("the durable runtime failed: {0}")]
     Durable(zidane_core::events::SharedError),
+    /// Another process took the session over (a newer lease epoch): this
+    /// run stopped at its next step and wrote nothing more.
+    #[error(transparent)]
+    StaleEpoch(zidane_core::seams::StaleEpochError),
     /// The structured output did not match its schema.
     #[error("the final answer does not match the output schema: {0}")]
     Output(String),

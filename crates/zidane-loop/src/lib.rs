@@ -17,4 +17,4 @@ pub mod validate;
 pub use behavior::{Behavior, BehaviorOverride, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{BudgetCap, RunError, RunErrorKind};
-pub use run::{LoopConfig, ModelRef, RunLoop, RunOptions};
+pub use run::{LoopConfig, ModelRef, ResumeFrom, RunLoop, RunOptions};

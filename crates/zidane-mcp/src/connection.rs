@@ -618,6 +618,9 @@ impl Tool for Renamed {
     fn parallel_safe(&self) -> bool {
         self.inner.parallel_safe()
     }
+    fn durability(&self) -> zidane_core::seams::Durability {
+        self.inner.durability()
+    }
     fn execute<'a>(
         &'a self,
         input: Value,

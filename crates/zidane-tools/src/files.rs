@@ -148,6 +148,7 @@ pub(crate) fn read_file() -> FnTool {
             Ok(ToolOutput::text(out))
         },
     )
+    .safe()
 }
 
 pub(crate) fn write_file(env: Env) -> FnTool {
@@ -329,4 +330,5 @@ pub(crate) fn list_files() -> FnTool {
             }
         },
     )
+    .safe()
 }

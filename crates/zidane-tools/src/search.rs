@@ -123,6 +123,7 @@ pub(crate) fn glob() -> FnTool {
             Ok(ToolOutput::text(out))
         },
     )
+    .safe()
 }
 
 pub(crate) fn grep() -> FnTool {
@@ -196,4 +197,5 @@ pub(crate) fn grep() -> FnTool {
             Ok(ToolOutput::text(out))
         },
     )
+    .safe()
 }

@@ -54,6 +54,7 @@ pub(crate) fn todowrite() -> FnTool {
             Ok(ToolOutput::text(render(&todos)))
         },
     )
+    .safe()
     .parallel()
 }
 
@@ -71,5 +72,6 @@ pub(crate) fn todoread() -> FnTool {
             Ok(ToolOutput::text(render(&todos)))
         },
     )
+    .safe()
     .parallel()
 }

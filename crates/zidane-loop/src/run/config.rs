@@ -81,6 +81,10 @@ pub struct LoopConfig {
     pub compactor: Option<Arc<dyn Compactor>>,
     /// Backing store of durable tool state.
     pub tool_state: Arc<dyn ToolStateStore>,
+    /// The runtime commits each tool call's state writes with its step
+    /// record (a checkpoint runtime whose store backs `tool_state`), so
+    /// the loop does not commit them to `tool_state` itself.
+    pub tool_state_in_steps: bool,
     /// Read state shared by the tools.
     pub read_state: ReadStateMap,
     /// Display name (in `agent:start`).
@@ -120,6 +124,7 @@ impl LoopConfig {
             sink: None,
             compactor: None,
             tool_state: Arc::new(MemoryToolState::default()),
+            tool_state_in_steps: false,
             read_state: ReadStateMap::default(),
             agent_name: None,
             depth: 0,
@@ -169,9 +174,20 @@ pub struct RunOptions {
     /// An outer signal: the run aborts when it fires (also before the run
     /// started, in which case no request is sent).
     pub signal: Option<AbortSignal>,
+    /// Continue a run a dead process left: the conversation already holds
+    /// its turns up to the end of loop turn `turn`, so no prompt is added
+    /// and the next turn's steps are asked of the runtime first.
+    pub resume: Option<ResumeFrom>,
     /// Where this run's tool calls act (the agent's execution context and
     /// live handle); tools see it as [`ToolContext::workspace`](zidane_core::ToolContext::workspace).
     pub workspace: Option<Workspace>,
+}
+
+/// Where a resumed run picks up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumeFrom {
+    /// The loop turn the saved turns end at (0: only the prompt).
+    pub turn: u32,
 }
 
 impl RunOptions {

@@ -25,6 +25,12 @@ pub(crate) struct Control {
     pub(crate) steer: VecDeque<Queued>,
     pub(crate) follow_up: VecDeque<Queued>,
     pub(crate) calls: BTreeMap<String, (AbortController, Option<String>)>,
+    /// Aborts the model stream of the current turn (a suspend stops it at
+    /// once; tool calls keep running).
+    pub(crate) stream: Option<AbortController>,
+    /// `suspend` was called: the run stops at the next boundary, keeping
+    /// unfinished work pending instead of answering it.
+    pub(crate) suspending: bool,
 }
 
 impl RunLoop {
@@ -34,6 +40,28 @@ impl RunLoop {
         if let Some(control) = &self.inner.lock().control {
             control.abort.abort(reason);
         }
+    }
+
+    /// Suspends the run in progress so a resume can continue it: the model
+    /// stream stops at once (its request is sent again on resume), tool
+    /// calls already running go on until they finish or the run is aborted
+    /// (what a grace period ends with), and no call is answered as
+    /// interrupted: pending work stays pending. `false` when idle.
+    pub fn suspend(&self) -> bool {
+        let mut state = self.inner.lock();
+        let Some(control) = state.control.as_mut() else {
+            return false;
+        };
+        control.suspending = true;
+        if let Some(stream) = &control.stream {
+            stream.abort(Some("suspended"));
+        }
+        true
+    }
+
+    /// Whether the run in progress is being suspended.
+    pub(crate) fn suspending(&self) -> bool {
+        self.inner.lock().control.as_ref().is_some_and(|c| c.suspending)
     }
 
     /// Queues a message injected as a user turn at the next turn boundary.

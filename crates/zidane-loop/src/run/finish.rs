@@ -3,6 +3,7 @@
 //! structured output validated.
 
 use std::sync::{Arc, PoisonError};
+use zidane_core::seams::{StaleEpochError, TurnMark};
 
 use serde_json::Value;
 use zidane_provider::{AssistantMessage, ContentBlock, FinishReason, Role, SessionTurn, ToolResultContent};
@@ -188,14 +189,26 @@ impl RunLoop {
                 batch
             }
         };
+        let (run_id, turn) = self.inner.lock().mark.clone().unwrap_or_default();
+        let mark = TurnMark { run_id: &run_id, turn };
         let mut last = None;
         for delay in [None, Some(50), Some(200)] {
             if let Some(ms) = delay {
                 tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             }
-            match sink.flush(&batch).await {
+            match sink.flush(&batch, mark).await {
                 Ok(()) => return,
-                Err(e) => last = Some(e),
+                Err(e) => {
+                    // Another process owns the session now: retrying cannot
+                    // help, and this process must write nothing more.
+                    if let Some(stale) = e.downcast_ref::<StaleEpochError>() {
+                        let mut state = self.inner.lock();
+                        state.stale = Some(stale.clone());
+                        state.unsaved = batch;
+                        return;
+                    }
+                    last = Some(e);
+                }
             }
         }
         let error = last.unwrap_or_else(|| Arc::new(MessageError("the turns could not be saved".into())));

@@ -6,7 +6,7 @@ mod finish;
 mod request;
 mod stream;
 
-pub use config::{LoopConfig, ModelRef, RunOptions};
+pub use config::{LoopConfig, ModelRef, ResumeFrom, RunOptions};
 pub(crate) use control::{Control, Queued};
 
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ use zidane_core::events::{
 };
 use zidane_core::events::{AgentAbortInit, AgentDoneInit, AgentStartInit, RunBeforeEndInit, SystemBeforeInit};
 use zidane_core::execution::Workspace;
-use zidane_core::seams::{StepKey, StepKind, StepValue};
+use zidane_core::seams::{Durability, StaleEpochError, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_core::tool::ToolSet;
 
 #[derive(Default)]
@@ -50,6 +50,11 @@ pub(crate) struct State {
     pub(crate) unsaved: Vec<SessionTurn>,
     /// The last save failure not yet reported to a run.
     pub(crate) save_failure: Option<zidane_core::events::SharedError>,
+    /// The store refused a save because another process took the session
+    /// over: the run stops and writes nothing more.
+    pub(crate) stale: Option<StaleEpochError>,
+    /// The run and loop turn the next flush belongs to.
+    pub(crate) mark: Option<(String, u32)>,
 }
 
 pub(crate) struct Inner {
@@ -111,6 +116,8 @@ pub(crate) struct RunCx {
     /// Calls of the current turn whose arguments were cut off or malformed:
     /// each is answered with this error instead of running.
     pub(crate) malformed: BTreeMap<String, String>,
+    /// The loop turn a resumed run continues (its batch may be half done).
+    pub(crate) resumed_turn: Option<u32>,
 }
 
 pub(crate) enum Ending {
@@ -118,11 +125,13 @@ pub(crate) enum Ending {
     MaxTurns,
     Aborted { reason: Option<String>, hook: bool },
     Paused,
+    Suspended,
     Failed(RunErrorKind),
 }
 
 pub(crate) enum TurnFailure {
     Aborted(Option<AssistantMessage>),
+    Suspended,
     Failed(RunErrorKind),
 }
 
@@ -267,7 +276,12 @@ impl RunLoop {
             },
             workspace: options.workspace.clone(),
             malformed: BTreeMap::new(),
+            resumed_turn: options.resume.map(|r| r.turn + 1),
         };
+        if let Some(resume) = options.resume {
+            cx.turn = resume.turn;
+        }
+        self.inner.lock().mark = Some((run_id.clone(), cx.turn));
 
         let mut start = AgentStart::new(AgentStartInit {
             agent_name: config.agent_name.clone(),
@@ -284,11 +298,22 @@ impl RunLoop {
         let mut ending = self.run_turns(&mut cx, &options).await;
         // A turn the store could not keep fails the run, whatever else
         // happened: the host must not believe the session holds it.
-        if let Some(kind) = self.take_save_failure() {
+        if let Some(stale) = self.inner.lock().stale.take() {
+            ending = Ending::Failed(RunErrorKind::StaleEpoch(stale));
+        } else if let Some(kind) = self.take_save_failure() {
             ending = Ending::Failed(kind);
+        }
+        // A suspend that a grace period ended with an abort is still a
+        // suspend: nothing was answered as interrupted.
+        if self.suspending() && matches!(ending, Ending::Aborted { .. }) {
+            ending = Ending::Suspended;
         }
         let (status, error, abort) = match ending {
             Ending::Completed => (RunStatus::Completed, None, None),
+            Ending::Suspended => {
+                cx.stats.suspended = true;
+                (RunStatus::Suspended, None, None)
+            }
             Ending::MaxTurns => (RunStatus::MaxTurns, None, None),
             Ending::Paused => (RunStatus::Aborted, None, None),
             Ending::Aborted { reason, hook } => (RunStatus::Aborted, None, Some((reason, hook))),
@@ -296,7 +321,11 @@ impl RunLoop {
             Ending::Failed(kind) => (RunStatus::Error, Some(kind), None),
         };
         cx.stats.status = status;
-        self.inner.lock().control = None;
+        {
+            let mut state = self.inner.lock();
+            state.control = None;
+            state.mark = None;
+        }
         if let Some((reason, _)) = abort {
             let mut ev = AgentAbort::new(AgentAbortInit {
                 reason,
@@ -389,9 +418,16 @@ impl RunLoop {
         let mut output_retries = 0u32;
         loop {
             // A turn the store could not keep stops the run before the next
-            // request (the caller hears of it as the run's error).
-            if self.inner.lock().save_failure.is_some() {
-                return Ending::Completed;
+            // request (the caller hears of it as the run's error), and so
+            // does a store that another process took over.
+            {
+                let state = self.inner.lock();
+                if state.save_failure.is_some() || state.stale.is_some() {
+                    return Ending::Completed;
+                }
+            }
+            if self.suspending() {
+                return Ending::Suspended;
             }
             if cx.signal.is_aborted() {
                 return Ending::Aborted {
@@ -404,6 +440,7 @@ impl RunLoop {
             }
             self.inject_queued(false).await;
             cx.turn += 1;
+            self.inner.lock().mark = Some((cx.run_id.clone(), cx.turn));
             self.maybe_compact(cx).await;
             let turn_id = config.clock.id();
             let request = match self.build_request(cx, options, &turn_id).await {
@@ -423,6 +460,7 @@ impl RunLoop {
                         hook: false,
                     };
                 }
+                Err(TurnFailure::Suspended) => return Ending::Suspended,
                 Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
             };
             let finish = message.finish_reason;
@@ -433,7 +471,19 @@ impl RunLoop {
                 return Ending::Failed(kind);
             }
             if has_calls {
+                if self.suspending() {
+                    return Ending::Suspended;
+                }
                 let results = self.dispatch_turn(cx, &assistant, &turn_id).await;
+                // A suspended batch is left pending: finished calls are in
+                // their step records, the others run (or are reported
+                // interrupted) on resume.
+                if self.suspending() {
+                    return Ending::Suspended;
+                }
+                if let Some(stale) = self.inner.lock().stale.clone() {
+                    return Ending::Failed(RunErrorKind::StaleEpoch(stale));
+                }
                 cx.stats.tool_calls += results.len() as u32;
                 if let Err(kind) = self.push_results(cx, assistant, results, &turn_id).await {
                     return Ending::Failed(kind);
@@ -479,29 +529,9 @@ impl RunLoop {
                     hook: false,
                 };
             }
-            let mut before_end = RunBeforeEnd::new(RunBeforeEndInit {
-                run_id: cx.run_id.clone(),
-                session_id: options.session_id.clone(),
-                turn: cx.turn,
-            });
-            if let Err(kind) = self.decide(&mut before_end).await {
-                return Ending::Failed(kind);
-            }
-            let follow_up = before_end.follow_up_message().map(str::to_owned);
-            let decision = serde_json::json!({ "followUp": follow_up });
-            let key = StepKey {
-                run_id: cx.run_id.clone(),
-                turn: cx.turn,
-                kind: StepKind::Decision,
-                name: "beforeEnd".into(),
-            };
-            let recorded = config
-                .runtime
-                .step(key, Box::pin(async move { Ok(StepValue::Decision(decision)) }))
-                .await;
-            let follow_up = match recorded {
-                Ok(StepValue::Decision(v)) => v.get("followUp").and_then(Value::as_str).map(str::to_owned),
-                _ => None,
+            let follow_up = match self.decide_end(cx, options).await {
+                Ok(follow_up) => follow_up,
+                Err(kind) => return Ending::Failed(kind),
             };
             match follow_up {
                 Some(message) => {
@@ -517,12 +547,60 @@ impl RunLoop {
     }
 }
 
+impl RunLoop {
+    /// The end-of-run decision as a step: `run:beforeEnd` may keep the run
+    /// going with a follow-up message; a checkpoint runtime answers a
+    /// decision it recorded without asking again.
+    async fn decide_end(&self, cx: &RunCx, options: &RunOptions) -> Result<Option<String>, RunErrorKind> {
+        let step = Step {
+            key: StepKey {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                kind: StepKind::Decision,
+                name: "beforeEnd".into(),
+            },
+            durability: Durability::Safe,
+        };
+        let mut failure = None;
+        let recorded = {
+            let failure = &mut failure;
+            let work = async move {
+                let mut before_end = RunBeforeEnd::new(RunBeforeEndInit {
+                    run_id: cx.run_id.clone(),
+                    session_id: options.session_id.clone(),
+                    turn: cx.turn,
+                });
+                if let Err(kind) = self.decide(&mut before_end).await {
+                    *failure = Some(kind);
+                    return Err(Arc::new(events::MessageError("the decision failed".into())) as events::SharedError);
+                }
+                let follow_up = before_end.follow_up_message().map(str::to_owned);
+                Ok(StepValue::Decision(serde_json::json!({ "followUp": follow_up })))
+            };
+            self.inner.config.runtime.step(step, Box::pin(work)).await
+        };
+        let value = match recorded {
+            Ok(value) => value,
+            Err(StepError::Record { value, .. }) => *value,
+            Err(StepError::Work(e)) => return Err(failure.unwrap_or(RunErrorKind::Durable(e))),
+            Err(StepError::StaleEpoch(e)) => return Err(RunErrorKind::StaleEpoch(e)),
+        };
+        Ok(match value {
+            StepValue::Decision(v) => v.get("followUp").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        })
+    }
+}
+
 struct RunningGuard<'a>(&'a Inner);
 
 impl Drop for RunningGuard<'_> {
     fn drop(&mut self) {
         // Also on a cancelled `run` future: the loop must not stay busy.
-        self.0.lock().control = None;
+        let mut state = self.0.lock();
+        state.control = None;
+        state.mark = None;
+        drop(state);
         self.0.running.store(false, Ordering::Release);
     }
 }

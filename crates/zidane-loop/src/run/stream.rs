@@ -19,7 +19,7 @@ use zidane_core::events::{
     ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
     StreamServerToolResultInit, StreamServerToolUseInit, StreamStartInit, StreamTextInit, StreamThinkingInit,
 };
-use zidane_core::seams::{StepKey, StepKind, StepValue};
+use zidane_core::seams::{Durability, Step, StepError, StepKey, StepKind, StepValue};
 
 use super::{RunCx, RunLoop, TurnFailure};
 
@@ -40,12 +40,71 @@ pub(crate) struct Streamed {
 }
 
 impl RunLoop {
+    /// The turn's model call as a step: a checkpoint runtime answers a call
+    /// it recorded (no request is sent); otherwise the request runs, with
+    /// its retries and fallbacks, inside the step.
     pub(crate) async fn stream_turn(
         &self,
         cx: &mut RunCx,
         request: StreamOptions,
         turn_id: &str,
     ) -> Result<AssistantMessage, TurnFailure> {
+        let step = Step {
+            key: StepKey {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                kind: StepKind::ModelCall,
+                name: "model".into(),
+            },
+            durability: Durability::Safe,
+        };
+        let runtime = Arc::clone(&self.inner.config.runtime);
+        let mut failure = None;
+        let recorded = {
+            let failure = &mut failure;
+            let work = async move {
+                match self.stream_attempts(cx, request, turn_id).await {
+                    Ok(message) => Ok(StepValue::Model(message)),
+                    Err(f) => {
+                        *failure = Some(f);
+                        Err(Arc::new(zidane_core::events::MessageError(
+                            "the model call did not finish".into(),
+                        )) as SharedError)
+                    }
+                }
+            };
+            runtime.step(step, Box::pin(work)).await
+        };
+        match recorded {
+            Ok(StepValue::Model(message)) => Ok(message),
+            Ok(other) => Err(TurnFailure::Failed(RunErrorKind::Durable(Arc::new(
+                zidane_core::events::MessageError(format!(
+                    "the durable runtime answered a model call with a {} step",
+                    crate::dispatch::step_kind(&other)
+                )),
+            )))),
+            Err(StepError::Work(error)) => Err(failure.unwrap_or(TurnFailure::Failed(RunErrorKind::Durable(error)))),
+            Err(StepError::Record { error, .. }) => Err(TurnFailure::Failed(RunErrorKind::Durable(error))),
+            Err(StepError::StaleEpoch(e)) => Err(TurnFailure::Failed(RunErrorKind::StaleEpoch(e))),
+        }
+    }
+
+    async fn stream_attempts(
+        &self,
+        cx: &mut RunCx,
+        request: StreamOptions,
+        turn_id: &str,
+    ) -> Result<AssistantMessage, TurnFailure> {
+        // The stream's own signal: a suspend stops the stream at once while
+        // the run (and its tool calls) goes on to its boundary.
+        let stream_ctl = cx.signal.child();
+        if let Some(control) = self.inner.lock().control.as_mut() {
+            if control.suspending {
+                return Err(TurnFailure::Suspended);
+            }
+            control.stream = Some(stream_ctl.clone());
+        }
+        let stream_signal = stream_ctl.signal();
         let mut request = Arc::new(request);
         let config = &self.inner.config;
         let hooks = &config.hooks;
@@ -74,7 +133,7 @@ impl RunLoop {
             });
             self.observe(&mut start).await;
 
-            let mut stream = provider.stream(&request, cx.signal.clone());
+            let mut stream = provider.stream(&request, stream_signal.clone());
             let mut acc = MessageAccumulator::new();
             let mut streamed = Streamed {
                 text: StreamedText::new(),
@@ -127,31 +186,13 @@ impl RunLoop {
                         });
                         self.observe(&mut end).await;
                     }
-                    let key = StepKey {
-                        run_id: cx.run_id.clone(),
-                        turn: cx.turn,
-                        kind: StepKind::ModelCall,
-                        name: model,
-                    };
-                    // The message goes through the step typed (the memory
-                    // runtime hands it back untouched; nothing is serialized).
-                    let step = config
-                        .runtime
-                        .step(key, Box::pin(async move { Ok(StepValue::Model(message)) }))
-                        .await;
-                    return match step {
-                        Ok(StepValue::Model(message)) => Ok(message),
-                        Ok(other) => Err(TurnFailure::Failed(RunErrorKind::Durable(Arc::new(
-                            zidane_core::events::MessageError(format!(
-                                "the durable runtime answered a model call with a {} step",
-                                crate::dispatch::step_kind(&other)
-                            )),
-                        )))),
-                        Err(error) => Err(TurnFailure::Failed(RunErrorKind::Durable(error))),
-                    };
+                    return Ok(message);
                 }
                 Err(e) => e,
             };
+            if self.suspending() {
+                return Err(TurnFailure::Suspended);
+            }
             if cx.signal.is_aborted() || error.kind() == ErrorKind::Aborted {
                 let partial = acc.finish();
                 let keep = !partial.content.is_empty();
@@ -206,7 +247,9 @@ impl RunLoop {
                 self.observe(&mut ev).await;
                 tokio::select! {
                     biased;
-                    () = cx.signal.aborted() => return Err(TurnFailure::Aborted(None)),
+                    () = stream_signal.aborted() => {
+                        return Err(if self.suspending() { TurnFailure::Suspended } else { TurnFailure::Aborted(None) });
+                    }
                     () = tokio::time::sleep(delay) => {}
                 }
                 continue;

@@ -130,7 +130,11 @@ async fn a_failed_commit_is_reported_and_the_call_is_unaffected() {
 struct RecordingSink(Mutex<Vec<Vec<(Role, usize)>>>);
 
 impl TurnSink for RecordingSink {
-    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
+    fn flush<'a>(
+        &'a self,
+        turns: &'a [SessionTurn],
+        _mark: zidane_core::seams::TurnMark<'a>,
+    ) -> BoxFuture<'a, Result<(), SharedError>> {
         self.0
             .lock()
             .unwrap()
@@ -392,7 +396,11 @@ struct FlakySink {
 }
 
 impl TurnSink for FlakySink {
-    fn flush<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), zidane_core::events::SharedError>> {
+    fn flush<'a>(
+        &'a self,
+        turns: &'a [SessionTurn],
+        _mark: zidane_core::seams::TurnMark<'a>,
+    ) -> BoxFuture<'a, Result<(), zidane_core::events::SharedError>> {
         Box::pin(async move {
             let mut failures = self.failures.lock().unwrap();
             if *failures > 0 {

@@ -1,0 +1,309 @@
+//! Continuing a run a dead process left: `Agent::resume`, the lease a
+//! durable agent takes on its session, and healing a run that will not be
+//! resumed.
+
+use std::collections::BTreeSet;
+
+use zidane_core::events::{AgentStats, ResumeMismatch, ResumeMismatchInit, RunStatus};
+use zidane_core::seams::{StepKind, StepValue, ToolStepOutcome};
+use zidane_provider::{AbortSignal, ContentBlock, Role, SessionTurn, ToolResultContent};
+
+use crate::agent::{Agent, Resumed, lock};
+use crate::binding::store_error;
+use crate::durable::{AcquireError, Record};
+use crate::error::AgentError;
+use crate::options::{AgentRunOptions, DurableResumeOptions};
+use crate::session::{SessionRun, SessionRunStatus};
+
+/// What the model reads for a call a healed run left unfinished.
+const HEALED_INTERRUPTED: &str = "Tool error: this call was interrupted (the process running it stopped before it finished), so it may or may not have taken effect. Check the current state before running it again.";
+
+impl Agent {
+    /// Takes the session's lease for this agent (kept until `destroy`).
+    /// Newly taken, the session is loaded again: another process may have
+    /// written to it before.
+    pub(crate) async fn take_lease(&self) -> Result<(), AgentError> {
+        let Some(durable) = self.inner.durable.clone() else {
+            return Ok(());
+        };
+        let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+            return Ok(());
+        };
+        let taken = match durable.runtime.acquire(&id).await {
+            Ok(taken) => taken,
+            Err(AcquireError::Held(e)) => return Err(AgentError::RunLeaseHeld(e)),
+            Err(AcquireError::Store(e)) => return Err(AgentError::Store(e)),
+        };
+        if taken {
+            self.ensure_session_stored(&id).await?;
+            let store = durable.runtime.session_store();
+            if let Some(session) = store.load(&id).await.map_err(AgentError::Store)? {
+                let turn_count = session.turns.len();
+                self.inner.looped.set_turns(session.turns);
+                if let Some(state) = lock(&self.inner.session).as_mut() {
+                    state.runs = session.runs;
+                    state.metadata = session.metadata;
+                    state.turn_count = turn_count;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives the session's lease up.
+    pub(crate) fn release_lease(&self) {
+        if let (Some(d), Some(id)) = (
+            &self.inner.durable,
+            lock(&self.inner.session).as_ref().map(|s| s.id.clone()),
+        ) {
+            d.runtime.release(&id);
+        }
+    }
+
+    /// The session's run a dead process left unfinished (the newest one).
+    fn interrupted_run(&self) -> Option<SessionRun> {
+        let session = lock(&self.inner.session);
+        session.as_ref()?.runs.iter().rev().find(|r| is_interrupted(r)).cloned()
+    }
+
+    /// Continues the session's run that a process death (or a suspend) left
+    /// unfinished, from its saved turns and its step records: a finished
+    /// step answers from its record (no second request for a finished model
+    /// call, no second execution of a finished tool call), a pending `safe`
+    /// tool call runs again, a pending `unsafe` one is reported to the model
+    /// as interrupted. `tool-batch:resumed` fires before any call of a half
+    /// done batch runs again.
+    ///
+    /// The resumed run keeps its id and record and runs with the options
+    /// its record kept, under what `options.run` sets.
+    ///
+    /// `Ok(None)` when there is no such run, and when its step records no
+    /// longer match the saved turns (a history rewrite): that run is healed
+    /// at once and `resume:mismatch` fires. Refused without a checkpoint
+    /// runtime ([`AgentError::NotDurable`]), while a run is in progress, or
+    /// without a session ([`AgentError::NoSession`]); a session another
+    /// live process holds is [`AgentError::RunLeaseHeld`].
+    pub async fn resume(&self, options: DurableResumeOptions) -> Result<Option<AgentStats>, AgentError> {
+        if self.inner.durable.is_none() {
+            return Err(AgentError::NotDurable);
+        }
+        let _busy = self.claim()?;
+        let Some(signal) = self.start_run().await? else {
+            return Ok(Some(self.not_started()));
+        };
+        if lock(&self.inner.session).is_none() {
+            return Err(AgentError::NoSession);
+        }
+        self.resume_interrupted(options.run, &signal).await
+    }
+
+    /// The body of `resume`, once the session is loaded and leased.
+    pub(crate) async fn resume_interrupted(
+        &self,
+        run_options: Option<AgentRunOptions>,
+        signal: &AbortSignal,
+    ) -> Result<Option<AgentStats>, AgentError> {
+        let Some(durable) = self.inner.durable.clone() else {
+            return Err(AgentError::NotDurable);
+        };
+        let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+            return Err(AgentError::NoSession);
+        };
+        let Some(run) = self.interrupted_run() else {
+            return Ok(None);
+        };
+        let records = durable.runtime.records(&run.id).await.map_err(AgentError::Store)?;
+        let turns = self.turns();
+        if run.last_turn_id.is_none() {
+            // It died before it saved its prompt: nothing to continue.
+            self.close_run(&session_id, run, SessionRunStatus::Aborted).await?;
+            return Ok(None);
+        }
+        if let Some(reason) = mismatch(&run, &records, &turns) {
+            let stored_turns: Vec<u32> = records
+                .iter()
+                .map(|r| r.turn)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let run_id = run.id.clone();
+            let resume_turn = run.loop_turn + 1;
+            self.close_run(&session_id, run, SessionRunStatus::Aborted).await?;
+            let mut ev = ResumeMismatch::new(ResumeMismatchInit {
+                reason,
+                resume_turn,
+                run_id,
+                session_id,
+                stored_turns,
+            });
+            self.observe(&mut ev).await;
+            return Ok(None);
+        }
+        // Its last turn is a final answer: only the end of the run is left.
+        if finished(&turns) {
+            self.close_run(&session_id, run, SessionRunStatus::Completed).await?;
+            let mut stats = AgentStats::default();
+            stats.status = RunStatus::Completed;
+            return Ok(Some(stats));
+        }
+        durable.runtime.load_records(&run.id, &records);
+        let options = run_options.unwrap_or_default();
+        let resumed = Resumed { run };
+        self.run_started(options, signal.clone(), Some(resumed)).await.map(Some)
+    }
+
+    /// Closes every run a dead process left in the session: what its step
+    /// records hold is saved (a recorded assistant turn with the results of
+    /// its finished calls), its unfinished tool calls are reported
+    /// interrupted, and the run is marked aborted.
+    pub(crate) async fn heal_interrupted(&self) -> Result<(), AgentError> {
+        let Some(durable) = self.inner.durable.clone() else {
+            return Ok(());
+        };
+        let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+            return Ok(());
+        };
+        while let Some(run) = self.interrupted_run() {
+            let records = durable.runtime.records(&run.id).await.map_err(AgentError::Store)?;
+            let turns = self.turns();
+            let intact = run.last_turn_id.is_some() && mismatch(&run, &records, &turns).is_none();
+            if intact {
+                let recovered = recover(&run, &records, &*self.inner.clock);
+                if !recovered.is_empty() {
+                    durable
+                        .runtime
+                        .append_turns(&session_id, &run.id, run.loop_turn + 1, &recovered)
+                        .await
+                        .map_err(store_error)?;
+                    let mut all = turns;
+                    all.extend(recovered);
+                    let count = all.len();
+                    self.inner.looped.set_turns(all);
+                    if let Some(state) = lock(&self.inner.session).as_mut() {
+                        state.turn_count = count;
+                    }
+                }
+            }
+            self.close_run(&session_id, run, SessionRunStatus::Aborted).await?;
+        }
+        Ok(())
+    }
+
+    /// Marks a run ended (no longer resumable; its records go).
+    async fn close_run(
+        &self,
+        session_id: &str,
+        mut run: SessionRun,
+        status: SessionRunStatus,
+    ) -> Result<(), AgentError> {
+        run.status = status;
+        run.resumable = false;
+        run.ended_at = Some(self.inner.clock.now_ms());
+        run.end_turn = self.inner.looped.turn_count() as u32;
+        self.save_run(session_id, run).await
+    }
+}
+
+/// A run a resume (or a heal) picks up: resumable, and not ended.
+pub(crate) fn is_interrupted(run: &SessionRun) -> bool {
+    run.resumable && matches!(run.status, SessionRunStatus::Running | SessionRunStatus::Suspended)
+}
+
+/// Why a run's records no longer fit its saved turns, if they do not.
+fn mismatch(run: &SessionRun, records: &[Record], turns: &[SessionTurn]) -> Option<String> {
+    let resume_turn = run.loop_turn + 1;
+    if turns.last().map(|t| &t.id) != run.last_turn_id.as_ref() {
+        return Some("the saved turns no longer end at the run's last saved turn".into());
+    }
+    // A decision taken after the final answer was saved is of that turn.
+    if let Some(r) = records
+        .iter()
+        .find(|r| r.turn != resume_turn && !(r.kind == StepKind::Decision && r.turn == run.loop_turn))
+    {
+        return Some(format!(
+            "the step records are of turn {}, the saved turns resume at turn {resume_turn}",
+            r.turn
+        ));
+    }
+    let answered: BTreeSet<&str> = turns
+        .iter()
+        .flat_map(|t| t.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let last = turns.len().saturating_sub(1);
+    if turns[..last]
+        .iter()
+        .flat_map(|t| t.content.iter())
+        .any(|b| matches!(b, ContentBlock::ToolUse { id, .. } if !answered.contains(id.as_str())))
+    {
+        return Some("the saved turns leave a tool call unanswered before their last turn".into());
+    }
+    None
+}
+
+/// Whether the conversation ends with a final answer (an assistant turn
+/// that calls no tool).
+fn finished(turns: &[SessionTurn]) -> bool {
+    turns.last().is_some_and(|t| {
+        t.role == Role::Assistant && !t.content.iter().any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+    })
+}
+
+/// The turns a dead run's records hold beyond its saved turns: its last
+/// assistant turn and, when it called tools, their results (a finished
+/// call's recorded result, an unfinished one reported interrupted).
+fn recover(run: &SessionRun, records: &[Record], clock: &dyn zidane_loop::Clock) -> Vec<SessionTurn> {
+    let turn = run.loop_turn + 1;
+    let Some(message) = records.iter().find_map(|r| match (&r.value, r.kind, r.turn) {
+        (StepValue::Model(m), StepKind::ModelCall, t) if t == turn => Some(m),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    let now = clock.now_ms();
+    let assistant = SessionTurn {
+        id: clock.id(),
+        role: Role::Assistant,
+        content: message.content.clone().into(),
+        created_at: now,
+        usage: Some(message.usage.clone()),
+    };
+    let results: Vec<ContentBlock> = message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, .. } => Some(id),
+            _ => None,
+        })
+        .map(|id| {
+            let done = records.iter().find_map(|r| match &r.value {
+                StepValue::Tool(t) if r.kind == StepKind::ToolCall && r.turn == turn && &r.name == id => Some(t),
+                _ => None,
+            });
+            let (content, is_error) = match done.map(|t| &t.outcome) {
+                Some(ToolStepOutcome::Output(o)) => (o.content.clone(), o.is_error),
+                Some(ToolStepOutcome::Failed(m)) => (ToolResultContent::Text(format!("Tool error: {m}")), true),
+                None => (ToolResultContent::Text(HEALED_INTERRUPTED.to_owned()), true),
+            };
+            ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content,
+                is_error,
+            }
+        })
+        .collect();
+    if results.is_empty() {
+        return vec![assistant];
+    }
+    let user = SessionTurn {
+        id: clock.id(),
+        role: Role::User,
+        content: results.into(),
+        created_at: now,
+        usage: None,
+    };
+    vec![assistant, user]
+}
