@@ -36,15 +36,26 @@ impl Agent {
         };
         if taken {
             self.ensure_session_stored(&id).await?;
-            let store = durable.runtime.session_store();
-            if let Some(session) = store.load(&id).await.map_err(AgentError::Store)? {
-                let turn_count = session.turns.len();
-                self.inner.looped.set_turns(session.turns);
-                if let Some(state) = lock(&self.inner.session).as_mut() {
-                    state.runs = session.runs;
-                    state.metadata = session.metadata;
-                    state.turn_count = turn_count;
-                }
+            self.reload_session(&id).await?;
+        }
+        Ok(())
+    }
+
+    /// Loads the session again from the runtime's store: what a resume or
+    /// a heal decides on is what the store holds (a suspended run's last
+    /// turn, for one, is only in memory).
+    async fn reload_session(&self, id: &str) -> Result<(), AgentError> {
+        let Some(durable) = &self.inner.durable else {
+            return Ok(());
+        };
+        let store = durable.runtime.session_store();
+        if let Some(session) = store.load(id).await.map_err(AgentError::Store)? {
+            let turn_count = session.turns.len();
+            self.inner.looped.set_turns(session.turns);
+            if let Some(state) = lock(&self.inner.session).as_mut() {
+                state.runs = session.runs;
+                state.metadata = session.metadata;
+                state.turn_count = turn_count;
             }
         }
         Ok(())
@@ -109,6 +120,7 @@ impl Agent {
         let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
             return Err(AgentError::NoSession);
         };
+        self.reload_session(&session_id).await?;
         let Some(run) = self.interrupted_run() else {
             return Ok(None);
         };
@@ -163,6 +175,9 @@ impl Agent {
         let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
             return Ok(());
         };
+        if self.interrupted_run().is_some() {
+            self.reload_session(&session_id).await?;
+        }
         while let Some(run) = self.interrupted_run() {
             let records = durable.runtime.records(&run.id).await.map_err(AgentError::Store)?;
             let turns = self.turns();

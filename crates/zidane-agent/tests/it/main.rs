@@ -4,6 +4,8 @@
 mod agent;
 mod compaction;
 mod deviations;
+#[cfg(feature = "sqlite")]
+mod durable;
 mod execution;
 #[cfg(feature = "mcp")]
 mod mcp;

@@ -18,10 +18,15 @@ impl RunLoop {
         let Some(compactor) = &self.inner.config.compactor else {
             return;
         };
+        // Before this run's first request (a resumed run, a new prompt on a
+        // long session), the conversation's last usage says how big the
+        // context is.
         let last_input_tokens = cx
             .stats
             .turn_usage
             .last()
+            .cloned()
+            .or_else(|| self.last_usage())
             .map(|u| u.input + u.cache_read + u.cache_creation);
         // Asked first, so a turn copies the transcript only when a
         // compaction may actually happen.

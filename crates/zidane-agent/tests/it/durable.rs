@@ -1,0 +1,746 @@
+//! Durable runs in checkpoint mode: a real child process is killed with
+//! SIGKILL at each step boundary and a fresh agent (in this process)
+//! resumes its run; leases between two holders; suspend; a history rewrite.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_agent::{
+    AgentError, AgentOptions, AgentRunOptions, AutoCompact, CheckpointOptions, CheckpointRuntime, DurableOptions,
+    DurableResumeOptions, MemoryStore, SessionRunStatus, SuspendOptions, create_agent,
+};
+use zidane_core::events::{
+    CompactStart, ResumeMismatch, RunStatus, StreamText, ToolAfter, ToolBatchResumed, TurnAfter,
+};
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_loop::{Clock, FixedClock};
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{
+    ContentBlock, FinishReason, Message, Provider, Role, StreamEvent, ToolResultContent, UsageReport,
+};
+
+use crate::support::provider;
+
+const INTERRUPTED: &str = "Tool error: this call was interrupted";
+
+fn effect(path: &Path, line: &str) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    writeln!(f, "{line}").unwrap();
+}
+
+fn effects(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn ready() {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "READY");
+    let _ = out.flush();
+}
+
+/// Signals the child's `hang` tool that the other call of its batch is done.
+static OTHER_DONE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// The tools of every scenario. Each side effect is a line in `log`; with
+/// `hang`, the hanging tools stop there (the child, about to be killed).
+fn tools(log: PathBuf, hang: bool) -> ToolSet {
+    let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log);
+    ToolSet::new()
+        .with(
+            FnTool::new(
+                "write_note",
+                "Writes a note",
+                json!({"type": "object"}),
+                move |_i, cx| {
+                    let log = l1.clone();
+                    async move {
+                        effect(&log, &format!("write:{}", cx.call_id()));
+                        Ok(ToolOutput::text(format!("wrote {}", cx.call_id())))
+                    }
+                },
+            )
+            .parallel(),
+        )
+        .with(
+            FnTool::new("look", "Looks", json!({"type": "object"}), move |_i, cx| {
+                let log = l2.clone();
+                async move {
+                    effect(&log, &format!("look:{}", cx.call_id()));
+                    Ok(ToolOutput::text("looked"))
+                }
+            })
+            .parallel()
+            .safe(),
+        )
+        .with(
+            FnTool::new("hang", "Runs long", json!({"type": "object"}), move |_i, cx| {
+                let log = l3.clone();
+                async move {
+                    if hang {
+                        OTHER_DONE.notified().await;
+                        ready();
+                        std::future::pending::<()>().await;
+                    }
+                    effect(&log, &format!("hang:{}", cx.call_id()));
+                    Ok(ToolOutput::text("hung"))
+                }
+            })
+            .parallel(),
+        )
+        .with(
+            FnTool::new(
+                "hang_safe",
+                "Runs long, safely",
+                json!({"type": "object"}),
+                move |_i, cx| {
+                    let log = l4.clone();
+                    async move {
+                        effect(&log, &format!("hang_safe:{}", cx.call_id()));
+                        if hang {
+                            ready();
+                            std::future::pending::<()>().await;
+                        }
+                        Ok(ToolOutput::text("done"))
+                    }
+                },
+            )
+            .safe(),
+        )
+}
+
+fn runtime(db: &Path) -> Arc<CheckpointRuntime> {
+    Arc::new(CheckpointRuntime::open(db).unwrap())
+}
+
+fn durable_options(p: &ScriptedProvider, rt: &Arc<CheckpointRuntime>, log: PathBuf, hang: bool) -> AgentOptions {
+    AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        tools: tools(log, hang),
+        session_id: Some("s".into()),
+        durable: Some(DurableOptions::from(Arc::clone(rt))),
+        ..Default::default()
+    }
+}
+
+fn calls(ids: &[(&str, &str)]) -> Script {
+    let mut s = Script::new();
+    for (i, (id, name)) in ids.iter().enumerate() {
+        s = s.tool_call(i, *id, *name, json!({}));
+    }
+    s.usage(10, 5).end(FinishReason::ToolCalls)
+}
+
+fn with_input(script: Script, input: u64) -> Script {
+    script.event(StreamEvent::Usage(UsageReport {
+        input: Some(input),
+        output: Some(10),
+        ..Default::default()
+    }))
+}
+
+fn hanging_stream() -> Script {
+    Script::new().text("partial").delay(Duration::from_secs(3600))
+}
+
+/// Not a test of its own: the child process of the crash tests, which
+/// re-run this binary filtered to this function with `ZIDANE_DURABLE_DB`
+/// set. Without the variable it returns at once.
+#[tokio::test]
+async fn durable_child_helper() {
+    let (Some(db), Some(case)) = (
+        std::env::var_os("ZIDANE_DURABLE_DB"),
+        std::env::var("ZIDANE_DURABLE_CASE").ok(),
+    ) else {
+        return;
+    };
+    let log = PathBuf::from(std::env::var_os("ZIDANE_DURABLE_EFFECTS").unwrap());
+    let scripts = match case.as_str() {
+        "stream" => vec![hanging_stream()],
+        "after_model" => vec![calls(&[("c1", "write_note"), ("c2", "look")])],
+        "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
+        "safe_call" => vec![calls(&[("c1", "hang_safe")])],
+        "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
+        "compaction" => vec![
+            with_input(calls(&[("c1", "write_note")]), 100),
+            with_input(calls(&[("c2", "write_note")]), 700),
+            hanging_stream(),
+        ],
+        other => panic!("unknown case {other}"),
+    };
+    let p = provider(scripts);
+    let rt = runtime(Path::new(&db));
+    let mut options = durable_options(&p, &rt, log, true);
+    if case == "compaction" {
+        options.auto_compact = Some(compacting());
+    }
+    let agent = create_agent(options).unwrap();
+    match case.as_str() {
+        "stream" | "between" => {
+            agent.hooks().on_sync::<StreamText, _>(|_, _| {
+                ready();
+                Ok(())
+            });
+        }
+        "after_model" => {
+            agent.hooks().on_sync::<TurnAfter, _>(|_, _| {
+                ready();
+                loop {
+                    std::thread::park();
+                }
+            });
+        }
+        "compaction" => {
+            agent.hooks().on_sync::<CompactStart, _>(|_, _| {
+                ready();
+                Ok(())
+            });
+        }
+        _ => {}
+    }
+    agent.hooks().on_sync::<ToolAfter, _>(|_, _| {
+        OTHER_DONE.notify_one();
+        Ok(())
+    });
+    let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+/// Starts the child on `case` and waits until it reached its point.
+fn start_child(case: &str, db: &Path, log: &Path) -> Child {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "durable::durable_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZIDANE_DURABLE_DB", db)
+        .env("ZIDANE_DURABLE_CASE", case)
+        .env("ZIDANE_DURABLE_EFFECTS", log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let ready = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("READY"));
+    assert!(ready, "the child of `{case}` reached its point");
+    child
+}
+
+/// Kills the child of `case` at its point; returns the store and the
+/// effects log.
+fn crash(case: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let mut child = start_child(case, &db, &log);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    (dir, db, log)
+}
+
+/// Every call in `messages` is answered in the next message.
+fn assert_paired(messages: &[Message]) {
+    for (i, m) in messages.iter().enumerate() {
+        for b in m.content() {
+            if let ContentBlock::ToolUse { id, .. } = b {
+                let answered = messages.get(i + 1).is_some_and(|next| {
+                    next.content()
+                        .iter()
+                        .any(|r| matches!(r, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id))
+                });
+                assert!(answered, "call {id} is answered in the next message");
+            }
+        }
+    }
+}
+
+/// The tool results of a message, by call id: (text, is_error).
+fn results(content: &[ContentBlock]) -> Vec<(String, String, bool)> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content: ToolResultContent::Text(text),
+                is_error,
+            } => Some((tool_use_id.clone(), text.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+struct Resumed {
+    requests: Vec<zidane_provider::StreamOptions>,
+    batches: Vec<(Vec<String>, Vec<String>)>,
+    stats: zidane_core::events::AgentStats,
+    turns: Vec<zidane_provider::SessionTurn>,
+}
+
+fn compacting() -> AutoCompact {
+    AutoCompact {
+        threshold: 0.5,
+        keep_turns: 2,
+        context_window: Some(1000),
+        ..Default::default()
+    }
+}
+
+/// A fresh agent on the crashed store resumes the run.
+async fn resume(db: &Path, log: &Path, scripts: Vec<Script>) -> Resumed {
+    resume_with(db, log, scripts, None).await
+}
+
+async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: Option<AutoCompact>) -> Resumed {
+    let p = provider(scripts);
+    let rt = runtime(db);
+    let agent = create_agent(AgentOptions {
+        auto_compact,
+        ..durable_options(&p, &rt, log.to_path_buf(), false)
+    })
+    .unwrap();
+    let batches: Arc<Mutex<Vec<(Vec<String>, Vec<String>)>>> = Arc::default();
+    let seen = Arc::clone(&batches);
+    agent.hooks().on_sync::<ToolBatchResumed, _>(move |ev, _| {
+        seen.lock().unwrap().push((ev.done().to_vec(), ev.resuming().to_vec()));
+        Ok(())
+    });
+    let stats = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    let session = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(
+        session.runs.last().map(|r| (r.status, r.resumable)),
+        Some((SessionRunStatus::Completed, false)),
+        "the resumed run kept its record and ended it"
+    );
+    assert_eq!(session.runs.len(), 1, "the resumed run is the same run");
+    let turns = session.turns;
+    let mut ids: Vec<&str> = turns.iter().map(|t| t.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), turns.len(), "every turn is saved once");
+    let requests = p.requests();
+    if let Some(last) = requests.last() {
+        assert_paired(&last.messages);
+    }
+    let batches = batches.lock().unwrap().clone();
+    Resumed {
+        requests,
+        batches,
+        stats,
+        turns,
+    }
+}
+
+fn texts(turns: &[zidane_provider::SessionTurn]) -> Vec<(Role, String)> {
+    turns
+        .iter()
+        .map(|t| {
+            let text = t
+                .content
+                .iter()
+                .map(|b| match b {
+                    ContentBlock::Text { text } => text.clone(),
+                    ContentBlock::ToolUse { id, .. } => format!("call {id}"),
+                    ContentBlock::ToolResult { tool_use_id, .. } => format!("result {tool_use_id}"),
+                    _ => String::new(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            (t.role, text)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn killed_during_the_model_stream_the_request_is_sent_again() {
+    let (_dir, db, log) = crash("stream");
+    let r = resume(&db, &log, vec![Script::answer("recovered")]).await;
+    assert_eq!(r.requests.len(), 1);
+    assert_eq!(
+        r.requests[0].messages.len(),
+        1,
+        "the same first request: the prompt alone"
+    );
+    assert_eq!(r.requests[0].messages[0].content(), [ContentBlock::text("Work.")]);
+    assert_eq!(
+        texts(&r.turns),
+        vec![(Role::User, "Work.".into()), (Role::Assistant, "recovered".into())]
+    );
+    assert!(r.batches.is_empty());
+    assert_eq!(r.stats.status, RunStatus::Completed);
+}
+
+#[tokio::test]
+async fn killed_after_the_calling_turn_was_recorded_no_request_repeats_and_only_safe_calls_run() {
+    let (_dir, db, log) = crash("after_model");
+    assert!(effects(&log).is_empty(), "no tool ran before the crash");
+    let r = resume(&db, &log, vec![Script::answer("ok")]).await;
+    assert_eq!(r.requests.len(), 1, "the recorded model call is not asked again");
+    let last = &r.requests[0].messages;
+    assert_eq!(last.len(), 3, "prompt, the recorded calling turn, its results");
+    let got = results(last[2].content());
+    assert_eq!(got[0].0, "c1");
+    assert!(
+        got[0].1.starts_with(INTERRUPTED) && got[0].2,
+        "the unsafe call is reported, not run"
+    );
+    assert_eq!(got[1], ("c2".into(), "looked".into(), false), "the safe call runs");
+    assert_eq!(effects(&log), vec!["look:c2"]);
+    assert_eq!(r.batches, vec![(vec![], vec!["c1".into(), "c2".into()])]);
+}
+
+#[tokio::test]
+async fn killed_mid_batch_a_finished_unsafe_call_is_not_run_again() {
+    let (_dir, db, log) = crash("mid_batch");
+    assert_eq!(effects(&log), vec!["write:c1"]);
+    let r = resume(&db, &log, vec![Script::answer("ok")]).await;
+    assert_eq!(r.requests.len(), 1);
+    let got = results(r.requests[0].messages[2].content());
+    assert_eq!(
+        got[0],
+        ("c1".into(), "wrote c1".into(), false),
+        "answered from its record"
+    );
+    assert_eq!(got[1].0, "c2");
+    assert!(got[1].1.starts_with(INTERRUPTED) && got[1].2);
+    assert_eq!(effects(&log), vec!["write:c1"], "exactly once");
+    assert_eq!(r.batches, vec![(vec!["c1".into()], vec!["c2".into()])]);
+    assert_eq!(
+        texts(&r.turns),
+        vec![
+            (Role::User, "Work.".into()),
+            (Role::Assistant, "call c1 call c2".into()),
+            (Role::User, "result c1 result c2".into()),
+            (Role::Assistant, "ok".into()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn killed_during_a_safe_call_it_runs_again() {
+    let (_dir, db, log) = crash("safe_call");
+    assert_eq!(effects(&log), vec!["hang_safe:c1"]);
+    let r = resume(&db, &log, vec![Script::answer("ok")]).await;
+    assert_eq!(r.requests.len(), 1);
+    assert_eq!(
+        results(r.requests[0].messages[2].content()),
+        vec![("c1".into(), "done".into(), false)]
+    );
+    assert_eq!(
+        effects(&log),
+        vec!["hang_safe:c1", "hang_safe:c1"],
+        "a safe call may run again"
+    );
+}
+
+#[tokio::test]
+async fn killed_between_the_results_and_the_next_request_only_that_request_is_sent() {
+    let (_dir, db, log) = crash("between");
+    let r = resume(&db, &log, vec![Script::answer("ok")]).await;
+    assert_eq!(r.requests.len(), 1);
+    assert_eq!(r.requests[0].messages.len(), 3, "prompt, call, result: the saved pair");
+    assert_eq!(
+        results(r.requests[0].messages[2].content()),
+        vec![("c1".into(), "wrote c1".into(), false)]
+    );
+    assert_eq!(effects(&log), vec!["write:c1"]);
+    assert!(r.batches.is_empty(), "no batch was left half done");
+    assert_eq!(r.turns.len(), 4);
+}
+
+#[tokio::test]
+async fn killed_during_a_compaction_the_compaction_runs_again() {
+    let (_dir, db, log) = crash("compaction");
+    let scripts = vec![Script::answer("SUMMARY OF WORK"), Script::answer("done")];
+    let r = resume_with(&db, &log, scripts, Some(compacting())).await;
+    assert_eq!(r.requests.len(), 2, "the summary request, then the next turn's");
+    assert!(matches!(
+        &r.requests[0].messages.last().unwrap().content()[0],
+        ContentBlock::Text { text } if text.starts_with("Summarize the conversation")
+    ));
+    assert!(matches!(
+        &r.requests[1].messages[0].content()[0],
+        ContentBlock::Text { text } if text.contains("SUMMARY OF WORK")
+    ));
+    assert_eq!(effects(&log), vec!["write:c1", "write:c2"]);
+    assert_eq!(texts(&r.turns).last().unwrap(), &(Role::Assistant, "done".to_owned()));
+}
+
+#[tokio::test]
+async fn a_live_holder_keeps_the_session_and_a_killed_one_loses_it_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let mut child = start_child("hold", &db, &log);
+
+    let p = provider(vec![Script::answer("mine now")]);
+    let rt = runtime(&db);
+    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let err = agent.run(AgentRunOptions::prompt("Hello?")).await.unwrap_err();
+    let AgentError::RunLeaseHeld(held) = &err else {
+        panic!("expected RunLeaseHeld, got {err:?}");
+    };
+    assert_eq!(held.pid, child.id());
+    assert!(err.to_string().contains(&format!("in use by process {}", child.id())));
+    assert!(p.requests().is_empty());
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The holder is gone from this machine: no need to wait for expiry.
+    let stats = agent.run(AgentRunOptions::prompt("Hello?")).await.unwrap();
+    assert!(stats.completed());
+    let session = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(
+        texts(&session.turns),
+        vec![
+            (Role::User, "Work.".into()),
+            (Role::Assistant, "call c1 call c2".into()),
+            (Role::User, "result c1 result c2".into()),
+            (Role::User, "Hello?".into()),
+            (Role::Assistant, "mine now".into()),
+        ],
+        "the dead run was healed (its finished call kept, the other reported) before the prompt"
+    );
+    assert_eq!(session.runs[0].status, SessionRunStatus::Aborted);
+    assert!(!session.runs[0].resumable);
+    let healed = results(&session.turns[2].content);
+    assert_eq!(healed[0], ("c1".into(), "wrote c1".into(), false));
+    assert!(healed[1].1.starts_with(INTERRUPTED));
+    assert_paired(&p.requests()[0].messages);
+}
+
+#[tokio::test]
+async fn a_stale_holder_that_wakes_up_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let clock = Arc::new(FixedClock::new(1_000_000));
+    let options = CheckpointOptions {
+        lease_ttl: Duration::from_secs(30),
+        // No heartbeat during the test: the holder looks asleep.
+        heartbeat: Duration::from_secs(24 * 3600),
+        ..Default::default()
+    };
+    let rt_a = Arc::new(
+        CheckpointRuntime::open_with(&db, options.clone())
+            .unwrap()
+            .with_clock(clock.clone() as Arc<dyn Clock>),
+    );
+    let rt_b = Arc::new(
+        CheckpointRuntime::open_with(&db, options)
+            .unwrap()
+            .with_clock(clock.clone() as Arc<dyn Clock>),
+    );
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (w, s) = (Arc::clone(&wake), Arc::clone(&started));
+    let sleepy = ToolSet::new().with(FnTool::new(
+        "sleep",
+        "Sleeps",
+        json!({"type": "object"}),
+        move |_i, _cx| {
+            let (w, s) = (Arc::clone(&w), Arc::clone(&s));
+            async move {
+                s.notify_one();
+                w.notified().await;
+                Ok(ToolOutput::text("slept"))
+            }
+        },
+    ));
+    let pa = provider(vec![calls(&[("c1", "sleep")]), Script::answer("never")]);
+    let a = create_agent(AgentOptions {
+        tools: sleepy,
+        ..durable_options(&pa, &rt_a, dir.path().join("a.log"), false)
+    })
+    .unwrap();
+    let run_a = tokio::spawn({
+        let a = a.clone();
+        async move { a.run(AgentRunOptions::prompt("A's task.")).await }
+    });
+    started.notified().await;
+
+    // B cannot take the session while A's lease is fresh...
+    let pb = provider(vec![Script::answer("B's answer")]);
+    let b = create_agent(durable_options(&pb, &rt_b, dir.path().join("b.log"), false)).unwrap();
+    assert!(matches!(
+        b.run(AgentRunOptions::prompt("B's task.")).await,
+        Err(AgentError::RunLeaseHeld(_))
+    ));
+    // ...and takes it once A's heartbeat is older than the lease's life.
+    clock.advance_ms(31_000);
+    b.run(AgentRunOptions::prompt("B's task.")).await.unwrap();
+    let before = rt_b.session_store().load("s").await.unwrap().unwrap();
+
+    wake.notify_one();
+    let err = run_a.await.unwrap().unwrap_err();
+    let AgentError::StaleEpoch { error, .. } = &err else {
+        panic!("expected StaleEpoch, got {err:?}");
+    };
+    assert_eq!((error.held, error.current), (1, 2));
+    assert_eq!(pa.requests().len(), 1, "A asked nothing more after its lease was taken");
+    let after = rt_b.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(after, before, "A wrote nothing: no turn, no run record, no step");
+}
+
+#[tokio::test]
+async fn a_suspended_run_resumes_from_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let rt = runtime(&db);
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (g, s, l) = (Arc::clone(&gate), Arc::clone(&started), log.clone());
+    let slow = tools(log.clone(), false).with(FnTool::new("slow", "Slow", json!({"type": "object"}), move |_i, cx| {
+        let (g, s, l) = (Arc::clone(&g), Arc::clone(&s), l.clone());
+        async move {
+            s.notify_one();
+            let _permit = g.acquire().await;
+            effect(&l, &format!("slow:{}", cx.call_id()));
+            Ok(ToolOutput::text("slow done"))
+        }
+    }));
+    let p = provider(vec![calls(&[("c1", "slow")]), Script::answer("after resume")]);
+    let agent = create_agent(AgentOptions {
+        tools: slow,
+        ..durable_options(&p, &rt, log.clone(), false)
+    })
+    .unwrap();
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    started.notified().await;
+    let suspending = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.suspend(SuspendOptions::default()).await }
+    });
+    tokio::task::yield_now().await;
+    gate.add_permits(1); // the running call finishes within the (unset) grace
+    suspending.await.unwrap();
+    let stats = run.await.unwrap().unwrap();
+    assert!(stats.suspended);
+    assert_eq!(stats.status, RunStatus::Suspended);
+    let saved = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(
+        saved.turns.len(),
+        1,
+        "only the prompt: the batch stays pending in its records"
+    );
+    assert_eq!(
+        (saved.runs[0].status, saved.runs[0].resumable),
+        (SessionRunStatus::Suspended, true)
+    );
+    assert_eq!(p.requests().len(), 1);
+
+    let resumed = agent.resume(DurableResumeOptions::default()).await.unwrap().unwrap();
+    assert!(resumed.completed());
+    let requests = p.requests();
+    assert_eq!(requests.len(), 2, "no request for the recorded turn");
+    assert_eq!(
+        results(requests[1].messages[2].content()),
+        vec![("c1".into(), "slow done".into(), false)]
+    );
+    assert_eq!(effects(&log), vec!["slow:c1"], "the finished call did not run again");
+    assert_eq!(agent.resume(DurableResumeOptions::default()).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_history_rewrite_makes_the_run_unresumable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let rt = runtime(&db);
+    let p = provider(vec![calls(&[("c1", "write_note")]), hanging_stream()]);
+    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let streaming = Arc::new(tokio::sync::Notify::new());
+    let s = Arc::clone(&streaming);
+    agent.hooks().on_sync::<StreamText, _>(move |_, _| {
+        s.notify_one();
+        Ok(())
+    });
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    streaming.notified().await;
+    agent.suspend(SuspendOptions::default()).await;
+    assert!(run.await.unwrap().unwrap().suspended);
+    agent.destroy().await;
+
+    // Someone rewrites the history: the last pair is dropped.
+    let store = rt.session_store();
+    let saved = store.load("s").await.unwrap().unwrap();
+    store.replace_turns("s", &saved.turns[..1], 0).await.unwrap();
+
+    let fresh = create_agent(durable_options(&provider(vec![]), &rt, log, false)).unwrap();
+    let seen: Arc<Mutex<Vec<(String, u32, Vec<u32>)>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    fresh.hooks().on_sync::<ResumeMismatch, _>(move |ev, _| {
+        s.lock()
+            .unwrap()
+            .push((ev.reason().to_owned(), ev.resume_turn(), ev.stored_turns().to_vec()));
+        Ok(())
+    });
+    assert_eq!(fresh.resume(DurableResumeOptions::default()).await.unwrap(), None);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].0.contains("no longer end"), "{}", seen[0].0);
+    assert_eq!(seen[0].1, 2);
+    let run = &store.load("s").await.unwrap().unwrap().runs[0];
+    assert!(!run.resumable, "healed at once");
+    assert_eq!(fresh.resume(DurableResumeOptions::default()).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn resume_is_refused_without_a_checkpoint_runtime_or_a_session() {
+    let p = provider(vec![]);
+    let plain = create_agent(AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        session_id: Some("s".into()),
+        store: Some(Arc::new(MemoryStore::new())),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(matches!(
+        plain.resume(DurableResumeOptions::default()).await,
+        Err(AgentError::NotDurable)
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir.path().join("s.db"));
+    let sessionless = create_agent(AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        durable: Some(DurableOptions::from(Arc::clone(&rt))),
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(matches!(
+        sessionless.resume(DurableResumeOptions::default()).await,
+        Err(AgentError::NoSession)
+    ));
+    let other = create_agent(AgentOptions {
+        provider: vec![Arc::new(p) as Arc<dyn Provider>],
+        durable: Some(DurableOptions::from(rt)),
+        store: Some(Arc::new(MemoryStore::new())),
+        session_id: Some("s".into()),
+        ..Default::default()
+    });
+    assert!(matches!(other, Err(AgentError::DurableStoreMismatch)));
+}
