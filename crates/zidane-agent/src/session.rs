@@ -124,6 +124,9 @@ pub struct SessionInfo {
     pub updated_at: u64,
     /// The first user message's text, shortened, as a title.
     pub title: String,
+    /// Whether a run a dead process left is waiting for a resume.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 /// The error of a store.
@@ -286,6 +289,10 @@ pub(crate) fn info(session: &Session) -> SessionInfo {
         created_at: session.created_at,
         updated_at: session.updated_at,
         title: title(&session.turns),
+        interrupted: session
+            .runs
+            .iter()
+            .any(|r| r.resumable && matches!(r.status, SessionRunStatus::Running | SessionRunStatus::Suspended)),
     }
 }
 

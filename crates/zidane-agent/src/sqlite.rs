@@ -381,17 +381,19 @@ impl SessionStore for SqliteStore {
             let mut stmt = conn
                 .prepare(
                     "SELECT s.id, s.created_at, s.updated_at, (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id),
-                            (SELECT content FROM turns t WHERE t.session_id = s.id AND t.role = 'user' ORDER BY idx LIMIT 1)
+                            (SELECT content FROM turns t WHERE t.session_id = s.id AND t.role = 'user' ORDER BY idx LIMIT 1),
+                            EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND json_extract(r.body, '$.resumable')
+                                    AND json_extract(r.body, '$.status') IN ('running', 'suspended'))
                      FROM sessions s ORDER BY s.updated_at DESC, s.id",
                 )
                 .map_err(err)?;
             let rows = stmt
                 .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, Option<String>>(4)?))
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, Option<String>>(4)?, r.get::<_, bool>(5)?))
                 })
                 .map_err(err)?;
             rows.map(|row| {
-                let (id, created_at, updated_at, turns, first) = row.map_err(err)?;
+                let (id, created_at, updated_at, turns, first, interrupted) = row.map_err(err)?;
                 let first_turn = first
                     .and_then(|c| serde_json::from_str(&c).ok())
                     .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: 0, usage: None });
@@ -401,6 +403,7 @@ impl SessionStore for SqliteStore {
                     created_at: created_at as u64,
                     updated_at: updated_at as u64,
                     title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
+                    interrupted,
                 })
             })
             .collect()

@@ -17,11 +17,13 @@ use std::sync::Arc;
 
 use clap::Parser;
 use zidane::agent::{
-    AgentOptions, AgentRunOptions, RunSummaryCollectorOptions, SessionStore, create_agent, create_run_summary_collector,
+    AgentError, AgentOptions, AgentRunOptions, RunSummaryCollectorOptions, SessionStore, create_agent,
+    create_run_summary_collector,
 };
+use zidane::durable::{DurableOptions, DurableResumeOptions, OnInterrupted, SuspendOptions};
 
 use crate::output::{Printer, describe_failure};
-use crate::setup::{Args, Failure, mcp_servers, open_store, provider, session_id};
+use crate::setup::{Args, Failure, mcp_servers, open_runtime, provider, session_id};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -129,7 +131,8 @@ fn read_prompt(args: &Args) -> Result<String, Failure> {
 }
 
 async fn run(args: Args) -> Result<(), Failure> {
-    let store = open_store(&args)?;
+    let runtime = open_runtime(&args)?;
+    let store = runtime.sqlite().clone();
     if args.list_sessions {
         let sessions = store
             .list()
@@ -140,7 +143,11 @@ async fn run(args: Args) -> Result<(), Failure> {
             listing.push_str(&format!("No sessions yet ({}).\n", store.path().display()));
         }
         for s in sessions {
-            listing.push_str(&format!("{}  {:>3} turns  {}\n", s.id, s.turns, s.title));
+            listing.push_str(&format!("{}  {:>3} turns  {}", s.id, s.turns, s.title));
+            if s.interrupted {
+                listing.push_str(&format!("  [interrupted: `zidane --resume --session {}`]", s.id));
+            }
+            listing.push('\n');
         }
         return emit(&listing);
     }
@@ -150,14 +157,14 @@ async fn run(args: Args) -> Result<(), Failure> {
         return Err(Failure::usage(format!("--cwd {}: no such folder", dir.display())));
     }
     let prompt = read_prompt(&args)?;
-    if prompt.trim().is_empty() {
+    if prompt.trim().is_empty() && !args.resume {
         return Err(Failure::usage(
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
     }
     let mcp = mcp_servers(&args)?;
     let provider = provider(&args)?;
-    let session = session_id(&args, store.as_ref()).await?;
+    let session = session_id(&args, &store).await?;
     let cwd = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
@@ -187,8 +194,15 @@ async fn run(args: Args) -> Result<(), Failure> {
         tools: preset.tools.clone(),
         behavior,
         execution: Some(Arc::clone(&preset.execution)),
-        store: Some(store.clone() as Arc<dyn SessionStore>),
         session_id: Some(session.clone()),
+        durable: Some(DurableOptions {
+            runtime: Arc::clone(&runtime),
+            on_interrupted: if args.resume {
+                OnInterrupted::Resume
+            } else {
+                OnInterrupted::Heal
+            },
+        }),
         mcp_servers: mcp,
         ..Default::default()
     })
@@ -199,8 +213,10 @@ async fn run(args: Args) -> Result<(), Failure> {
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let _collecting = collector.install(agent.hooks());
 
-    // Ctrl-C (or SIGTERM, SIGHUP) aborts the run cleanly (the session stays
-    // consistent); a second one exits at once.
+    // Ctrl-C (or SIGTERM, SIGHUP) suspends the run: the model stream stops,
+    // a running tool call is cut off and stays pending, and `--resume`
+    // continues from there. A second one exits at once (the session is
+    // consistent either way: every saved write is a whole step).
     let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = Arc::clone(&interrupted);
     let stopping = agent.clone();
@@ -208,17 +224,36 @@ async fn run(args: Args) -> Result<(), Failure> {
     tokio::spawn(async move {
         if signals.next().await {
             flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            eprintln!("\nzidane: interrupting (press Ctrl-C again to quit now)");
-            stopping.abort_with("interrupted by the user");
+            eprintln!("\nzidane: suspending the run (press Ctrl-C again to quit now)");
+            let suspending = stopping.clone();
+            tokio::spawn(async move {
+                suspending
+                    .suspend(SuspendOptions {
+                        grace: Some(std::time::Duration::ZERO),
+                    })
+                    .await;
+            });
             if signals.next().await {
                 std::process::exit(130);
             }
         }
     });
 
-    let mut options = AgentRunOptions::prompt(prompt);
-    options.thinking = args.thinking.into();
-    let outcome = agent.run(options).await;
+    let outcome = if prompt.trim().is_empty() {
+        // `--resume` alone: continue the interrupted run, if any.
+        match agent.resume(DurableResumeOptions::default()).await {
+            Ok(Some(stats)) => Ok(stats),
+            Ok(None) => {
+                eprintln!("zidane: session {session} has no interrupted run to continue");
+                return Ok(());
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        let mut options = AgentRunOptions::prompt(prompt);
+        options.thinking = args.thinking.into();
+        agent.run(options).await
+    };
     let summary = collector.latest();
     match outcome {
         Ok(stats) => {
@@ -229,13 +264,16 @@ async fn run(args: Args) -> Result<(), Failure> {
                 // One line, so `--json --summary` stays JSON lines.
                 emit(&format!("{}\n", serde_json::to_string(&summary).unwrap_or_default()))?;
             }
-            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) || stats.suspended {
                 return Err(Failure::interrupted(format!(
-                    "interrupted; the session is saved (continue with `zidane --session {session} …`)"
+                    "interrupted; the session is saved and the run suspended (continue with `zidane --resume --session {session}`)"
                 )));
             }
             Ok(())
         }
+        Err(error @ AgentError::RunLeaseHeld(_)) => Err(Failure::usage(format!(
+            "{error}; wait for it to finish, or stop it, then try again"
+        ))),
         Err(error) => {
             let message = describe_failure(&error, &args);
             printer.failed(&message, &session);

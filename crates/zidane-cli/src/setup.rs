@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use zidane::agent::{SessionStore, SqliteStore};
+use zidane::durable::CheckpointRuntime;
 use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
 use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
 use zidane::providers::{ApiKey, Provider, ThinkingLevel};
@@ -40,9 +41,11 @@ pub(crate) struct Args {
     #[arg(long, value_parser = positive_usd)]
     pub(crate) max_cost: Option<f64>,
     /// Run in (or create) this session.
-    #[arg(long, conflicts_with = "resume", value_parser = session_name)]
+    #[arg(long, value_parser = session_name)]
     pub(crate) session: Option<String>,
-    /// Continue the most recent session.
+    /// Continue the session (`--session`, else the most recent one): a run
+    /// that was interrupted (a crash, `kill -9`, Ctrl-C) is continued first,
+    /// then the prompt, if one is given, runs.
     #[arg(long)]
     pub(crate) resume: bool,
     /// List the saved sessions and exit.
@@ -236,16 +239,17 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
     built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))
 }
 
-pub(crate) fn open_store(args: &Args) -> Result<Arc<SqliteStore>, Failure> {
+/// The durable runtime on the sessions file: every session runs on it.
+pub(crate) fn open_runtime(args: &Args) -> Result<Arc<CheckpointRuntime>, Failure> {
     let path = args.store.clone().unwrap_or_else(SqliteStore::default_path);
-    SqliteStore::open(&path)
+    CheckpointRuntime::open(&path)
         .map(Arc::new)
         .map_err(|e| Failure::usage(format!("cannot open the sessions file: {e}")))
 }
 
 /// The session to run in: `--session`, the latest with `--resume`, else a
 /// new one.
-pub(crate) async fn session_id(args: &Args, store: &SqliteStore) -> Result<String, Failure> {
+pub(crate) async fn session_id(args: &Args, store: &dyn SessionStore) -> Result<String, Failure> {
     if let Some(id) = &args.session {
         return Ok(id.clone());
     }

@@ -256,6 +256,23 @@ pub mod runloop {
     };
 }
 
+#[cfg(feature = "sqlite")]
+pub mod durable {
+    //! The `zidane/durable` entry point: the checkpoint runtime on the
+    //! embedded SQLite store (step records, leases with epochs), its
+    //! options, the stores it holds, and the two errors a durable run can
+    //! end with. Pass it as `AgentOptions::durable`; `Agent::resume` and
+    //! `Agent::suspend` use it.
+    pub use zidane_agent::{
+        CheckpointOptions, CheckpointRuntime, DurableOptions, DurableResumeOptions, OnInterrupted, RunLeaseHeldError,
+        SqliteStore, StaleEpochError, SuspendOptions, Synchronous,
+    };
+    pub use zidane_core::seams::{
+        Durability, DurableMode, DurableRuntime, MemoryRuntime, StepKey, StepKind, StepValue,
+    };
+    pub use zidane_core::tool::{MemoryToolState, ToolStateStore};
+}
+
 pub mod agent {
     //! The `zidane/agent` entry point: `create_agent` and the `Agent`, the
     //! hook vocabulary and its payload types, prompt-cache telemetry, the
@@ -267,8 +284,9 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecisionRequest, DecisionResult, Decisions, MemoryStore, Prompt, QueuedMessageOptions, SegmentSource, Session,
-        SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError, create_agent, hook_names,
+        DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt, QueuedMessageOptions,
+        SegmentSource, Session, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus, SessionStore, StoreError,
+        SuspendOptions, create_agent, hook_names,
     };
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,

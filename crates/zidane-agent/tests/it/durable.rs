@@ -744,3 +744,101 @@ async fn resume_is_refused_without_a_checkpoint_runtime_or_a_session() {
     });
     assert!(matches!(other, Err(AgentError::DurableStoreMismatch)));
 }
+
+/// A tool that takes `secs` of (paused) time and records that it finished.
+fn timed(secs: u64, finished: Arc<std::sync::atomic::AtomicBool>, started: Arc<tokio::sync::Notify>) -> ToolSet {
+    ToolSet::new().with(FnTool::new(
+        "work",
+        "Works",
+        json!({"type": "object"}),
+        move |_i, _cx| {
+            let (finished, started) = (Arc::clone(&finished), Arc::clone(&started));
+            async move {
+                started.notify_one();
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(ToolOutput::text("worked"))
+            }
+        },
+    ))
+}
+
+async fn suspend_during_a_call(secs: u64, grace: Option<Duration>) -> (zidane_core::events::AgentStats, bool, usize) {
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let started = Arc::new(tokio::sync::Notify::new());
+    let p = provider(vec![calls(&[("c1", "work")]), Script::answer("never")]);
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        tools: timed(secs, Arc::clone(&finished), Arc::clone(&started)),
+        ..Default::default()
+    })
+    .unwrap();
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    started.notified().await;
+    agent.suspend(SuspendOptions { grace }).await;
+    let stats = run.await.unwrap().unwrap();
+    (
+        stats,
+        finished.load(std::sync::atomic::Ordering::SeqCst),
+        p.requests().len(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_grace_a_suspend_lets_running_calls_finish() {
+    let (stats, finished, requests) = suspend_during_a_call(600, None).await;
+    assert!(stats.suspended);
+    assert_eq!(stats.status, RunStatus::Suspended);
+    assert!(finished, "the call ran to its end");
+    assert_eq!(requests, 1, "no request after the suspend");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_still_running_when_the_grace_ends_is_cut_off() {
+    let (stats, finished, requests) = suspend_during_a_call(600, Some(Duration::from_secs(5))).await;
+    assert!(stats.suspended);
+    assert!(!finished, "cut off after 5 s of a 600 s call");
+    assert_eq!(requests, 1);
+    let (stats, finished, _) = suspend_during_a_call(3, Some(Duration::from_secs(5))).await;
+    assert!(
+        stats.suspended && finished,
+        "a call that ends within the grace finishes"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_suspend_stops_the_model_stream_at_once() {
+    let p = provider(vec![hanging_stream()]);
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        ..Default::default()
+    })
+    .unwrap();
+    let streaming = Arc::new(tokio::sync::Notify::new());
+    let s = Arc::clone(&streaming);
+    agent.hooks().on_sync::<StreamText, _>(move |_, _| {
+        s.notify_one();
+        Ok(())
+    });
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    streaming.notified().await;
+    let before = tokio::time::Instant::now();
+    agent.suspend(SuspendOptions { grace: None }).await;
+    assert!(
+        before.elapsed() < Duration::from_secs(1),
+        "not after the hour the stream would take"
+    );
+    let stats = run.await.unwrap().unwrap();
+    assert!(stats.suspended);
+    assert_eq!(
+        agent.turns().len(),
+        1,
+        "the partial answer is not kept: the request is sent again on resume"
+    );
+}

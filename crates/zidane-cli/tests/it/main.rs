@@ -540,3 +540,172 @@ async fn retries_and_the_idle_timeout_can_be_set() {
     .await;
     assert_eq!(zero.status.code(), Some(2));
 }
+
+/// The model calls `shell` with `command` first, then answers once it sees
+/// the call's result.
+fn shell_then_done(body: &str, command: &str) -> String {
+    if body.contains("tool_result") {
+        return anthropic_sse(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 50, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Finished after the interruption."}}),
+            ),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 8}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]);
+    }
+    let input = json!({ "command": command }).to_string();
+    anthropic_sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_sleep", "name": "shell", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+/// `kill -9` during a long command, then `zidane --resume`: the call is
+/// reported interrupted to the model (not run again), the run finishes,
+/// and the session holds every turn once.
+#[tokio::test]
+async fn a_killed_program_continues_with_resume() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("started.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (url, bodies) = server_with(None, |body| {
+        shell_then_done(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
+    })
+    .await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", home.path())
+        .current_dir(work.path())
+        .args(["--base-url", &url, "--session", "work", "Run the long job."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    // The command is running once it writes to the FIFO.
+    let started = tokio::fs::read_to_string(&fifo).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    child.start_kill().unwrap(); // SIGKILL
+    child.wait().await.unwrap();
+    assert_eq!(bodies.lock().unwrap().len(), 1);
+
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let listed = zidane(home.path(), work.path(), &env, &["--list-sessions"]).await;
+    assert!(
+        text(&listed.stdout).contains("[interrupted: `zidane --resume --session work`]"),
+        "{}",
+        text(&listed.stdout)
+    );
+
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "--resume", "--session", "work"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "one request after the resume: the recorded calling turn is not asked again"
+    );
+    let sent: Value = serde_json::from_str(&bodies[1]).unwrap();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "prompt, the calling turn, its result");
+    let result = &messages[2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_sleep");
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["content"].to_string().contains("interrupted"),
+        "the call is reported interrupted: {result}"
+    );
+    let effects = std::fs::read_to_string(work.path().join("effects.log")).unwrap();
+    assert_eq!(effects.lines().count(), 1, "the command ran once, before the kill");
+
+    let listed = zidane(home.path(), work.path(), &env, &["--list-sessions"]).await;
+    let listing = text(&listed.stdout);
+    assert!(listing.contains("work") && listing.contains("4 turns"), "{listing}");
+    assert!(!listing.contains("interrupted"), "{listing}");
+}
+
+/// A second `zidane` on a session another live one is running is refused
+/// with exit code 2, naming the process.
+#[tokio::test]
+async fn a_session_in_use_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("started.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (url, _bodies) = server_with(None, |body| {
+        shell_then_done(body, "echo started > started.fifo; sleep 30")
+    })
+    .await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", home.path())
+        .current_dir(work.path())
+        .args(["--base-url", &url, "--session", "busy", "Run the long job."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut first = cmd.spawn().unwrap();
+    let pid = first.id().unwrap();
+    tokio::fs::read_to_string(&fifo).await.unwrap();
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "--session", "busy", "Me too."],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("is in use by process {pid}")), "{stderr}");
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+}
