@@ -41,4 +41,3 @@ pub use session::SessionRunOptions;
 pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, Synchronous};
-pub use zidane_core::seams::StaleEpochError;

@@ -820,6 +820,7 @@ impl RunLoop {
 
     /// `tool-state:commit-failed`, and the log line when no handler owns
     /// the reporting.
+    #[allow(clippy::print_stderr)] // unhandled, the contract is stderr, subscriber or not
     async fn state_not_committed(
         &self,
         cx: &RunCx,

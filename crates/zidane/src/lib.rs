@@ -265,10 +265,10 @@ pub mod durable {
     //! `Agent::suspend` use it.
     pub use zidane_agent::{
         CheckpointOptions, CheckpointRuntime, DurableOptions, DurableResumeOptions, OnInterrupted, RunLeaseHeldError,
-        SqliteStore, StaleEpochError, SuspendOptions, Synchronous,
+        SqliteStore, SuspendOptions, Synchronous,
     };
     pub use zidane_core::seams::{
-        Durability, DurableMode, DurableRuntime, MemoryRuntime, StepKey, StepKind, StepValue,
+        Durability, DurableMode, DurableRuntime, MemoryRuntime, StaleEpochError, StepKey, StepKind, StepValue,
     };
     pub use zidane_core::tool::{MemoryToolState, ToolStateStore};
 }

@@ -284,9 +284,12 @@ fn results(content: &[ContentBlock]) -> Vec<(String, String, bool)> {
         .collect()
 }
 
+/// A `tool-batch:resumed`: (done, resuming).
+type Batch = (Vec<String>, Vec<String>);
+
 struct Resumed {
     requests: Vec<zidane_provider::StreamOptions>,
-    batches: Vec<(Vec<String>, Vec<String>)>,
+    batches: Vec<Batch>,
     stats: zidane_core::events::AgentStats,
     turns: Vec<zidane_provider::SessionTurn>,
 }
@@ -313,7 +316,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         ..durable_options(&p, &rt, log.to_path_buf(), false)
     })
     .unwrap();
-    let batches: Arc<Mutex<Vec<(Vec<String>, Vec<String>)>>> = Arc::default();
+    let batches: Arc<Mutex<Vec<Batch>>> = Arc::default();
     let seen = Arc::clone(&batches);
     agent.hooks().on_sync::<ToolBatchResumed, _>(move |ev, _| {
         seen.lock().unwrap().push((ev.done().to_vec(), ev.resuming().to_vec()));
@@ -691,7 +694,8 @@ async fn a_history_rewrite_makes_the_run_unresumable() {
     store.replace_turns("s", &saved.turns[..1], 0).await.unwrap();
 
     let fresh = create_agent(durable_options(&provider(vec![]), &rt, log, false)).unwrap();
-    let seen: Arc<Mutex<Vec<(String, u32, Vec<u32>)>>> = Arc::default();
+    type Seen = (String, u32, Vec<u32>);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let s = Arc::clone(&seen);
     fresh.hooks().on_sync::<ResumeMismatch, _>(move |ev, _| {
         s.lock()
