@@ -12,7 +12,10 @@
 //! with the ratio of turn 200 to turn 10: a cost that grows with the
 //! transcript shows up there. The final turn (the answer, then the run's
 //! end) is reported on its own. `BENCH_MEMORY_STORE=1` swaps the SQLite
-//! store for the in-memory one; `BENCH_ALL_TURNS=1` prints every tenth turn.
+//! store for the in-memory one; `BENCH_DURABLE=full` (or `normal`) runs on
+//! the checkpoint runtime (step records and a lease, `synchronous` as
+//! named); `BENCH_TURNS=N` runs N turns; `BENCH_ALL_TURNS=1` prints every
+//! tenth turn. The store's size on disk is reported after the last run.
 //!
 //! `cargo bench -p zidane-agent --bench agent --all-features` (or
 //! `cargo xtask bench`). Under `cargo test` it runs a few turns as a smoke
@@ -24,7 +27,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::json;
-use zidane_agent::{AgentOptions, AgentRunOptions, MemoryStore, SessionStore, SqliteStore, create_agent};
+use zidane_agent::{
+    AgentOptions, AgentRunOptions, CheckpointOptions, CheckpointRuntime, DurableOptions, MemoryStore, SessionStore,
+    SqliteStore, Synchronous, create_agent,
+};
 use zidane_bench::loopback::{RawClient, median, mock_server};
 use zidane_bench::{measuring, report};
 use zidane_core::events::{StreamText, TurnBefore};
@@ -51,7 +57,9 @@ fn main() {
     let full = measuring();
     // One turn more than the last one reported: the final turn (the answer
     // and the run's end: its record, `agent:done`) is reported on its own.
-    let (turns, reps) = if full { (201, 5) } else { (12, 1) };
+    let asked: Option<usize> = std::env::var("BENCH_TURNS").ok().and_then(|t| t.parse().ok());
+    let (turns, reps) = if full { (asked.unwrap_or(201), 5) } else { (12, 1) };
+    let durable = std::env::var("BENCH_DURABLE").ok().filter(|m| !m.is_empty());
     let marks_at: Vec<usize> = [10, 50, 200].into_iter().filter(|t| *t <= turns).collect();
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -66,10 +74,21 @@ fn main() {
         let mut totals = Vec::new();
         for rep in 0..reps {
             recorded.lock().unwrap().clear();
-            let store: Arc<dyn SessionStore> = if std::env::var_os("BENCH_MEMORY_STORE").is_some() {
+            let db = dir.path().join(format!("sessions-{rep}.db"));
+            let runtime = durable.as_deref().map(|mode| {
+                let synchronous = if mode == "normal" { Synchronous::Normal } else { Synchronous::Full };
+                let options = CheckpointOptions {
+                    synchronous,
+                    ..Default::default()
+                };
+                Arc::new(CheckpointRuntime::open_with(&db, options).unwrap())
+            });
+            let store: Arc<dyn SessionStore> = if let Some(rt) = &runtime {
+                rt.session_store()
+            } else if std::env::var_os("BENCH_MEMORY_STORE").is_some() {
                 Arc::new(MemoryStore::new())
             } else {
-                Arc::new(SqliteStore::open(dir.path().join(format!("sessions-{rep}.db"))).unwrap())
+                Arc::new(SqliteStore::open(&db).unwrap())
             };
             let provider = AnthropicProvider::with_client(
                 AnthropicConfig::new("bench-key").with_base_url(format!("http://{addr}")),
@@ -85,6 +104,7 @@ fn main() {
                 },
                 session_id: Some("bench".into()),
                 store: Some(store),
+                durable: runtime.map(DurableOptions::from),
                 ..Default::default()
             })
             .unwrap();
@@ -113,6 +133,11 @@ fn main() {
                 per_turn[i].push(w[1].duration_since(w[0]).as_secs_f64() * 1000.0);
             }
         }
+        let on_disk: u64 = ["", "-wal"]
+            .iter()
+            .filter_map(|suffix| std::fs::metadata(dir.path().join(format!("sessions-{}.db{suffix}", reps - 1))).ok())
+            .map(|m| m.len())
+            .sum();
         let bodies: Vec<Vec<u8>> = recorded.lock().unwrap().clone();
         assert_eq!(bodies.len(), turns);
         let mut floor_turn: Vec<Vec<f64>> = vec![Vec::new(); turns];
@@ -132,7 +157,13 @@ fn main() {
             return;
         }
         let kb = |t: usize| bodies[t - 1].len() as f64 / 1024.0;
-        println!("agent, as the program runs it: 1 agent x {turns} turns, SQLite session, stream:text observer, median of {reps} runs");
+        let mode = match durable.as_deref() {
+            Some(m) => format!("checkpoint runtime (synchronous={m})"),
+            None if std::env::var_os("BENCH_MEMORY_STORE").is_some() => "memory store".to_owned(),
+            None => "SQLite session, memory runtime".to_owned(),
+        };
+        println!("agent, as the program runs it: 1 agent x {turns} turns, {mode}, stream:text observer, median of {reps} runs");
+        report("  store on disk after the run", format!("{:.1} KB", on_disk as f64 / 1024.0));
         report("  per turn, zidane", format!("{:.3} ms", median(totals)));
         report("  per turn, raw-bytes floor", format!("{:.3} ms", median(floor_totals)));
         // Each figure is the median over the ten turns ending at the mark
