@@ -278,8 +278,17 @@ impl CheckpointRuntime {
     /// older than the lease's lifetime, loses it; any other holder keeps
     /// it. Returns whether the lease was newly taken.
     pub(crate) async fn acquire(self: &Arc<Self>, session_id: &str) -> Result<bool, AcquireError> {
-        if lock(&self.state).leases.contains_key(session_id) {
-            return Ok(false);
+        {
+            let mut state = lock(&self.state);
+            if state.stale.contains_key(session_id) {
+                // Lost to another process: try to take it back (and load
+                // what that process wrote) rather than fail every run.
+                if let Some(task) = state.leases.remove(session_id).and_then(|h| h.heartbeat) {
+                    task.abort();
+                }
+            } else if state.leases.contains_key(session_id) {
+                return Ok(false);
+            }
         }
         let (sid, owner, pid, host) = (session_id.to_owned(), self.owner.clone(), self.pid, self.host.clone());
         let now = self.clock.now_ms() as i64;
@@ -432,7 +441,8 @@ impl CheckpointRuntime {
             turns.to_vec(),
         );
         let now = self.clock.now_ms() as i64;
-        self.store
+        let written = self
+            .store
             .blocking(move |conn| {
                 let tx = conn
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -463,7 +473,8 @@ impl CheckpointRuntime {
                 .map_err(err)?;
                 tx.commit().map_err(err)
             })
-            .await
+            .await;
+        self.noted(session_id, written)
     }
 
     /// Replaces the session's turns (a compaction), fenced; resumable runs
@@ -472,7 +483,8 @@ impl CheckpointRuntime {
         let epoch = self.epoch(session_id)?;
         let (sid, owner, turns) = (session_id.to_owned(), self.owner.clone(), turns.to_vec());
         let now = self.clock.now_ms() as i64;
-        self.store
+        let written = self
+            .store
             .blocking(move |conn| {
                 let tx = conn
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -491,7 +503,8 @@ impl CheckpointRuntime {
                 .map_err(err)?;
                 tx.commit().map_err(err)
             })
-            .await
+            .await;
+        self.noted(session_id, written)
     }
 
     /// Records a run (its start, its end), fenced; a run that is no longer
@@ -499,7 +512,8 @@ impl CheckpointRuntime {
     pub(crate) async fn save_run(&self, session_id: &str, run: &SessionRun) -> Result<(), StoreError> {
         let epoch = self.epoch(session_id)?;
         let (sid, owner, run) = (session_id.to_owned(), self.owner.clone(), run.clone());
-        self.store
+        let written = self
+            .store
             .blocking(move |conn| {
                 let tx = conn
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -536,7 +550,8 @@ impl CheckpointRuntime {
                 }
                 tx.commit().map_err(err)
             })
-            .await
+            .await;
+        self.noted(session_id, written)
     }
 }
 
@@ -630,7 +645,8 @@ impl DurableRuntime for CheckpointRuntime {
                 return Err(StepError::StaleEpoch(stale.clone()));
             }
             let value = work.await.map_err(StepError::Work)?;
-            match self.write_step(&session, &step.key, &value).await {
+            let written = self.write_step(&session, &step.key, &value).await;
+            match self.noted(&session, written) {
                 Ok(()) => Ok(value),
                 Err(e) => match e.downcast_ref::<StaleEpochError>() {
                     Some(stale) => Err(StepError::StaleEpoch(stale.clone())),
@@ -645,6 +661,17 @@ impl DurableRuntime for CheckpointRuntime {
 }
 
 impl CheckpointRuntime {
+    /// Remembers a lost lease (so the next write fails at once and the next
+    /// run tries to take the lease back).
+    fn noted<T>(&self, session_id: &str, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(e) = &r
+            && let Some(stale) = e.downcast_ref::<StaleEpochError>()
+        {
+            lock(&self.state).stale.insert(session_id.to_owned(), stale.clone());
+        }
+        r
+    }
+
     /// One transaction: the step's record and, for a tool call, the tool
     /// state it staged.
     async fn write_step(&self, session_id: &str, key: &StepKey, value: &StepValue) -> Result<(), StoreError> {

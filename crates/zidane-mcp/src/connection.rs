@@ -305,6 +305,10 @@ fn schema_of(tool: &rmcp::model::Tool) -> McpToolSchema {
         name: tool.name.to_string(),
         description: tool.description.as_ref().map(ToString::to_string),
         input_schema: Value::Object((*tool.input_schema).clone()),
+        idempotent: tool
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true)),
     }
 }
 

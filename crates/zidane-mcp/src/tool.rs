@@ -291,6 +291,14 @@ impl Tool for McpTool {
         true
     }
 
+    fn durability(&self) -> zidane_core::seams::Durability {
+        if self.schema.idempotent {
+            zidane_core::seams::Durability::Safe
+        } else {
+            zidane_core::seams::Durability::Unsafe
+        }
+    }
+
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         Box::pin(self.call(input, cx))
     }

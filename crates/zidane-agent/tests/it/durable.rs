@@ -67,6 +67,7 @@ fn tools(log: PathBuf, hang: bool) -> ToolSet {
                     let log = l1.clone();
                     async move {
                         effect(&log, &format!("write:{}", cx.call_id()));
+                        cx.state().set(format!("note:{}", cx.call_id()), json!(true));
                         Ok(ToolOutput::text(format!("wrote {}", cx.call_id())))
                     }
                 },
@@ -88,6 +89,7 @@ fn tools(log: PathBuf, hang: bool) -> ToolSet {
             FnTool::new("hang", "Runs long", json!({"type": "object"}), move |_i, cx| {
                 let log = l3.clone();
                 async move {
+                    cx.state().set("hang", json!("staged, never committed"));
                     if hang {
                         OTHER_DONE.notified().await;
                         ready();
@@ -292,6 +294,7 @@ struct Resumed {
     batches: Vec<Batch>,
     stats: zidane_core::events::AgentStats,
     turns: Vec<zidane_provider::SessionTurn>,
+    state: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 fn compacting() -> AutoCompact {
@@ -327,6 +330,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         .await
         .unwrap()
         .expect("there is a run to resume");
+    let state = agent.tool_state();
     let session = rt.session_store().load("s").await.unwrap().unwrap();
     assert_eq!(
         session.runs.last().map(|r| (r.status, r.resumable)),
@@ -349,6 +353,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         batches,
         stats,
         turns,
+        state,
     }
 }
 
@@ -426,6 +431,11 @@ async fn killed_mid_batch_a_finished_unsafe_call_is_not_run_again() {
     assert!(got[1].1.starts_with(INTERRUPTED) && got[1].2);
     assert_eq!(effects(&log), vec!["write:c1"], "exactly once");
     assert_eq!(r.batches, vec![(vec!["c1".into()], vec!["c2".into()])]);
+    assert_eq!(
+        r.state.keys().collect::<Vec<_>>(),
+        vec!["note:c1"],
+        "the finished call's state landed with its record; the cut-off call's staged write did not"
+    );
     assert_eq!(
         texts(&r.turns),
         vec![
@@ -600,6 +610,11 @@ async fn a_stale_holder_that_wakes_up_writes_nothing() {
     assert_eq!(pa.requests().len(), 1, "A asked nothing more after its lease was taken");
     let after = rt_b.session_store().load("s").await.unwrap().unwrap();
     assert_eq!(after, before, "A wrote nothing: no turn, no run record, no step");
+    // A's next run tries to take the session back, and B still holds it.
+    assert!(matches!(
+        a.run(AgentRunOptions::prompt("Again.")).await,
+        Err(AgentError::RunLeaseHeld(_))
+    ));
 }
 
 #[tokio::test]

@@ -393,6 +393,11 @@ pub struct McpToolSchema {
     /// JSON schema of the arguments.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub input_schema: Value,
+    /// The server marks the tool read-only or idempotent (its
+    /// `readOnlyHint` / `idempotentHint` annotations): a resumed run may
+    /// call it again. Otherwise its calls are `unsafe`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub idempotent: bool,
 }
 
 /// The outcome of one MCP server's bootstrap.

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use zidane_core::seams::Durability;
 
 use serde_json::{Value, json};
 use zidane_core::events::{HOOK_SPECS, McpToolSchema, ToolProgressEvent};
@@ -208,6 +209,9 @@ async fn filesystem_server_reads_files_and_reports_error_results() {
     let connection = connect_mcp_servers(&[config], &bus).await;
     let tools = connection.tools();
     let read = find(&tools, "mcp_fs_read_text_file");
+    // The server's annotations decide what a resumed run may call again.
+    assert_eq!(read.durability(), Durability::Safe, "readOnlyHint");
+    assert_eq!(find(&tools, "mcp_fs_move_file").durability(), Durability::Unsafe);
     let path = root.join("notes.txt").display().to_string();
     assert_eq!(
         text(&call(&read, json!({"path": path})).await.unwrap()),
@@ -240,6 +244,7 @@ async fn time_server_answers_and_an_unknown_tool_is_a_json_rpc_error() {
         name: "no_such_tool".into(),
         description: None,
         input_schema: json!({"type": "object"}),
+        idempotent: false,
     }]);
     let connection = connect_mcp_servers(&[config], &bus).await;
     let ghost = find(&connection.tools(), "mcp_time_no_such_tool");
