@@ -20,6 +20,9 @@ use crate::support::{options, provider};
 struct MemoryContext {
     files: Mutex<BTreeMap<String, Vec<u8>>>,
     log: Mutex<Vec<String>>,
+    /// When set, `spawn` announces itself on the first and waits for the
+    /// second.
+    slow_spawn: Option<(Arc<tokio::sync::Notify>, Arc<tokio::sync::Notify>)>,
 }
 
 impl MemoryContext {
@@ -39,7 +42,12 @@ impl ExecutionContext for MemoryContext {
 
     fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {
         self.note("spawn".into());
-        Box::pin(async {
+        let slow = self.slow_spawn.clone();
+        Box::pin(async move {
+            if let Some((spawning, go)) = slow {
+                spawning.notify_one();
+                go.notified().await;
+            }
             Ok(ExecutionHandle {
                 id: "mem-1".into(),
                 kind: "memory".into(),
@@ -222,4 +230,40 @@ async fn every_basic_tool_goes_through_the_host_execution_context() {
     assert_eq!(files["src/lib.rs"], b"pub fn new() {}\n");
     assert_eq!(files["notes/todo.md"], b"done\n");
     assert!(!root.exists(), "a tool touched the real file system");
+}
+
+#[tokio::test]
+async fn a_run_suspended_before_it_started_does_not_start() {
+    let (spawning, go) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    let context = Arc::new(MemoryContext {
+        slow_spawn: Some((Arc::clone(&spawning), Arc::clone(&go))),
+        ..Default::default()
+    });
+    let p = provider(vec![Script::answer("never")]);
+    let agent = create_agent(AgentOptions {
+        execution: Some(context),
+        ..options(&p)
+    })
+    .unwrap();
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    spawning.notified().await;
+    let suspending = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.suspend(zidane_agent::SuspendOptions::default()).await }
+    });
+    tokio::task::yield_now().await;
+    go.notify_one();
+    suspending.await.unwrap();
+    let stats = run.await.unwrap().unwrap();
+    assert!(stats.suspended);
+    assert_eq!(stats.status, zidane_core::events::RunStatus::Suspended);
+    assert_eq!(stats.turns, 0);
+    assert!(p.requests().is_empty(), "the run did not start");
+    assert!(agent.turns().is_empty(), "not even its prompt");
 }

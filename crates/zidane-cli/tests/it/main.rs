@@ -508,6 +508,13 @@ async fn sigterm_interrupts_the_run_with_exit_code_130() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted; the session is saved"), "{stderr}");
+    // The signal suspended the run: it waits for `--resume`.
+    let listed = zidane(home.path(), work.path(), &[], &["--list-sessions"]).await;
+    assert!(
+        text(&listed.stdout).contains("[interrupted: `zidane --resume"),
+        "{}",
+        text(&listed.stdout)
+    );
 }
 
 #[tokio::test]
