@@ -252,7 +252,10 @@ pub(crate) fn describe_failure(error: &AgentError, args: &Args) -> String {
     let AgentError::Run(run) = error else {
         return error.to_string();
     };
-    let where_ = args.base_url.clone().unwrap_or_else(|| "the provider".to_owned());
+    let where_ = args
+        .base_url
+        .as_deref()
+        .map_or_else(|| "the provider".to_owned(), crate::setup::shown_url);
     match &run.kind {
         RunErrorKind::Provider(e) => match e.kind() {
             ErrorKind::Auth => format!(

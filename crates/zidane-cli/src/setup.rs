@@ -168,6 +168,42 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// `--base-url` must be an `http` or `https` URL with a host.
+fn check_base_url(url: &str) -> Result<(), Failure> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .filter(|rest| {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            let host = authority.rsplit('@').next().unwrap_or_default();
+            !host.is_empty() && !host.starts_with(':') && !host.contains(char::is_whitespace)
+        });
+    match rest {
+        Some(_) => Ok(()),
+        None => Err(Failure::usage(format!(
+            "--base-url `{}` is not a valid URL: give the server's address, e.g. http://localhost:8080/v1",
+            shown_url(url)
+        ))),
+    }
+}
+
+/// A URL as it may be shown: a password in it is masked.
+pub(crate) fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            let masked = if userinfo.contains(':') { format!("{user}:***") } else { "***".to_owned() };
+            format!("{scheme}://{masked}@{host}{path}")
+        }
+        None => url.to_owned(),
+    }
+}
+
 /// The provider from the flags and the environment.
 pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
     let kind = match args.provider {
@@ -183,12 +219,18 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
             ));
         }
     };
+    if let Some(url) = &args.base_url {
+        check_base_url(url)?;
+    }
     let missing = |var: &str, name: &str| Failure::usage(format!("--provider {name} needs {var} in the environment"));
     let built: Result<Arc<dyn Provider>, _> = match kind {
         ProviderKind::Anthropic => {
             let mut config = AnthropicConfig::from_env().map_err(|_| missing("ANTHROPIC_API_KEY", "anthropic"))?;
             if let Some(url) = &args.base_url {
-                config = config.with_base_url(url.clone());
+                // The Anthropic format adds `/v1/messages` itself: a base URL
+                // given with its `/v1` (as OpenAI-style URLs are) is the root.
+                let root = url.trim_end_matches('/');
+                config = config.with_base_url(root.strip_suffix("/v1").unwrap_or(root).to_owned());
             }
             if let Some(model) = &args.model {
                 config = config.with_model(model.clone());

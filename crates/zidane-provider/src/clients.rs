@@ -25,6 +25,16 @@ pub enum Auth {
     Bearer(ApiKey),
 }
 
+impl Auth {
+    /// The credential, to keep out of error messages.
+    pub(crate) fn secret(&self) -> Option<String> {
+        match self {
+            Auth::None => None,
+            Auth::ApiKeyHeader(key) | Auth::Bearer(key) => Some(key.expose().to_owned()),
+        }
+    }
+}
+
 /// Settings of an [`AnthropicProvider`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -239,8 +249,12 @@ impl Provider for AnthropicProvider {
         let request = self.request("/v1/messages", wire.body, &wire.betas);
         let client = self.client.clone();
         let name = self.config.name.clone();
+        let secret = self.config.auth.secret();
         event_stream(async move {
-            let response = client.send(&name, request?, &signal).await?;
+            let response = client
+                .send(&name, request?, &signal)
+                .await
+                .map_err(|e| redact(e, secret.as_deref()))?;
             expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = anthropic::Decoder::new(&name);
@@ -267,7 +281,8 @@ impl Provider for AnthropicProvider {
             let bytes = self
                 .client
                 .send_for_body(&self.config.name, request, &AbortSignal::never())
-                .await?;
+                .await
+                .map_err(|e| redact(e, self.config.auth.secret().as_deref()))?;
             #[derive(Deserialize)]
             struct Count {
                 input_tokens: u64,
@@ -474,8 +489,12 @@ impl Provider for OpenAiProvider {
             })
         });
         let client = self.client.clone();
+        let secret = self.config.auth.secret();
         event_stream(async move {
-            let response = client.send(&name, request?, &signal).await?;
+            let response = client
+                .send(&name, request?, &signal)
+                .await
+                .map_err(|e| redact(e, secret.as_deref()))?;
             expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = openai::Decoder::new(&name);
@@ -488,5 +507,12 @@ impl Provider for OpenAiProvider {
                 id,
             ))
         })
+    }
+}
+
+fn redact(e: ProviderError, secret: Option<&str>) -> ProviderError {
+    match secret {
+        Some(secret) => e.redact(secret),
+        None => e,
     }
 }

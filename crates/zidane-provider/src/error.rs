@@ -93,6 +93,17 @@ struct Inner {
 }
 
 impl ProviderError {
+    /// The same error with every occurrence of `secret` in its message
+    /// replaced (a server that echoes the credential back in an error must
+    /// not put it on screen, in a log or in the session).
+    pub fn redact(mut self, secret: &str) -> Self {
+        // A short value would match ordinary text; real keys are long.
+        if secret.len() >= 8 && self.inner.message.contains(secret) {
+            self.inner.message = self.inner.message.replace(secret, "[redacted]");
+        }
+        self
+    }
+
     /// A new error of `kind` from `provider`.
     pub fn new(kind: ErrorKind, provider: impl Into<String>, message: impl Into<String>) -> Self {
         ProviderError {

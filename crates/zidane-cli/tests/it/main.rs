@@ -716,3 +716,24 @@ async fn a_session_in_use_is_refused() {
     first.start_kill().unwrap();
     first.wait().await.unwrap();
 }
+
+/// A bad `--base-url` is named as such, and a password in one is never shown.
+#[tokio::test]
+async fn base_urls_are_checked_and_their_passwords_hidden() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = [("ANTHROPIC_API_KEY", "sk-test"), ("ZIDANE_RETRIES", "1")];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", "localhost:8080", "hello"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--base-url `localhost:8080` is not a valid URL"), "{stderr}");
+
+    // A port nothing listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://me:hunter2@127.0.0.1:{port}");
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "hello"]).await;
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(!all.contains("hunter2"), "{all}");
+    assert!(all.contains(&format!("me:***@127.0.0.1:{port}")), "{all}");
+}

@@ -328,3 +328,18 @@ async fn a_200_that_is_not_an_event_stream_fails_at_once() {
         err.message()
     );
 }
+
+#[tokio::test]
+async fn a_key_the_server_echoes_back_is_redacted_from_the_error() {
+    let echo = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: sk-ant-test-secret"}}"#;
+    let server = Server::start(vec![Reply::json(401, &[], echo)]).await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert!(!err.to_string().contains("sk-ant-test-secret"), "{err}");
+    assert!(err.to_string().contains("invalid x-api-key: [redacted]"), "{err}");
+
+    let echo = r#"{"error":{"type":"invalid_request_error","message":"Incorrect API key provided: sk-test-secret."}}"#;
+    let server = Server::start(vec![Reply::json(401, &[], echo)]).await;
+    let err = collect(&openai(&server), &options()).await.unwrap_err();
+    assert!(!err.to_string().contains("sk-test-secret"), "{err}");
+    assert!(err.to_string().contains("[redacted]"), "{err}");
+}
