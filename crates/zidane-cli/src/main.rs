@@ -8,6 +8,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
+mod logging;
 mod output;
 mod setup;
 
@@ -27,6 +28,10 @@ use crate::setup::{Args, Failure, mcp_servers, open_runtime, provider, session_i
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Err(Failure { message, code }) = logging::init() {
+        eprintln!("zidane: {message}");
+        return ExitCode::from(code);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -197,7 +197,11 @@ pub(crate) fn shown_url(url: &str) -> String {
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => {
             let user = userinfo.split(':').next().unwrap_or_default();
-            let masked = if userinfo.contains(':') { format!("{user}:***") } else { "***".to_owned() };
+            let masked = if userinfo.contains(':') {
+                format!("{user}:***")
+            } else {
+                "***".to_owned()
+            };
             format!("{scheme}://{masked}@{host}{path}")
         }
         None => url.to_owned(),

@@ -258,14 +258,10 @@ impl Provider for AnthropicProvider {
             expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = anthropic::Decoder::new(&name);
-            Ok(SseBody::new(
-                response.into_body(),
-                decoder,
-                client.timeouts().idle,
-                signal,
-                name,
-                id,
-            ))
+            Ok(
+                SseBody::new(response.into_body(), decoder, client.timeouts().idle, signal, name, id)
+                    .with_secret(secret),
+            )
         })
     }
 
@@ -498,14 +494,10 @@ impl Provider for OpenAiProvider {
             expect_event_stream(&name, response.headers())?;
             let id = request_id(response.headers());
             let decoder = openai::Decoder::new(&name);
-            Ok(SseBody::new(
-                response.into_body(),
-                decoder,
-                client.timeouts().idle,
-                signal,
-                name,
-                id,
-            ))
+            Ok(
+                SseBody::new(response.into_body(), decoder, client.timeouts().idle, signal, name, id)
+                    .with_secret(secret),
+            )
         })
     }
 }

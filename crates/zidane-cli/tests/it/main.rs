@@ -723,17 +723,59 @@ async fn base_urls_are_checked_and_their_passwords_hidden() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let env = [("ANTHROPIC_API_KEY", "sk-test"), ("ZIDANE_RETRIES", "1")];
-    let out = zidane(home.path(), work.path(), &env, &["--base-url", "localhost:8080", "hello"]).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", "localhost:8080", "hello"],
+    )
+    .await;
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--base-url `localhost:8080` is not a valid URL"), "{stderr}");
+    assert!(
+        stderr.contains("--base-url `localhost:8080` is not a valid URL"),
+        "{stderr}"
+    );
 
     // A port nothing listens on (bound, then closed).
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://me:hunter2@127.0.0.1:{port}");
     let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "hello"]).await;
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(!all.contains("hunter2"), "{all}");
     assert!(all.contains(&format!("me:***@127.0.0.1:{port}")), "{all}");
+}
+
+/// `RUST_LOG` turns diagnostics on (on standard error); the key never
+/// appears in them, even from a server that echoes it.
+#[tokio::test]
+async fn traces_are_on_with_rust_log_and_carry_no_secret() {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let (url, _bodies) = server_with(None, |body| {
+        if CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return anthropic_sse(&[
+                ("message_start", json!({"type": "message_start", "message": {"id": "m0", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5, "output_tokens": 1}}})),
+                ("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "overloaded for key sk-ant-traced-0123456789"}})),
+            ]);
+        }
+        reply(Wire::Anthropic, body)
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = [
+        ("ANTHROPIC_API_KEY", "sk-ant-traced-0123456789"),
+        ("RUST_LOG", "trace"),
+        ("ZIDANE_RETRIES", "3"),
+    ];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Write the file."]).await;
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("retrying in"), "the retry is traced: {all}");
+    assert!(!all.contains("sk-ant-traced-0123456789"), "{all}");
 }

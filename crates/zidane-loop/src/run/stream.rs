@@ -229,6 +229,7 @@ impl RunLoop {
             let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
             if error.is_retryable() && attempt < max && waited + delay <= cx.behavior.retry.max_total_delay {
                 waited += delay;
+                tracing::debug!(target: "zidane", attempt, max, "the model call failed, retrying in {}ms: {error}", delay.as_millis());
                 let mut ev = StreamRetry::new(StreamRetryInit {
                     run_id: cx.run_id.clone(),
                     turn: cx.turn,
@@ -281,6 +282,7 @@ impl RunLoop {
                 transport_attempt = 0;
                 continue;
             }
+            tracing::debug!(target: "zidane", "the model call failed for good: {error}");
             let mut ev = StreamError::new(StreamErrorInit {
                 run_id: cx.run_id.clone(),
                 turn: cx.turn,

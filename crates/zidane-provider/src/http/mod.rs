@@ -380,6 +380,9 @@ pub(crate) struct SseBody<B, D> {
     request_id: Option<String>,
     /// An error to report once the events decoded before it are delivered.
     pending_error: Option<ProviderError>,
+    /// The credential, kept out of error messages (an error event that
+    /// echoes it).
+    secret: Option<String>,
     done: bool,
 }
 
@@ -410,12 +413,23 @@ where
             provider,
             request_id,
             pending_error: None,
+            secret: None,
             done: false,
         }
     }
 
+    /// The same stream, with `secret` masked in its errors.
+    pub(crate) fn with_secret(mut self, secret: Option<String>) -> Self {
+        self.secret = secret;
+        self
+    }
+
     fn fail(&mut self, error: ProviderError) -> Poll<Option<Result<StreamEvent, ProviderError>>> {
         self.done = true;
+        let error = match &self.secret {
+            Some(secret) => error.redact(secret),
+            None => error,
+        };
         let error = if error.request_id().is_none() {
             error.with_request_id(self.request_id.clone())
         } else {

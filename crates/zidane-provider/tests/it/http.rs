@@ -331,7 +331,8 @@ async fn a_200_that_is_not_an_event_stream_fails_at_once() {
 
 #[tokio::test]
 async fn a_key_the_server_echoes_back_is_redacted_from_the_error() {
-    let echo = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: sk-ant-test-secret"}}"#;
+    let echo =
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: sk-ant-test-secret"}}"#;
     let server = Server::start(vec![Reply::json(401, &[], echo)]).await;
     let err = collect(&anthropic(&server), &options()).await.unwrap_err();
     assert!(!err.to_string().contains("sk-ant-test-secret"), "{err}");
@@ -342,4 +343,11 @@ async fn a_key_the_server_echoes_back_is_redacted_from_the_error() {
     let err = collect(&openai(&server), &options()).await.unwrap_err();
     assert!(!err.to_string().contains("sk-test-secret"), "{err}");
     assert!(err.to_string().contains("[redacted]"), "{err}");
+
+    // Also in an error event after a 200.
+    let stream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n\
+                  event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"bad key sk-ant-test-secret\"}}\n\n";
+    let server = Server::start(vec![Reply::sse(stream)]).await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert_eq!(err.message(), "bad key [redacted]");
 }

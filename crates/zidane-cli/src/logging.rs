@@ -1,0 +1,124 @@
+//! Diagnostics: a `tracing` subscriber, off unless `RUST_LOG` asks for it,
+//! writing to standard error (or `ZIDANE_LOG_FILE`), with the provider
+//! credentials of the environment masked in every line.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::setup::Failure;
+
+/// The variables whose values never reach a log line.
+const SECRETS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+];
+
+/// Installs the subscriber when `RUST_LOG` is set (e.g. `RUST_LOG=zidane=debug`).
+pub(crate) fn init() -> Result<(), Failure> {
+    let Some(spec) = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty()) else {
+        return Ok(());
+    };
+    let filter =
+        EnvFilter::try_new(&spec).map_err(|e| Failure::usage(format!("RUST_LOG `{spec}` is not a filter: {e}")))?;
+    let secrets: Arc<Vec<String>> = Arc::new(
+        SECRETS
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .filter(|v| v.len() >= 8)
+            .collect(),
+    );
+    let sink = match std::env::var_os("ZIDANE_LOG_FILE").filter(|p| !p.is_empty()) {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| {
+                    Failure::usage(format!(
+                        "cannot open the log file {}: {e}",
+                        std::path::Path::new(&path).display()
+                    ))
+                })?;
+            Sink::File(Arc::new(std::sync::Mutex::new(file)))
+        }
+        None => Sink::Stderr,
+    };
+    let writer = Masked { sink, secrets };
+    // A subscriber already set (never, in the program) keeps its place.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(writer)
+        .try_init();
+    Ok(())
+}
+
+#[derive(Clone)]
+enum Sink {
+    Stderr,
+    File(Arc<std::sync::Mutex<std::fs::File>>),
+}
+
+/// Makes a writer per event; each line is masked before it is written.
+#[derive(Clone)]
+struct Masked {
+    sink: Sink,
+    secrets: Arc<Vec<String>>,
+}
+
+impl<'a> MakeWriter<'a> for Masked {
+    type Writer = Masked;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+impl Write for Masked {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut text = String::from_utf8_lossy(buf).into_owned();
+        for secret in self.secrets.iter() {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        match &self.sink {
+            Sink::Stderr => std::io::stderr().lock().write_all(text.as_bytes())?,
+            Sink::File(file) => file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .write_all(text.as_bytes())?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_in_a_line_is_masked_before_it_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = Masked {
+            sink: Sink::File(Arc::new(std::sync::Mutex::new(file))),
+            secrets: Arc::new(vec!["sk-live-0123456789".to_owned()]),
+        };
+        writer
+            .write_all(b"DEBUG zidane: failed: invalid key sk-live-0123456789\n")
+            .unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(written, "DEBUG zidane: failed: invalid key [redacted]\n");
+    }
+}
