@@ -67,6 +67,17 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// Bytes held for a line or an event not yet complete (what one
+    /// over-long line or event costs in memory).
+    pub fn pending_bytes(&self) -> usize {
+        let data = match &self.data {
+            Data::None => 0,
+            Data::One(b) => b.len(),
+            Data::Many(b) => b.len(),
+        };
+        self.buf.len() + data
+    }
+
     /// Feeds a chunk, appending the events it completes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) {
         let mut chunk = chunk;

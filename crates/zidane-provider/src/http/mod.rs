@@ -364,6 +364,10 @@ impl WireDecoder for crate::openai::Decoder {
     }
 }
 
+/// The largest line or event of a stream (the longest real events, a whole
+/// tool input, are a few MiB).
+pub(crate) const MAX_EVENT_BYTES: usize = 32 << 20;
+
 /// A streamed response body decoded into provider events: SSE framing, the
 /// wire decoder, the idle timeout and the abort signal.
 pub(crate) struct SseBody<B, D> {
@@ -483,6 +487,19 @@ where
                     if let Ok(data) = frame.into_data() {
                         this.sse.feed(&data, &mut this.frames);
                         this.drain_frames();
+                        // One line or event past the bound is refused, not
+                        // buffered whole.
+                        if this.sse.pending_bytes() > MAX_EVENT_BYTES {
+                            let error = ProviderError::new(
+                                ErrorKind::InvalidResponse,
+                                &this.provider,
+                                format!(
+                                    "an event of the stream is larger than {} MiB: refused",
+                                    MAX_EVENT_BYTES >> 20
+                                ),
+                            );
+                            return this.fail(error);
+                        }
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {

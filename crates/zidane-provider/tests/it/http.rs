@@ -351,3 +351,19 @@ async fn a_key_the_server_echoes_back_is_redacted_from_the_error() {
     let err = collect(&anthropic(&server), &options()).await.unwrap_err();
     assert_eq!(err.message(), "bad key [redacted]");
 }
+
+#[tokio::test]
+async fn a_line_past_the_bound_is_refused_not_buffered_whole() {
+    let mut chunks = vec![b"event: content_block_delta\ndata: ".to_vec()];
+    chunks.extend(std::iter::repeat_n(vec![b'a'; 1 << 20], 40));
+    let server = Server::start(vec![Reply::Chunked {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks,
+        end: End::Hang,
+    }])
+    .await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert!(err.message().contains("larger than 32 MiB"), "{err}");
+}
