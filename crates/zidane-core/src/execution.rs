@@ -34,6 +34,10 @@ pub struct ExecOptions {
     pub signal: AbortSignal,
     /// Working folder, relative to the root.
     pub cwd: Option<String>,
+    /// Bytes of each of standard output and standard error kept: the first
+    /// and last halves, the middle cut with a note (`None`: the context's
+    /// own bound).
+    pub max_output_bytes: Option<usize>,
 }
 
 /// What a path names.

@@ -262,6 +262,7 @@ fn convert(result: &rmcp::model::CallToolResult) -> ToolOutput {
     {
         parts.push(ContentBlock::text(structured.to_string()));
     }
+    cap_text(&mut parts, MAX_RESULT_TEXT_BYTES);
     let content = match parts.as_slice() {
         [] => ToolResultContent::Text(String::new()),
         [ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
@@ -301,5 +302,72 @@ impl Tool for McpTool {
 
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         Box::pin(self.call(input, cx))
+    }
+}
+
+/// The text an MCP result may give the model, in bytes; past it the text is
+/// cut with a note (images are kept).
+pub const MAX_RESULT_TEXT_BYTES: usize = 100_000;
+
+/// Cuts the text parts so that together they hold at most `max` bytes.
+pub(crate) fn cap_text(parts: &mut [ContentBlock], max: usize) {
+    let total: usize = parts
+        .iter()
+        .map(|p| match p {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    if total <= max {
+        return;
+    }
+    let mut left = max;
+    let mut cut = false;
+    for part in parts.iter_mut() {
+        let ContentBlock::Text { text } = part else { continue };
+        if cut {
+            text.clear(); // past the cut, text parts carry nothing more
+        } else if text.len() > left {
+            let mut end = left;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str(&format!(
+                "\n[... the server's result was {total} bytes; cut at {max}: ask for less at a time]"
+            ));
+            cut = true;
+        } else {
+            left -= text.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_result_is_cut_with_a_note_and_short_ones_pass() {
+        let mut parts = vec![ContentBlock::text("a".repeat(80)), ContentBlock::text("b".repeat(80))];
+        cap_text(&mut parts, 100);
+        let texts: Vec<&str> = parts
+            .iter()
+            .map(|p| match p {
+                ContentBlock::Text { text } => text.as_str(),
+                _ => "",
+            })
+            .collect();
+        assert_eq!(texts[0], "a".repeat(80));
+        assert_eq!(
+            texts[1],
+            format!(
+                "{}\n[... the server's result was 160 bytes; cut at 100: ask for less at a time]",
+                "b".repeat(20)
+            )
+        );
+        let mut short = vec![ContentBlock::text("ok")];
+        cap_text(&mut short, 100);
+        assert_eq!(short, vec![ContentBlock::text("ok")]);
     }
 }

@@ -35,13 +35,24 @@ fn resolve<'a>(cx: &'a ToolContext, input: &Value) -> Result<(&'a Workspace, Str
 /// The bytes of an existing regular file, or `None` when nothing is there.
 /// Folders and special files (FIFOs, sockets, devices) are refused: reading
 /// a FIFO would block the call forever.
+/// The largest file the file tools read whole (a larger one is refused
+/// before any of it is read).
+pub(crate) const MAX_FILE_BYTES: u64 = 16 << 20;
+
 async fn read_existing(ws: &Workspace, key: &str) -> Result<Option<Vec<u8>>, ToolFailure> {
     let stat = ws.stat(key).await.map_err(|e| fail(e.to_string()))?;
-    match stat.map(|s| s.kind) {
+    match stat {
         None => Ok(None),
-        Some(EntryKind::Dir) => Err(fail(format!("`{key}` is a folder; use list_files to see its entries"))),
-        Some(EntryKind::Other) => Err(fail(format!("`{key}` is not a regular file"))),
-        Some(EntryKind::File) => ws.read_file(key).await.map(Some).map_err(|e| fail(e.to_string())),
+        Some(s) if s.kind == EntryKind::Dir => {
+            Err(fail(format!("`{key}` is a folder; use list_files to see its entries")))
+        }
+        Some(s) if s.kind == EntryKind::Other => Err(fail(format!("`{key}` is not a regular file"))),
+        Some(s) if s.size > MAX_FILE_BYTES => Err(fail(format!(
+            "`{key}` is {:.1} MiB, more than the {} MiB the file tools read whole; use grep, or shell (`head`, `sed -n 'A,Bp'`), for parts of it",
+            s.size as f64 / (1 << 20) as f64,
+            MAX_FILE_BYTES >> 20
+        ))),
+        Some(_) => ws.read_file(key).await.map(Some).map_err(|e| fail(e.to_string())),
     }
 }
 
@@ -82,7 +93,7 @@ fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<
     }
 }
 
-pub(crate) fn read_file() -> FnTool {
+pub(crate) fn read_file(max_bytes: usize) -> FnTool {
     FnTool::new(
         "read_file",
         "Read a text file, with line numbers. Use offset (1-based first line) and limit (number of lines) for part of \
@@ -128,14 +139,27 @@ pub(crate) fn read_file() -> FnTool {
             let text = String::from_utf8_lossy(&bytes);
             let mut out = String::new();
             let total = text.lines().count();
+            let mut cut_at = None;
             for (i, line) in text
                 .lines()
                 .enumerate()
                 .skip((offset - 1) as usize)
                 .take(limit.unwrap_or(u64::MAX) as usize)
             {
+                // The result's budget: the model is told where it stopped and
+                // how to read on.
+                if out.len() >= max_bytes {
+                    cut_at = Some(i + 1);
+                    break;
+                }
                 let line: String = line.chars().take(2000).collect();
                 out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+            }
+            if let Some(next) = cut_at {
+                out.push_str(&format!(
+                    "[... stopped at the {max_bytes}-byte limit: lines {offset}-{} of {total} shown; read on with offset {next}]\n",
+                    next - 1
+                ));
             }
             if out.is_empty() {
                 out = if total == 0 {

@@ -48,8 +48,9 @@ pub struct BasicOptions {
     pub require_read_before_edit: bool,
     /// Default time limit of a shell command.
     pub shell_timeout: Duration,
-    /// Bytes of command output kept (head and tail); the middle is cut with a
-    /// note.
+    /// The budget of one tool result, in bytes: command output keeps its
+    /// head and tail (collected bounded as it streams; the middle is cut
+    /// with a note), `read_file` stops there and says how to read on.
     pub max_output_bytes: usize,
     /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
     /// `*_SECRET`, `*PASSWORD*`) that commands may see anyway, by name; the
@@ -115,7 +116,7 @@ pub fn basic(options: BasicOptions) -> Preset {
     };
     let tools = ToolSet::new()
         .with(shell::shell(env.clone()))
-        .with(files::read_file())
+        .with(files::read_file(options.max_output_bytes))
         .with(files::write_file(env.clone()))
         .with(files::edit(env.clone()))
         .with(files::multi_edit(env))

@@ -189,12 +189,20 @@ impl ExecutionContext for ProcessContext {
             cmd.kill_on_drop(true);
             #[cfg(unix)]
             cmd.process_group(0);
-            let child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+            let mut child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
             let pid = child.id();
             // Dropped with this future (the dispatcher dropping an aborted
             // call, a cancelled run), it takes the whole group with it.
             let mut guard = GroupGuard(pid);
-            let wait = child.wait_with_output();
+            // Output is kept as it streams, bounded: a command that prints
+            // gigabytes costs its head and tail, never all of it.
+            let bound = options.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BOUND);
+            let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+            let wait = async move {
+                let (out, err, status) =
+                    tokio::join!(head_and_tail(stdout, bound), head_and_tail(stderr, bound), child.wait());
+                status.map(|status| (out, err, status))
+            };
             let timeout = options.timeout.unwrap_or(Duration::from_secs(60 * 60 * 24));
             let (output, timed_out, aborted) = tokio::select! {
                 out = tokio::time::timeout(timeout, wait) => match out {
@@ -208,10 +216,11 @@ impl ExecutionContext for ProcessContext {
                     // The command ended on its own; what it left running in the
                     // background is its business (see `docs/ARCHITECTURE.md`).
                     guard.disarm();
+                    let (stdout, stderr, status) = out;
                     Ok(ExecOutput {
-                        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                        exit_code: out.status.code(),
+                        stdout,
+                        stderr,
+                        exit_code: status.code(),
                         timed_out: false,
                         aborted: false,
                     })
@@ -356,4 +365,46 @@ fn kill_group(pid: u32) {
     }
     #[cfg(not(unix))]
     let _ = pid;
+}
+
+/// What a command may print to each stream before its middle is cut, when
+/// the caller gives no bound.
+const DEFAULT_OUTPUT_BOUND: usize = 1 << 20;
+
+/// Reads a stream to its end keeping the first and last `bound / 2` bytes;
+/// what was dropped between them is noted in the text.
+async fn head_and_tail(stream: Option<impl tokio::io::AsyncRead + Unpin>, bound: usize) -> String {
+    use tokio::io::AsyncReadExt;
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
+    let half = (bound / 2).max(1);
+    let mut head = Vec::new();
+    let mut tail = std::collections::VecDeque::new();
+    let mut cut = 0usize;
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut chunk = &buf[..n];
+        if head.len() < half {
+            let take = (half - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        tail.extend(chunk);
+        if tail.len() > half {
+            let excess = tail.len() - half;
+            tail.drain(..excess);
+            cut += excess;
+        }
+    }
+    let mut text = String::from_utf8_lossy(&head).into_owned();
+    if cut > 0 {
+        text.push_str(&format!("\n[... {cut} bytes cut ...]\n"));
+    }
+    text.push_str(&String::from_utf8_lossy(tail.make_contiguous()));
+    text
 }

@@ -36,6 +36,7 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     timeout: Some(timeout),
                     signal: cx.signal().clone(),
                     cwd: input["cwd"].as_str().map(str::to_owned),
+                    max_output_bytes: Some(env.options.max_output_bytes),
                 };
                 let out = workspace(&cx)?
                     .exec(&command, options)

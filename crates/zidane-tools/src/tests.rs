@@ -484,3 +484,49 @@ async fn a_dropped_call_kills_its_command_and_what_it_started() {
     }
     assert!(dead, "the grandchild {pid} outlived the dropped call: {:?}", state(pid));
 }
+
+#[tokio::test]
+async fn command_output_is_kept_bounded_as_it_streams() {
+    let rig = rig();
+    let out = rig
+        .workspace
+        .exec(
+            "head -c 50000000 /dev/zero | tr '\\0' a; echo; echo END",
+            zidane_core::execution::ExecOptions {
+                max_output_bytes: Some(100),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(0));
+    assert!(out.stdout.len() < 200, "kept {} bytes", out.stdout.len());
+    assert!(out.stdout.starts_with(&"a".repeat(50)), "{}", out.stdout);
+    assert!(out.stdout.contains("[... 49999905 bytes cut ...]"), "{}", out.stdout);
+    assert!(out.stdout.ends_with("END\n"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn read_file_stops_at_the_budget_and_says_how_to_read_on() {
+    let rig = rig();
+    let body: String = (1..=100).map(|i| format!("line {i:03}\n")).collect();
+    std::fs::write(rig.root.join("long.txt"), body).unwrap();
+    let out = rig.call("read_file", json!({"path": "long.txt"})).await.unwrap();
+    let shown = text(&out);
+    assert!(shown.contains("line 001") && !shown.contains("line 100"), "{shown}");
+    let note = shown.lines().last().unwrap();
+    assert!(
+        note.starts_with("[... stopped at the 200-byte limit: lines 1-"),
+        "{note}"
+    );
+    assert!(note.contains("of 100 shown; read on with offset "), "{note}");
+}
+
+#[tokio::test]
+async fn a_file_too_large_to_read_whole_is_refused_before_it_is_read() {
+    let rig = rig();
+    let file = std::fs::File::create(rig.root.join("huge.bin")).unwrap();
+    file.set_len(crate::files::MAX_FILE_BYTES + 1).unwrap(); // sparse: nothing is written
+    let err = rig.call("read_file", json!({"path": "huge.bin"})).await.unwrap_err();
+    assert!(err.contains("more than the 16 MiB the file tools read whole"), "{err}");
+}
