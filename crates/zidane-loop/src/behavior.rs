@@ -92,7 +92,10 @@ pub struct Behavior {
     pub retry: RetryPolicy,
     /// Refuse (instead of repairing) a history with broken tool pairing.
     pub strict_tool_pairing: bool,
-    /// Longest a tool call may run.
+    /// Longest a tool call may run before it is cut off and answered with
+    /// a timeout error (default 20 minutes, so a call that blocks on
+    /// something that never comes cannot hold a run forever; `None`: no
+    /// limit).
     pub tool_timeout: Option<Duration>,
     /// Emergency elision passes on a context overflow before giving up.
     pub max_overflow_recoveries: u32,
@@ -112,7 +115,7 @@ impl Default for Behavior {
             max_consecutive_pause_turns: 5,
             retry: RetryPolicy::default(),
             strict_tool_pairing: false,
-            tool_timeout: None,
+            tool_timeout: Some(Duration::from_secs(20 * 60)),
             max_overflow_recoveries: 3,
             progress_interval: Duration::from_millis(250),
         }

@@ -227,6 +227,28 @@ async fn a_hanging_tool_times_out_as_a_tool_error() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn without_a_setting_a_hanging_tool_times_out_after_twenty_minutes() {
+    let hang = FnTool::new(
+        "hang",
+        "Never returns",
+        json!({"type": "object"}),
+        |_input, _cx| async move {
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::text("never"))
+        },
+    );
+    let h = harness(
+        vec![Script::call("c1", "hang", json!({})), Script::answer("ok")],
+        ToolSet::new().with(hang),
+        Behavior::default(),
+    );
+    let started = tokio::time::Instant::now();
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(1200));
+    assert_eq!(h.wire_results(1)[0]["content"], "Tool error: timed out after 1200s");
+}
+
+#[tokio::test(start_paused = true)]
 async fn window_repeat_guard_steers_and_budget_steer_nudges() {
     let mut budgets = BTreeMap::new();
     budgets.insert(
