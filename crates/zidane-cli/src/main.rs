@@ -262,6 +262,14 @@ async fn run(args: Args) -> Result<(), Failure> {
     let summary = collector.latest();
     match outcome {
         Ok(stats) => {
+            if stats.completed()
+                && agent
+                    .turns()
+                    .last()
+                    .is_some_and(|t| t.role == zidane::providers::Role::User)
+            {
+                eprintln!("zidane: the model ended its turn without an answer");
+            }
             printer.finish(&stats, &session);
             if args.summary
                 && let Some(summary) = summary

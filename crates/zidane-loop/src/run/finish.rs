@@ -70,7 +70,19 @@ impl RunLoop {
                 *name = canonical;
             }
         }
-        let turn = self.push_turn_with_id(turn_id.to_owned(), Role::Assistant, content, Some(usage.clone()));
+        // A model that answered nothing at all leaves no turn: an empty
+        // assistant message would make the next request invalid.
+        let turn = if content.is_empty() {
+            SessionTurn {
+                id: turn_id.to_owned(),
+                role: Role::Assistant,
+                content: content.into(),
+                created_at: self.inner.config.clock.now_ms(),
+                usage: Some(usage.clone()),
+            }
+        } else {
+            self.push_turn_with_id(turn_id.to_owned(), Role::Assistant, content, Some(usage.clone()))
+        };
         let stats = &mut cx.stats;
         stats.turns += 1;
         stats.total_in += usage.input;

@@ -497,7 +497,9 @@ impl RunLoop {
                 pauses = 0;
                 continue;
             }
-            self.flush(std::slice::from_ref(&assistant)).await;
+            if !assistant.content.is_empty() {
+                self.flush(std::slice::from_ref(&assistant)).await;
+            }
             if finish == FinishReason::Pause {
                 pauses += 1;
                 if pauses > cx.behavior.max_consecutive_pause_turns {

@@ -1008,3 +1008,26 @@ async fn calls_cut_off_or_malformed_are_answered_never_dropped() {
         )
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_with_nothing_in_it_stores_no_empty_turn() {
+    let empty = Script::new().usage(10, 0).end(zidane_provider::FinishReason::Stop);
+    let h = harness(
+        vec![empty, Script::answer("second try")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(stats.turns, 1, "the turn is counted (and its usage)");
+    assert_eq!(stats.total_in, 10);
+    let turns = h.looped.turns();
+    assert_eq!(turns.len(), 1, "only the prompt: no empty assistant turn");
+    h.looped.run(RunOptions::prompt("Again.")).await.unwrap();
+    let requests = h.provider.requests();
+    assert_eq!(
+        requests[1].messages.len(),
+        2,
+        "two user messages, no empty one between them"
+    );
+    assert!(requests[1].messages.iter().all(|m| !m.content().is_empty()));
+}
