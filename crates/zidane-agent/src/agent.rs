@@ -816,7 +816,7 @@ impl Agent {
         self.ensure_execution().await?;
         #[cfg(feature = "mcp")]
         {
-            let (_, failures) = self.ensure_mcp().await;
+            let (_, failures) = self.bootstrap_mcp(true).await;
             if !failures.is_empty() {
                 return Err(AgentError::McpBootstrap { failures });
             }

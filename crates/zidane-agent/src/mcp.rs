@@ -17,12 +17,28 @@ pub(crate) struct Mcp {
     pub(crate) connection: tokio::sync::Mutex<Option<McpConnection>>,
 }
 
+/// Whether a server's failure says it is dead (it never answered within its
+/// bound): runs skip it from then on, `warmup` tries it again.
+fn is_dead(error: &SharedError) -> bool {
+    matches!(
+        error.downcast_ref::<zidane_mcp::McpError>(),
+        Some(zidane_mcp::McpError::Timeout(_))
+    )
+}
+
 impl Agent {
     /// The MCP connection, connecting the servers the first time and the
     /// ones that failed before again; `None` without servers. A server that
     /// fails is reported on the bus and left out (its failure is returned),
     /// the others are used.
     pub(crate) async fn ensure_mcp(&self) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
+        self.bootstrap_mcp(false).await
+    }
+
+    /// [`ensure_mcp`](Self::ensure_mcp); with `revive`, servers that timed
+    /// out before are tried again too (a run skips them, so each run does
+    /// not wait out their bound again).
+    pub(crate) async fn bootstrap_mcp(&self, revive: bool) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
         let mcp = &self.inner.mcp;
         if mcp.servers.is_empty() {
             return (None, Vec::new());
@@ -31,14 +47,24 @@ impl Agent {
         let connection = match slot.take() {
             Some(connection) if connection.failures().is_empty() => connection,
             Some(mut connection) => {
-                let mut retried = mcp
-                    .connector
-                    .connect(&connection.failed_configs(), &self.inner.hooks)
-                    .await;
-                if let Some(wrap) = &mcp.tool_wrap {
-                    retried.wrap_tools(wrap);
+                let dead: Vec<String> = connection
+                    .failures()
+                    .into_iter()
+                    .filter(|(_, e)| !revive && is_dead(e))
+                    .map(|(name, _)| name)
+                    .collect();
+                let retry: Vec<McpServerConfig> = connection
+                    .failed_configs()
+                    .into_iter()
+                    .filter(|c| !dead.contains(&c.name))
+                    .collect();
+                if !retry.is_empty() {
+                    let mut retried = mcp.connector.connect(&retry, &self.inner.hooks).await;
+                    if let Some(wrap) = &mcp.tool_wrap {
+                        retried.wrap_tools(wrap);
+                    }
+                    connection.absorb(retried);
                 }
-                connection.absorb(retried);
                 connection
             }
             None => {

@@ -243,6 +243,22 @@ pub fn parse_mcp_config(text: &str) -> Result<Vec<McpServerConfig>, McpConfigErr
         }
         config.disabled_tools = strings(server.get("disabledTools"), &field("disabledTools"))?;
         config.instructions = server.get("instructions").and_then(Value::as_str).map(str::to_owned);
+        let seconds = |key: &str| -> Result<Option<Duration>, McpConfigError> {
+            match server.get(key) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map(|s| Some(Duration::from_secs_f64(s)))
+                    .ok_or_else(|| config_error(format!("`{}` must be a positive number of seconds", field(key)))),
+            }
+        };
+        if let Some(t) = seconds("startupTimeoutSec")? {
+            config.connect_timeout = t;
+        }
+        if let Some(t) = seconds("callTimeoutSec")? {
+            config.call_timeout = t;
+        }
         out.push(config);
     }
     Ok(out)

@@ -3,13 +3,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
@@ -243,10 +241,8 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| McpError::spawn(format!("`{command}`"), e))?;
+            let (output, input, garbage, stderr) =
+                crate::stdio::spawn(cmd, &format!("`{command}`"), &config.name, hooks)?;
             if let Some(stderr) = stderr {
                 // The server's diagnostics become `mcp:warn`.
                 let (hooks, name) = (hooks.clone(), config.name.clone());
@@ -263,7 +259,9 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
                     }
                 });
             }
-            handshake(config, handler.serve(transport)).await
+            handshake(config, handler.serve((output, input)))
+                .await
+                .map_err(|e| crate::stdio::explain(e, &garbage))
         }
         #[cfg(feature = "http")]
         McpTransportConfig::StreamableHttp { url, headers } => {
@@ -295,7 +293,7 @@ async fn handshake<E: std::error::Error + Send + Sync + 'static>(
 ) -> Result<Client, McpError> {
     match tokio::time::timeout(config.connect_timeout, serving).await {
         Err(_) => Err(McpError::Timeout(config.connect_timeout.as_secs())),
-        Ok(Err(e)) => Err(McpError::protocol("the handshake failed", e)),
+        Ok(Err(e)) => Err(McpError::protocol("the handshake failed", Plain::of(e))),
         Ok(Ok(client)) => Ok(client),
     }
 }
@@ -365,8 +363,16 @@ impl McpConnection {
 
     /// Takes in `other` (a bootstrap of this connection's failed servers):
     /// its servers, tools (renamed when a name is already taken) and
-    /// instructions join this connection, and its failures replace these.
+    /// instructions join this connection, and its failures replace these
+    /// failures of the servers it tried (the others stay).
     pub fn absorb(&mut self, other: McpConnection) {
+        let tried: BTreeSet<String> = other
+            .servers
+            .iter()
+            .map(|s| s.config.name.clone())
+            .chain(other.failed.iter().map(|(c, _)| c.name.clone()))
+            .collect();
+        self.failed.retain(|(c, _)| !tried.contains(&c.name));
         let mut used: BTreeSet<String> = self.tools.iter().map(|t| t.name().to_owned()).collect();
         for (tool, meta) in other.tools.into_iter().zip(other.metas) {
             let tool = if used.contains(tool.name()) {
@@ -386,7 +392,7 @@ impl McpConnection {
         }
         self.servers.extend(other.servers);
         self.instructions.extend(other.instructions);
-        self.failed = other.failed;
+        self.failed.extend(other.failed);
     }
 
     /// The configured servers' names (connected or lazy).
@@ -658,4 +664,76 @@ mod initialize_tests {
             })
         );
     }
+}
+
+/// An error shown by its innermost cause in words: the SDK's own messages
+/// name its Rust types, which say nothing to a person. The whole chain stays
+/// reachable through `source()`.
+#[derive(Debug)]
+struct Plain {
+    shown: String,
+    inner: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl Plain {
+    fn of(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        let mut shown = e.to_string();
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = e.source();
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if !text.contains("::") && !text.trim().is_empty() {
+                shown = text;
+            }
+            cause = c.source();
+        }
+        if shown.contains("::") {
+            // No cause in words: the message with its type names taken out.
+            shown = strip_type_names(&shown);
+        }
+        Plain {
+            shown,
+            inner: Box::new(e),
+        }
+    }
+}
+
+impl std::fmt::Display for Plain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl std::error::Error for Plain {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.inner)
+    }
+}
+
+/// `text` without bracketed Rust paths (`[a::b<c::d>]`).
+fn strip_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    let mut held = String::new();
+    for ch in text.chars() {
+        match ch {
+            '[' => {
+                depth += 1;
+                held.push(ch);
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                held.push(ch);
+                if depth == 0 {
+                    if !held.contains("::") {
+                        out.push_str(&held);
+                    }
+                    held.clear();
+                }
+            }
+            _ if depth > 0 => held.push(ch),
+            _ => out.push(ch),
+        }
+    }
+    out.push_str(&held);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -38,6 +38,7 @@ mod connection;
 mod http;
 #[cfg(feature = "http")]
 mod sse;
+mod stdio;
 mod tool;
 
 pub use config::{McpConfigError, McpServerConfig, McpTransportConfig, ToolFilter, parse_mcp_config};

@@ -238,3 +238,47 @@ async fn eager_connects_the_servers_only() {
     );
     agent.destroy().await;
 }
+
+/// A server that never answers its handshake times out once; later runs
+/// skip it instead of waiting out its bound again, and `warmup` tries it
+/// again.
+#[tokio::test(start_paused = true)]
+async fn a_server_that_timed_out_is_skipped_by_later_runs() {
+    let mut silent = McpServerConfig::stdio("silent", "sleep", ["600"]);
+    silent.connect_timeout = std::time::Duration::from_secs(5);
+    let p = provider(vec![Script::answer("one"), Script::answer("two")]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![silent],
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    let tries = || {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|n| **n == "mcp:bootstrap:start")
+            .count()
+    };
+    let before = tokio::time::Instant::now();
+    agent.run(AgentRunOptions::prompt("First.")).await.unwrap();
+    assert_eq!(
+        before.elapsed(),
+        std::time::Duration::from_secs(5),
+        "the first run waits out the bound"
+    );
+    assert_eq!(tries(), 1);
+
+    let before = tokio::time::Instant::now();
+    agent.run(AgentRunOptions::prompt("Second.")).await.unwrap();
+    assert_eq!(
+        before.elapsed(),
+        std::time::Duration::ZERO,
+        "the second run does not wait again"
+    );
+    assert_eq!(tries(), 1, "and does not try it again");
+
+    assert!(agent.warmup().await.is_err());
+    assert_eq!(tries(), 2, "warmup tries it again");
+    agent.destroy().await;
+}

@@ -275,3 +275,23 @@ async fn a_401_with_resource_metadata_asks_for_a_login_unless_credentials_were_c
         "{seen:?}"
     );
 }
+
+#[tokio::test]
+async fn an_unreachable_http_server_is_named_in_words() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = zidane_mcp::McpServerConfig::new(
+        "web",
+        zidane_mcp::McpTransportConfig::StreamableHttp {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: Default::default(),
+        },
+    );
+    let connection = zidane_mcp::connect_mcp_servers(&[config], &zidane_hooks::HookBus::new()).await;
+    let shown = connection.failures()[0].1.to_string();
+    assert!(!shown.contains("::"), "no Rust type names: {shown}");
+    assert!(shown.contains("could not connect"), "{shown}");
+}

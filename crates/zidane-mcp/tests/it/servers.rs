@@ -367,3 +367,25 @@ async fn a_server_that_cannot_start_keeps_the_os_error_as_its_source() {
             .starts_with("cannot start the server: `/nonexistent/zidane-mcp-server`: ")
     );
 }
+
+#[tokio::test]
+async fn a_server_that_writes_garbage_on_stdout_fails_at_once_as_a_protocol_error() {
+    // It never answers: without the check, the bootstrap would wait out the
+    // 30 s bound (`Timeout`).
+    let config = McpServerConfig::stdio("noisy", "sh", ["-c", "echo 'Starting noisy server v1.0 ...'; sleep 60"]);
+    let connection = connect_mcp_servers(&[config], &zidane_hooks::HookBus::new()).await;
+    let failures = connection.failures();
+    assert_eq!(failures.len(), 1);
+    let error = &failures[0].1;
+    assert!(
+        matches!(
+            error.downcast_ref::<zidane_mcp::McpError>(),
+            Some(zidane_mcp::McpError::Protocol { .. })
+        ),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "the server wrote something that is not JSON-RPC on its standard output: Starting noisy server v1.0 ..."
+    );
+}
