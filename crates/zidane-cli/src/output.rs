@@ -167,10 +167,15 @@ impl Printer {
         let p = self.clone();
         scope.on_sync::<StreamRetry, _>(move |ev, _| {
             if p.json {
-                json_line(json!({"type": "retry", "attempt": ev.attempt(), "delay_ms": ev.delay_ms(), "error": ev.err().to_string()}));
+                json_line(json!({"type": "retry", "attempt": ev.attempt(), "delay_ms": ev.delay_ms(), "error": ev.err().to_string(), "discarded_text": ev.discarded_text()}));
             } else {
                 p.clear_waiting();
                 p.break_line();
+                if ev.discarded_text() {
+                    // What streamed before the failure is not part of the
+                    // answer: the next attempt starts it again.
+                    eprintln!("✗ the text above was discarded; the answer starts again");
+                }
                 eprintln!(
                     "↻ {} — retrying in {:.1}s (attempt {} of {})",
                     ev.err(),

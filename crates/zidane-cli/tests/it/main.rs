@@ -779,3 +779,28 @@ async fn traces_are_on_with_rust_log_and_carry_no_secret() {
     assert!(all.contains("retrying in"), "the retry is traced: {all}");
     assert!(!all.contains("sk-ant-traced-0123456789"), "{all}");
 }
+
+/// Text streamed before a failed attempt is marked as discarded on screen.
+#[tokio::test]
+async fn text_of_a_failed_attempt_is_marked_discarded() {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let (url, _bodies) = server_with(None, |body| {
+        if CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            return anthropic_sse(&[
+                ("message_start", json!({"type": "message_start", "message": {"id": "m0", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5, "output_tokens": 1}}})),
+                ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Half an answ"}})),
+                ("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
+            ]);
+        }
+        reply(Wire::Anthropic, body)
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = [("ANTHROPIC_API_KEY", "sk-test"), ("ZIDANE_RETRIES", "3")];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Write the file."]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the text above was discarded"), "{stderr}");
+}
