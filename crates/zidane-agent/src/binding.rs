@@ -178,7 +178,12 @@ impl TurnSink for SessionSink {
             match (durable, &self.store) {
                 #[cfg(feature = "sqlite")]
                 (Some(rt), _) => rt.append_turns(&id, mark.run_id, mark.turn, turns).await?,
-                (_, Some(store)) => store.append_turns(&id, turns, self.clock.now_ms()).await?,
+                (_, Some(store)) => {
+                    let expected = lock(&self.session).as_ref().map_or(0, |s| s.turn_count);
+                    store
+                        .append_turns_after(&id, expected, turns, self.clock.now_ms())
+                        .await?
+                }
                 _ => {}
             }
             let _ = mark;

@@ -38,6 +38,8 @@ pub use options::{
     QueuedMessageOptions, SuspendOptions,
 };
 pub use session::SessionRunOptions;
-pub use session::{MemoryStore, Session, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError};
+pub use session::{
+    MemoryStore, Session, SessionConflict, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError,
+};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, Synchronous};

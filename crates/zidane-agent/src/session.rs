@@ -132,6 +132,21 @@ pub struct SessionInfo {
 /// The error of a store.
 pub type StoreError = SharedError;
 
+/// Another writer changed the session since this one last saw it: its turns
+/// were not saved (they would have interleaved with the other's).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "session `{session_id}` was changed by another writer (this agent expected {expected} turns, the store holds {found}); load it again to continue"
+)]
+pub struct SessionConflict {
+    /// The session.
+    pub session_id: String,
+    /// Turns this writer knew of.
+    pub expected: usize,
+    /// Turns the store holds.
+    pub found: usize,
+}
+
 /// Where sessions live. Turns are appended as a run produces them; a
 /// tool-calling assistant turn always arrives with its tool-results turn in
 /// one call, so a store that writes each call atomically never holds an
@@ -148,6 +163,21 @@ pub trait SessionStore: Send + Sync {
         turns: &'a [SessionTurn],
         now_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Appends turns, atomically, only when the session holds exactly
+    /// `expected` turns: a writer that did not see another's turns must not
+    /// interleave its own with them. A mismatch fails with
+    /// [`SessionConflict`]. The default appends without the check (for
+    /// stores that cannot make it).
+    fn append_turns_after<'a>(
+        &'a self,
+        id: &'a str,
+        expected: usize,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = expected;
+        self.append_turns(id, turns, now_ms)
+    }
     /// Replaces all turns (a compaction), atomically.
     fn replace_turns<'a>(
         &'a self,
@@ -217,6 +247,29 @@ impl SessionStore for MemoryStore {
         now_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let r = self.with(|s| match s.get_mut(id) {
+            Some(session) => {
+                session.turns.extend_from_slice(turns);
+                session.updated_at = now_ms;
+                Ok(())
+            }
+            None => Err(missing(id)),
+        });
+        Box::pin(async move { r })
+    }
+
+    fn append_turns_after<'a>(
+        &'a self,
+        id: &'a str,
+        expected: usize,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let r = self.with(|s| match s.get_mut(id) {
+            Some(session) if session.turns.len() != expected => Err(Arc::new(SessionConflict {
+                session_id: id.to_owned(),
+                expected,
+                found: session.turns.len(),
+            }) as StoreError),
             Some(session) => {
                 session.turns.extend_from_slice(turns);
                 session.updated_at = now_ms;

@@ -148,6 +148,49 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Appends turns; with `expected`, only onto a session of that many.
+    fn append_checked(
+        &self,
+        id: &str,
+        expected: Option<usize>,
+        turns: &[SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let (id, turns) = (id.to_owned(), turns.to_vec());
+        self.blocking(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            let next: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+            if let Some(expected) = expected
+                && next as usize != expected
+            {
+                return Err(Arc::new(crate::session::SessionConflict {
+                    session_id: id,
+                    expected,
+                    found: next as usize,
+                }) as StoreError);
+            }
+            insert_turns(&tx, &id, next, &turns)?;
+            let updated = tx
+                .execute(
+                    "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                    params![id, now_ms as i64],
+                )
+                .map_err(err)?;
+            if updated == 0 {
+                return Err(err(format!("no session `{id}`")));
+            }
+            tx.commit().map_err(err)
+        })
+    }
+
     /// The connection (for a synchronous write from `Drop`).
     pub(crate) fn connection(&self) -> Arc<Mutex<Connection>> {
         Arc::clone(&self.conn)
@@ -293,30 +336,17 @@ impl SessionStore for SqliteStore {
         turns: &'a [SessionTurn],
         now_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let (id, turns) = (id.to_owned(), turns.to_vec());
-        self.blocking(move |conn| {
-            let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(err)?;
-            let next: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
-                    [&id],
-                    |r| r.get(0),
-                )
-                .map_err(err)?;
-            insert_turns(&tx, &id, next, &turns)?;
-            let updated = tx
-                .execute(
-                    "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-                    params![id, now_ms as i64],
-                )
-                .map_err(err)?;
-            if updated == 0 {
-                return Err(err(format!("no session `{id}`")));
-            }
-            tx.commit().map_err(err)
-        })
+        self.append_checked(id, None, turns, now_ms)
+    }
+
+    fn append_turns_after<'a>(
+        &'a self,
+        id: &'a str,
+        expected: usize,
+        turns: &'a [SessionTurn],
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.append_checked(id, Some(expected), turns, now_ms)
     }
 
     fn replace_turns<'a>(

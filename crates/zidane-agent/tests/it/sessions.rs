@@ -246,3 +246,48 @@ async fn concurrent_writers_on_one_file_lose_no_turn() {
         assert_eq!(ids, want);
     }
 }
+
+/// Two agents (not durable) on one session of the file: the one that did not
+/// see the other's turns is refused instead of interleaving its own.
+#[tokio::test]
+async fn a_writer_that_missed_anothers_turns_does_not_interleave_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let pa = provider(vec![Script::answer("A one"), Script::answer("A two")]);
+    let a = create_agent(AgentOptions {
+        session_id: Some("shared".into()),
+        store: Some(store.clone()),
+        ..options(&pa)
+    })
+    .unwrap();
+    a.run(AgentRunOptions::prompt("A asks.")).await.unwrap();
+    let pb = provider(vec![Script::answer("B one")]);
+    let b = create_agent(AgentOptions {
+        session_id: Some("shared".into()),
+        store: Some(store.clone()),
+        ..options(&pb)
+    })
+    .unwrap();
+    b.run(AgentRunOptions::prompt("B asks.")).await.unwrap();
+
+    let err = a.run(AgentRunOptions::prompt("A again.")).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("was changed by another writer (this agent expected 2 turns, the store holds 4)"),
+        "{err}"
+    );
+    let saved = store.load("shared").await.unwrap().unwrap();
+    let texts: Vec<String> = saved
+        .turns
+        .iter()
+        .map(|t| match &t.content[0] {
+            ContentBlock::Text { text } => text.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec!["A asks.", "A one", "B asks.", "B one"],
+        "B's turns, whole; none of A's after them"
+    );
+}
