@@ -573,6 +573,17 @@ impl Decoder {
                 format!("event data is not valid JSON: {e}"),
             )
         })?;
+        // An `error` event in the flat shape compatible servers send
+        // (llama.cpp: `{"code":500,"message":"…","type":"server_error"}`).
+        if sse.event_type() == "error" && env.ty != "error" {
+            let message = env
+                .message
+                .and_then(|m| serde_json::from_str::<String>(m.get()).ok())
+                .unwrap_or_else(|| String::from_utf8_lossy(&sse.data).into_owned());
+            let ty = Some(env.ty.into_owned());
+            let kind = classify_stream_error(ty.as_deref(), &message);
+            return Err(ProviderError::new(kind, &self.provider, message).with_error_type(ty));
+        }
         match env.ty.as_ref() {
             "content_block_delta" => self.delta(env.index.unwrap_or(0), env.delta, &sse.data, out),
             "message_start" => {

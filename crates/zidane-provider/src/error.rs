@@ -239,6 +239,14 @@ pub fn classify_status(status: u16, error_type: Option<&str>, message: &str) -> 
         402 => ErrorKind::Quota,
         408 => ErrorKind::Transport,
         500..=599 => ErrorKind::Server,
+        // A client error stays one whatever type the body names: Ollama
+        // answers an unknown model with a 404 of type `api_error`, which
+        // asking again cannot fix.
+        400..=499 => match error_type {
+            "rate_limit_error" | "rate_limit_exceeded" => ErrorKind::RateLimited,
+            "authentication_error" | "permission_error" | "invalid_api_key" => ErrorKind::Auth,
+            _ => ErrorKind::InvalidRequest,
+        },
         _ => match error_type {
             "rate_limit_error" | "rate_limit_exceeded" => ErrorKind::RateLimited,
             "authentication_error" | "permission_error" | "invalid_api_key" => ErrorKind::Auth,

@@ -162,6 +162,11 @@ mod errors {
     fn classification() {
         assert_eq!(classify_status(429, None, ""), ErrorKind::RateLimited);
         assert_eq!(classify_status(529, None, ""), ErrorKind::Overloaded);
+        // Ollama's unknown model: the 404 wins over the body's `api_error`.
+        assert_eq!(
+            classify_status(404, Some("api_error"), "model \"nope\" not found, try pulling it first"),
+            ErrorKind::InvalidRequest
+        );
         assert_eq!(classify_status(503, None, ""), ErrorKind::Server);
         assert_eq!(
             classify_status(400, Some("invalid_request_error"), "prompt is too long"),

@@ -367,3 +367,15 @@ async fn a_line_past_the_bound_is_refused_not_buffered_whole() {
     assert_eq!(err.kind(), ErrorKind::InvalidResponse);
     assert!(err.message().contains("larger than 32 MiB"), "{err}");
 }
+
+#[tokio::test]
+async fn a_compatible_servers_flat_error_event_is_recognised_with_its_message() {
+    // As llama.cpp's server sends it in the Anthropic format.
+    let stream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n\
+                  event: error\ndata: {\"code\":500,\"message\":\"the model crashed while loading\",\"type\":\"server_error\"}\n\n";
+    let server = Server::start(vec![Reply::sse(stream)]).await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Server);
+    assert_eq!(err.message(), "the model crashed while loading");
+    assert_eq!(err.error_type(), Some("server_error"));
+}
