@@ -485,8 +485,14 @@ impl Agent {
         };
         // A server that fails is on the bus and left out of this run; the
         // next run or warm-up tries it again.
+        // An abort (or a suspend) during the bootstrap stops it there: the
+        // run does not wait out a slow server's bound.
         #[cfg(feature = "mcp")]
-        let (mcp, _) = self.ensure_mcp().await;
+        let (mcp, _) = tokio::select! {
+            biased;
+            () = signal.aborted() => return Ok(self.not_started()),
+            connected = self.ensure_mcp() => connected,
+        };
         // An abort while the run was starting: it does not start.
         if signal.is_aborted() {
             return Ok(self.not_started());

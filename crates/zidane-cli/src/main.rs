@@ -148,7 +148,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             listing.push_str(&format!("No sessions yet ({}).\n", store.path().display()));
         }
         for s in sessions {
-            listing.push_str(&format!("{}  {:>3} turns  {}", s.id, s.turns, s.title));
+            listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.turns, s.title));
             if s.interrupted {
                 listing.push_str(&format!("  [interrupted: `zidane --resume --session {}`]", s.id));
             }

@@ -282,3 +282,36 @@ async fn a_server_that_timed_out_is_skipped_by_later_runs() {
     assert_eq!(tries(), 2, "warmup tries it again");
     agent.destroy().await;
 }
+
+/// An abort while a server is still starting stops the run there, without
+/// waiting out the server's bound or sending a request.
+#[tokio::test(start_paused = true)]
+async fn an_abort_during_the_bootstrap_stops_the_run_at_once() {
+    let mut silent = McpServerConfig::stdio("silent", "sleep", ["600"]);
+    silent.connect_timeout = std::time::Duration::from_secs(30);
+    let p = provider(vec![Script::answer("never")]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![silent],
+        ..options(&p)
+    })
+    .unwrap();
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let s = std::sync::Arc::clone(&started);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::McpBootstrapStart, _>(move |_, _| {
+            s.notify_one();
+            Ok(())
+        });
+    let run = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run(AgentRunOptions::prompt("Go.")).await }
+    });
+    started.notified().await;
+    let before = tokio::time::Instant::now();
+    agent.abort();
+    let stats = run.await.unwrap().unwrap();
+    assert!(before.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(stats.status, zidane_core::events::RunStatus::Aborted);
+    assert!(p.requests().is_empty());
+}

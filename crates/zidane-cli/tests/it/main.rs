@@ -218,7 +218,7 @@ async fn two_turn_run(wire: Wire) {
     assert_eq!(events.first().unwrap()["type"], json!("text"));
     assert_eq!(events.last().unwrap()["type"], json!("done"));
     let relisted = text(&zidane(home.path(), work.path(), &[], &["--list-sessions"]).await.stdout);
-    assert!(relisted.contains("6 turns"), "{relisted}");
+    assert!(relisted.contains("6 messages"), "{relisted}");
 }
 
 #[tokio::test]
@@ -669,7 +669,7 @@ async fn a_killed_program_continues_with_resume() {
 
     let listed = zidane(home.path(), work.path(), &env, &["--list-sessions"]).await;
     let listing = text(&listed.stdout);
-    assert!(listing.contains("work") && listing.contains("4 turns"), "{listing}");
+    assert!(listing.contains("work") && listing.contains("4 messages"), "{listing}");
     assert!(!listing.contains("interrupted"), "{listing}");
 }
 
