@@ -196,7 +196,7 @@ async fn two_turn_run(wire: Wire) {
     let listed = zidane(home.path(), work.path(), &[], &["--list-sessions"]).await;
     assert!(listed.status.success());
     let listing = text(&listed.stdout);
-    assert!(listing.contains("4 turns  Write hello.txt."), "{listing}");
+    assert!(listing.contains("4 messages  Write hello.txt."), "{listing}");
 
     let resumed = zidane(
         home.path(),
