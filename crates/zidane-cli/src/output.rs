@@ -134,7 +134,10 @@ impl Printer {
             let refusal = match ev.outcome() {
                 ToolOutcome::GateBlock => Some(format!("blocked: {}", ev.reason().unwrap_or_default())),
                 ToolOutcome::Unknown => Some("unknown tool".to_owned()),
-                ToolOutcome::InvalidInput => Some("invalid input".to_owned()),
+                ToolOutcome::InvalidInput => Some(match ev.reason() {
+                    Some(why) => format!("invalid input: {}", why.chars().take(160).collect::<String>()),
+                    None => "invalid input".to_owned(),
+                }),
                 ToolOutcome::Execute | ToolOutcome::GateSubstitute => None,
             };
             if let Some(refusal) = refusal {
@@ -149,7 +152,14 @@ impl Printer {
                 json_line(json!({"type": "tool_result", "id": ev.call_id(), "name": ev.name(), "is_error": ev.is_error(), "output": text}));
                 return Ok(());
             }
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+            let mut first = lines.next().unwrap_or_default().to_owned();
+            // A command's result: its exit code and what it printed first.
+            if first.starts_with("exit code:")
+                && let Some(next) = lines.next()
+            {
+                first = format!("{first} · {next}");
+            }
             let first: String = first.chars().take(100).collect();
             let mark = if ev.is_error() { "error" } else { "ok" };
             out(&format!("  ⎿ {mark}: {first} ({} bytes)\n", text.len()));

@@ -275,6 +275,11 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
                 Failure::usage("--provider openai-compatible needs --model (the server's model name)")
             })?;
             let key = env("OPENAI_API_KEY").map(ApiKey::new);
+            if !matches!(args.thinking, Thinking::Off) {
+                eprintln!(
+                    "zidane: --thinking is not sent in the openai-compatible format (servers differ in how they take a reasoning effort); it is ignored"
+                );
+            }
             let mut config = OpenAiConfig::compatible(url, key).with_model(model);
             if let Some(secs) = args.idle_timeout {
                 config.timeouts.idle = std::time::Duration::from_secs(secs);

@@ -425,7 +425,8 @@ impl RunLoop {
                     });
                     self.observe(&mut ev).await;
                 }
-                self.dispatched(c, ToolOutcome::InvalidInput, None, &call.input).await;
+                self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
+                    .await;
                 Err(c.result(format!("Validation error: {reason}"), true))
             }
         }

@@ -383,6 +383,11 @@ async fn commands_never_see_credentials_unless_passed() {
         args.push("List the environment.");
         let out = zidane(home.path(), work.path(), &env, &args).await;
         assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+        let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            shown.contains("⎿ ok: exit code: 0 · "),
+            "a command's line shows what it printed: {shown}"
+        );
         let sent = bodies.lock().unwrap().last().cloned().unwrap();
         assert!(
             sent.contains("tool_result") && sent.contains("plain-value-42"),
