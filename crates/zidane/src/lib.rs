@@ -285,8 +285,8 @@ pub mod agent {
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
         DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt, QueuedMessageOptions,
-        SegmentSource, Session, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus, SessionStore, StoreError,
-        SuspendOptions, create_agent, hook_names,
+        SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
+        SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
     };
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
