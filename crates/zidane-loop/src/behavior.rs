@@ -97,6 +97,11 @@ pub struct Behavior {
     /// something that never comes cannot hold a run forever; `None`: no
     /// limit).
     pub tool_timeout: Option<Duration>,
+    /// The most text one tool result may give the model, in bytes, after
+    /// `tool:transform` (default 256 KiB; the head is kept with a note of
+    /// what was cut; `None`: no limit). Tools should keep well under it
+    /// themselves (the basic preset does); this bounds any tool.
+    pub max_result_bytes: Option<usize>,
     /// Emergency elision passes on a context overflow before giving up.
     pub max_overflow_recoveries: u32,
     /// Minimum gap between two `stream:progress` events.
@@ -116,6 +121,7 @@ impl Default for Behavior {
             retry: RetryPolicy::default(),
             strict_tool_pairing: false,
             tool_timeout: Some(Duration::from_secs(20 * 60)),
+            max_result_bytes: Some(256 << 10),
             max_overflow_recoveries: 3,
             progress_interval: Duration::from_millis(250),
         }
@@ -148,6 +154,8 @@ pub struct BehaviorOverride {
     pub strict_tool_pairing: Option<bool>,
     /// See [`Behavior::tool_timeout`].
     pub tool_timeout: Option<Option<Duration>>,
+    /// See [`Behavior::max_result_bytes`].
+    pub max_result_bytes: Option<Option<usize>>,
     /// See [`Behavior::max_overflow_recoveries`].
     pub max_overflow_recoveries: Option<u32>,
     /// See [`Behavior::progress_interval`].
@@ -172,6 +180,7 @@ impl BehaviorOverride {
             retry: self.retry.clone().unwrap_or_else(|| base.retry.clone()),
             strict_tool_pairing: self.strict_tool_pairing.unwrap_or(base.strict_tool_pairing),
             tool_timeout: self.tool_timeout.unwrap_or(base.tool_timeout),
+            max_result_bytes: self.max_result_bytes.unwrap_or(base.max_result_bytes),
             max_overflow_recoveries: self.max_overflow_recoveries.unwrap_or(base.max_overflow_recoveries),
             progress_interval: self.progress_interval.unwrap_or(base.progress_interval),
         }

@@ -533,6 +533,7 @@ impl RunLoop {
         } else {
             output.content
         };
+        let content = cap_result(content, cx.behavior.max_result_bytes);
         if hooks.has::<ToolAfter>() {
             let mut after = ToolAfter::new(ToolAfterInit {
                 name: call.name.clone(),
@@ -902,6 +903,49 @@ impl RunLoop {
             self.queue_internal(nudge);
         }
         Ok(())
+    }
+}
+
+/// A result's text cut to `max` bytes (the head kept, with a note of what
+/// was cut); images and documents pass.
+fn cap_result(content: ToolResultContent, max: Option<usize>) -> ToolResultContent {
+    let Some(max) = max else { return content };
+    let total = content.text_len();
+    if total <= max {
+        return content;
+    }
+    let note = format!("\n[... the result was {total} bytes; cut at {max}: ask for less at a time]");
+    let cut = |text: &mut String, keep: usize| {
+        let mut end = keep.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    };
+    match content {
+        ToolResultContent::Text(mut text) => {
+            cut(&mut text, max);
+            text.push_str(&note);
+            ToolResultContent::Text(text)
+        }
+        ToolResultContent::Parts(mut parts) => {
+            let mut left = max;
+            let mut noted = false;
+            for part in &mut parts {
+                if let ContentBlock::Text { text } = part {
+                    if noted {
+                        text.clear();
+                    } else if text.len() > left {
+                        cut(text, left);
+                        text.push_str(&note);
+                        noted = true;
+                    } else {
+                        left -= text.len();
+                    }
+                }
+            }
+            ToolResultContent::Parts(parts)
+        }
     }
 }
 

@@ -190,6 +190,9 @@ impl RunLoop {
                 }
                 Err(e) => e,
             };
+            // A failed attempt the server already billed (its usage came
+            // before the failure) still counts in the run's totals.
+            self.count_failed_attempt(cx, &model, acc.usage());
             if self.suspending() {
                 return Err(TurnFailure::Suspended);
             }
@@ -294,6 +297,29 @@ impl RunLoop {
             });
             self.observe(&mut ev).await;
             return Err(TurnFailure::Failed(RunErrorKind::Provider(error)));
+        }
+    }
+
+    /// Adds what a failed attempt reported using to the run's totals (not
+    /// to any turn: the attempt left none).
+    fn count_failed_attempt(&self, cx: &mut RunCx, model: &str, report: &zidane_provider::UsageReport) {
+        let usage = TurnUsage {
+            input: report.input.unwrap_or(0),
+            output: report.output.unwrap_or(0),
+            cache_read: report.cache_read.unwrap_or(0),
+            cache_creation: report.cache_creation.unwrap_or(0),
+            ..Default::default()
+        };
+        if usage.input + usage.output + usage.cache_read + usage.cache_creation == 0 {
+            return;
+        }
+        let stats = &mut cx.stats;
+        stats.total_in += usage.input;
+        stats.total_out += usage.output;
+        stats.total_cache_read += usage.cache_read;
+        stats.total_cache_creation += usage.cache_creation;
+        if let Some(cost) = self.inner.config.pricing.cost(model, &usage) {
+            stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
         }
     }
 

@@ -1031,3 +1031,23 @@ async fn an_answer_with_nothing_in_it_stores_no_empty_turn() {
     );
     assert!(requests[1].messages.iter().all(|m| !m.content().is_empty()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_attempt_the_server_billed_counts_in_the_totals() {
+    let h = harness(
+        vec![
+            Script::new().usage(100, 20).text("partial").error(overloaded()),
+            Script::answer("ok"),
+        ],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(
+        (stats.total_in, stats.total_out),
+        (110, 25),
+        "the failed attempt's 100 + 20, the answer's 10 + 5"
+    );
+    assert_eq!(stats.turns, 1, "the failed attempt is no turn");
+    assert_eq!(stats.turn_usage.len(), 1);
+}

@@ -496,3 +496,30 @@ async fn turns_the_store_cannot_save_fail_the_run_and_go_first_with_the_next_sav
     let ids: Vec<String> = looped.turns().iter().map(|t| t.id.clone()).collect();
     assert_eq!(*sink.saved.lock().unwrap(), ids);
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_tool_result_is_bounded_by_one_budget() {
+    let big = FnTool::new(
+        "big",
+        "Prints a lot",
+        json!({"type": "object"}),
+        |_input, _cx| async move { Ok(ToolOutput::text("x".repeat(300_000))) },
+    );
+    let h = harness(
+        vec![Script::call("c1", "big", json!({})), Script::answer("ok")],
+        ToolSet::new().with(big),
+        Behavior::default(),
+    );
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    let sent = h.wire_results(1)[0]["content"].as_str().unwrap().to_owned();
+    assert!(sent.starts_with(&"x".repeat(1000)));
+    assert!(
+        sent.ends_with("\n[... the result was 300000 bytes; cut at 262144: ask for less at a time]"),
+        "{}",
+        &sent[sent.len() - 120..]
+    );
+    assert_eq!(
+        sent.len(),
+        262_144 + "\n[... the result was 300000 bytes; cut at 262144: ask for less at a time]".len()
+    );
+}
