@@ -107,6 +107,14 @@ impl Printer {
             Ok(())
         });
         let p = self.clone();
+        scope.on_sync::<zidane::agent::events::StreamProgress, _>(move |ev, _| {
+            // Nothing shown yet (a long tool argument streams): say it moves.
+            if p.spinner && p.lock().waiting {
+                eprint!("\r\x1b[K… the model is writing (~{} tokens)", ev.tokens());
+            }
+            Ok(())
+        });
+        let p = self.clone();
         scope.on_sync::<StreamText, _>(move |ev, _| {
             p.clear_waiting();
             if p.json {

@@ -34,6 +34,9 @@ pub(crate) struct Streamed {
     /// the retry's `discarded*` flags), kept always.
     text_bytes: usize,
     thinking_bytes: usize,
+    /// Bytes of tool-call arguments streamed: a long argument (a whole file
+    /// being written) shows as progress too.
+    tool_bytes: usize,
     /// Server tool calls of this stream (id, tool name): a result names
     /// the tool of the call it answers.
     server_tools: Vec<(String, String)>,
@@ -140,6 +143,7 @@ impl RunLoop {
                 thinking: StreamedText::new(),
                 text_bytes: 0,
                 thinking_bytes: 0,
+                tool_bytes: 0,
                 server_tools: Vec::new(),
             };
             let mut last_progress: Option<tokio::time::Instant> = None;
@@ -333,6 +337,7 @@ impl RunLoop {
     ) {
         let hooks = &self.inner.config.hooks;
         match event {
+            StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
             StreamEvent::TextDelta { text, .. } => {
                 streamed.text_bytes += text.len();
                 if hooks.has::<StreamText>() {
@@ -413,7 +418,10 @@ impl RunLoop {
     ) {
         let (tokens, counted) = match acc.usage().output {
             Some(out) if out > 1 => (out, true),
-            _ => (((streamed.text_bytes + streamed.thinking_bytes) / 4) as u64, false),
+            _ => (
+                ((streamed.text_bytes + streamed.thinking_bytes + streamed.tool_bytes) / 4) as u64,
+                false,
+            ),
         };
         let usage = TurnUsage {
             output: tokens,

@@ -1051,3 +1051,30 @@ async fn a_failed_attempt_the_server_billed_counts_in_the_totals() {
     assert_eq!(stats.turns, 1, "the failed attempt is no turn");
     assert_eq!(stats.turn_usage.len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_long_tool_argument_shows_as_progress() {
+    let long = json!({"text": "y".repeat(40_000)});
+    let call = Script::new()
+        .tool_call(0, "c1", "echo", long)
+        .end(zidane_provider::FinishReason::ToolCalls);
+    let h = harness(
+        vec![call, Script::answer("ok")],
+        ToolSet::new().with(echo()),
+        Behavior::default(),
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = std::sync::Arc::clone(&seen);
+    h.looped
+        .hooks()
+        .on_sync::<zidane_core::events::StreamProgress, _>(move |ev, _| {
+            s.lock().unwrap().push(ev.tokens());
+            Ok(())
+        });
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    let first_turn = seen.lock().unwrap().iter().copied().max().unwrap();
+    assert!(
+        first_turn >= 10_000,
+        "~40 KB of arguments is ~10k tokens, got {first_turn}"
+    );
+}
