@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) run_abort: Mutex<Option<AbortController>>,
     /// `suspend` was called for the current run.
     pub(crate) suspend_requested: AtomicBool,
+    /// The skills (resolved on the first run or warm-up).
+    pub(crate) skills: Arc<crate::skills::Skills>,
     /// The checkpoint runtime, when runs are durable.
     #[cfg(feature = "sqlite")]
     pub(crate) durable: Option<crate::durable::DurableOptions>,
@@ -126,6 +128,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         tool_state,
         #[cfg(feature = "sqlite")]
         durable,
+        skills,
         read_state,
         tool_kill_message,
         decisions,
@@ -191,11 +194,17 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
     let shared_session: Arc<Mutex<Option<SessionState>>> = Arc::default();
     let compaction = Arc::new(Compaction::new(auto_compact, Arc::clone(primary)));
 
+    let skills = crate::skills::Skills::new(skills);
     let mut config = LoopConfig::new(Arc::clone(primary));
     config.providers = provider.clone();
     config.model = model;
     config.system = system;
     config.tools = tools;
+    if skills.enabled() {
+        config
+            .tools
+            .insert(Arc::new(crate::skills::skill_tool(Arc::clone(&skills), bus.clone())));
+    }
     config.hooks = bus.clone();
     config.behavior = behavior;
     config.clock = Arc::clone(&clock);
@@ -266,6 +275,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             compact_abort: Mutex::new(None),
             run_abort: Mutex::new(None),
             suspend_requested: AtomicBool::new(false),
+            skills,
             #[cfg(feature = "sqlite")]
             durable,
             decisions,
@@ -290,6 +300,15 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         rt.spawn(async move {
             // Failures are on the bus; the next run or warm-up retries.
             let _ = warm.ensure_mcp().await;
+        });
+    }
+    if eager && agent.inner.skills.enabled() {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return Err(AgentError::EagerWithoutRuntime);
+        };
+        let warm = agent.clone();
+        rt.spawn(async move {
+            warm.inner.skills.resolve(&warm.inner.hooks).await;
         });
     }
     #[cfg(not(feature = "mcp"))]
@@ -617,15 +636,34 @@ impl Agent {
                 system = Some(format!("{base}\n\n# MCP servers\n\n{instructions}"));
             }
         }
+        // The skills catalog goes in the dynamic half of the system prompt,
+        // so the cached static half stays the same bytes.
+        let mut system_notes = if resume.is_none() {
+            options.system_notes
+        } else {
+            Vec::new()
+        };
+        if self.inner.skills.enabled() {
+            self.inner.skills.resolve(&self.inner.hooks).await;
+            if let Some((catalog, listed)) = self.inner.skills.catalog() {
+                let base = system
+                    .clone()
+                    .or_else(|| self.inner.looped.config().system.clone())
+                    .unwrap_or_default();
+                system = Some(if base.contains(zidane_provider::SYSTEM_PROMPT_BOUNDARY) {
+                    format!("{base}\n\n{catalog}")
+                } else {
+                    format!("{base}{}{catalog}", zidane_provider::SYSTEM_PROMPT_BOUNDARY)
+                });
+                self.inner.skills.announce(&self.inner.hooks, &catalog, listed).await;
+            }
+            system_notes.extend(self.inner.skills.take_notes());
+        }
         let run_options = RunOptions {
             prompt,
             system,
             extra_tools,
-            system_notes: if resume.is_none() {
-                options.system_notes
-            } else {
-                Vec::new()
-            },
+            system_notes,
             model,
             thinking,
             max_tokens: max_tokens.or(self.inner.max_tokens),
@@ -647,6 +685,7 @@ impl Agent {
         if let Some(d) = &self.inner.durable {
             d.runtime.unbind_run(&run_id);
         }
+        self.keep_active_skills().await;
         let end_turn = self.inner.looped.turn_count() as u32;
         if let Some(id) = &session_id {
             let stale = matches!(&outcome, Err(e) if matches!(e.kind, zidane_loop::RunErrorKind::StaleEpoch(_)));
@@ -783,10 +822,92 @@ impl Agent {
     }
 
     /// Clears the conversation; refused while a run is in progress.
-    pub fn reset(&self) -> Result<(), AgentError> {
+    pub async fn reset(&self) -> Result<(), AgentError> {
         let _busy = self.claim()?;
         self.inner.looped.reset();
+        for active in self.inner.skills.active() {
+            self.inner
+                .skills
+                .deactivate(
+                    &self.inner.hooks,
+                    &active.name,
+                    zidane_core::events::DeactivationReason::Reset,
+                )
+                .await;
+        }
         Ok(())
+    }
+
+    /// Activates a skill by name (`skills:activate`, `via: explicit`); its
+    /// instructions reach the model with the next prompt. Refused when skills
+    /// are off, the name is unknown, the policy denies it or `max_active`
+    /// skills are active; a no-op for an active skill.
+    pub async fn activate_skill(&self, name: &str) -> Result<(), AgentError> {
+        self.load_session().await?;
+        self.inner.skills.resolve(&self.inner.hooks).await;
+        self.inner
+            .skills
+            .activate(&self.inner.hooks, name, zidane_core::events::ActivationVia::Explicit)
+            .await?;
+        self.keep_active_skills().await;
+        Ok(())
+    }
+
+    /// Deactivates a skill by name (`skills:deactivate`, `reason:
+    /// explicit`); the model is told with the next prompt. Refused when
+    /// skills are off; a no-op for a skill that is not active.
+    pub async fn deactivate_skill(&self, name: &str) -> Result<(), AgentError> {
+        if !self.inner.skills.enabled() {
+            return Err(crate::skills::SkillError::Off.into());
+        }
+        self.inner
+            .skills
+            .deactivate(
+                &self.inner.hooks,
+                name,
+                zidane_core::events::DeactivationReason::Explicit,
+            )
+            .await;
+        self.keep_active_skills().await;
+        Ok(())
+    }
+
+    /// The active skills.
+    pub fn active_skills(&self) -> Vec<crate::skills::ActiveSkill> {
+        self.inner.skills.active()
+    }
+
+    /// The `SKILL.md` files that could not be used, and why (after the
+    /// skills resolved).
+    pub fn skill_problems(&self) -> Vec<crate::skills::SkillProblem> {
+        self.inner.skills.problems()
+    }
+
+    /// Resolves the skills (once) and returns them.
+    pub async fn skills(&self) -> Vec<crate::skills::SkillDefinition> {
+        self.inner.skills.resolve(&self.inner.hooks).await
+    }
+
+    /// Keeps the active skills in the session's metadata when they changed.
+    async fn keep_active_skills(&self) {
+        if !self.inner.skills.enabled() {
+            return;
+        }
+        let names = self.inner.skills.active_names();
+        let stored = lock(&self.inner.session)
+            .as_ref()
+            .map(|s| s.metadata.get(crate::skills::ACTIVE_KEY).cloned());
+        match stored {
+            Some(stored) if stored.as_ref() != Some(&names) => {
+                if names == serde_json::json!([]) && stored.is_none() {
+                    return;
+                }
+                if let Err(e) = self.set_session_meta(crate::skills::ACTIVE_KEY, names).await {
+                    tracing::warn!(target: "zidane", "the active skills could not be kept in the session: {e}");
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Binds the execution handle (spawning it if needed); `execution:ready`
@@ -820,6 +941,7 @@ impl Agent {
     pub async fn warmup(&self) -> Result<(), AgentError> {
         self.load_session().await?;
         self.ensure_execution().await?;
+        self.inner.skills.resolve(&self.inner.hooks).await;
         #[cfg(feature = "mcp")]
         {
             let (_, failures) = self.bootstrap_mcp(true).await;

@@ -67,6 +67,10 @@ impl Agent {
         };
         let turn_count = session.turns.len();
         self.inner.looped.set_turns(session.turns);
+        if let Some(Value::Array(names)) = session.metadata.get(crate::skills::ACTIVE_KEY) {
+            let names: Vec<String> = names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect();
+            self.inner.skills.restore(&names);
+        }
         *lock(&self.inner.session) = Some(SessionState {
             id: session.id,
             metadata: session.metadata,

@@ -106,6 +106,14 @@ impl Agent {
             estimate_tokens(&tools_json)
         };
         let mut conversation = estimate_tokens(&conversation_json);
+        // The skills bucket: the catalog and the active skills' text (also
+        // before the first run: the skills resolve here).
+        let skills = if self.inner.skills.enabled() {
+            self.inner.skills.resolve(&self.inner.hooks).await;
+            estimate_tokens(&self.inner.skills.context_text())
+        } else {
+            0
+        };
         let mut exact = false;
 
         if options.exact
@@ -130,13 +138,13 @@ impl Agent {
         }
         // Reconcile the estimates to the real total of the last request.
         if let Some(real) = self.last_input_total() {
-            let fixed = system + rules + tools;
+            let fixed = system + rules + tools + skills;
             conversation = real
                 .saturating_sub(fixed)
                 .max(if real > fixed { 0 } else { conversation });
         }
         let _ = AbortSignal::never();
-        let used = system + rules + tools + conversation;
+        let used = system + rules + tools + skills + conversation;
         let mut categories = vec![
             ContextCategory {
                 name: "system",
@@ -159,6 +167,17 @@ impl Agent {
                 estimated: self.last_input_total().is_none(),
             },
         ];
+        // An agent with skills has a bucket for them, before the conversation.
+        if self.inner.skills.enabled() {
+            categories.insert(
+                3,
+                ContextCategory {
+                    name: "skills",
+                    tokens: skills,
+                    estimated: true,
+                },
+            );
+        }
         let buffer = self
             .inner
             .compaction_threshold()

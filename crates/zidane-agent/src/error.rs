@@ -69,6 +69,9 @@ pub enum AgentError {
     /// A compaction could not be made.
     #[error("compaction failed: {0}")]
     Compaction(String),
+    /// A skill could not be activated.
+    #[error(transparent)]
+    Skill(#[from] crate::skills::SkillError),
     /// `resume` needs a checkpoint runtime (`AgentOptions::durable`).
     #[error("resume needs a checkpoint durable runtime (`durable`)")]
     NotDurable,

@@ -23,6 +23,7 @@ mod options;
 #[cfg(feature = "sqlite")]
 mod resume;
 mod session;
+mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -40,6 +41,9 @@ pub use options::{
 pub use session::SessionRunOptions;
 pub use session::{
     MemoryStore, Session, SessionConflict, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError,
+};
+pub use skills::{
+    ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders, parse_skill,
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, Synchronous};

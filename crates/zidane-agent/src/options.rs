@@ -63,6 +63,9 @@ pub struct AgentOptions {
     /// is refused.
     #[cfg(feature = "sqlite")]
     pub durable: Option<crate::durable::DurableOptions>,
+    /// Skills the model can load (a `skill` tool and a catalog in the
+    /// system prompt's dynamic half); `None`: skills are off.
+    pub skills: Option<crate::skills::SkillsConfig>,
     /// Read state shared with tools (and, when given, with a parent agent).
     pub read_state: Option<ReadStateMap>,
     /// Reason given to `cancel_tool` without one (default `user-cancelled-tool`).

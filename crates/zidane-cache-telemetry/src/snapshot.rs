@@ -112,7 +112,27 @@ pub fn snapshot_cache_dimensions(
 fn system_sections(system: &str, sections: Option<&CachePromptSections>) -> BTreeMap<CacheSystemSection, u32> {
     let mut out = BTreeMap::new();
     let mut found: Vec<&str> = Vec::new();
-    if let Some(sections) = sections {
+    // The catalog the agent renders (`<skills>…</skills>`) is found without
+    // the host naming it.
+    let rendered = system.find("<skills>\n").and_then(|start| {
+        system[start..]
+            .find("</skills>")
+            .map(|end| system[start..start + end + "</skills>".len()].to_owned())
+    });
+    let detected = CachePromptSections {
+        skills_catalog: rendered,
+        ..Default::default()
+    };
+    let sections = match sections {
+        Some(given) if given.skills_catalog.is_some() => Some(given.clone()),
+        Some(given) => Some(CachePromptSections {
+            skills_catalog: detected.skills_catalog.clone(),
+            ..given.clone()
+        }),
+        None if detected.skills_catalog.is_some() => Some(detected),
+        None => None,
+    };
+    if let Some(sections) = &sections {
         let named = [
             (CacheSystemSection::SkillsCatalog, &sections.skills_catalog),
             (CacheSystemSection::ToolsCatalog, &sections.tools_catalog),

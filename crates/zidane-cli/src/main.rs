@@ -24,7 +24,7 @@ use zidane::agent::{
 use zidane::durable::{DurableOptions, DurableResumeOptions, OnInterrupted, SuspendOptions};
 
 use crate::output::{Printer, describe_failure};
-use crate::setup::{Args, Failure, mcp_servers, open_runtime, provider, session_id};
+use crate::setup::{Args, Failure, mcp_servers, open_runtime, provider, session_id, skill_folders};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -161,6 +161,31 @@ async fn run(args: Args) -> Result<(), Failure> {
     {
         return Err(Failure::usage(format!("--cwd {}: no such folder", dir.display())));
     }
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
+    };
+    let folders = skill_folders(&args, &cwd);
+    if args.list_skills {
+        let (skills, problems) = zidane::agent::load_skill_folders(&folders);
+        let mut listing = String::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for skill in skills.iter().filter(|s| seen.insert(s.name.clone())) {
+            let at = skill
+                .folder
+                .as_ref()
+                .map(|f| f.display().to_string())
+                .unwrap_or_default();
+            listing.push_str(&format!("{}  {}  ({at})\n", skill.name, skill.description));
+        }
+        if seen.is_empty() {
+            listing.push_str("No skills found (put them in .zidane/skills/<name>/SKILL.md, or pass --skills <dir>).\n");
+        }
+        for problem in problems {
+            eprintln!("zidane: skipped {problem}");
+        }
+        return emit(&listing);
+    }
     let prompt = read_prompt(&args)?;
     if prompt.trim().is_empty() && !args.resume {
         return Err(Failure::usage(
@@ -170,10 +195,6 @@ async fn run(args: Args) -> Result<(), Failure> {
     let mcp = mcp_servers(&args)?;
     let provider = provider(&args)?;
     let session = session_id(&args, &store).await?;
-    let cwd = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
-    };
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
     let preset = zidane::presets::basic(preset_options);
@@ -200,6 +221,10 @@ async fn run(args: Args) -> Result<(), Failure> {
         behavior,
         execution: Some(Arc::clone(&preset.execution)),
         session_id: Some(session.clone()),
+        skills: Some(zidane::agent::SkillsConfig {
+            folders,
+            ..Default::default()
+        }),
         durable: Some(DurableOptions {
             runtime: Arc::clone(&runtime),
             on_interrupted: if args.resume {
@@ -214,6 +239,11 @@ async fn run(args: Args) -> Result<(), Failure> {
     .map_err(|e| Failure::usage(e.to_string()))?;
 
     let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
+    // A skill that cannot be read is named, never a failed run.
+    agent.skills().await;
+    for problem in agent.skill_problems() {
+        eprintln!("zidane: skipped a skill: {problem}");
+    }
     let _printing = printer.install(agent.hooks());
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let _collecting = collector.install(agent.hooks());

@@ -115,6 +115,16 @@ impl Printer {
             Ok(())
         });
         let p = self.clone();
+        scope.on_sync::<zidane::agent::events::SkillsActivate, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "skill", "name": ev.skill().name, "via": ev.via()}));
+            } else {
+                p.break_line();
+                out(&format!("✦ skill `{}` is active\n", ev.skill().name));
+            }
+            Ok(())
+        });
+        let p = self.clone();
         scope.on_sync::<StreamText, _>(move |ev, _| {
             p.clear_waiting();
             if p.json {

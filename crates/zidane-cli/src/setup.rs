@@ -51,6 +51,14 @@ pub(crate) struct Args {
     /// List the saved sessions and exit.
     #[arg(long)]
     pub(crate) list_sessions: bool,
+    /// A folder of skills (`<dir>/<skill>/SKILL.md`), before the project's
+    /// `.zidane/skills` and the user's; repeatable.
+    #[arg(long = "skills", value_name = "DIR")]
+    pub(crate) skills: Vec<PathBuf>,
+    /// List the skills the agent would offer (and any that cannot be read)
+    /// and exit.
+    #[arg(long)]
+    pub(crate) list_skills: bool,
     /// The sessions file (default: $ZIDANE_HOME/sessions.db, else the user's
     /// data folder).
     #[arg(long)]
@@ -327,4 +335,28 @@ pub(crate) fn mcp_servers(args: &Args) -> Result<Vec<zidane::mcp::McpServerConfi
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read the MCP configuration {}: {e}", path.display())))?;
     zidane::mcp::parse_mcp_config(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+}
+
+/// Where skills come from, first wins: `--skills` folders, the project's
+/// `.zidane/skills` (and `.claude/skills`), the user's (`$ZIDANE_HOME/skills`;
+/// without it `$XDG_CONFIG_HOME/zidane/skills` or `~/.config/zidane/skills`,
+/// then `~/.claude/skills`).
+pub(crate) fn skill_folders(args: &Args, cwd: &std::path::Path) -> Vec<PathBuf> {
+    let env_path = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut folders = args.skills.clone();
+    folders.push(cwd.join(".zidane/skills"));
+    folders.push(cwd.join(".claude/skills"));
+    // `$ZIDANE_HOME` stands for the whole of the user's zidane state.
+    match env_path("ZIDANE_HOME") {
+        Some(home) => folders.push(home.join("skills")),
+        None => {
+            if let Some(config) = env_path("XDG_CONFIG_HOME").or_else(|| env_path("HOME").map(|h| h.join(".config"))) {
+                folders.push(config.join("zidane/skills"));
+            }
+            if let Some(home) = env_path("HOME") {
+                folders.push(home.join(".claude/skills"));
+            }
+        }
+    }
+    folders
 }

@@ -282,6 +282,10 @@ pub mod agent {
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::SqliteStore;
     pub use zidane_agent::{
+        ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders,
+        parse_skill,
+    };
+    pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
         DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt, QueuedMessageOptions,

@@ -108,7 +108,7 @@ async fn run_steer_reset_compact_and_destroy_edges() {
         agent.run(AgentRunOptions::prompt("two")).await.unwrap_err(),
         AgentError::Busy
     ));
-    assert!(matches!(agent.reset().unwrap_err(), AgentError::Busy));
+    assert!(matches!(agent.reset().await.unwrap_err(), AgentError::Busy));
     assert!(matches!(
         agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap_err(),
         AgentError::Busy
@@ -122,7 +122,7 @@ async fn run_steer_reset_compact_and_destroy_edges() {
     assert_eq!(stats.status, zidane_core::events::RunStatus::Aborted);
     agent.wait_for_idle().await;
     assert!(!agent.is_running());
-    agent.reset().unwrap();
+    agent.reset().await.unwrap();
     assert!(agent.turns().is_empty());
     agent.destroy().await;
     agent.destroy().await; // idempotent

@@ -11,4 +11,5 @@ mod execution;
 mod mcp;
 #[cfg(feature = "sqlite")]
 mod sessions;
+mod skills;
 mod support;

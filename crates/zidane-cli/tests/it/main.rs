@@ -809,3 +809,63 @@ async fn text_of_a_failed_attempt_is_marked_discarded() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("the text above was discarded"), "{stderr}");
 }
+
+/// A `SKILL.md` folder dropped into `.zidane/skills/` is offered, loaded by
+/// the model and listed; a broken one is named and skipped.
+#[tokio::test]
+async fn a_skill_in_the_project_folder_is_offered_and_loaded() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let skill = work.path().join(".zidane/skills/greet");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: greet\ndescription: Greet people the house way\n---\nAlways say hello in Slovenian: Živijo!\n",
+    )
+    .unwrap();
+    let broken = work.path().join(".zidane/skills/broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("SKILL.md"), "no front matter here\n").unwrap();
+
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let listed = zidane(home.path(), work.path(), &env, &["--list-skills"]).await;
+    assert!(
+        text(&listed.stdout).starts_with("greet  Greet people the house way  ("),
+        "{}",
+        text(&listed.stdout)
+    );
+    assert!(
+        text(&listed.stderr).contains("broken/SKILL.md: no front matter"),
+        "{}",
+        text(&listed.stderr)
+    );
+
+    let (url, bodies) = server_with(None, |body| {
+        if body.contains("tool_result") {
+            return reply(Wire::Anthropic, body);
+        }
+        anthropic_sse(&[
+            ("message_start", json!({"type": "message_start", "message": {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 40, "output_tokens": 1}}})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_skill", "name": "skill", "input": {}}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"name\": \"greet\"}"}})),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}})),
+            ("message_stop", json!({"type": "message_stop"})),
+        ])
+    })
+    .await;
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Greet the team."]).await;
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("✦ skill `greet` is active"), "{shown}");
+    assert!(shown.contains("skipped a skill"), "{shown}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(
+        bodies[0].contains("- greet: Greet people the house way"),
+        "the catalog is in the system prompt"
+    );
+    assert!(
+        bodies[1].contains("Always say hello in Slovenian"),
+        "the instructions reached the model"
+    );
+}
