@@ -326,3 +326,53 @@ async fn active_skills_come_back_with_the_session() {
     );
     assert!(p.requests()[1].system.clone().unwrap().contains("- review (active):"));
 }
+
+#[tokio::test]
+async fn a_duplicate_name_keeps_the_first_and_names_the_other() {
+    let first = skills_folder();
+    let second = tempfile::tempdir().unwrap();
+    write(
+        second.path(),
+        "release/SKILL.md",
+        b"---\nname: release\ndescription: Another release skill\n---\nOther steps.\n",
+    );
+    let p = provider(vec![]);
+    let agent = create_agent(AgentOptions {
+        skills: Some(SkillsConfig {
+            folders: vec![first.path().to_path_buf(), second.path().to_path_buf()],
+            skills: vec![SkillDefinition {
+                name: "review".into(),
+                description: "The host's review".into(),
+                instructions: "Host steps.".into(),
+                folder: None,
+            }],
+            ..Default::default()
+        }),
+        ..options(&p)
+    })
+    .unwrap();
+    let skills = agent.skills().await;
+    let found: Vec<(&str, &str)> = skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.description.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("review", "The host's review"),
+            ("release", "Cut a release of this project")
+        ],
+        "host skills first, then folders in order; the first of a name wins"
+    );
+    let problems = agent.skill_problems();
+    let duplicates = problems.iter().filter(|p| p.message.contains("is taken")).count();
+    assert_eq!(
+        duplicates, 2,
+        "the folder's `review` and the second `release`: {problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.path == second.path().join("release/SKILL.md") && p.message.contains("`release` is taken"))
+    );
+}
