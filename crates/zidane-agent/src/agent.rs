@@ -985,6 +985,9 @@ impl Agent {
     pub async fn compact(&self, options: CompactOptions) -> Result<CompactionResult, AgentError> {
         let _busy = self.claim()?;
         self.load_session().await?;
+        // A durable session is written only under its lease.
+        #[cfg(feature = "sqlite")]
+        self.take_lease().await?;
         let compaction = Arc::clone(&self.inner.compaction);
         compaction.manual(self, options).await
     }

@@ -861,3 +861,32 @@ async fn a_suspend_stops_the_model_stream_at_once() {
         "the partial answer is not kept: the request is sent again on resume"
     );
 }
+
+#[tokio::test]
+async fn a_fresh_durable_agent_compacts_its_session_under_the_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    {
+        let rt = runtime(&db);
+        let p = provider(vec![
+            calls(&[("c1", "write_note")]),
+            Script::answer("first"),
+            Script::answer("second"),
+        ]);
+        let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+        agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
+        agent.run(AgentRunOptions::prompt("Two.")).await.unwrap();
+        agent.destroy().await;
+    }
+    let rt = runtime(&db);
+    let p = provider(vec![Script::answer("SUMMARY")]);
+    let agent = create_agent(durable_options(&p, &rt, log, false)).unwrap();
+    let done = agent
+        .compact(zidane_agent::CompactOptions { keep_turns: Some(2) })
+        .await
+        .unwrap();
+    assert!(done.compacted);
+    let saved = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(saved.turns.len(), 3, "the summary and the two kept turns");
+}
