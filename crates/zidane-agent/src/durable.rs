@@ -621,6 +621,10 @@ impl DurableRuntime for CheckpointRuntime {
         lock(&self.state).records.contains_key(key)
     }
 
+    fn record(&self, key: &StepKey) -> Option<StepValue> {
+        lock(&self.state).records.get(key).cloned()
+    }
+
     fn step<'a>(
         &'a self,
         step: Step,

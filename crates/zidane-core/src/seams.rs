@@ -34,6 +34,10 @@ pub struct ToolStep {
     /// Tool-state writes staged by the call, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub state: Vec<ToolStateOp>,
+    /// What `tool:gate` handlers kept for the call (`resumeState`): a
+    /// resumed call's gate sees it again.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub resume_state: serde_json::Map<String, Value>,
 }
 
 /// How a tool body ended.
@@ -171,8 +175,13 @@ pub trait DurableRuntime: Send + Sync {
 
     /// Whether an earlier process recorded `key` (a finished step of a
     /// resumed run, which [`step`](Self::step) answers without running).
-    fn recorded(&self, _key: &StepKey) -> bool {
-        false
+    fn recorded(&self, key: &StepKey) -> bool {
+        self.record(key).is_some()
+    }
+
+    /// The value an earlier process recorded for `key`, if any.
+    fn record(&self, _key: &StepKey) -> Option<StepValue> {
+        None
     }
 }
 

@@ -263,6 +263,18 @@ impl RunLoop {
         // The gate owns the input for the rest of the pipeline (handlers may
         // rewrite it); this is the call's one copy of it.
         gate.input = call.input.clone();
+        // A resumed call's handlers see what they kept for it.
+        if c.resumed {
+            let key = StepKey {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                kind: StepKind::ToolCall,
+                name: call.id.clone(),
+            };
+            if let Some(StepValue::Tool(done)) = self.inner.config.runtime.record(&key) {
+                gate.resume_state = done.resume_state;
+            }
+        }
         if self.inner.config.hooks.has::<ToolGate>()
             && let Err(e) = self.inner.config.hooks.emit(&mut gate).await
         {
@@ -275,6 +287,12 @@ impl RunLoop {
         if c.resumed {
             gate.block = false;
             gate.result = None;
+        }
+        if !gate.resume_state.is_empty() {
+            cx.resume_states
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(call.id.clone(), std::mem::take(&mut gate.resume_state));
         }
         let mut steer_note = None;
         let mut reserved = false;
@@ -732,6 +750,12 @@ impl RunLoop {
         let timeout = cx.behavior.tool_timeout;
         let in_step = config.tool_state_in_steps;
         let staged = state.clone();
+        let resume_state = cx
+            .resume_states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&call.id)
+            .unwrap_or_default();
         let work = async move {
             let outcome = match timeout {
                 Some(limit) => match tokio::time::timeout(limit, body).await {
@@ -746,7 +770,11 @@ impl RunLoop {
                 Err(message) => ToolStepOutcome::Failed(message),
             };
             let state = if in_step { staged.take_staged() } else { Vec::new() };
-            Ok(StepValue::Tool(ToolStep { outcome, state }))
+            Ok(StepValue::Tool(ToolStep {
+                outcome,
+                state,
+                resume_state,
+            }))
         };
         let recorded = tokio::select! {
             biased;

@@ -215,6 +215,12 @@ async fn durable_child_helper() {
         OTHER_DONE.notify_one();
         Ok(())
     });
+    // What a gate handler keeps per call comes back on a resumed call.
+    agent.hooks().on_sync::<zidane_core::events::ToolGate, _>(|ev, _| {
+        let id = ev.call_id().to_owned();
+        ev.resume_state.insert("approved".into(), json!(format!("yes, {id}")));
+        Ok(())
+    });
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
 }
 
@@ -295,6 +301,7 @@ struct Resumed {
     stats: zidane_core::events::AgentStats,
     turns: Vec<zidane_provider::SessionTurn>,
     state: std::collections::BTreeMap<String, serde_json::Value>,
+    gates: Vec<(String, bool, serde_json::Value)>,
 }
 
 fn compacting() -> AutoCompact {
@@ -319,6 +326,16 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         ..durable_options(&p, &rt, log.to_path_buf(), false)
     })
     .unwrap();
+    let gates: Arc<Mutex<Vec<(String, bool, serde_json::Value)>>> = Arc::default();
+    let g = Arc::clone(&gates);
+    agent.hooks().on_sync::<zidane_core::events::ToolGate, _>(move |ev, _| {
+        g.lock().unwrap().push((
+            ev.call_id().to_owned(),
+            ev.resumed(),
+            serde_json::Value::Object(ev.resume_state.clone()),
+        ));
+        Ok(())
+    });
     let batches: Arc<Mutex<Vec<Batch>>> = Arc::default();
     let seen = Arc::clone(&batches);
     agent.hooks().on_sync::<ToolBatchResumed, _>(move |ev, _| {
@@ -331,6 +348,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         .unwrap()
         .expect("there is a run to resume");
     let state = agent.tool_state();
+    let gates = gates.lock().unwrap().clone();
     let session = rt.session_store().load("s").await.unwrap().unwrap();
     assert_eq!(
         session.runs.last().map(|r| (r.status, r.resumable)),
@@ -354,6 +372,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
         stats,
         turns,
         state,
+        gates,
     }
 }
 
@@ -435,6 +454,11 @@ async fn killed_mid_batch_a_finished_unsafe_call_is_not_run_again() {
         r.state.keys().collect::<Vec<_>>(),
         vec!["note:c1"],
         "the finished call's state landed with its record; the cut-off call's staged write did not"
+    );
+    assert_eq!(
+        r.gates,
+        vec![("c1".to_owned(), true, json!({"approved": "yes, c1"}))],
+        "the finished call's gate runs again, resumed, with what its handler kept; the interrupted one does not run"
     );
     assert_eq!(
         texts(&r.turns),

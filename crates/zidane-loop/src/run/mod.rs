@@ -118,6 +118,9 @@ pub(crate) struct RunCx {
     pub(crate) malformed: BTreeMap<String, String>,
     /// The loop turn a resumed run continues (its batch may be half done).
     pub(crate) resumed_turn: Option<u32>,
+    /// What gate handlers kept per call (`resumeState`), stored with the
+    /// call's step.
+    pub(crate) resume_states: Mutex<BTreeMap<String, serde_json::Map<String, Value>>>,
 }
 
 pub(crate) enum Ending {
@@ -277,6 +280,7 @@ impl RunLoop {
             workspace: options.workspace.clone(),
             malformed: BTreeMap::new(),
             resumed_turn: options.resume.map(|r| r.turn + 1),
+            resume_states: Mutex::default(),
         };
         if let Some(resume) = options.resume {
             cx.turn = resume.turn;
