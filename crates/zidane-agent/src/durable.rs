@@ -649,6 +649,18 @@ impl DurableRuntime for CheckpointRuntime {
                 return Err(StepError::StaleEpoch(stale.clone()));
             }
             let value = work.await.map_err(StepError::Work)?;
+            // An answer that calls no tool is saved as a turn right after
+            // this step (that turn is its record, and a resume that finds
+            // it ends the run); recording it too would write it twice.
+            if let StepValue::Model(message) = &value
+                && message.incomplete_tool_calls.is_empty()
+                && !message
+                    .content
+                    .iter()
+                    .any(|b| matches!(b, zidane_provider::ContentBlock::ToolUse { .. }))
+            {
+                return Ok(value);
+            }
             let written = self.write_step(&session, &step.key, &value).await;
             match self.noted(&session, written) {
                 Ok(()) => Ok(value),
