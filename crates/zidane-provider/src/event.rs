@@ -317,6 +317,29 @@ impl MessageAccumulator {
         }
     }
 
+    /// Holds the place of text block `index` whose text the caller keeps
+    /// itself (a buffer it shares with observers): the block stays empty
+    /// until [`finish_with_text`](Self::finish_with_text) fills it, so the
+    /// text is held once, not twice.
+    pub fn push_text_elsewhere(&mut self, index: usize) {
+        self.blocks.entry(index).or_insert_with(|| Builder::Text(String::new()));
+    }
+
+    /// [`finish`](Self::finish), with the text of the blocks kept elsewhere
+    /// (by block index, in order).
+    pub fn finish_with_text(mut self, texts: Vec<(usize, String)>) -> AssistantMessage {
+        for (index, text) in texts {
+            if let Some(Builder::Text(buf)) = self.blocks.get_mut(&index) {
+                if buf.is_empty() {
+                    *buf = text;
+                } else {
+                    buf.push_str(&text);
+                }
+            }
+        }
+        self.finish()
+    }
+
     fn thinking(&mut self, index: usize) -> &mut Builder {
         self.blocks.entry(index).or_insert_with(|| Builder::Thinking {
             text: String::new(),

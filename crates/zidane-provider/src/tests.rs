@@ -349,3 +349,41 @@ fn a_turn_and_its_message_share_one_copy_of_the_blocks() {
         serde_json::json!([{"type": "text", "text": "a long tool result"}])
     );
 }
+
+mod accumulator {
+    use crate::{ContentBlock, FinishReason, MessageAccumulator, StreamEvent};
+
+    #[test]
+    fn text_kept_elsewhere_returns_to_its_blocks_in_order() {
+        let mut acc = MessageAccumulator::new();
+        acc.push_text_elsewhere(0);
+        acc.push(&StreamEvent::ToolCallStart {
+            index: 1,
+            id: "c1".into(),
+            name: "echo".into(),
+        });
+        acc.push(&StreamEvent::ToolCallDelta {
+            index: 1,
+            json: "{}".into(),
+        });
+        acc.push(&StreamEvent::ToolCallEnd { index: 1 });
+        acc.push_text_elsewhere(2);
+        acc.push(&StreamEvent::End {
+            finish_reason: FinishReason::ToolCalls,
+            raw_reason: None,
+        });
+        let message = acc.finish_with_text(vec![(0, "before".into()), (2, "after".into())]);
+        assert_eq!(
+            message.content,
+            vec![
+                ContentBlock::text("before"),
+                ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "echo".into(),
+                    input: serde_json::json!({})
+                },
+                ContentBlock::text("after"),
+            ]
+        );
+    }
+}

@@ -635,6 +635,24 @@ impl StreamedText {
         self.len == 0
     }
 
+    /// The text, taken out of the buffer when no other view is left (a
+    /// copy otherwise).
+    pub fn into_string(self) -> String {
+        match Arc::try_unwrap(self.buf) {
+            Ok(lock) => {
+                let mut text = lock.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+                text.truncate(self.len);
+                text
+            }
+            Err(shared) => shared
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(..self.len)
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+
     /// Runs `f` on the text (as it was when this view was taken), without
     /// copying it.
     pub fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {

@@ -37,9 +37,39 @@ pub(crate) struct Streamed {
     /// Bytes of tool-call arguments streamed: a long argument (a whole file
     /// being written) shows as progress too.
     tool_bytes: usize,
+    /// The text is kept here only (the accumulator holds the blocks'
+    /// places): `stream:text` was observed when the stream started.
+    keeps_text: bool,
+    /// Where each text block starts in `text`, in order: (block, offset).
+    segments: Vec<(usize, usize)>,
     /// Server tool calls of this stream (id, tool name): a result names
     /// the tool of the call it answers.
     server_tools: Vec<(String, String)>,
+}
+
+impl Streamed {
+    /// The message, with the text this stream kept itself put back in its
+    /// blocks (moved, not copied, in the usual case of one text block).
+    fn finish(&mut self, acc: MessageAccumulator) -> AssistantMessage {
+        if !self.keeps_text {
+            return acc.finish();
+        }
+        let text = std::mem::take(&mut self.text).into_string();
+        let segments = std::mem::take(&mut self.segments);
+        let texts = match segments.as_slice() {
+            [] => Vec::new(),
+            [(index, 0)] => vec![(*index, text)],
+            _ => {
+                let mut out = Vec::with_capacity(segments.len());
+                for (n, (index, start)) in segments.iter().enumerate() {
+                    let end = segments.get(n + 1).map_or(text.len(), |(_, s)| *s);
+                    out.push((*index, text[*start..end].to_owned()));
+                }
+                out
+            }
+        };
+        acc.finish_with_text(texts)
+    }
 }
 
 impl RunLoop {
@@ -144,6 +174,8 @@ impl RunLoop {
                 text_bytes: 0,
                 thinking_bytes: 0,
                 tool_bytes: 0,
+                keeps_text: hooks.has::<StreamText>(),
+                segments: Vec::new(),
                 server_tools: Vec::new(),
             };
             let mut last_progress: Option<tokio::time::Instant> = None;
@@ -152,7 +184,12 @@ impl RunLoop {
                 match item {
                     Ok(event) => {
                         self.stream_hooks(cx, turn_id, &model, &event, &mut streamed).await;
-                        acc.push(&event);
+                        match &event {
+                            StreamEvent::TextDelta { index, .. } if streamed.keeps_text => {
+                                acc.push_text_elsewhere(*index);
+                            }
+                            _ => acc.push(&event),
+                        }
                         if hooks.has::<StreamProgress>() {
                             let now = tokio::time::Instant::now();
                             if last_progress.is_none_or(|t| now.duration_since(t) >= cx.behavior.progress_interval) {
@@ -179,7 +216,7 @@ impl RunLoop {
                     if hooks.has::<StreamProgress>() {
                         self.progress(cx, turn_id, &model, &acc, &streamed).await;
                     }
-                    let message = acc.finish();
+                    let message = streamed.finish(acc);
                     if hooks.has::<StreamEnd>() {
                         let mut end = StreamEnd::new(StreamEndInit {
                             run_id: cx.run_id.clone(),
@@ -201,7 +238,7 @@ impl RunLoop {
                 return Err(TurnFailure::Suspended);
             }
             if cx.signal.is_aborted() || error.kind() == ErrorKind::Aborted {
-                let partial = acc.finish();
+                let partial = streamed.finish(acc);
                 let keep = !partial.content.is_empty();
                 return Err(TurnFailure::Aborted(keep.then_some(partial)));
             }
@@ -338,9 +375,12 @@ impl RunLoop {
         let hooks = &self.inner.config.hooks;
         match event {
             StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
-            StreamEvent::TextDelta { text, .. } => {
+            StreamEvent::TextDelta { text, index } => {
                 streamed.text_bytes += text.len();
-                if hooks.has::<StreamText>() {
+                if streamed.keeps_text || hooks.has::<StreamText>() {
+                    if streamed.segments.last().is_none_or(|(i, _)| i != index) {
+                        streamed.segments.push((*index, streamed.text.len()));
+                    }
                     streamed.text.push_str(text);
                     let mut ev = StreamText::new(StreamTextInit {
                         run_id: cx.run_id.clone(),

@@ -1078,3 +1078,41 @@ async fn a_long_tool_argument_shows_as_progress() {
         "~40 KB of arguments is ~10k tokens, got {first_turn}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn observed_text_of_several_blocks_returns_to_each_block() {
+    use zidane_provider::StreamEvent;
+    let turn = Script::new()
+        .text("Let me look. ")
+        .text("First part.")
+        .tool_call(1, "c1", "echo", json!({"text": "x"}))
+        .event(StreamEvent::TextDelta {
+            index: 2,
+            text: "After the call.".into(),
+        })
+        .usage(10, 5)
+        .end(FinishReason::ToolCalls);
+    let h = harness(
+        vec![turn, Script::answer("done")],
+        ToolSet::new().with(echo()),
+        Behavior::default(),
+    );
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    h.looped
+        .hooks()
+        .on_sync::<zidane_core::events::StreamText, _>(move |ev, _| {
+            s.lock().unwrap().push(ev.text().to_string());
+            Ok(())
+        });
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(
+        seen.lock().unwrap()[2],
+        "Let me look. First part.After the call.",
+        "the text so far spans the blocks"
+    );
+    let assistant = &h.looped.turns()[1];
+    assert_eq!(assistant.content[0], ContentBlock::text("Let me look. First part."));
+    assert!(matches!(&assistant.content[1], ContentBlock::ToolUse { id, .. } if id == "c1"));
+    assert_eq!(assistant.content[2], ContentBlock::text("After the call."));
+}
