@@ -219,6 +219,12 @@ async fn run(args: Args) -> Result<(), Failure> {
         model: args.model.iter().map(|m| m.as_str().into()).collect(),
         tools: preset.tools.clone(),
         behavior,
+        // Every format gets a cap (OpenAI-compatible servers otherwise write
+        // until their own limit).
+        max_tokens: Some(
+            args.max_tokens
+                .unwrap_or(zidane::providers::anthropic::DEFAULT_MAX_TOKENS),
+        ),
         execution: Some(Arc::clone(&preset.execution)),
         session_id: Some(session.clone()),
         skills: Some(zidane::agent::SkillsConfig {

@@ -37,6 +37,10 @@ pub(crate) struct Args {
     /// Most assistant turns.
     #[arg(long)]
     pub(crate) max_turns: Option<u32>,
+    /// Output token limit of each model request, in every wire format
+    /// (default 8192).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_tokens: Option<u32>,
     /// Spend cap in USD (a positive, finite amount).
     #[arg(long, value_parser = positive_usd)]
     pub(crate) max_cost: Option<f64>,

@@ -183,6 +183,14 @@ async fn two_turn_run(wire: Wire) {
             && stdout.contains("Done: hello.txt is written."),
         "{stdout}"
     );
+    // Every wire format carries an output cap.
+    let first: Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
+    let cap = if wire == Wire::Anthropic {
+        &first["max_tokens"]
+    } else {
+        &first["max_completion_tokens"]
+    };
+    assert_eq!(cap, &json!(8192), "{first}");
     let stderr = text(&out.stderr);
     // Input excludes cache reads: OpenAI's prompt tokens include them.
     let input = if wire == Wire::Anthropic { 320 } else { 220 };
