@@ -894,19 +894,16 @@ impl Agent {
             return;
         }
         let names = self.inner.skills.active_names();
-        let stored = lock(&self.inner.session)
-            .as_ref()
-            .map(|s| s.metadata.get(crate::skills::ACTIVE_KEY).cloned());
-        match stored {
-            Some(stored) if stored.as_ref() != Some(&names) => {
-                if names == serde_json::json!([]) && stored.is_none() {
-                    return;
-                }
-                if let Err(e) = self.set_session_meta(crate::skills::ACTIVE_KEY, names).await {
-                    tracing::warn!(target: "zidane", "the active skills could not be kept in the session: {e}");
-                }
-            }
-            _ => {}
+        let kept = lock(&self.inner.session).as_ref().map(|s| {
+            s.metadata
+                .get(crate::skills::ACTIVE_KEY)
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!([]))
+        });
+        if kept.is_some_and(|kept| kept != names)
+            && let Err(e) = self.set_session_meta(crate::skills::ACTIVE_KEY, names).await
+        {
+            tracing::warn!(target: "zidane", "the active skills could not be kept in the session: {e}");
         }
     }
 

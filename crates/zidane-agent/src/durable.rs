@@ -433,85 +433,109 @@ impl CheckpointRuntime {
         loop_turn: u32,
         turns: &[SessionTurn],
     ) -> Result<(), StoreError> {
-        let epoch = self.epoch(session_id)?;
-        let (sid, rid, owner, turns) = (
-            session_id.to_owned(),
-            run_id.to_owned(),
-            self.owner.clone(),
-            turns.to_vec(),
-        );
+        let (rid, turns) = (run_id.to_owned(), turns.to_vec());
         let now = self.clock.now_ms() as i64;
-        let written = self
-            .store
-            .blocking(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(err)?;
-                fence(&tx, &sid, &owner, epoch)?;
-                let next: i64 = tx
-                    .query_row(
-                        "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
-                        [&sid],
-                        |r| r.get(0),
-                    )
-                    .map_err(err)?;
-                insert_turns(&tx, &sid, next, &turns)?;
-                tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![sid, now])
-                    .map_err(err)?;
-                if let Some(last) = turns.last() {
-                    tx.execute(
-                        "UPDATE runs SET body = json_set(body, '$.loopTurn', ?3, '$.lastTurnId', ?4, '$.endTurn', ?5)
-                         WHERE session_id = ?1 AND id = ?2",
-                        params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64],
-                    )
-                    .map_err(err)?;
-                }
-                tx.execute(
-                    "DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2",
-                    params![rid, loop_turn as i64],
+        self.fenced(session_id, move |tx, sid| {
+            let next: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
+                    [sid],
+                    |r| r.get(0),
                 )
                 .map_err(err)?;
-                tx.commit().map_err(err)
-            })
-            .await;
-        self.noted(session_id, written)
+            insert_turns(tx, sid, next, &turns)?;
+            tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![sid, now])
+                .map_err(err)?;
+            if let Some(last) = turns.last() {
+                tx.execute(
+                    "UPDATE runs SET body = json_set(body, '$.loopTurn', ?3, '$.lastTurnId', ?4, '$.endTurn', ?5)
+                     WHERE session_id = ?1 AND id = ?2",
+                    params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64],
+                )
+                .map_err(err)?;
+            }
+            tx.execute(
+                "DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2",
+                params![rid, loop_turn as i64],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+        .await
     }
 
     /// Replaces the session's turns (a compaction), fenced; resumable runs
     /// of the session now end at the new last turn.
     pub(crate) async fn replace_turns(&self, session_id: &str, turns: &[SessionTurn]) -> Result<(), StoreError> {
-        let epoch = self.epoch(session_id)?;
-        let (sid, owner, turns) = (session_id.to_owned(), self.owner.clone(), turns.to_vec());
+        let turns = turns.to_vec();
         let now = self.clock.now_ms() as i64;
-        let written = self
-            .store
-            .blocking(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(err)?;
-                fence(&tx, &sid, &owner, epoch)?;
-                tx.execute("DELETE FROM turns WHERE session_id = ?1", [&sid])
-                    .map_err(err)?;
-                insert_turns(&tx, &sid, 0, &turns)?;
-                tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![sid, now])
-                    .map_err(err)?;
-                tx.execute(
-                    "UPDATE runs SET body = json_set(body, '$.lastTurnId', ?2)
-                     WHERE session_id = ?1 AND json_extract(body, '$.resumable')",
-                    params![sid, turns.last().map(|t| t.id.clone())],
-                )
+        self.fenced(session_id, move |tx, sid| {
+            tx.execute("DELETE FROM turns WHERE session_id = ?1", [sid])
                 .map_err(err)?;
-                tx.commit().map_err(err)
-            })
-            .await;
-        self.noted(session_id, written)
+            insert_turns(tx, sid, 0, &turns)?;
+            tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![sid, now])
+                .map_err(err)?;
+            tx.execute(
+                "UPDATE runs SET body = json_set(body, '$.lastTurnId', ?2)
+                 WHERE session_id = ?1 AND json_extract(body, '$.resumable')",
+                params![sid, turns.last().map(|t| t.id.clone())],
+            )
+            .map_err(err)?;
+            Ok(())
+        })
+        .await
     }
 
     /// Records a run (its start, its end), fenced; a run that is no longer
     /// resumable loses its step records.
     pub(crate) async fn save_run(&self, session_id: &str, run: &SessionRun) -> Result<(), StoreError> {
+        let run = run.clone();
+        self.fenced(session_id, move |tx, sid| {
+            // The position is the store's (flushes move it); the rest is the
+            // caller's.
+            let stored: Option<String> = tx
+                .query_row(
+                    "SELECT body FROM runs WHERE session_id = ?1 AND id = ?2",
+                    params![sid, run.id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(err)?;
+            let mut run = run;
+            if let Some(prev) = stored.and_then(|b| serde_json::from_str::<SessionRun>(&b).ok()) {
+                run.loop_turn = run.loop_turn.max(prev.loop_turn);
+                if prev.last_turn_id.is_some() && prev.loop_turn >= run.loop_turn {
+                    run.last_turn_id = prev.last_turn_id;
+                }
+                run.end_turn = run.end_turn.max(prev.end_turn);
+            }
+            let body = serde_json::to_string(&run).map_err(err)?;
+            tx.execute(
+                "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
+                params![sid, run.id, body, run.started_at as i64],
+            )
+            .map_err(err)?;
+            if !run.resumable {
+                tx.execute("DELETE FROM steps WHERE run_id = ?1", [&run.id])
+                    .map_err(err)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs `f` in one immediate transaction after checking that this
+    /// runtime still holds `session_id`'s lease at its epoch, and commits.
+    /// A lost lease is remembered, so the next write fails at once and the
+    /// next run tries to take the lease back.
+    async fn fenced<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        f: impl FnOnce(&Transaction<'_>, &str) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
         let epoch = self.epoch(session_id)?;
-        let (sid, owner, run) = (session_id.to_owned(), self.owner.clone(), run.clone());
+        let (sid, owner) = (session_id.to_owned(), self.owner.clone());
         let written = self
             .store
             .blocking(move |conn| {
@@ -519,39 +543,17 @@ impl CheckpointRuntime {
                     .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                     .map_err(err)?;
                 fence(&tx, &sid, &owner, epoch)?;
-                // The position is the store's (flushes move it); the rest is
-                // the caller's.
-                let stored: Option<String> = tx
-                    .query_row(
-                        "SELECT body FROM runs WHERE session_id = ?1 AND id = ?2",
-                        params![sid, run.id],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(err)?;
-                let mut run = run;
-                if let Some(prev) = stored.and_then(|b| serde_json::from_str::<SessionRun>(&b).ok()) {
-                    run.loop_turn = run.loop_turn.max(prev.loop_turn);
-                    if prev.last_turn_id.is_some() && prev.loop_turn >= run.loop_turn {
-                        run.last_turn_id = prev.last_turn_id;
-                    }
-                    run.end_turn = run.end_turn.max(prev.end_turn);
-                }
-                let body = serde_json::to_string(&run).map_err(err)?;
-                tx.execute(
-                    "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
-                    params![sid, run.id, body, run.started_at as i64],
-                )
-                .map_err(err)?;
-                if !run.resumable {
-                    tx.execute("DELETE FROM steps WHERE run_id = ?1", [&run.id])
-                        .map_err(err)?;
-                }
-                tx.commit().map_err(err)
+                let out = f(&tx, &sid)?;
+                tx.commit().map_err(err)?;
+                Ok(out)
             })
             .await;
-        self.noted(session_id, written)
+        if let Err(e) = &written
+            && let Some(stale) = e.downcast_ref::<StaleEpochError>()
+        {
+            lock(&self.state).stale.insert(session_id.to_owned(), stale.clone());
+        }
+        written
     }
 }
 
@@ -583,30 +585,26 @@ async fn heartbeat(runtime: Weak<CheckpointRuntime>, session_id: String, epoch: 
     loop {
         ticks.tick().await;
         let Some(rt) = runtime.upgrade() else { return };
-        let (sid, owner) = (session_id.clone(), rt.owner.clone());
+        // A renewal under another epoch (this one was taken over) fails the
+        // fence and marks the session stale.
+        if lock(&rt.state).leases.get(&session_id).is_none_or(|h| h.epoch != epoch) {
+            return;
+        }
         let now = rt.clock.now_ms() as i64;
         let renewed = rt
-            .store
-            .blocking(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(err)?;
-                if let Err(e) = fence(&tx, &sid, &owner, epoch) {
-                    return Ok(Some(e));
-                }
+            .fenced(&session_id, move |tx, sid| {
                 tx.execute(
                     "UPDATE leases SET heartbeat_at = ?2 WHERE session_id = ?1",
                     params![sid, now],
                 )
                 .map_err(err)?;
-                tx.commit().map_err(err)?;
-                Ok(None)
+                Ok(())
             })
             .await;
-        if let Ok(Some(e)) = renewed {
-            if let Some(stale) = e.downcast_ref::<StaleEpochError>() {
-                lock(&rt.state).stale.insert(session_id.clone(), stale.clone());
-            }
+        if renewed
+            .as_ref()
+            .is_err_and(|e| e.downcast_ref::<StaleEpochError>().is_some())
+        {
             return;
         }
     }
@@ -661,8 +659,7 @@ impl DurableRuntime for CheckpointRuntime {
             {
                 return Ok(value);
             }
-            let written = self.write_step(&session, &step.key, &value).await;
-            match self.noted(&session, written) {
+            match self.write_step(&session, &step.key, &value).await {
                 Ok(()) => Ok(value),
                 Err(e) => match e.downcast_ref::<StaleEpochError>() {
                     Some(stale) => Err(StepError::StaleEpoch(stale.clone())),
@@ -677,50 +674,25 @@ impl DurableRuntime for CheckpointRuntime {
 }
 
 impl CheckpointRuntime {
-    /// Remembers a lost lease (so the next write fails at once and the next
-    /// run tries to take the lease back).
-    fn noted<T>(&self, session_id: &str, r: Result<T, StoreError>) -> Result<T, StoreError> {
-        if let Err(e) = &r
-            && let Some(stale) = e.downcast_ref::<StaleEpochError>()
-        {
-            lock(&self.state).stale.insert(session_id.to_owned(), stale.clone());
-        }
-        r
-    }
-
     /// One transaction: the step's record and, for a tool call, the tool
     /// state it staged.
     async fn write_step(&self, session_id: &str, key: &StepKey, value: &StepValue) -> Result<(), StoreError> {
-        let epoch = self.epoch(session_id)?;
         let body = serde_json::to_string(value).map_err(err)?;
         let ops: Vec<ToolStateOp> = match value {
             StepValue::Tool(t) => t.state.clone(),
             _ => Vec::new(),
         };
-        let (sid, owner, run_id, turn, kind, name) = (
-            session_id.to_owned(),
-            self.owner.clone(),
-            key.run_id.clone(),
-            key.turn,
-            key.kind.as_str(),
-            key.name.clone(),
-        );
-        self.store
-            .blocking(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(err)?;
-                fence(&tx, &sid, &owner, epoch)?;
-                tx.prepare_cached(
-                    "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
-                )
-                .map_err(err)?
-                .execute(params![sid, run_id, turn as i64, kind, name, body])
-                .map_err(err)?;
-                crate::sqlite::apply_tool_state(&tx, &sid, &ops)?;
-                tx.commit().map_err(err)
-            })
-            .await
+        let (run_id, turn, kind, name) = (key.run_id.clone(), key.turn, key.kind.as_str(), key.name.clone());
+        self.fenced(session_id, move |tx, sid| {
+            tx.prepare_cached(
+                "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
+            )
+            .map_err(err)?
+            .execute(params![sid, run_id, turn as i64, kind, name, body])
+            .map_err(err)?;
+            crate::sqlite::apply_tool_state(tx, sid, &ops)
+        })
+        .await
     }
 }

@@ -15,8 +15,7 @@ use crate::error::AgentError;
 use crate::options::{AgentRunOptions, DurableResumeOptions};
 use crate::session::{SessionRun, SessionRunStatus};
 
-/// What the model reads for a call a healed run left unfinished.
-const HEALED_INTERRUPTED: &str = "Tool error: this call was interrupted (the process running it stopped before it finished), so it may or may not have taken effect. Check the current state before running it again.";
+use zidane_loop::pairing::RESUMED_INTERRUPTED_MESSAGE as HEALED_INTERRUPTED;
 
 impl Agent {
     /// Takes the session's lease for this agent (kept until `destroy`).

@@ -216,6 +216,23 @@ impl MemoryStore {
     fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Session>) -> T) -> T {
         f(&mut self.sessions.lock().unwrap_or_else(PoisonError::into_inner))
     }
+
+    /// Appends turns; with `expected`, only onto a session of that many.
+    fn append(&self, id: &str, expected: Option<usize>, turns: &[SessionTurn], now_ms: u64) -> Result<(), StoreError> {
+        self.with(|s| match s.get_mut(id) {
+            Some(session) if expected.is_some_and(|n| n != session.turns.len()) => Err(Arc::new(SessionConflict {
+                session_id: id.to_owned(),
+                expected: expected.unwrap_or_default(),
+                found: session.turns.len(),
+            }) as StoreError),
+            Some(session) => {
+                session.turns.extend_from_slice(turns);
+                session.updated_at = now_ms;
+                Ok(())
+            }
+            None => Err(missing(id)),
+        })
+    }
 }
 
 fn missing(id: &str) -> StoreError {
@@ -246,14 +263,7 @@ impl SessionStore for MemoryStore {
         turns: &'a [SessionTurn],
         now_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let r = self.with(|s| match s.get_mut(id) {
-            Some(session) => {
-                session.turns.extend_from_slice(turns);
-                session.updated_at = now_ms;
-                Ok(())
-            }
-            None => Err(missing(id)),
-        });
+        let r = self.append(id, None, turns, now_ms);
         Box::pin(async move { r })
     }
 
@@ -264,19 +274,7 @@ impl SessionStore for MemoryStore {
         turns: &'a [SessionTurn],
         now_ms: u64,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let r = self.with(|s| match s.get_mut(id) {
-            Some(session) if session.turns.len() != expected => Err(Arc::new(SessionConflict {
-                session_id: id.to_owned(),
-                expected,
-                found: session.turns.len(),
-            }) as StoreError),
-            Some(session) => {
-                session.turns.extend_from_slice(turns);
-                session.updated_at = now_ms;
-                Ok(())
-            }
-            None => Err(missing(id)),
-        });
+        let r = self.append(id, Some(expected), turns, now_ms);
         Box::pin(async move { r })
     }
 

@@ -123,9 +123,41 @@ pub enum SkillError {
     Full(usize),
 }
 
-/// Reads the skills of `folders`, in order; problems are returned beside
-/// the skills, never as a failure.
+/// Reads the skills of `folders`, in order (for a name found twice, the
+/// first wins and the other is a problem); problems are returned beside the
+/// skills, never as a failure.
 pub fn load_skill_folders(folders: &[PathBuf]) -> (Vec<SkillDefinition>, Vec<SkillProblem>) {
+    let (found, mut problems) = read_skill_folders(folders);
+    let skills = first_of_each_name(Vec::new(), found, &mut problems);
+    (skills, problems)
+}
+
+/// `taken` followed by those of `more` whose name is still free; the others
+/// are reported.
+fn first_of_each_name(
+    taken: Vec<SkillDefinition>,
+    more: Vec<SkillDefinition>,
+    problems: &mut Vec<SkillProblem>,
+) -> Vec<SkillDefinition> {
+    let mut seen: BTreeSet<String> = taken.iter().map(|s| s.name.clone()).collect();
+    let mut skills = taken;
+    for skill in more {
+        if seen.insert(skill.name.clone()) {
+            skills.push(skill);
+        } else if let Some(folder) = &skill.folder {
+            problems.push(SkillProblem {
+                path: folder.join("SKILL.md"),
+                message: format!(
+                    "`name` `{}` is taken by a skill found earlier; this one is left out",
+                    skill.name
+                ),
+            });
+        }
+    }
+    skills
+}
+
+fn read_skill_folders(folders: &[PathBuf]) -> (Vec<SkillDefinition>, Vec<SkillProblem>) {
     let mut skills = Vec::new();
     let mut problems = Vec::new();
     for folder in folders {
@@ -247,26 +279,11 @@ impl Skills {
             return done;
         }
         let folders = config.folders.clone();
-        let (from_folders, problems) = tokio::task::spawn_blocking(move || load_skill_folders(&folders))
+        let (from_folders, mut problems) = tokio::task::spawn_blocking(move || load_skill_folders(&folders))
             .await
             .unwrap_or_default();
         // Host skills first, then folders in order: the first of a name wins.
-        let mut seen = BTreeSet::new();
-        let mut skills = Vec::new();
-        let mut problems = problems;
-        for skill in config.skills.iter().cloned().chain(from_folders) {
-            if seen.insert(skill.name.clone()) {
-                skills.push(skill);
-            } else if let Some(folder) = &skill.folder {
-                problems.push(SkillProblem {
-                    path: folder.join("SKILL.md"),
-                    message: format!(
-                        "`name` `{}` is taken by a skill found earlier; this one is left out",
-                        skill.name
-                    ),
-                });
-            }
-        }
+        let skills = first_of_each_name(config.skills.clone(), from_folders, &mut problems);
         {
             let mut state = lock(&self.state);
             if let Some(done) = state.resolved.clone() {

@@ -169,8 +169,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     if args.list_skills {
         let (skills, problems) = zidane::agent::load_skill_folders(&folders);
         let mut listing = String::new();
-        let mut seen = std::collections::BTreeSet::new();
-        for skill in skills.iter().filter(|s| seen.insert(s.name.clone())) {
+        for skill in &skills {
             let at = skill
                 .folder
                 .as_ref()
@@ -178,7 +177,7 @@ async fn run(args: Args) -> Result<(), Failure> {
                 .unwrap_or_default();
             listing.push_str(&format!("{}  {}  ({at})\n", skill.name, skill.description));
         }
-        if seen.is_empty() {
+        if skills.is_empty() {
             listing.push_str("No skills found (put them in .zidane/skills/<name>/SKILL.md, or pass --skills <dir>).\n");
         }
         for problem in problems {

@@ -13,7 +13,7 @@ use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
 
 use crate::behavior::RepeatMode;
 use crate::error::RunErrorKind;
-use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
+use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, RESUMED_INTERRUPTED_MESSAGE, TOOL_USE_CANCELLED_MESSAGE};
 use crate::run::{RunCx, RunLoop, tracing_warn};
 use crate::validate::InputValidator;
 use zidane_core::events::{
@@ -91,9 +91,6 @@ struct Resuming {
     done: Vec<String>,
     pending: Vec<String>,
 }
-
-/// What the model reads for an unsafe call a dead process left unfinished.
-pub(crate) const RESUMED_INTERRUPTED_MESSAGE: &str = "Tool error: this call was interrupted (the process running it stopped before it finished), so it may or may not have taken effect. Check the current state before running it again.";
 
 enum Executed {
     Output(ToolOutput),
