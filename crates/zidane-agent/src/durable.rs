@@ -67,6 +67,21 @@ pub struct RunLeaseHeldError {
     pub host: String,
 }
 
+/// Who holds a session's lease, as the store says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseInfo {
+    /// The holder's process id.
+    pub pid: u32,
+    /// The holder's host name.
+    pub host: String,
+    /// The lease's epoch (each takeover adds one).
+    pub epoch: u64,
+    /// The holder's last heartbeat, epoch ms.
+    pub heartbeat_at_ms: u64,
+    /// The holder gave it up.
+    pub released: bool,
+}
+
 /// What `run()` does with a run a dead process left in the session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum OnInterrupted {
@@ -343,6 +358,30 @@ impl CheckpointRuntime {
         state.stale.remove(session_id);
         state.leases.insert(session_id.to_owned(), Held { epoch, heartbeat });
         Ok(true)
+    }
+
+    /// Who holds the session's lease (`None`: nobody ever took it).
+    pub async fn lease(&self, session_id: &str) -> Result<Option<LeaseInfo>, StoreError> {
+        let sid = session_id.to_owned();
+        self.store
+            .blocking(move |conn| {
+                conn.query_row(
+                    "SELECT pid, host, epoch, heartbeat_at, released FROM leases WHERE session_id = ?1",
+                    [&sid],
+                    |r| {
+                        Ok(LeaseInfo {
+                            pid: r.get::<_, i64>(0)? as u32,
+                            host: r.get(1)?,
+                            epoch: r.get::<_, i64>(2)? as u64,
+                            heartbeat_at_ms: r.get::<_, i64>(3)? as u64,
+                            released: r.get::<_, i64>(4)? != 0,
+                        })
+                    },
+                )
+                .optional()
+                .map_err(err)
+            })
+            .await
     }
 
     /// Gives the session's lease up (when the agent is done with it).

@@ -32,7 +32,7 @@ pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};
 #[cfg(feature = "sqlite")]
-pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, OnInterrupted, RunLeaseHeldError};
+pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, LeaseInfo, OnInterrupted, RunLeaseHeldError};
 pub use error::AgentError;
 pub use options::{
     AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, DurableResumeOptions, Prompt,

@@ -263,3 +263,25 @@ pub fn parse_mcp_config(text: &str) -> Result<Vec<McpServerConfig>, McpConfigErr
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_timeouts_come_from_the_configuration_and_bad_ones_are_named() {
+        let text = r#"{"mcpServers": {"slow": {"command": "srv", "startupTimeoutSec": 90, "callTimeoutSec": 1.5}}}"#;
+        let configs = parse_mcp_config(text).unwrap();
+        assert_eq!(configs[0].connect_timeout, Duration::from_secs(90));
+        assert_eq!(configs[0].call_timeout, Duration::from_millis(1500));
+        let defaults = parse_mcp_config(r#"{"mcpServers": {"s": {"command": "srv"}}}"#).unwrap();
+        assert_eq!(defaults[0].connect_timeout, Duration::from_secs(30));
+        let bad =
+            parse_mcp_config(r#"{"mcpServers": {"s": {"command": "srv", "startupTimeoutSec": -1}}}"#).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("`mcpServers.s.startupTimeoutSec` must be a positive number of seconds"),
+            "{bad}"
+        );
+    }
+}

@@ -264,8 +264,8 @@ pub mod durable {
     //! end with. Pass it as `AgentOptions::durable`; `Agent::resume` and
     //! `Agent::suspend` use it.
     pub use zidane_agent::{
-        CheckpointOptions, CheckpointRuntime, DurableOptions, DurableResumeOptions, OnInterrupted, RunLeaseHeldError,
-        SqliteStore, SuspendOptions, Synchronous,
+        CheckpointOptions, CheckpointRuntime, DurableOptions, DurableResumeOptions, LeaseInfo, OnInterrupted,
+        RunLeaseHeldError, SqliteStore, SuspendOptions, Synchronous,
     };
     pub use zidane_core::seams::{
         Durability, DurableMode, DurableRuntime, MemoryRuntime, StaleEpochError, StepKey, StepKind, StepValue,

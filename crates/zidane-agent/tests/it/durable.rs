@@ -914,3 +914,113 @@ async fn a_fresh_durable_agent_compacts_its_session_under_the_lease() {
     let saved = rt.session_store().load("s").await.unwrap().unwrap();
     assert_eq!(saved.turns.len(), 3, "the summary and the two kept turns");
 }
+
+#[tokio::test]
+async fn on_interrupted_resume_continues_the_dead_run_before_the_prompt() {
+    let (_dir, db, log) = crash("mid_batch");
+    let p = provider(vec![
+        Script::answer("the old task is done"),
+        Script::answer("the new one too"),
+    ]);
+    let rt = runtime(&db);
+    let agent = create_agent(AgentOptions {
+        durable: Some(DurableOptions {
+            runtime: Arc::clone(&rt),
+            on_interrupted: zidane_agent::OnInterrupted::Resume,
+        }),
+        ..durable_options(&p, &rt, log.clone(), false)
+    })
+    .unwrap();
+    let stats = agent.run(AgentRunOptions::prompt("Next task.")).await.unwrap();
+    assert!(stats.completed());
+    let requests = p.requests();
+    assert_eq!(requests.len(), 2, "the resumed turn's request, then the prompt's");
+    assert_eq!(requests[0].messages.len(), 3, "the old run: prompt, calls, results");
+    assert_eq!(
+        requests[1].messages.last().unwrap().content(),
+        [ContentBlock::text("Next task.")]
+    );
+    assert_eq!(effects(&log), vec!["write:c1"], "the finished call did not run again");
+    let runs = rt.session_store().load("s").await.unwrap().unwrap().runs;
+    assert_eq!(runs.len(), 2, "the resumed run kept its record; the prompt has its own");
+    assert!(
+        runs.iter()
+            .all(|r| r.status == SessionRunStatus::Completed && !r.resumable)
+    );
+}
+
+#[tokio::test]
+async fn a_resume_runs_with_the_recorded_options_unless_told_otherwise() {
+    for (overridden, want) in [(false, "kept-model"), (true, "other-model")] {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = runtime(&dir.path().join("sessions.db"));
+        let p = provider(vec![hanging_stream(), Script::answer("ok")]);
+        let agent = create_agent(durable_options(&p, &rt, dir.path().join("l"), false)).unwrap();
+        let streaming = Arc::new(tokio::sync::Notify::new());
+        let s = Arc::clone(&streaming);
+        agent.hooks().on_sync::<StreamText, _>(move |_, _| {
+            s.notify_one();
+            Ok(())
+        });
+        let run = tokio::spawn({
+            let agent = agent.clone();
+            async move {
+                let mut options = AgentRunOptions::prompt("Go.");
+                options.model = vec!["kept-model".into()];
+                agent.run(options).await
+            }
+        });
+        streaming.notified().await;
+        agent.suspend(SuspendOptions::default()).await;
+        assert!(run.await.unwrap().unwrap().suspended);
+        let run = overridden.then(|| AgentRunOptions {
+            model: vec!["other-model".into()],
+            ..Default::default()
+        });
+        agent.resume(DurableResumeOptions { run }).await.unwrap().unwrap();
+        assert_eq!(p.requests()[1].model, want);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_heartbeat_keeps_a_live_holders_lease_past_its_lifetime() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let clock = Arc::new(FixedClock::new(1_000_000));
+    let open = |heartbeat| {
+        Arc::new(
+            CheckpointRuntime::open_with(
+                &db,
+                CheckpointOptions {
+                    lease_ttl: Duration::from_secs(30),
+                    heartbeat,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .with_clock(clock.clone() as Arc<dyn Clock>),
+        )
+    };
+    let (rt_a, rt_b) = (open(Duration::from_secs(10)), open(Duration::from_secs(3600)));
+    let pa = provider(vec![Script::answer("A")]);
+    let a = create_agent(durable_options(&pa, &rt_a, dir.path().join("a"), false)).unwrap();
+    a.run(AgentRunOptions::prompt("A's.")).await.unwrap();
+    // 29 s pass and A's heartbeat renews; 29 more: 58 s since A took the
+    // lease, but only 29 since its heartbeat.
+    clock.advance_ms(29_000);
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    // The renewal is a store write on a blocking thread: wait for it to land.
+    let mut polls = 0;
+    while rt_a.lease("s").await.unwrap().unwrap().heartbeat_at_ms != 1_029_000 {
+        polls += 1;
+        assert!(polls < 100_000, "the heartbeat renewed the lease");
+        tokio::task::yield_now().await;
+    }
+    clock.advance_ms(29_000);
+    let pb = provider(vec![Script::answer("B")]);
+    let b = create_agent(durable_options(&pb, &rt_b, dir.path().join("b"), false)).unwrap();
+    assert!(matches!(
+        b.run(AgentRunOptions::prompt("B's.")).await,
+        Err(AgentError::RunLeaseHeld(_))
+    ));
+}

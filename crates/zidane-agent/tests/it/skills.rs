@@ -376,3 +376,40 @@ async fn a_duplicate_name_keeps_the_first_and_names_the_other() {
             .any(|p| p.path == second.path().join("release/SKILL.md") && p.message.contains("`release` is taken"))
     );
 }
+
+#[tokio::test]
+async fn an_allow_list_offers_only_the_skills_it_names() {
+    let dir = skills_folder();
+    let p = provider(vec![
+        Script::call("c1", "skill", json!({"name": "review"})),
+        Script::answer("ok"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        skills: Some(SkillsConfig {
+            folders: vec![dir.path().to_path_buf()],
+            policy: SkillPolicy {
+                allow: Some(vec!["release".into()]),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        ..options(&p)
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("Review.")).await.unwrap();
+    let requests = p.requests();
+    let system = requests[0].system.clone().unwrap();
+    assert!(
+        system.contains("- release:") && !system.contains("- review:"),
+        "{system}"
+    );
+    assert_eq!(
+        requests[1].messages[2].content()[0],
+        ContentBlock::ToolResult {
+            tool_use_id: "c1".into(),
+            content: ToolResultContent::Text("the skill `review` is not allowed here".into()),
+            is_error: true,
+        }
+    );
+    assert!(agent.active_skills().is_empty());
+}

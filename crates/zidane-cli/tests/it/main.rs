@@ -791,6 +791,32 @@ async fn traces_are_on_with_rust_log_and_carry_no_secret() {
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(all.contains("retrying in"), "the retry is traced: {all}");
     assert!(!all.contains("sk-ant-traced-0123456789"), "{all}");
+
+    // With ZIDANE_LOG_FILE the lines go to the file instead.
+    CALLS.store(0, std::sync::atomic::Ordering::SeqCst);
+    let file = home.path().join("zidane.log");
+    let file_env = [
+        ("ANTHROPIC_API_KEY", "sk-ant-traced-0123456789"),
+        ("RUST_LOG", "zidane=debug"),
+        ("ZIDANE_RETRIES", "3"),
+        ("ZIDANE_LOG_FILE", file.to_str().unwrap()),
+    ];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &file_env,
+        &["--base-url", &url, "Write the file."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("DEBUG"),
+        "no trace line on screen: {}",
+        text(&out.stderr)
+    );
+    let logged = std::fs::read_to_string(&file).unwrap();
+    assert!(logged.contains("DEBUG") && logged.contains("retrying in"), "{logged}");
+    assert!(!logged.contains("sk-ant-traced-0123456789"), "{logged}");
 }
 
 /// Text streamed before a failed attempt is marked as discarded on screen.
@@ -847,6 +873,21 @@ async fn a_skill_in_the_project_folder_is_offered_and_loaded() {
         "{}",
         text(&listed.stderr)
     );
+    // A folder given with --skills comes first.
+    let extra = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(extra.path().join("deploy")).unwrap();
+    std::fs::write(
+        extra.path().join("deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Ship it\n---\nRun make deploy.\n",
+    )
+    .unwrap();
+    let dir = extra.path().display().to_string();
+    let listed = zidane(home.path(), work.path(), &env, &["--list-skills", "--skills", &dir]).await;
+    let names: Vec<String> = text(&listed.stdout)
+        .lines()
+        .map(|l| l.split("  ").next().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, vec!["deploy", "greet"]);
 
     let (url, bodies) = server_with(None, |body| {
         if body.contains("tool_result") {
