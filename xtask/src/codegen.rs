@@ -121,10 +121,11 @@ fn constructs(source: &str, ty: &str) -> bool {
 }
 
 /// Whether `rust_type` has an emission site in `sources`. A `Child<E>` event
-/// is emitted by bubbling: a site that wraps a child's event (`Child::new(`).
+/// is emitted by bubbling: a site that wraps a child's event (`Child::new(`),
+/// and one that emits `E` in the child.
 fn has_emission_site(sources: &[(String, String)], rust_type: &str) -> bool {
-    if rust_type.starts_with("Child<") {
-        return sources.iter().any(|(_, text)| text.contains("Child::new("));
+    if let Some(inner) = rust_type.strip_prefix("Child<").and_then(|t| t.strip_suffix('>')) {
+        return sources.iter().any(|(_, text)| text.contains("Child::new(")) && has_emission_site(sources, inner);
     }
     sources.iter().any(|(_, text)| constructs(text, rust_type))
 }
@@ -170,8 +171,15 @@ mod tests {
             !constructs("fn f(_: TurnAfter) {}", "TurnAfter"),
             "a mention is not a construction"
         );
-        assert!(has_emission_site(&src("Child::new(id, 1, ev)"), "Child<StreamText>"));
+        assert!(has_emission_site(
+            &src("Child::new(id, 1, ev); StreamText::new()"),
+            "Child<StreamText>"
+        ));
         assert!(!has_emission_site(&src("StreamText::new()"), "Child<StreamText>"));
+        assert!(
+            !has_emission_site(&src("Child::new(id, 1, ev)"), "Child<StreamText>"),
+            "a bubble of an event nothing emits is not an emission"
+        );
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub(crate) struct Inner {
     pub(crate) durable: Option<crate::durable::DurableOptions>,
     pub(crate) decisions: Decisions,
     pub(crate) name: Option<String>,
+    /// How `spawn` calls run.
+    pub(crate) spawn: crate::subagents::SpawnConfig,
+    /// Where the agent sits in its tree, and the tree's slot pool.
+    pub(crate) lineage: crate::subagents::Lineage,
     #[cfg(feature = "mcp")]
     pub(crate) mcp: Mcp,
     pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
@@ -110,6 +114,27 @@ impl std::fmt::Debug for Agent {
 /// unknown hook names, `session` together with `session_id`, and a
 /// `session_id` without a store.
 pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
+    let lineage = crate::subagents::Lineage::root(&options.spawn);
+    build(options, lineage, None, BTreeMap::new())
+}
+
+/// A sub-agent: an agent at `lineage`'s depth, reporting `parent_run_id`
+/// and the tracing carrier in its `agent:start`.
+pub(crate) fn create_child(
+    options: AgentOptions,
+    lineage: crate::subagents::Lineage,
+    parent_run_id: Option<String>,
+    tracing_context: BTreeMap<String, String>,
+) -> Result<Agent, AgentError> {
+    build(options, lineage, parent_run_id, tracing_context)
+}
+
+fn build(
+    options: AgentOptions,
+    lineage: crate::subagents::Lineage,
+    parent_run_id: Option<String>,
+    tracing_context: BTreeMap<String, String>,
+) -> Result<Agent, AgentError> {
     let AgentOptions {
         provider,
         name,
@@ -136,6 +161,7 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
         execution,
         handle,
         pricing,
+        spawn,
         #[cfg(feature = "mcp")]
         mcp_servers,
         #[cfg(feature = "mcp")]
@@ -210,6 +236,17 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
     config.clock = Arc::clone(&clock);
     config.pricing = pricing.unwrap_or_default();
     config.agent_name = name.clone();
+    config.depth = lineage.depth;
+    config.parent_run_id = parent_run_id;
+    config.tracing_context = tracing_context;
+    // The named sub-agents are listed in the spawn tool's description (a
+    // child inherits the listing with its parent's tools).
+    if lineage.depth == 0
+        && config.tools.get("spawn").is_some()
+        && let Some(listing) = spawn.listing()
+    {
+        config.tools.append_description("spawn", &listing);
+    }
     if let Some(store) = tool_state {
         config.tool_state = store;
     }
@@ -280,6 +317,8 @@ pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
             durable,
             decisions,
             name,
+            spawn,
+            lineage,
             #[cfg(feature = "mcp")]
             mcp: Mcp {
                 servers: mcp_servers,
@@ -659,7 +698,13 @@ impl Agent {
             }
             system_notes.extend(self.inner.skills.take_notes());
         }
+        let spawning = zidane_core::seams::Spawning::new(Arc::new(crate::subagents::RunSpawner {
+            parent: self.clone(),
+            extra_tools: extra_tools.clone(),
+            handle: workspace.handle.clone(),
+        }));
         let run_options = RunOptions {
+            spawning,
             prompt,
             system,
             extra_tools,

@@ -26,6 +26,7 @@ mod session;
 mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod subagents;
 
 pub use agent::{Agent, create_agent, hook_names};
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
@@ -47,3 +48,4 @@ pub use skills::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, Synchronous};
+pub use subagents::{SpawnConfig, SubagentDefinition, SubagentTools};

@@ -83,6 +83,9 @@ pub struct AgentOptions {
     pub handle: Option<ExecutionHandle>,
     /// Prices for turn costs.
     pub pricing: Option<Pricing>,
+    /// How the `spawn` tool's sub-agents run: named definitions, depth and
+    /// concurrency limits, read-state sharing. Inherited by the children.
+    pub spawn: crate::subagents::SpawnConfig,
     /// MCP servers whose tools the agent offers (connected on the first run
     /// or warm-up, closed on destroy).
     #[cfg(feature = "mcp")]

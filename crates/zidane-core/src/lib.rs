@@ -18,6 +18,7 @@
 //! loop, a runtime (no tokio) or a schema validator; every crate above it
 //! stands beside the others.
 
+pub mod bubble;
 pub mod events;
 pub mod execution;
 pub mod read_state;

@@ -13,7 +13,7 @@ use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
 use crate::events::ToolProgressEventInit;
 use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
 use crate::execution::Workspace;
-use crate::seams::Durability;
+use crate::seams::{Durability, SpawnError, SpawnRequest, SpawnResult, Spawning};
 
 /// What a tool body returns.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -246,6 +246,29 @@ impl ToolSet {
         self
     }
 
+    /// Appends `text` to the model-facing description of `canonical`,
+    /// after any override already set (the spawn tool's list of named
+    /// sub-agents, say).
+    pub fn append_description(&mut self, canonical: &str, text: &str) {
+        let text = text.to_owned();
+        let next = match self.descriptions.remove(canonical) {
+            Some(DescriptionOverride::Text(t)) => DescriptionOverride::Text(format!("{t}{text}")),
+            Some(DescriptionOverride::Map(f)) => DescriptionOverride::Map(Arc::new(move |d| format!("{}{text}", f(d)))),
+            None => DescriptionOverride::Map(Arc::new(move |d| format!("{d}{text}"))),
+        };
+        self.descriptions.insert(canonical.to_owned(), next);
+    }
+
+    /// Keeps the tools whose canonical name `keep` accepts (with their
+    /// aliases and description overrides).
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.order.retain(|name| keep(name));
+        let kept: std::collections::BTreeSet<&String> = self.order.iter().collect();
+        self.tools.retain(|name, _| kept.contains(name));
+        self.aliases.retain(|name, _| kept.contains(name));
+        self.descriptions.retain(|name, _| kept.contains(name));
+    }
+
     /// The tool of a canonical name.
     pub fn get(&self, canonical: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.get(canonical)
@@ -443,6 +466,8 @@ pub struct ToolCallParts {
     pub read_state: ReadStateMap,
     /// Where the call acts, when the agent has an execution context.
     pub workspace: Option<Workspace>,
+    /// How the call starts sub-agents (none outside an agent's run).
+    pub spawning: Spawning,
 }
 
 /// Everything a call runs with.
@@ -481,6 +506,7 @@ impl ToolContext {
             state: ToolState::default(),
             read_state: ReadStateMap::default(),
             workspace: None,
+            spawning: Spawning::default(),
         }
         .into()
     }
@@ -547,6 +573,36 @@ impl ToolContext {
     /// detached call without [`with_workspace`](Self::with_workspace)).
     pub fn workspace(&self) -> Option<&Workspace> {
         self.parts.workspace.as_ref()
+    }
+
+    /// Runs a sub-agent on `task` to its final answer (the spawn tool's
+    /// body). The child stops when this call is cancelled or the run is
+    /// aborted; its usage counts in the run's totals and budgets.
+    pub async fn spawn(
+        &self,
+        task: String,
+        agent: Option<String>,
+        description: Option<String>,
+    ) -> Result<SpawnResult, SpawnError> {
+        let p = &*self.parts;
+        let request = SpawnRequest {
+            task,
+            agent,
+            description,
+            call_id: p.call_id.clone(),
+            parent_run_id: p.run_id.clone(),
+        };
+        p.spawning.spawn(request, p.signal.clone()).await
+    }
+
+    /// Whether this call can spawn sub-agents.
+    pub fn can_spawn(&self) -> bool {
+        self.parts.spawning.is_enabled()
+    }
+
+    /// The same context spawning through `spawning` (calls outside a run).
+    pub fn with_spawning(self, spawning: Spawning) -> Self {
+        self.edit(|p| p.spawning = spawning)
     }
 
     /// Reports live progress (`tool:progress`); nothing reaches the model.

@@ -729,6 +729,7 @@ impl RunLoop {
             state: state.clone(),
             read_state: Arc::clone(&config.read_state),
             workspace: cx.workspace.clone(),
+            spawning: cx.spawning.clone(),
         });
         let signal = controller.signal();
         let step = Step {

@@ -1,6 +1,6 @@
 //! Built-in tools and the `basic` preset: a coding agent's tool set (shell,
 //! file reading and writing, exact-match edits, listing, glob, grep, a todo
-//! list) and its system prompt, working inside one folder.
+//! list, sub-agents) and its system prompt, working inside one folder.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -23,6 +23,7 @@ mod files;
 mod process;
 mod search;
 mod shell;
+mod spawn;
 #[cfg(test)]
 mod tests;
 mod todo;
@@ -36,6 +37,7 @@ use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{ToolSet, Workspace};
 
 pub use process::{ProcessContext, is_secret_env};
+pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
 
 /// Settings of the [`basic`] preset.
@@ -124,12 +126,13 @@ pub fn basic(options: BasicOptions) -> Preset {
         .with(search::glob())
         .with(search::grep())
         .with(todo::todowrite())
-        .with(todo::todoread());
+        .with(todo::todoread())
+        .with(spawn::spawn());
     let system = format!(
         "You are a capable coding agent working in a folder on the user's machine. Use the tools to look before you act: \
          read files before editing them, prefer `edit` and `multi_edit` (exact text replacements) over rewriting whole \
          files, and run commands with `shell` to build, test and inspect. Keep a plan with `todowrite` for work of \
-         several steps. Be concise in what you tell the user: say what you changed and why, and report failures \
+         several steps, and hand self-contained side tasks (a wide search, an investigation) to `spawn`. Be concise in what you tell the user: say what you changed and why, and report failures \
          plainly.{SYSTEM_PROMPT_BOUNDARY}Working folder: {}\nOperating system: {}",
         options.root.display(),
         std::env::consts::OS,

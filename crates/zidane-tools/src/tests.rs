@@ -73,7 +73,8 @@ fn the_preset_has_the_basic_tools_with_object_schemas() {
             "glob",
             "grep",
             "todowrite",
-            "todoread"
+            "todoread",
+            "spawn"
         ]
     );
     for spec in rig.preset.tools.specs() {
@@ -529,4 +530,12 @@ async fn a_file_too_large_to_read_whole_is_refused_before_it_is_read() {
     file.set_len(crate::files::MAX_FILE_BYTES + 1).unwrap(); // sparse: nothing is written
     let err = rig.call("read_file", json!({"path": "huge.bin"})).await.unwrap_err();
     assert!(err.contains("more than the 16 MiB the file tools read whole"), "{err}");
+}
+
+#[tokio::test]
+async fn spawn_outside_an_agent_says_sub_agents_are_not_available() {
+    let rig = rig();
+    let out = rig.call("spawn", json!({"task": "look around"})).await.unwrap();
+    assert!(out.is_error);
+    assert_eq!(text(&out), "sub-agents are not available here; do the task yourself");
 }

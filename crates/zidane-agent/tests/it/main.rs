@@ -12,4 +12,5 @@ mod mcp;
 #[cfg(feature = "sqlite")]
 mod sessions;
 mod skills;
+mod subagents;
 mod support;

@@ -6622,6 +6622,34 @@ impl Bubble for ValidationReject {
     const CHILD_NAME: &'static str = "child:validation:reject";
 }
 
+/// Installs, through `link`, a forwarder for each bubbled event the
+/// parent listens to (see [`install_bubbling`](crate::bubble::install_bubbling)).
+pub(crate) fn forward_bubbled(link: &crate::bubble::BubbleLink<'_>) {
+    link.forward::<ArtifactRecorded>(false);
+    link.forward::<BackgroundExit>(false);
+    link.forward::<BackgroundReassign>(false);
+    link.forward::<BackgroundStart>(false);
+    link.forward::<McpToolGate>(true);
+    link.forward::<RepeatGuardExceeded>(false);
+    link.forward::<StreamEnd>(false);
+    link.forward::<StreamError>(false);
+    link.forward::<StreamRetry>(false);
+    link.forward::<StreamServerToolResult>(false);
+    link.forward::<StreamServerToolUse>(false);
+    link.forward::<StreamText>(false);
+    link.forward::<StreamThinking>(false);
+    link.forward::<ToolAfter>(false);
+    link.forward::<ToolBefore>(false);
+    link.forward::<ToolCancelled>(false);
+    link.forward::<ToolDispatched>(false);
+    link.forward::<ToolError>(false);
+    link.forward::<ToolGate>(true);
+    link.forward::<ToolProgressEvent>(false);
+    link.forward::<ToolTransform>(true);
+    link.forward::<TurnAfter>(false);
+    link.forward::<ValidationReject>(false);
+}
+
 /// Every hook of the vocabulary, in declaration order.
 pub static CATALOGUE: &[HookInfo] = &[
     HookInfo {
@@ -6746,7 +6774,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ChildSpawnBefore",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's sub-agent is about to start (seen from an ancestor).",
         spec: HookSpec::of::<ChildSpawnBefore>(),
     },
@@ -6755,7 +6783,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ChildSpawnComplete",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's sub-agent finished (seen from an ancestor).",
         spec: HookSpec::of::<ChildSpawnComplete>(),
     },
@@ -6764,7 +6792,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ChildSpawnError",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's sub-agent failed (seen from an ancestor).",
         spec: HookSpec::of::<ChildSpawnError>(),
     },
@@ -7205,7 +7233,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "SpawnBefore",
         emitter: Emitter::Agent,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent is about to start; tracers may inject their context.",
         spec: HookSpec::of::<SpawnBefore>(),
     },
@@ -7214,7 +7242,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "SpawnComplete",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent finished.",
         spec: HookSpec::of::<SpawnComplete>(),
     },
@@ -7223,7 +7251,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "SpawnError",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent failed.",
         spec: HookSpec::of::<SpawnError>(),
     },
@@ -7232,7 +7260,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "SpawnQueued",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A top-level spawn waits for a free slot.",
         spec: HookSpec::of::<SpawnQueued>(),
     },
@@ -7556,7 +7584,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<McpToolGate>",
         emitter: Emitter::Agent,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `mcp:tool:gate`; the parent's decision goes back to the child.",
         spec: HookSpec::of::<ChildMcpToolGate>(),
     },
@@ -7565,7 +7593,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<RepeatGuardExceeded>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `repeat-guard:exceeded`.",
         spec: HookSpec::of::<ChildRepeatGuardExceeded>(),
     },
@@ -7574,7 +7602,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamEnd>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:end`.",
         spec: HookSpec::of::<ChildStreamEnd>(),
     },
@@ -7583,7 +7611,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamError>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:error`.",
         spec: HookSpec::of::<ChildStreamError>(),
     },
@@ -7592,7 +7620,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamRetry>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:retry`.",
         spec: HookSpec::of::<ChildStreamRetry>(),
     },
@@ -7601,7 +7629,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamServerToolResult>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:server_tool_result`.",
         spec: HookSpec::of::<ChildStreamServerToolResult>(),
     },
@@ -7610,7 +7638,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamServerToolUse>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:server_tool_use`.",
         spec: HookSpec::of::<ChildStreamServerToolUse>(),
     },
@@ -7619,7 +7647,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamText>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:text`.",
         spec: HookSpec::of::<ChildStreamText>(),
     },
@@ -7628,7 +7656,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<StreamThinking>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `stream:thinking`.",
         spec: HookSpec::of::<ChildStreamThinking>(),
     },
@@ -7637,7 +7665,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolAfter>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:after`.",
         spec: HookSpec::of::<ChildToolAfter>(),
     },
@@ -7646,7 +7674,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolBefore>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:before`.",
         spec: HookSpec::of::<ChildToolBefore>(),
     },
@@ -7655,7 +7683,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolCancelled>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:cancelled`.",
         spec: HookSpec::of::<ChildToolCancelled>(),
     },
@@ -7664,7 +7692,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolDispatched>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:dispatched`.",
         spec: HookSpec::of::<ChildToolDispatched>(),
     },
@@ -7673,7 +7701,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolError>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:error`.",
         spec: HookSpec::of::<ChildToolError>(),
     },
@@ -7682,7 +7710,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolGate>",
         emitter: Emitter::Agent,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:gate`; the parent's decision goes back to the child.",
         spec: HookSpec::of::<ChildToolGate>(),
     },
@@ -7691,7 +7719,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolProgressEvent>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:progress`.",
         spec: HookSpec::of::<ChildToolProgress>(),
     },
@@ -7700,7 +7728,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ToolTransform>",
         emitter: Emitter::Agent,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `tool:transform`; the parent's rewrite goes back to the child.",
         spec: HookSpec::of::<ChildToolTransform>(),
     },
@@ -7709,7 +7737,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<TurnAfter>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `turn:after`.",
         spec: HookSpec::of::<ChildTurnAfter>(),
     },
@@ -7718,7 +7746,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "Child<ValidationReject>",
         emitter: Emitter::Agent,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A sub-agent's `validation:reject`.",
         spec: HookSpec::of::<ChildValidationReject>(),
     },

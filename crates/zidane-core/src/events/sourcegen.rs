@@ -254,6 +254,13 @@ fn render(table: &str, fields: &str) -> Result<String, String> {
             c.name, c.alias, c.inner, c.inner, c.name
         );
     }
+    out.push_str(
+        "\n/// Installs, through `link`, a forwarder for each bubbled event the\n/// parent listens to (see [`install_bubbling`](crate::bubble::install_bubbling)).\npub(crate) fn forward_bubbled(link: &crate::bubble::BubbleLink<'_>) {\n",
+    );
+    for c in &children {
+        let _ = writeln!(out, "    link.forward::<{}>({});", c.inner, c.mutable);
+    }
+    out.push_str("}\n");
     out.push_str("\n/// Every hook of the vocabulary, in declaration order.\npub static CATALOGUE: &[HookInfo] = &[\n");
     for e in &events {
         let mutable = e.fields.iter().any(|f| !f.read_only());

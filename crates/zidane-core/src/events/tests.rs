@@ -6,6 +6,7 @@ use zidane_provider::ToolResultContent;
 
 use super::*;
 use super::{CompactRestoreInit, RunBeforeEndInit, ToolGateInit};
+use crate::bubble::install_bubbling;
 
 fn spec_hook_names() -> BTreeSet<String> {
     let path = concat!(
@@ -233,4 +234,69 @@ fn compact_restore_collects_added_calls_and_redact_starts_at_value() {
 
     let redact = TracingRedact::for_value(RedactKind::Prompt, "secret", None);
     assert_eq!((redact.value(), redact.redacted.as_str()), ("secret", "secret"));
+}
+
+#[tokio::test]
+async fn bubbling_installs_nothing_on_the_child_for_a_parent_that_listens_to_nothing() {
+    let (parent, child) = (HookBus::new(), HookBus::new());
+    let _link = install_bubbling(&child, &parent, "c1", 1);
+    assert!(!child.has::<ToolGate>());
+    assert!(!child.has::<StreamText>());
+}
+
+#[tokio::test]
+async fn a_parents_child_gate_verdict_goes_back_to_the_child_and_up_from_a_grandchild() {
+    let (root, child, grandchild) = (HookBus::new(), HookBus::new(), HookBus::new());
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<(String, u32)>>> = std::sync::Arc::default();
+    let s = std::sync::Arc::clone(&seen);
+    root.on_sync::<ChildToolGate, _>(move |ev, _| {
+        s.lock().unwrap().push((ev.child_id().to_owned(), ev.depth()));
+        ev.block = true;
+        ev.reason = format!("not from {}", ev.child_id());
+        Ok(())
+    });
+    let _up = install_bubbling(&child, &root, "c1", 1);
+    // Only the gate is forwarded: its own form and a grandchild's.
+    assert!(child.has::<ToolGate>() && child.has::<ChildToolGate>());
+    assert!(!child.has::<StreamText>());
+    let _down = install_bubbling(&grandchild, &child, "g1", 2);
+
+    let mut ev = gate();
+    child.emit(&mut ev).await.unwrap();
+    assert!(ev.block);
+    assert_eq!(ev.reason, "not from c1");
+    let mut ev = gate();
+    grandchild.emit(&mut ev).await.unwrap();
+    assert_eq!(ev.reason, "not from g1");
+    assert_eq!(*seen.lock().unwrap(), vec![("c1".to_owned(), 1), ("g1".to_owned(), 2)]);
+}
+
+#[tokio::test]
+async fn a_grandchilds_spawn_reaches_the_root_naming_the_child_that_spawned_it() {
+    let (root, child) = (HookBus::new(), HookBus::new());
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+    let s = std::sync::Arc::clone(&seen);
+    root.on_sync::<ChildSpawnBefore, _>(move |ev, _| {
+        s.lock().unwrap().push(format!(
+            "{} by {:?} at {} carrier {:?}",
+            ev.spawn().child_id,
+            ev.parent_child_id(),
+            ev.depth(),
+            ev.spawn().tracing_context
+        ));
+        Ok(())
+    });
+    let _up = install_bubbling(&child, &root, "c1", 1);
+    let mut before = SpawnBefore::new(SpawnBeforeInit {
+        child_id: "g1".to_owned(),
+        agent_name: None,
+        prompt: "look".to_owned(),
+        depth: 2,
+        parent_run_id: Some("run-c1".to_owned()),
+    });
+    before
+        .tracing_context
+        .insert("traceparent".to_owned(), "00-abc-def-01".to_owned());
+    child.emit(&mut before).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec!["g1 by Some(\"c1\") at 2 carrier {}"]);
 }

@@ -47,6 +47,10 @@ pub struct AgentStats {
     pub suspended: bool,
     /// How the run ended.
     pub status: RunStatus,
+    /// The sub-agents this run spawned, in the order they ended (their
+    /// usage is already in the totals above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRunStats>,
 }
 
 impl AgentStats {

@@ -11,7 +11,7 @@ use zidane_provider::{AbortSignal, CacheTtl, ContentBlock, Pricing, Provider, Th
 use crate::behavior::{Behavior, BehaviorOverride};
 use crate::clock::{Clock, SystemClock};
 use zidane_core::execution::Workspace;
-use zidane_core::seams::{Compactor, DurableRuntime, MemoryRuntime, TurnSink};
+use zidane_core::seams::{Compactor, DurableRuntime, MemoryRuntime, Spawning, TurnSink};
 use zidane_core::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
 
 /// A model to run on: a model id, optionally pinned to a provider by name.
@@ -181,6 +181,10 @@ pub struct RunOptions {
     /// Where this run's tool calls act (the agent's execution context and
     /// live handle); tools see it as [`ToolContext::workspace`](zidane_core::ToolContext::workspace).
     pub workspace: Option<Workspace>,
+    /// How this run's tool calls start sub-agents
+    /// ([`ToolContext::spawn`](zidane_core::ToolContext::spawn)); the
+    /// children's usage joins the run's totals and budgets.
+    pub spawning: Spawning,
 }
 
 /// Where a resumed run picks up.

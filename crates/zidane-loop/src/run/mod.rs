@@ -28,7 +28,7 @@ use zidane_core::events::{
 };
 use zidane_core::events::{AgentAbortInit, AgentDoneInit, AgentStartInit, RunBeforeEndInit, SystemBeforeInit};
 use zidane_core::execution::Workspace;
-use zidane_core::seams::{Durability, StaleEpochError, Step, StepError, StepKey, StepKind, StepValue};
+use zidane_core::seams::{Durability, Spawning, StaleEpochError, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_core::tool::ToolSet;
 
 #[derive(Default)]
@@ -113,6 +113,8 @@ pub(crate) struct RunCx {
     pub(crate) tools: ToolSet,
     /// Where tool calls act.
     pub(crate) workspace: Option<Workspace>,
+    /// How tool calls spawn sub-agents, and the ledger of those that ran.
+    pub(crate) spawning: Spawning,
     /// Calls of the current turn whose arguments were cut off or malformed:
     /// each is answered with this error instead of running.
     pub(crate) malformed: BTreeMap<String, String>,
@@ -121,6 +123,25 @@ pub(crate) struct RunCx {
     /// What gate handlers kept per call (`resumeState`), stored with the
     /// call's step.
     pub(crate) resume_states: Mutex<BTreeMap<String, serde_json::Map<String, Value>>>,
+}
+
+impl RunCx {
+    /// Adds the sub-agents that ended since the last call to the run's
+    /// totals and its `children`.
+    pub(crate) fn fold_children(&mut self) {
+        for child in self.spawning.ledger().take() {
+            let s = &mut self.stats;
+            let c = &child.stats;
+            s.total_in += c.total_in;
+            s.total_out += c.total_out;
+            s.total_cache_read += c.total_cache_read;
+            s.total_cache_creation += c.total_cache_creation;
+            if let Some(cost) = c.cost {
+                s.cost = Some(s.cost.unwrap_or(0.0) + cost);
+            }
+            s.children.push(child);
+        }
+    }
 }
 
 pub(crate) enum Ending {
@@ -278,6 +299,7 @@ impl RunLoop {
                 tools
             },
             workspace: options.workspace.clone(),
+            spawning: options.spawning.clone(),
             malformed: BTreeMap::new(),
             resumed_turn: options.resume.map(|r| r.turn + 1),
             resume_states: Mutex::default(),
@@ -325,6 +347,7 @@ impl RunLoop {
             Ending::Failed(kind) => (RunStatus::Error, Some(kind), None),
         };
         cx.stats.status = status;
+        cx.fold_children();
         {
             let mut state = self.inner.lock();
             state.control = None;
@@ -490,6 +513,12 @@ impl RunLoop {
                 }
                 cx.stats.tool_calls += results.len() as u32;
                 if let Err(kind) = self.push_results(cx, assistant, results, &turn_id).await {
+                    return Ending::Failed(kind);
+                }
+                // The batch's sub-agents spent too: their usage counts
+                // against the run's budgets before the next request.
+                cx.fold_children();
+                if let Some(kind) = self.check_caps(cx) {
                     return Ending::Failed(kind);
                 }
                 if cx.signal.is_aborted() {

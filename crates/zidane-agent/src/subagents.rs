@@ -1,0 +1,491 @@
+//! Sub-agents: the agent's [`Spawner`], behind the `spawn` tool.
+//!
+//! A child is an agent of its own (its own conversation, bus and loop)
+//! built from its parent: the same providers, prices and clock, the
+//! parent's tools (or a configured subset) including the tools of the
+//! parent's live MCP connection, the parent's execution context and live
+//! handle (shared: the child never spawns nor destroys them), and the
+//! read-state map when `share_read_state` is set. Children take slots from
+//! one pool per agent tree; a top-level spawn that finds none free waits
+//! (`spawn:queued`), a sub-agent's is refused. Every event the parent
+//! listens to in its `child:*` form is bubbled to it while the child runs.
+
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use zidane_core::ToolSet;
+use zidane_core::bubble::install_bubbling;
+use zidane_core::events::{
+    AgentStats, ChildRunStats, RunStatus, SharedError, SpawnBefore, SpawnBeforeInit, SpawnComplete, SpawnCompleteInit,
+    SpawnError as SpawnErrorEvent, SpawnErrorInit, SpawnHookContext, SpawnQueued, SpawnQueuedInit,
+};
+use zidane_core::seams::{SpawnError, SpawnRequest, SpawnResult, Spawner, SubagentSummary};
+use zidane_core::tool::Tool;
+use zidane_loop::{BehaviorOverride, ModelRef};
+use zidane_provider::{AbortSignal, BoxFuture, ContentBlock, Role, ThinkingLevel};
+
+use crate::agent::Agent;
+use crate::options::{AgentOptions, AgentRunOptions};
+
+/// How an agent's `spawn` calls run. Inherited by its children (their own
+/// spawns obey the same limits, counted from the root).
+#[derive(Debug, Clone)]
+pub struct SpawnConfig {
+    /// Named sub-agents the model may ask for (listed in the `spawn` tool's
+    /// description).
+    pub agents: Vec<SubagentDefinition>,
+    /// How deep children may go (1: children only; 2: children and
+    /// grandchildren). A spawn past it is refused with a tool error.
+    pub max_depth: u32,
+    /// Children running at once in the whole tree.
+    pub max_concurrent: u32,
+    /// Children share the parent's read-state map (what `read_file` read,
+    /// for dedup and read-before-edit); otherwise each has its own.
+    pub share_read_state: bool,
+    /// System prompt of a child spawned without a named sub-agent (unset:
+    /// the parent's).
+    pub system: Option<String>,
+}
+
+impl Default for SpawnConfig {
+    fn default() -> Self {
+        SpawnConfig {
+            agents: Vec::new(),
+            max_depth: 2,
+            max_concurrent: 4,
+            share_read_state: false,
+            system: None,
+        }
+    }
+}
+
+/// A named sub-agent.
+#[derive(Debug, Clone, Default)]
+pub struct SubagentDefinition {
+    /// What the model passes as `agent`.
+    pub name: String,
+    /// What it is for (shown to the model).
+    pub description: String,
+    /// Its system prompt (unset: [`SpawnConfig::system`], else the parent's).
+    pub system: Option<String>,
+    /// Its tools, from the parent's.
+    pub tools: SubagentTools,
+    /// Its model chain (empty: the parent's).
+    pub model: Vec<ModelRef>,
+    /// Its thinking level (unset: off).
+    pub thinking: Option<ThinkingLevel>,
+    /// Its turn cap.
+    pub max_turns: Option<u32>,
+    /// Its cost cap (USD).
+    pub max_cost_usd: Option<f64>,
+    /// Its token cap.
+    pub max_total_tokens: Option<u64>,
+    /// Its output token limit per request (unset: the parent's).
+    pub max_tokens: Option<u32>,
+}
+
+/// Which of the parent's tools a sub-agent gets.
+#[derive(Clone, Default)]
+pub enum SubagentTools {
+    /// All of them (MCP tools included).
+    #[default]
+    Inherit,
+    /// Only these canonical names.
+    Only(Vec<String>),
+    /// All but these canonical names.
+    Except(Vec<String>),
+    /// This set instead.
+    Set(ToolSet),
+}
+
+impl std::fmt::Debug for SubagentTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubagentTools::Inherit => f.write_str("Inherit"),
+            SubagentTools::Only(n) => f.debug_tuple("Only").field(n).finish(),
+            SubagentTools::Except(n) => f.debug_tuple("Except").field(n).finish(),
+            SubagentTools::Set(s) => f.debug_tuple("Set").field(s).finish(),
+        }
+    }
+}
+
+impl SpawnConfig {
+    /// The named sub-agents as the spawn tool lists them.
+    pub fn summaries(&self) -> Vec<SubagentSummary> {
+        self.agents
+            .iter()
+            .map(|a| SubagentSummary {
+                name: a.name.clone(),
+                description: a.description.clone(),
+            })
+            .collect()
+    }
+
+    /// What the `spawn` tool's description gains: the named sub-agents.
+    pub(crate) fn listing(&self) -> Option<String> {
+        if self.agents.is_empty() {
+            return None;
+        }
+        let mut out = String::from("\n\nNamed sub-agents (pass one as `agent`):");
+        for a in &self.agents {
+            out.push_str(&format!("\n- {}: {}", a.name, a.description));
+        }
+        Some(out)
+    }
+}
+
+/// Where an agent sits in its tree: its depth, and the slot pool it shares
+/// with every agent of the tree.
+#[derive(Clone)]
+pub(crate) struct Lineage {
+    pub(crate) depth: u32,
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) limit: u32,
+}
+
+impl Lineage {
+    pub(crate) fn root(config: &SpawnConfig) -> Self {
+        let limit = config.max_concurrent.max(1);
+        Lineage {
+            depth: 0,
+            slots: Arc::new(Semaphore::new(limit as usize)),
+            limit,
+        }
+    }
+}
+
+/// What a child of one run is built from: taken when the run starts.
+pub(crate) struct RunSpawner {
+    pub(crate) parent: Agent,
+    /// The run's extra tools (the live MCP connection's), shared.
+    pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
+    pub(crate) handle: zidane_core::events::ExecutionHandle,
+}
+
+fn answer_of(agent: &Agent) -> String {
+    let turns = agent.turns();
+    let Some(last) = turns.iter().rev().find(|t| t.role == Role::Assistant) else {
+        return String::new();
+    };
+    last.content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl RunSpawner {
+    fn child_options(&self, def: Option<&SubagentDefinition>, read_state: bool) -> AgentOptions {
+        let inner = &self.parent.inner;
+        let config = inner.looped.config();
+        let mut tools = match def.map(|d| &d.tools) {
+            Some(SubagentTools::Set(set)) => set.clone(),
+            _ => {
+                let mut tools = config.tools.clone();
+                for tool in &self.extra_tools {
+                    tools.insert(Arc::clone(tool));
+                }
+                tools
+            }
+        };
+        match def.map(|d| &d.tools) {
+            Some(SubagentTools::Only(names)) => tools.retain(|n| names.iter().any(|k| k == n)),
+            Some(SubagentTools::Except(names)) => tools.retain(|n| !names.iter().any(|k| k == n)),
+            _ => {}
+        }
+        let system = def
+            .and_then(|d| d.system.clone())
+            .or_else(|| inner.spawn.system.clone())
+            .or_else(|| config.system.clone());
+        AgentOptions {
+            provider: inner.providers.clone(),
+            name: def.map(|d| d.name.clone()),
+            system,
+            model: def
+                .filter(|d| !d.model.is_empty())
+                .map_or_else(|| config.model.clone(), |d| d.model.clone()),
+            max_tokens: def.and_then(|d| d.max_tokens).or(inner.max_tokens),
+            tools,
+            behavior: config.behavior.clone(),
+            cache_ttl: inner.cache_ttl,
+            clock: Some(Arc::clone(&inner.clock)),
+            pricing: Some(config.pricing.clone()),
+            execution: Some(Arc::clone(&inner.execution)),
+            handle: Some(self.handle.clone()),
+            read_state: read_state.then(|| Arc::clone(&config.read_state)),
+            spawn: inner.spawn.clone(),
+            ..Default::default()
+        }
+    }
+
+    async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
+        self.parent.observe(event).await;
+    }
+
+    /// Takes a slot: at once, or (top level only) after `spawn:queued`.
+    async fn slot(
+        &self,
+        child_id: &str,
+        agent_name: Option<&str>,
+        signal: &AbortSignal,
+    ) -> Result<OwnedSemaphorePermit, SpawnError> {
+        let lineage = &self.parent.inner.lineage;
+        if let Ok(permit) = Arc::clone(&lineage.slots).try_acquire_owned() {
+            return Ok(permit);
+        }
+        if lineage.depth > 0 {
+            return Err(SpawnError::SlotsFull { limit: lineage.limit });
+        }
+        let running = lineage.limit - lineage.slots.available_permits() as u32;
+        let mut ev = SpawnQueued::new(SpawnQueuedInit {
+            child_id: child_id.to_owned(),
+            agent_name: agent_name.map(str::to_owned),
+            running,
+            limit: lineage.limit,
+        });
+        self.observe(&mut ev).await;
+        tokio::select! {
+            biased;
+            () = signal.aborted() => Err(SpawnError::Aborted {
+                reason: signal.reason().unwrap_or_else(|| "aborted".to_owned()),
+                stats: None,
+            }),
+            permit = Arc::clone(&lineage.slots).acquire_owned() => {
+                permit.map_err(|_| SpawnError::SlotsFull { limit: lineage.limit })
+            }
+        }
+    }
+
+    async fn run_child(
+        &self,
+        request: SpawnRequest,
+        signal: AbortSignal,
+        ledger: zidane_core::seams::ChildLedger,
+    ) -> Result<SpawnResult, SpawnError> {
+        let inner = &self.parent.inner;
+        let config = &inner.spawn;
+        let depth = inner.lineage.depth + 1;
+        if depth > config.max_depth {
+            return Err(SpawnError::DepthLimit {
+                depth: inner.lineage.depth,
+                max: config.max_depth,
+            });
+        }
+        if request.task.trim().is_empty() {
+            return Err(SpawnError::EmptyTask);
+        }
+        let def = match &request.agent {
+            None => None,
+            Some(name) => match config.agents.iter().find(|a| &a.name == name) {
+                Some(def) => Some(def),
+                None => {
+                    let known: Vec<&str> = config.agents.iter().map(|a| a.name.as_str()).collect();
+                    return Err(SpawnError::UnknownAgent {
+                        name: name.clone(),
+                        known: if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        },
+                    });
+                }
+            },
+        };
+        let child_id = request.call_id.clone();
+        let agent_name = def.map(|d| d.name.clone());
+        let permit = self.slot(&child_id, agent_name.as_deref(), &signal).await?;
+
+        let mut before = SpawnBefore::new(SpawnBeforeInit {
+            child_id: child_id.clone(),
+            agent_name: agent_name.clone(),
+            prompt: request.task.clone(),
+            depth,
+            parent_run_id: Some(request.parent_run_id.clone()),
+        });
+        self.observe(&mut before).await;
+        let spawn = SpawnHookContext {
+            child_id: child_id.clone(),
+            agent_name: agent_name.clone(),
+            prompt: request.task.clone(),
+            depth,
+            parent_run_id: Some(request.parent_run_id.clone()),
+            tracing_context: before.tracing_context.clone(),
+        };
+        let options = self.child_options(def, config.share_read_state);
+        let lineage = Lineage {
+            depth,
+            ..inner.lineage.clone()
+        };
+        let child = match crate::agent::create_child(
+            options,
+            lineage,
+            Some(request.parent_run_id.clone()),
+            spawn.tracing_context.clone(),
+        ) {
+            Ok(child) => child,
+            Err(e) => {
+                let error: SharedError = Arc::new(e);
+                let mut ev = SpawnErrorEvent::new(SpawnErrorInit {
+                    spawn,
+                    error: Arc::clone(&error),
+                });
+                self.observe(&mut ev).await;
+                return Err(SpawnError::Failed { error, stats: None });
+            }
+        };
+        let bubbling = install_bubbling(child.hooks(), &inner.hooks, &child_id, depth);
+        let run_options = AgentRunOptions {
+            prompt: request.task.clone(),
+            model: def.map(|d| d.model.clone()).unwrap_or_default(),
+            thinking: def.and_then(|d| d.thinking).unwrap_or_default(),
+            behavior: BehaviorOverride {
+                max_turns: def.and_then(|d| d.max_turns).map(Some),
+                max_cost_usd: def.and_then(|d| d.max_cost_usd).map(Some),
+                max_total_tokens: def.and_then(|d| d.max_total_tokens).map(Some),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let settle = Settle {
+            parent: self.parent.clone(),
+            child: child.clone(),
+            spawn,
+            started: inner.clock.now_ms(),
+            signal: signal.clone(),
+            ledger,
+        };
+        // The child runs as a task of its own: when the spawning call is
+        // dropped (the parent's run aborted), the child is stopped and still
+        // reports (`spawn:error`, the ledger) and is torn down.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let runner = child.clone();
+        tokio::spawn(async move {
+            let _slot = permit;
+            let _bubbling = bubbling;
+            let outcome = runner.run(run_options).await;
+            let _ = tx.send(settle.finish(outcome).await);
+        });
+        let guard = StopOnDrop(Some(child.clone()));
+        let mut rx = rx;
+        let result = tokio::select! {
+            biased;
+            result = &mut rx => result,
+            () = signal.aborted() => {
+                child.abort_with(&signal.reason().unwrap_or_else(|| "aborted".to_owned()));
+                rx.await
+            }
+        };
+        guard.disarm();
+        result.unwrap_or_else(|_| {
+            Err(SpawnError::Aborted {
+                reason: "the sub-agent's task ended without an answer".to_owned(),
+                stats: None,
+            })
+        })
+    }
+}
+
+/// Stops the child when the spawning call goes away before it answered.
+struct StopOnDrop(Option<Agent>);
+
+impl StopOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            child.abort_with("the spawning call was stopped");
+        }
+    }
+}
+
+/// What the end of a child needs: the events, the ledger, the teardown.
+struct Settle {
+    parent: Agent,
+    child: Agent,
+    spawn: SpawnHookContext,
+    started: u64,
+    signal: AbortSignal,
+    ledger: zidane_core::seams::ChildLedger,
+}
+
+impl Settle {
+    async fn finish(self, outcome: Result<AgentStats, crate::error::AgentError>) -> Result<SpawnResult, SpawnError> {
+        let duration_ms = self.parent.inner.clock.now_ms().saturating_sub(self.started);
+        let stats_of = |stats: AgentStats| ChildRunStats {
+            child_id: self.spawn.child_id.clone(),
+            agent_name: self.spawn.agent_name.clone(),
+            depth: self.spawn.depth,
+            duration_ms,
+            stats,
+        };
+        let result = match outcome {
+            Ok(stats) if matches!(stats.status, RunStatus::Aborted | RunStatus::Suspended) => {
+                let reason = self
+                    .signal
+                    .reason()
+                    .unwrap_or_else(|| "the sub-agent's run was aborted".to_owned());
+                let stats = stats_of(stats);
+                self.ledger.record(stats.clone());
+                let error: SharedError = Arc::new(SpawnError::Aborted {
+                    reason: reason.clone(),
+                    stats: None,
+                });
+                let mut ev = SpawnErrorEvent::new(SpawnErrorInit {
+                    spawn: self.spawn.clone(),
+                    error,
+                });
+                self.parent.observe(&mut ev).await;
+                Err(SpawnError::Aborted {
+                    reason,
+                    stats: Some(Box::new(stats)),
+                })
+            }
+            Ok(stats) => {
+                let stats = stats_of(stats);
+                self.ledger.record(stats.clone());
+                let mut ev = SpawnComplete::new(SpawnCompleteInit { stats: stats.clone() });
+                self.parent.observe(&mut ev).await;
+                Ok(SpawnResult {
+                    answer: answer_of(&self.child),
+                    stats,
+                })
+            }
+            Err(e) => {
+                let stats = e.stats().cloned().map(stats_of);
+                if let Some(stats) = &stats {
+                    self.ledger.record(stats.clone());
+                }
+                let error: SharedError = Arc::new(e);
+                let mut ev = SpawnErrorEvent::new(SpawnErrorInit {
+                    spawn: self.spawn.clone(),
+                    error: Arc::clone(&error),
+                });
+                self.parent.observe(&mut ev).await;
+                Err(SpawnError::Failed {
+                    error,
+                    stats: stats.map(Box::new),
+                })
+            }
+        };
+        self.child.destroy().await;
+        result
+    }
+}
+
+impl Spawner for RunSpawner {
+    fn spawn(
+        &self,
+        request: SpawnRequest,
+        signal: AbortSignal,
+        ledger: zidane_core::seams::ChildLedger,
+    ) -> BoxFuture<'_, Result<SpawnResult, SpawnError>> {
+        Box::pin(self.run_child(request, signal, ledger))
+    }
+}

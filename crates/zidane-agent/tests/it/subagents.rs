@@ -1,0 +1,710 @@
+//! Sub-agents: the spawn tool, bubbling, slots and queueing, control
+//! (abort, cancel, gates from the parent) and what the parent receives.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_agent::{
+    Agent, AgentOptions, AgentRunOptions, SpawnConfig, SubagentDefinition, SubagentTools, create_agent,
+};
+use zidane_core::events::{
+    AgentStats, ChildRunStats, ChildSpawnBefore, ChildSpawnComplete, ChildToolAfter, ChildToolGate, HOOK_SPECS,
+    RunStatus, SpawnBefore, SpawnError, SpawnQueued,
+};
+use zidane_core::{FnTool, ToolOutput, ToolSet};
+use zidane_hooks::DynHandler;
+use zidane_loop::{BehaviorOverride, FixedClock};
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{
+    AbortSignal, ContentBlock, EventStream, Provider, ProviderMeta, Role, StreamOptions, ToolResultContent, TurnUsage,
+};
+
+/// Answers each request from the script queue of the conversation it
+/// belongs to: the first user message names it (a child's task), anything
+/// else is the root's.
+#[derive(Clone)]
+struct Routed {
+    root: ScriptedProvider,
+    routes: Vec<(&'static str, ScriptedProvider)>,
+}
+
+impl Routed {
+    fn new(root: Vec<Script>) -> Self {
+        Routed {
+            root: ScriptedProvider::new("mock", root),
+            routes: Vec::new(),
+        }
+    }
+
+    fn route(mut self, task: &'static str, scripts: Vec<Script>) -> Self {
+        self.routes.push((task, ScriptedProvider::new("mock", scripts)));
+        self
+    }
+
+    fn child(&self, task: &str) -> &ScriptedProvider {
+        &self.routes.iter().find(|(t, _)| *t == task).unwrap().1
+    }
+
+    fn pick(&self, options: &StreamOptions) -> &ScriptedProvider {
+        let first = options.messages.first().and_then(|m| {
+            m.content().iter().find_map(|b| match b {
+                ContentBlock::Text { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+        });
+        first
+            .and_then(|text| self.routes.iter().find(|(task, _)| text == *task))
+            .map_or(&self.root, |(_, p)| p)
+    }
+}
+
+impl Provider for Routed {
+    fn name(&self) -> &str {
+        "mock"
+    }
+
+    fn meta(&self) -> &ProviderMeta {
+        self.root.meta()
+    }
+
+    fn stream(&self, options: &StreamOptions, signal: AbortSignal) -> EventStream {
+        self.pick(options).stream(options, signal)
+    }
+}
+
+fn tools(ran: Arc<Mutex<Vec<String>>>) -> ToolSet {
+    let shell_ran = Arc::clone(&ran);
+    ToolSet::new()
+        .with(FnTool::new(
+            "echo",
+            "Echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            move |input, _cx| {
+                let ran = Arc::clone(&ran);
+                async move {
+                    let text = input["text"].as_str().unwrap_or_default().to_owned();
+                    ran.lock().unwrap().push(format!("echo {text}"));
+                    Ok(ToolOutput::text(format!("echo: {text}")))
+                }
+            },
+        ))
+        .with(FnTool::new(
+            "shell",
+            "Run a command",
+            json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+            move |input, _cx| {
+                let ran = Arc::clone(&shell_ran);
+                async move {
+                    ran.lock().unwrap().push(format!("shell {}", input["command"]));
+                    Ok(ToolOutput::text("ran"))
+                }
+            },
+        ))
+        .with(zidane_tools::spawn())
+}
+
+struct Setup {
+    agent: Agent,
+    ran: Arc<Mutex<Vec<String>>>,
+}
+
+fn setup(provider: &Routed, spawn: SpawnConfig) -> Setup {
+    let ran: Arc<Mutex<Vec<String>>> = Arc::default();
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(Arc::clone(&ran)),
+        spawn,
+        ..Default::default()
+    })
+    .unwrap();
+    Setup { agent, ran }
+}
+
+/// Records the parent's spawn and child events and its own `tool:after`
+/// (the child's streamed text has a test of its own).
+fn record(agent: &Agent) -> Arc<Mutex<Vec<&'static str>>> {
+    let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    for spec in HOOK_SPECS {
+        let name = spec.name();
+        let wanted = name.starts_with("spawn:") || name.starts_with("child:") || name == "tool:after";
+        if !wanted || name.starts_with("child:stream:") {
+            continue;
+        }
+        let log = Arc::clone(&log);
+        spec.register(
+            agent.hooks(),
+            &DynHandler::sync(move |ev, _| {
+                log.lock().unwrap().push(ev.name());
+                Ok(())
+            }),
+        );
+    }
+    log
+}
+
+fn results(turns: &[zidane_provider::SessionTurn]) -> Vec<(String, String, bool)> {
+    turns
+        .iter()
+        .flat_map(|t| t.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content: ToolResultContent::Text(text),
+                is_error,
+            } => Some((tool_use_id.clone(), text.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn spawn_call(id: &str, task: &str) -> Script {
+    Script::call(id, "spawn", json!({"task": task}))
+}
+
+fn usage(input: u64, output: u64, finish: zidane_provider::FinishReason) -> TurnUsage {
+    TurnUsage {
+        input,
+        output,
+        model_id: Some("scripted-model".to_owned()),
+        finish_reason: Some(finish),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_child_answers_the_spawn_call_with_its_stats_and_the_parent_counts_them() {
+    let provider = Routed::new(vec![
+        spawn_call("s1", "count the files"),
+        Script::answer("there are three"),
+    ])
+    .route(
+        "count the files",
+        vec![
+            Script::call("c1", "echo", json!({"text": "ls"})),
+            Script::answer("three files"),
+        ],
+    );
+    let Setup { agent, ran } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let stats = agent.run(AgentRunOptions::prompt("how many files?")).await.unwrap();
+
+    assert_eq!(
+        results(&agent.turns()),
+        vec![(
+            "s1".to_owned(),
+            "three files\n\n[sub-agent s1: 2 turns, 1 tool call, 20 input / 10 output tokens]".to_owned(),
+            false
+        )]
+    );
+    assert_eq!(*ran.lock().unwrap(), vec!["echo ls"]);
+    // The child saw only its task, never the parent's conversation.
+    let child_requests = provider.child("count the files").requests();
+    assert_eq!(child_requests[0].messages.len(), 1);
+    assert_eq!(child_requests[0].messages[0].role(), Role::User);
+
+    let child = ChildRunStats {
+        child_id: "s1".to_owned(),
+        agent_name: None,
+        depth: 1,
+        duration_ms: 0,
+        stats: {
+            let mut s = AgentStats::default();
+            s.turns = 2;
+            s.tool_calls = 1;
+            s.total_in = 20;
+            s.total_out = 10;
+            s.turn_usage = vec![
+                usage(10, 5, zidane_provider::FinishReason::ToolCalls),
+                usage(10, 5, zidane_provider::FinishReason::Stop),
+            ];
+            s.status = RunStatus::Completed;
+            s
+        },
+    };
+    assert_eq!(stats.children, vec![child]);
+    // Two turns of the parent, two of the child.
+    assert_eq!((stats.turns, stats.total_in, stats.total_out), (2, 40, 20));
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_spawn_calls_of_one_turn_run_at_the_same_time() {
+    let both = Script::new()
+        .tool_call(0, "a", "spawn", json!({"task": "task a"}))
+        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
+        .usage(10, 5)
+        .end(zidane_provider::FinishReason::ToolCalls);
+    let provider = Routed::new(vec![both, Script::answer("both done")])
+        .route(
+            "task a",
+            vec![
+                Script::new()
+                    .delay(Duration::from_secs(2))
+                    .text("a done")
+                    .usage(10, 5)
+                    .end(zidane_provider::FinishReason::Stop),
+            ],
+        )
+        .route(
+            "task b",
+            vec![
+                Script::new()
+                    .delay(Duration::from_secs(1))
+                    .text("b done")
+                    .usage(10, 5)
+                    .end(zidane_provider::FinishReason::Stop),
+            ],
+        );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let started = tokio::time::Instant::now();
+    agent.run(AgentRunOptions::prompt("do both")).await.unwrap();
+    // Side by side: the slower child's time, not the sum.
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    let results = results(&agent.turns());
+    assert!(results[0].1.starts_with("a done\n\n"), "{results:?}");
+    assert!(results[1].1.starts_with("b done\n\n"), "{results:?}");
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_top_level_spawn_past_the_slot_limit_waits_for_a_slot() {
+    let both = Script::new()
+        .tool_call(0, "a", "spawn", json!({"task": "task a"}))
+        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
+        .usage(10, 5)
+        .end(zidane_provider::FinishReason::ToolCalls);
+    let slow = |text: &str| {
+        Script::new()
+            .delay(Duration::from_secs(1))
+            .text(text)
+            .usage(10, 5)
+            .end(zidane_provider::FinishReason::Stop)
+    };
+    let provider = Routed::new(vec![both, Script::answer("both done")])
+        .route("task a", vec![slow("a done")])
+        .route("task b", vec![slow("b done")]);
+    let config = SpawnConfig {
+        max_concurrent: 1,
+        ..Default::default()
+    };
+    let Setup { agent, .. } = setup(&provider, config);
+    let log = record(&agent);
+    let queued: Arc<Mutex<Vec<(String, u32, u32)>>> = Arc::default();
+    let q = Arc::clone(&queued);
+    agent.hooks().on_sync::<SpawnQueued, _>(move |ev, _| {
+        q.lock()
+            .unwrap()
+            .push((ev.child_id().to_owned(), ev.running(), ev.limit()));
+        Ok(())
+    });
+    let started = tokio::time::Instant::now();
+    agent.run(AgentRunOptions::prompt("do both")).await.unwrap();
+    // One after the other.
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert_eq!(*queued.lock().unwrap(), vec![("b".to_owned(), 1, 1)]);
+    let results = results(&agent.turns());
+    assert!(results.iter().all(|(_, _, is_error)| !is_error), "{results:?}");
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_grandchild_is_seen_from_the_root_with_its_own_identity() {
+    let provider = Routed::new(vec![spawn_call("s1", "plan it"), Script::answer("planned")])
+        .route(
+            "plan it",
+            vec![spawn_call("g1", "look it up"), Script::answer("the plan")],
+        )
+        .route(
+            "look it up",
+            vec![
+                Script::call("c1", "echo", json!({"text": "deep"})),
+                Script::answer("found"),
+            ],
+        );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let nested: Arc<Mutex<Vec<String>>> = Arc::default();
+    let n = Arc::clone(&nested);
+    agent.hooks().on_sync::<ChildSpawnBefore, _>(move |ev, _| {
+        n.lock().unwrap().push(format!(
+            "before {} of {:?} at {} (carrier {:?})",
+            ev.spawn().child_id,
+            ev.parent_child_id(),
+            ev.depth(),
+            ev.spawn().tracing_context
+        ));
+        Ok(())
+    });
+    let n = Arc::clone(&nested);
+    agent.hooks().on_sync::<ChildSpawnComplete, _>(move |ev, _| {
+        n.lock().unwrap().push(format!(
+            "complete {} of {:?}: {} turns",
+            ev.stats().child_id,
+            ev.parent_child_id(),
+            ev.stats().stats.turns
+        ));
+        Ok(())
+    });
+    let n = Arc::clone(&nested);
+    agent.hooks().on_sync::<ChildToolAfter, _>(move |ev, _| {
+        n.lock()
+            .unwrap()
+            .push(format!("tool {} of {} at {}", ev.name(), ev.child_id(), ev.depth()));
+        Ok(())
+    });
+    let stats = agent.run(AgentRunOptions::prompt("plan")).await.unwrap();
+    assert_eq!(
+        *nested.lock().unwrap(),
+        vec![
+            "before g1 of Some(\"s1\") at 2 (carrier {})",
+            "tool echo of g1 at 2",
+            "complete g1 of Some(\"s1\"): 2 turns",
+            "tool spawn of s1 at 1",
+        ]
+    );
+    // The root counts its child, which counts its own.
+    assert_eq!(stats.children.len(), 1);
+    assert_eq!(stats.children[0].stats.children.len(), 1);
+    assert_eq!(stats.total_in, 2 * 10 + 2 * 10 + 2 * 10);
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spawn_past_the_depth_limit_is_refused_with_a_tool_error() {
+    let provider = Routed::new(vec![spawn_call("s1", "plan it"), Script::answer("planned")]).route(
+        "plan it",
+        vec![spawn_call("g1", "look it up"), Script::answer("I did it myself")],
+    );
+    let config = SpawnConfig {
+        max_depth: 1,
+        ..Default::default()
+    };
+    let Setup { agent, .. } = setup(&provider, config);
+    let log = record(&agent);
+    let refused: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let r = Arc::clone(&refused);
+    agent.hooks().on_sync::<ChildToolAfter, _>(move |ev, _| {
+        if let ToolResultContent::Text(text) = ev.result() {
+            r.lock().unwrap().push((text.clone(), ev.is_error()));
+        }
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("plan")).await.unwrap();
+    assert_eq!(
+        *refused.lock().unwrap(),
+        vec![(
+            "sub-agents may not spawn past depth 1: this agent is at depth 1; do the task yourself".to_owned(),
+            true
+        )]
+    );
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_child_is_a_tool_error_for_the_parent() {
+    let provider = Routed::new(vec![spawn_call("s1", "break"), Script::answer("it broke")]).route(
+        "break",
+        vec![Script::new().error(zidane_provider::ProviderError::new(
+            zidane_provider::ErrorKind::Auth,
+            "mock",
+            "invalid x-api-key",
+        ))],
+    );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let e = Arc::clone(&errors);
+    agent.hooks().on_sync::<SpawnError, _>(move |ev, _| {
+        e.lock()
+            .unwrap()
+            .push(format!("{}: {}", ev.spawn().child_id, ev.error()));
+        Ok(())
+    });
+    let stats = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(stats.status, RunStatus::Completed);
+    let results = results(&agent.turns());
+    assert_eq!(results.len(), 1);
+    assert!(results[0].2, "{results:?}");
+    assert!(results[0].1.starts_with("the sub-agent failed: "), "{results:?}");
+    assert!(results[0].1.contains("invalid x-api-key"), "{results:?}");
+    assert_eq!(errors.lock().unwrap().len(), 1);
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn aborting_the_parent_stops_the_child() {
+    let provider = Routed::new(vec![spawn_call("s1", "hang")])
+        .route("hang", vec![Script::new().then(zidane_provider::scripted::Step::Hang)]);
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let stopper = agent.clone();
+    agent.hooks().on_sync::<SpawnBefore, _>(move |_, _| {
+        let stopper = stopper.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            stopper.abort_with("user pressed stop");
+        });
+        Ok(())
+    });
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let e = Arc::clone(&errors);
+    agent.hooks().on_sync::<SpawnError, _>(move |ev, _| {
+        e.lock()
+            .unwrap()
+            .push(format!("{}: {}", ev.spawn().child_id, ev.error()));
+        Ok(())
+    });
+    let started = tokio::time::Instant::now();
+    let stats = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(stats.status, RunStatus::Aborted);
+    // The child stops with its parent (its run was a task of its own) and
+    // says so, without keeping the parent waiting.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        *errors.lock().unwrap(),
+        vec!["s1: the sub-agent was stopped before it answered: user pressed stop"]
+    );
+    assert_eq!(provider.child("hang").requests().len(), 1);
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_one_spawn_call_stops_that_child_only() {
+    let both = Script::new()
+        .tool_call(0, "a", "spawn", json!({"task": "hang"}))
+        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
+        .usage(10, 5)
+        .end(zidane_provider::FinishReason::ToolCalls);
+    let provider = Routed::new(vec![both, Script::answer("b was enough")])
+        .route("hang", vec![Script::new().then(zidane_provider::scripted::Step::Hang)])
+        .route(
+            "task b",
+            vec![
+                Script::new()
+                    .delay(Duration::from_secs(3))
+                    .text("b done")
+                    .usage(10, 5)
+                    .end(zidane_provider::FinishReason::Stop),
+            ],
+        );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    let canceller = agent.clone();
+    agent.hooks().on_sync::<SpawnBefore, _>(move |ev, _| {
+        if ev.child_id() == "a" {
+            let canceller = canceller.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                assert!(canceller.cancel_tool("a", Some("not needed")));
+            });
+        }
+        Ok(())
+    });
+    let stats = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(stats.status, RunStatus::Completed);
+    let results = results(&agent.turns());
+    assert_eq!(results[0].0, "a");
+    assert!(results[0].2, "{results:?}");
+    assert_eq!(results[0].1, "The user cancelled this tool call.");
+    assert_eq!(results[1].0, "b");
+    assert!(results[1].1.starts_with("b done"), "{results:?}");
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parent_child_tool_gate_handler_blocks_a_childs_shell_call() {
+    let provider = Routed::new(vec![spawn_call("s1", "clean up"), Script::answer("ok")]).route(
+        "clean up",
+        vec![
+            Script::call("c1", "shell", json!({"command": "rm -rf /"})),
+            Script::answer("could not"),
+        ],
+    );
+    let Setup { agent, ran } = setup(&provider, SpawnConfig::default());
+    let log = record(&agent);
+    agent.hooks().on_sync::<ChildToolGate, _>(|ev, _| {
+        if ev.name() == "shell" {
+            ev.block = true;
+            ev.reason = format!("no shell for sub-agent {}", ev.child_id());
+        }
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert!(ran.lock().unwrap().is_empty(), "the blocked command ran");
+    let child_requests = provider.child("clean up").requests();
+    let child_results = child_requests[1]
+        .messages
+        .iter()
+        .flat_map(|m| m.content().iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { content, is_error, .. } => Some((content.clone(), *is_error)),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(
+        child_results,
+        vec![(
+            ToolResultContent::Text("Blocked: no shell for sub-agent s1".to_owned()),
+            true
+        )]
+    );
+    insta::assert_debug_snapshot!(log.lock().unwrap());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_named_sub_agent_runs_with_its_prompt_tools_and_caps_and_is_listed_to_the_model() {
+    let provider = Routed::new(vec![
+        Script::call("s1", "spawn", json!({"task": "review it", "agent": "reviewer"})),
+        Script::call("s2", "spawn", json!({"task": "x", "agent": "nobody"})),
+        Script::answer("done"),
+    ])
+    .route(
+        "review it",
+        vec![
+            Script::call("c1", "echo", json!({"text": "one"})),
+            Script::call("c2", "echo", json!({"text": "two"})),
+        ],
+    );
+    let config = SpawnConfig {
+        agents: vec![SubagentDefinition {
+            name: "reviewer".to_owned(),
+            description: "Reviews a change".to_owned(),
+            system: Some("You review.".to_owned()),
+            tools: SubagentTools::Only(vec!["echo".to_owned()]),
+            max_turns: Some(1),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let Setup { agent, .. } = setup(&provider, config);
+    let stats = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let parent_request = &provider.root.requests()[0];
+    let spawn = parent_request.tools.iter().find(|t| t.name == "spawn").unwrap();
+    assert!(
+        spawn
+            .description
+            .ends_with("\n\nNamed sub-agents (pass one as `agent`):\n- reviewer: Reviews a change"),
+        "{}",
+        spawn.description
+    );
+    let child_request = &provider.child("review it").requests()[0];
+    assert_eq!(child_request.system.as_deref(), Some("You review."));
+    let child_tools: Vec<&str> = child_request.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(child_tools, vec!["echo"]);
+    // The turn cap stopped the child after one turn.
+    assert_eq!(stats.children[0].stats.status, RunStatus::MaxTurns);
+    assert_eq!(stats.children[0].agent_name.as_deref(), Some("reviewer"));
+    let results = results(&agent.turns());
+    assert_eq!(
+        results[1],
+        (
+            "s2".to_owned(),
+            "there is no sub-agent named `nobody`; known: reviewer".to_owned(),
+            true
+        )
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_childrens_usage_counts_against_the_parents_token_budget() {
+    let provider = Routed::new(vec![spawn_call("s1", "spend"), Script::answer("never asked")]).route(
+        "spend",
+        vec![
+            Script::new()
+                .text("spent")
+                .usage(5_000, 5)
+                .end(zidane_provider::FinishReason::Stop),
+        ],
+    );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let err = agent
+        .run(AgentRunOptions {
+            prompt: "go".to_owned(),
+            behavior: BehaviorOverride {
+                max_total_tokens: Some(Some(1_000)),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("token"), "{err}");
+    // The parent stopped before its second request.
+    assert_eq!(provider.root.requests().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_child_shares_the_read_state_only_when_asked() {
+    for share in [false, true] {
+        let provider = Routed::new(vec![spawn_call("s1", "probe"), Script::answer("ok")]).route(
+            "probe",
+            vec![Script::call("p", "probe", json!({})), Script::answer("ok")],
+        );
+        let read_state = zidane_core::tool::ReadStateMap::default();
+        read_state.lock().unwrap().insert(
+            "a.txt".to_owned(),
+            zidane_core::tool::ReadStateEntry {
+                hash: 1,
+                mtime_ms: None,
+                range: None,
+                read_at_ms: 0,
+            },
+        );
+        let seen: Arc<Mutex<Option<usize>>> = Arc::default();
+        let s = Arc::clone(&seen);
+        let probe = FnTool::new("probe", "Probe", json!({"type": "object"}), move |_, cx| {
+            let s = Arc::clone(&s);
+            async move {
+                *s.lock().unwrap() = Some(cx.read_state().lock().unwrap().len());
+                Ok(ToolOutput::text("ok"))
+            }
+        });
+        let agent = create_agent(AgentOptions {
+            provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+            tools: ToolSet::new().with(probe).with(zidane_tools::spawn()),
+            read_state: Some(read_state),
+            spawn: SpawnConfig {
+                share_read_state: share,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Some(usize::from(share)),
+            "share_read_state: {share}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_childs_streamed_text_reaches_the_parent_with_the_childs_id() {
+    let provider =
+        Routed::new(vec![spawn_call("s1", "talk"), Script::answer("ok")]).route("talk", vec![Script::answer("hello")]);
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    type Seen = Vec<(String, u32, String, String)>;
+    let texts: Arc<Mutex<Seen>> = Arc::default();
+    let t = Arc::clone(&texts);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::ChildStreamText, _>(move |ev, _| {
+            t.lock().unwrap().push((
+                ev.child_id().to_owned(),
+                ev.depth(),
+                ev.delta().to_owned(),
+                ev.text().to_string(),
+            ));
+            Ok(())
+        });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(
+        *texts.lock().unwrap(),
+        vec![("s1".to_owned(), 1, "hello".to_owned(), "hello".to_owned())]
+    );
+}
