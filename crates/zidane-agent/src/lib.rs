@@ -48,4 +48,4 @@ pub use skills::{
 };
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteStore, Synchronous};
-pub use subagents::{SpawnConfig, SubagentDefinition, SubagentTools};
+pub use subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};

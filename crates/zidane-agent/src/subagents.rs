@@ -154,6 +154,46 @@ impl Lineage {
     }
 }
 
+/// What separates a durable child's session id from its parent's.
+pub const CHILD_SESSION_MARK: &str = "/spawn-";
+
+/// What a durable child's session already holds, from an earlier process.
+enum Prior {
+    /// Nothing: the child starts.
+    Fresh,
+    /// A run that a process death left: the child continues it.
+    #[cfg(feature = "sqlite")]
+    Interrupted,
+    /// A run that finished: its answer is the result, nothing runs again.
+    #[cfg(feature = "sqlite")]
+    Finished(AgentStats),
+}
+
+/// The statistics of a finished run, rebuilt from its saved turns.
+#[cfg(feature = "sqlite")]
+fn stats_from_turns(turns: &[zidane_provider::SessionTurn]) -> AgentStats {
+    let mut stats = AgentStats::default();
+    for turn in turns.iter().filter(|t| t.role == Role::Assistant) {
+        stats.turns += 1;
+        stats.tool_calls += turn
+            .content
+            .iter()
+            .filter(|b| matches!(b, ContentBlock::ToolUse { .. }))
+            .count() as u32;
+        if let Some(u) = &turn.usage {
+            stats.total_in += u.input;
+            stats.total_out += u.output;
+            stats.total_cache_read += u.cache_read;
+            stats.total_cache_creation += u.cache_creation;
+            if let Some(cost) = u.cost {
+                stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
+            }
+            stats.turn_usage.push(u.clone());
+        }
+    }
+    stats
+}
+
 /// What a child of one run is built from: taken when the run starts.
 pub(crate) struct RunSpawner {
     pub(crate) parent: Agent,
@@ -178,7 +218,12 @@ fn answer_of(agent: &Agent) -> String {
 }
 
 impl RunSpawner {
-    fn child_options(&self, def: Option<&SubagentDefinition>, read_state: bool) -> AgentOptions {
+    fn child_options(
+        &self,
+        def: Option<&SubagentDefinition>,
+        read_state: bool,
+        #[allow(unused_variables)] child_session: Option<&str>,
+    ) -> AgentOptions {
         let inner = &self.parent.inner;
         let config = inner.looped.config();
         let mut tools = match def.map(|d| &d.tools) {
@@ -217,12 +262,59 @@ impl RunSpawner {
             handle: Some(self.handle.clone()),
             read_state: read_state.then(|| Arc::clone(&config.read_state)),
             spawn: inner.spawn.clone(),
+            // A durable parent's child keeps its own records, in a session
+            // of the same store named after the spawning call.
+            #[cfg(feature = "sqlite")]
+            durable: child_session
+                .and(inner.durable.clone())
+                .map(|d| crate::durable::DurableOptions {
+                    on_interrupted: crate::durable::OnInterrupted::Heal,
+                    ..d
+                }),
+            session_id: child_session.map(str::to_owned),
             ..Default::default()
         }
     }
 
+    /// The child's session when the parent's runs are durable:
+    /// `<parent session>/spawn-<call id>`, so a resumed parent finds it.
+    fn child_session(&self, call_id: &str) -> Option<String> {
+        #[cfg(feature = "sqlite")]
+        if self.parent.inner.durable.is_some() {
+            let parent = crate::agent::lock(&self.parent.inner.session).as_ref()?.id.clone();
+            return Some(format!("{parent}{CHILD_SESSION_MARK}{call_id}"));
+        }
+        let _ = call_id;
+        None
+    }
+
     async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
         self.parent.observe(event).await;
+    }
+
+    /// What a durable child's session holds from an earlier process.
+    #[cfg_attr(not(feature = "sqlite"), allow(clippy::unused_async))]
+    async fn prior(&self, session_id: &str) -> Prior {
+        #[cfg(feature = "sqlite")]
+        if let Some(d) = &self.parent.inner.durable {
+            let store = d.runtime.session_store();
+            // An unreadable store shows when the child's run saves.
+            let Ok(Some(session)) = store.load(session_id).await else {
+                return Prior::Fresh;
+            };
+            return match session.runs.last() {
+                None => Prior::Fresh,
+                Some(run) if crate::resume::is_interrupted(run) => Prior::Interrupted,
+                Some(run) if run.status == crate::session::SessionRunStatus::Completed => {
+                    let from = (run.first_turn as usize).min(session.turns.len());
+                    Prior::Finished(stats_from_turns(&session.turns[from..]))
+                }
+                // Aborted or failed earlier: the task runs again.
+                Some(_) => Prior::Fresh,
+            };
+        }
+        let _ = session_id;
+        Prior::Fresh
     }
 
     /// Takes a slot: at once, or (top level only) after `spawn:queued`.
@@ -314,7 +406,12 @@ impl RunSpawner {
             parent_run_id: Some(request.parent_run_id.clone()),
             tracing_context: before.tracing_context.clone(),
         };
-        let options = self.child_options(def, config.share_read_state);
+        let child_session = self.child_session(&child_id);
+        let prior = match &child_session {
+            Some(id) => self.prior(id).await,
+            None => Prior::Fresh,
+        };
+        let options = self.child_options(def, config.share_read_state, child_session.as_deref());
         let lineage = Lineage {
             depth,
             ..inner.lineage.clone()
@@ -365,7 +462,24 @@ impl RunSpawner {
         tokio::spawn(async move {
             let _slot = permit;
             let _bubbling = bubbling;
-            let outcome = runner.run(run_options).await;
+            let outcome = match prior {
+                Prior::Fresh => runner.run(run_options).await,
+                #[cfg(feature = "sqlite")]
+                Prior::Interrupted => {
+                    let resume = crate::options::DurableResumeOptions {
+                        run: Some(run_options.clone()),
+                    };
+                    match runner.resume(resume).await {
+                        Ok(Some(stats)) => Ok(stats),
+                        // Healed instead (nothing to continue): the task
+                        // runs again after what the earlier attempt left.
+                        Ok(None) => runner.run(run_options).await,
+                        Err(e) => Err(e),
+                    }
+                }
+                #[cfg(feature = "sqlite")]
+                Prior::Finished(stats) => runner.load_session().await.map(|()| stats),
+            };
             let _ = tx.send(settle.finish(outcome).await);
         });
         let guard = StopOnDrop(Some(child.clone()));

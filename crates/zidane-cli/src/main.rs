@@ -147,7 +147,11 @@ async fn run(args: Args) -> Result<(), Failure> {
         if sessions.is_empty() {
             listing.push_str(&format!("No sessions yet ({}).\n", store.path().display()));
         }
-        for s in sessions {
+        // A sub-agent's session is part of its parent's.
+        for s in sessions
+            .into_iter()
+            .filter(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK))
+        {
             listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.turns, s.title));
             if s.interrupted {
                 listing.push_str(&format!("  [interrupted: `zidane --resume --session {}`]", s.id));

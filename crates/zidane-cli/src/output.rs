@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 use zidane::agent::RunErrorKind;
 use zidane::agent::events::{
-    McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, StreamRetry, StreamStart, StreamText, ToolAfter,
-    ToolCancelled, ToolDispatched, ToolOutcome, TurnAfter,
+    ChildStreamEnd, ChildToolAfter, ChildToolCancelled, ChildToolDispatched, McpBootstrapEnd, McpBootstrapOutcome,
+    ModelFallback, SpawnError, SpawnQueued, StreamRetry, StreamStart, StreamText, ToolAfter, ToolCancelled,
+    ToolDispatched, ToolOutcome, TurnAfter,
 };
 use zidane::agent::{AgentError, AgentStats};
 use zidane::hooks::{HookBus, HookScope};
@@ -45,6 +46,8 @@ fn brief(name: &str, input: &Value) -> String {
         "shell" => "command",
         "read_file" | "write_file" | "edit" | "multi_edit" | "list_files" => "path",
         "glob" | "grep" => "pattern",
+        "spawn" if input.get("description").is_some() => "description",
+        "spawn" => "task",
         _ => "",
     };
     let text = input
@@ -57,6 +60,35 @@ fn brief(name: &str, input: &Value) -> String {
     } else {
         line.to_owned()
     }
+}
+
+/// The one line a tool result gets: ok or error, its first line (a
+/// command's exit code with what it printed first), its size.
+fn result_line(text: &str, is_error: bool) -> String {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let mut first = lines.next().unwrap_or_default().to_owned();
+    if first.starts_with("exit code:")
+        && let Some(next) = lines.next()
+    {
+        first = format!("{first} · {next}");
+    }
+    let first: String = first.chars().take(100).collect();
+    let mark = if is_error { "error" } else { "ok" };
+    format!("⎿ {mark}: {first} ({} bytes)", text.len())
+}
+
+/// How a sub-agent's lines start: indented by its depth, with a short form
+/// of its id (children run side by side).
+fn child_prefix(child_id: &str, depth: u32) -> String {
+    let short: String = child_id
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{}↳ [{short}] ", "  ".repeat(depth as usize))
 }
 
 fn result_text(content: &ToolResultContent) -> String {
@@ -170,19 +202,11 @@ impl Printer {
                 json_line(json!({"type": "tool_result", "id": ev.call_id(), "name": ev.name(), "is_error": ev.is_error(), "output": text}));
                 return Ok(());
             }
-            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-            let mut first = lines.next().unwrap_or_default().to_owned();
-            // A command's result: its exit code and what it printed first.
-            if first.starts_with("exit code:")
-                && let Some(next) = lines.next()
-            {
-                first = format!("{first} · {next}");
-            }
-            let first: String = first.chars().take(100).collect();
-            let mark = if ev.is_error() { "error" } else { "ok" };
-            out(&format!("  ⎿ {mark}: {first} ({} bytes)\n", text.len()));
+            p.break_line();
+            out(&format!("  {}\n", result_line(&text, ev.is_error())));
             Ok(())
         });
+        self.install_children(&scope);
         let p = self.clone();
         scope.on_sync::<ToolCancelled, _>(move |ev, _| {
             if p.json {
@@ -244,6 +268,93 @@ impl Printer {
         scope
     }
 
+    /// A sub-agent's work, under the spawn call that started it: its tool
+    /// calls and results, and its text when a turn of it ends.
+    fn install_children(&self, scope: &HookScope) {
+        let p = self.clone();
+        scope.on_sync::<ChildToolDispatched, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "child_tool_call", "child": ev.child_id(), "depth": ev.depth(), "id": ev.call_id(), "name": ev.name(), "input": ev.input(), "outcome": ev.outcome()}));
+                return Ok(());
+            }
+            p.break_line();
+            let prefix = child_prefix(ev.child_id(), ev.depth());
+            out(&format!("{prefix}● {}({})\n", ev.name(), brief(ev.name(), ev.input())));
+            if ev.outcome() == ToolOutcome::GateBlock {
+                out(&format!("{prefix}  ⎿ blocked: {}\n", ev.reason().unwrap_or_default()));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ChildToolAfter, _>(move |ev, _| {
+            let text = result_text(ev.result());
+            if p.json {
+                json_line(json!({"type": "child_tool_result", "child": ev.child_id(), "depth": ev.depth(), "id": ev.call_id(), "name": ev.name(), "is_error": ev.is_error(), "output": text}));
+                return Ok(());
+            }
+            p.break_line();
+            let prefix = child_prefix(ev.child_id(), ev.depth());
+            out(&format!("{prefix}  {}\n", result_line(&text, ev.is_error())));
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ChildToolCancelled, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "child_tool_cancelled", "child": ev.child_id(), "id": ev.call_id(), "reason": ev.reason()}));
+            } else {
+                p.break_line();
+                out(&format!("{}  ⎿ cancelled: {}\n", child_prefix(ev.child_id(), ev.depth()), ev.reason()));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ChildStreamEnd, _>(move |ev, _| {
+            let text = ev.text().trim();
+            if text.is_empty() {
+                return Ok(());
+            }
+            if p.json {
+                json_line(json!({"type": "child_text", "child": ev.child_id(), "depth": ev.depth(), "text": text}));
+                return Ok(());
+            }
+            p.clear_waiting();
+            p.break_line();
+            let prefix = child_prefix(ev.child_id(), ev.depth());
+            let lines: Vec<&str> = text.lines().collect();
+            for line in lines.iter().take(8) {
+                out(&format!("{prefix}│ {line}\n"));
+            }
+            if lines.len() > 8 {
+                out(&format!("{prefix}│ … {} more lines\n", lines.len() - 8));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<SpawnQueued, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "spawn_queued", "child": ev.child_id(), "running": ev.running(), "limit": ev.limit()}));
+            } else {
+                p.break_line();
+                out(&format!(
+                    "{}waiting for a free slot ({} of {} sub-agents running)\n",
+                    child_prefix(ev.child_id(), 1),
+                    ev.running(),
+                    ev.limit()
+                ));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<SpawnError, _>(move |ev, _| {
+            if p.json {
+                json_line(
+                    json!({"type": "spawn_error", "child": ev.spawn().child_id, "error": ev.error().to_string()}),
+                );
+            }
+            Ok(())
+        });
+    }
+
     pub(crate) fn finish(&self, stats: &AgentStats, session: &str) {
         self.clear_waiting();
         self.break_line();
@@ -254,8 +365,13 @@ impl Printer {
         let cost = stats
             .cost
             .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
+        let children = match stats.children.len() {
+            0 => String::new(),
+            1 => " · 1 sub-agent".to_owned(),
+            n => format!(" · {n} sub-agents"),
+        };
         eprintln!(
-            "─ {} turn{} · {} in / {} out tokens (cache read {}, write {}) · {cost}{}",
+            "─ {} turn{}{children} · {} in / {} out tokens (cache read {}, write {}) · {cost}{}",
             stats.turns,
             if stats.turns == 1 { "" } else { "s" },
             stats.total_in,

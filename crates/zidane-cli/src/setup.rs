@@ -323,8 +323,8 @@ pub(crate) async fn session_id(args: &Args, store: &dyn SessionStore) -> Result<
             .map_err(|e| Failure::run(format!("cannot read the sessions: {e}")))?;
         return sessions
             .into_iter()
-            .next()
             .map(|s| s.id)
+            .find(|id| !id.contains(zidane::agent::CHILD_SESSION_MARK))
             .ok_or_else(|| Failure::usage("there is no session to resume yet"));
     }
     let stamp = std::time::SystemTime::now()

@@ -232,7 +232,7 @@ pub mod tools {
 pub mod presets {
     //! Tool presets (`zidane-tools`): `basic`, a coding agent's tools and
     //! system prompt.
-    pub use zidane_tools::{BasicOptions, Preset, basic};
+    pub use zidane_tools::{BasicOptions, Preset, SPAWN_DESCRIPTION, basic, render_spawn_result, spawn};
 }
 
 #[cfg(feature = "mcp")]
@@ -292,17 +292,22 @@ pub mod agent {
         SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
         SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
     };
+    pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
         diff_cache_dimensions, fnv1a32, hash_message, hash_messages, install_cache_break_logger,
         snapshot_cache_dimensions,
     };
+    pub use zidane_core::bubble::install_bubbling;
     pub use zidane_core::events;
     pub use zidane_core::events::{
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
         HookInfo, RunStatus, hook_info,
     };
     pub use zidane_core::execution::{ExecutionContext, Workspace};
+    pub use zidane_core::seams::{
+        ChildLedger, SpawnError, SpawnRequest, SpawnResult, Spawner, Spawning, SubagentSummary,
+    };
     pub use zidane_core::tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
     pub use zidane_loop::{
         Behavior, BehaviorOverride, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError, RunErrorKind,

@@ -918,3 +918,189 @@ async fn a_skill_in_the_project_folder_is_offered_and_loaded() {
         "the instructions reached the model"
     );
 }
+
+/// An Anthropic stream that calls `name` with `input`.
+fn call_sse(id: &str, name: &str, input: &Value, tokens: u64) -> String {
+    anthropic_sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": tokens, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 10}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+/// An Anthropic stream that answers `text`.
+fn answer_sse(text: &str, tokens: u64) -> String {
+    anthropic_sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": tokens, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+const CHILD_TASK: &str = "Count the lines of notes.txt.";
+
+/// The parent hands a task to a sub-agent, which runs `command` and
+/// answers; the parent then says it is done.
+fn parent_and_child(body: &str, command: &str) -> String {
+    let child = body.contains(&format!("\"text\":\"{CHILD_TASK}\""));
+    match (child, body.contains("tool_result")) {
+        (false, false) => call_sse(
+            "toolu_spawn",
+            "spawn",
+            &json!({"task": CHILD_TASK, "description": "count lines"}),
+            100,
+        ),
+        (false, true) => answer_sse("All done.", 150),
+        (true, false) => call_sse("toolu_wc", "shell", &json!({"command": command}), 30),
+        (true, true) => answer_sse("notes.txt has 3 lines.", 40),
+    }
+}
+
+/// `zidane` splits the task: the sub-agent's tool call and answer are shown
+/// indented under the spawn call, and the tally counts its tokens.
+#[tokio::test]
+async fn the_program_hands_a_task_to_a_sub_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "a\nb\nc\n").unwrap();
+    let (url, bodies) = server_with(None, |body| parent_and_child(body, "wc -l < notes.txt")).await;
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Split the work."]).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let expected = [
+        "● spawn(count lines)",
+        "  ↳ [pawn] ● shell(wc -l < notes.txt)",
+        "  ↳ [pawn]   ⎿ ok: exit code: 0 · 3",
+        "  ↳ [pawn] │ notes.txt has 3 lines.",
+        "  ⎿ ok: notes.txt has 3 lines.",
+        "All done.",
+    ];
+    let mut at = 0;
+    for line in expected {
+        let found = stdout[at..]
+            .find(line)
+            .unwrap_or_else(|| panic!("`{line}` missing after {at} in:\n{stdout}"));
+        at += found + line.len();
+    }
+    // 100 + 150 for the parent, 30 + 40 for the child.
+    assert!(
+        stderr.contains("─ 2 turns · 1 sub-agent · 320 in / 30 out tokens"),
+        "{stderr}"
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 4);
+    let last: Value = serde_json::from_str(&bodies[3]).unwrap();
+    let result = &last["messages"][2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_spawn");
+    assert_eq!(
+        result["content"],
+        "notes.txt has 3 lines.\n\n[sub-agent toolu_spawn: 2 turns, 1 tool call, 70 input / 15 output tokens, $0.0004]"
+    );
+    // The child's session is the parent's business, not a session to list.
+    let listed = zidane(home.path(), work.path(), &env, &["--list-sessions"]).await;
+    assert_eq!(text(&listed.stdout).lines().count(), 1, "{}", text(&listed.stdout));
+}
+
+/// `kill -9` while a sub-agent's command runs, then `zidane --resume`: the
+/// parent's spawn call starts the same child again, which continues from
+/// its own records (its first model turn is not requested again, its
+/// command is reported interrupted instead of running twice), and the
+/// parent gets the child's answer.
+#[tokio::test]
+async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("started.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (url, bodies) = server_with(None, |body| {
+        parent_and_child(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
+    })
+    .await;
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", home.path())
+        .current_dir(work.path())
+        .args(["--base-url", &url, "--session", "work", "Split the work."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let started = tokio::fs::read_to_string(&fifo).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    child.start_kill().unwrap(); // SIGKILL
+    child.wait().await.unwrap();
+    assert_eq!(bodies.lock().unwrap().len(), 2, "the parent's turn and the child's");
+
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "--resume", "--session", "work"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(
+        bodies.len(),
+        4,
+        "after the resume: the child's second turn and the parent's, nothing asked again"
+    );
+    let child_turn: Value = serde_json::from_str(&bodies[2]).unwrap();
+    let messages = child_turn["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "the child's task, its calling turn, its result");
+    let result = &messages[2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_wc");
+    assert_eq!(result["is_error"], true);
+    assert!(result["content"].to_string().contains("interrupted"), "{result}");
+    let parent_turn: Value = serde_json::from_str(&bodies[3]).unwrap();
+    let result = &parent_turn["messages"][2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_spawn");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("notes.txt has 3 lines."),
+        "{result}"
+    );
+    let effects = std::fs::read_to_string(work.path().join("effects.log")).unwrap();
+    assert_eq!(effects.lines().count(), 1, "the command ran once, before the kill");
+}
