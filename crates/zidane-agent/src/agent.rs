@@ -73,6 +73,9 @@ pub(crate) struct Inner {
     pub(crate) spawn: crate::subagents::SpawnConfig,
     /// Where the agent sits in its tree, and the tree's slot pool.
     pub(crate) lineage: crate::subagents::Lineage,
+    /// Sub-agents running now, by child id (`cancel_tool` reaches their
+    /// calls too).
+    pub(crate) live_children: Mutex<Vec<(String, Agent)>>,
     #[cfg(feature = "mcp")]
     pub(crate) mcp: Mcp,
     pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
@@ -186,6 +189,7 @@ fn build(
         }
     }
     hooks.validate(HOOK_SPECS)?;
+    spawn.hooks.validate(HOOK_SPECS)?;
     // A durable agent's sessions live in its runtime's store.
     #[cfg(feature = "sqlite")]
     let store = match &durable {
@@ -319,6 +323,7 @@ fn build(
             name,
             spawn,
             lineage,
+            live_children: Mutex::new(Vec::new()),
             #[cfg(feature = "mcp")]
             mcp: Mcp {
                 servers: mcp_servers,
@@ -854,10 +859,16 @@ impl Agent {
         self.inner.looped.follow_up(content, id)
     }
 
-    /// Cancels one in-flight tool call (see [`RunLoop::cancel_tool`]).
+    /// Cancels one in-flight tool call (see [`RunLoop::cancel_tool`]): one
+    /// of this agent's, or of a running sub-agent's (a spawn call's id
+    /// stops that whole child).
     #[must_use = "`false` means no such call was in flight"]
     pub fn cancel_tool(&self, call_id: &str, reason: Option<&str>) -> bool {
-        self.inner.looped.cancel_tool(call_id, reason)
+        if self.inner.looped.cancel_tool(call_id, reason) {
+            return true;
+        }
+        let children: Vec<Agent> = lock(&self.inner.live_children).iter().map(|(_, a)| a.clone()).collect();
+        children.iter().any(|child| child.cancel_tool(call_id, reason))
     }
 
     /// Resolves when no run is in progress.

@@ -21,6 +21,7 @@ use zidane_core::events::{
 };
 use zidane_core::seams::{SpawnError, SpawnRequest, SpawnResult, Spawner, SubagentSummary};
 use zidane_core::tool::Tool;
+use zidane_hooks::HookMap;
 use zidane_loop::{BehaviorOverride, ModelRef};
 use zidane_provider::{AbortSignal, BoxFuture, ContentBlock, Role, ThinkingLevel};
 
@@ -45,6 +46,12 @@ pub struct SpawnConfig {
     /// System prompt of a child spawned without a named sub-agent (unset:
     /// the parent's).
     pub system: Option<String>,
+    /// Hooks installed on every child's own bus, as its agent-lifetime
+    /// hooks: a tracer continuing the parent's trace reads the child's
+    /// `agent:start` (its `tracing_context` is what `spawn:before`
+    /// handlers put there). The parent's `child:*` events need none of
+    /// this.
+    pub hooks: HookMap,
 }
 
 impl Default for SpawnConfig {
@@ -55,6 +62,7 @@ impl Default for SpawnConfig {
             max_concurrent: 4,
             share_read_state: false,
             system: None,
+            hooks: HookMap::default(),
         }
     }
 }
@@ -254,6 +262,7 @@ impl RunSpawner {
                 .map_or_else(|| config.model.clone(), |d| d.model.clone()),
             max_tokens: def.and_then(|d| d.max_tokens).or(inner.max_tokens),
             tools,
+            hooks: inner.spawn.hooks.clone(),
             behavior: config.behavior.clone(),
             cache_ttl: inner.cache_ttl,
             clock: Some(Arc::clone(&inner.clock)),
@@ -434,6 +443,7 @@ impl RunSpawner {
             }
         };
         let bubbling = install_bubbling(child.hooks(), &inner.hooks, &child_id, depth);
+        crate::agent::lock(&inner.live_children).push((child_id.clone(), child.clone()));
         let run_options = AgentRunOptions {
             prompt: request.task.clone(),
             model: def.map(|d| d.model.clone()).unwrap_or_default(),
@@ -588,6 +598,7 @@ impl Settle {
                 })
             }
         };
+        crate::agent::lock(&self.parent.inner.live_children).retain(|(id, _)| *id != self.spawn.child_id);
         self.child.destroy().await;
         result
     }

@@ -563,6 +563,12 @@ impl ToolContext {
         &self.parts.read_state
     }
 
+    /// The bus of the agent running the call (a sub-agent's own bus for
+    /// its calls, whose events its parent sees in their `child:*` forms).
+    pub fn hooks(&self) -> &HookBus {
+        &self.parts.hooks
+    }
+
     /// The tool's canonical name.
     pub fn name(&self) -> &str {
         &self.parts.name

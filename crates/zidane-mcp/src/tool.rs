@@ -82,7 +82,15 @@ impl McpTool {
     }
 
     async fn call(&self, input: Value, cx: ToolContext) -> Result<ToolOutput, ToolFailure> {
-        let hooks = &self.server.hooks;
+        // A call in a run reports on the running agent's bus: a sub-agent
+        // using its parent's connection has its own `mcp:tool:*` (which
+        // its parent sees as `child:mcp:tool:gate`); a call outside a run
+        // reports where the connection was made.
+        let hooks = if cx.run_id().is_empty() {
+            &self.server.hooks
+        } else {
+            cx.hooks()
+        };
         let server = self.server.config.name.clone();
         let tool = self.schema.name.clone();
         let call_id = cx.call_id().to_owned();

@@ -119,28 +119,7 @@ impl RunSummaryCollector {
         on::<StreamThinking>(&scope, &state, |_, b| first_byte(b));
         on::<StreamProgress>(&scope, &state, |_, b| first_byte(b));
         on::<StreamServerToolUse>(&scope, &state, |_, b| first_byte(b));
-        on::<TurnAfter>(&scope, &state, |ev, b| {
-            let usage = ev.usage();
-            let model = usage.model_id.clone().unwrap_or_else(|| "(unknown)".to_owned());
-            let by_model = &mut b.summary.by_model;
-            let entry = match by_model.iter().position(|m| m.model_id == model) {
-                Some(i) => &mut by_model[i],
-                None => {
-                    by_model.push(RunSummaryByModel {
-                        model_id: model,
-                        ..Default::default()
-                    });
-                    let last = by_model.len() - 1;
-                    &mut by_model[last]
-                }
-            };
-            entry.turns += 1;
-            entry.input += usage.input;
-            entry.output += usage.output;
-            entry.cache_read += usage.cache_read;
-            entry.cache_creation += usage.cache_creation;
-            entry.cost += usage.cost.unwrap_or(0.0);
-        });
+        on::<TurnAfter>(&scope, &state, |ev, b| add_usage(&mut b.summary.by_model, ev.usage()));
         on::<ToolDispatched>(&scope, &state, |ev, b| {
             if matches!(
                 ev.outcome(),
@@ -251,24 +230,8 @@ impl RunSummaryCollector {
             });
         });
         on::<SpawnComplete>(&scope, &state, |ev, b| {
-            let child = ev.stats();
-            let stats = &child.stats;
-            b.children.push(RunSummary {
-                agent_name: child.agent_name.clone(),
-                depth: child.depth,
-                duration_ms: child.duration_ms,
-                status: status_name(stats.status).into(),
-                turns: stats.turns,
-                totals: RunSummaryTokens {
-                    cache_creation: stats.total_cache_creation,
-                    cache_read: stats.total_cache_read,
-                    cost: stats.cost,
-                    input: stats.total_in,
-                    output: stats.total_out,
-                    ttft_ms: None,
-                },
-                ..Default::default()
-            });
+            let parent = b.summary.run_id.clone();
+            b.children.push(child_summary(ev.stats(), parent));
         });
 
         let (latest, on_summary) = (Arc::clone(&self.latest), self.options.on_summary.clone());
@@ -306,6 +269,61 @@ impl RunSummaryCollector {
             Ok(())
         });
         scope
+    }
+}
+
+/// Folds turn usages into per-model totals, in the order models first
+/// served.
+fn add_usage(by_model: &mut Vec<RunSummaryByModel>, usage: &zidane_provider::TurnUsage) {
+    let model = usage.model_id.clone().unwrap_or_else(|| "(unknown)".to_owned());
+    let entry = match by_model.iter().position(|m| m.model_id == model) {
+        Some(i) => &mut by_model[i],
+        None => {
+            by_model.push(RunSummaryByModel {
+                model_id: model,
+                ..Default::default()
+            });
+            let last = by_model.len() - 1;
+            &mut by_model[last]
+        }
+    };
+    entry.turns += 1;
+    entry.input += usage.input;
+    entry.output += usage.output;
+    entry.cache_read += usage.cache_read;
+    entry.cache_creation += usage.cache_creation;
+    entry.cost += usage.cost.unwrap_or(0.0);
+}
+
+/// A finished child's summary, from the statistics `spawn:complete` carries
+/// (its own children included, recursively). Its timestamps and failures
+/// are not in those statistics: `startedAt` / `endedAt` stay 0 and the
+/// error lists empty; `durationMs` is the child's wall time.
+fn child_summary(child: &zidane_core::events::ChildRunStats, parent_run_id: Option<String>) -> RunSummary {
+    let stats = &child.stats;
+    let mut by_model = Vec::new();
+    for usage in &stats.turn_usage {
+        add_usage(&mut by_model, usage);
+    }
+    let children: Vec<RunSummary> = stats.children.iter().map(|c| child_summary(c, None)).collect();
+    RunSummary {
+        agent_name: child.agent_name.clone(),
+        depth: child.depth,
+        duration_ms: child.duration_ms,
+        parent_run_id,
+        status: status_name(stats.status).into(),
+        turns: stats.turns,
+        by_model,
+        children: (!children.is_empty()).then_some(children),
+        totals: RunSummaryTokens {
+            cache_creation: stats.total_cache_creation,
+            cache_read: stats.total_cache_read,
+            cost: stats.cost,
+            input: stats.total_in,
+            output: stats.total_out,
+            ttft_ms: None,
+        },
+        ..Default::default()
     }
 }
 

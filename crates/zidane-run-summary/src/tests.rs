@@ -129,3 +129,112 @@ async fn one_collector_on_two_agents_never_mixes_their_runs() {
     assert_eq!(latest.by_model.len(), 1);
     assert_eq!(latest.by_model[0].turns, 1);
 }
+
+/// A run that spawned: each finished child (and its own children) is in
+/// `children`, with its totals and per-model figures.
+#[tokio::test]
+async fn a_run_that_spawned_lists_its_children() {
+    use zidane_core::events::{
+        AgentDone, AgentDoneInit, AgentStart, AgentStartInit, AgentStats, ChildRunStats, RunStatus, SpawnComplete,
+        SpawnCompleteInit,
+    };
+    use zidane_hooks::HookBus;
+    use zidane_provider::TurnUsage;
+
+    let bus = HookBus::new();
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let _scope = collector.install(&bus);
+    let usage = |input, output, model: &str| TurnUsage {
+        input,
+        output,
+        cost: Some(0.5),
+        model_id: Some(model.to_owned()),
+        ..Default::default()
+    };
+    let mut grandchild = AgentStats::default();
+    grandchild.turns = 1;
+    grandchild.total_in = 7;
+    grandchild.turn_usage = vec![usage(7, 1, "small")];
+    let mut child = AgentStats::default();
+    child.turns = 2;
+    child.total_in = 30 + 7;
+    child.total_out = 4 + 1;
+    child.cost = Some(1.5);
+    child.turn_usage = vec![usage(10, 2, "big"), usage(20, 2, "big")];
+    child.children = vec![ChildRunStats {
+        child_id: "g1".into(),
+        agent_name: None,
+        depth: 2,
+        duration_ms: 5,
+        stats: grandchild,
+    }];
+    bus.emit(&mut AgentStart::new(AgentStartInit {
+        agent_name: None,
+        depth: 0,
+        parent_run_id: None,
+        provider_name: None,
+        run_id: "root".into(),
+        started_at: 1,
+        tracing_context: Default::default(),
+    }))
+    .await
+    .unwrap();
+    bus.emit(&mut SpawnComplete::new(SpawnCompleteInit {
+        stats: ChildRunStats {
+            child_id: "c1".into(),
+            agent_name: Some("reviewer".into()),
+            depth: 1,
+            duration_ms: 40,
+            stats: child,
+        },
+    }))
+    .await
+    .unwrap();
+    let mut done = AgentStats::default();
+    done.status = RunStatus::Completed;
+    bus.emit(&mut AgentDone::new(AgentDoneInit { stats: done }))
+        .await
+        .unwrap();
+
+    let summary = collector.latest().unwrap();
+    let children = serde_json::to_value(summary.children.unwrap()).unwrap();
+    assert_eq!(
+        children,
+        json!([{
+            "agentName": "reviewer",
+            "blocks": [],
+            "budgetEvents": [],
+            "byModel": [{"cacheCreation": 0, "cacheRead": 0, "cost": 1.0, "input": 30, "modelId": "big", "output": 4, "turns": 2}],
+            "children": [{
+                "blocks": [],
+                "budgetEvents": [],
+                "byModel": [{"cacheCreation": 0, "cacheRead": 0, "cost": 0.5, "input": 7, "modelId": "small", "output": 1, "turns": 1}],
+                "depth": 2,
+                "durationMs": 5,
+                "endedAt": 0,
+                "errors": [],
+                "pairingRepairs": {},
+                "repeatGuardEvents": [],
+                "startedAt": 0,
+                "status": "completed",
+                "streamRetries": [],
+                "totals": {"cacheCreation": 0, "cacheRead": 0, "input": 7, "output": 0},
+                "turns": 1,
+                "validationRejects": []
+            }],
+            "depth": 1,
+            "durationMs": 40,
+            "endedAt": 0,
+            "errors": [],
+            "pairingRepairs": {},
+            "parentRunId": "root",
+            "repeatGuardEvents": [],
+            "startedAt": 0,
+            "status": "completed",
+            "streamRetries": [],
+            "totals": {"cacheCreation": 0, "cacheRead": 0, "cost": 1.5, "input": 37, "output": 5},
+            "turns": 2,
+            "validationRejects": []
+        }])
+    );
+}

@@ -267,3 +267,50 @@ async fn a_run_suspended_before_it_started_does_not_start() {
     assert!(p.requests().is_empty(), "the run did not start");
     assert!(agent.turns().is_empty(), "not even its prompt");
 }
+
+/// A sub-agent's tool calls go through its parent's execution context and
+/// live handle: never spawned again, never destroyed by the child.
+#[tokio::test(start_paused = true)]
+async fn a_sub_agent_acts_through_the_parents_handle_and_leaves_it_alive() {
+    let root = std::env::temp_dir().join("zidane-no-such-root-for-this-test");
+    let preset = basic(BasicOptions::in_folder(&root));
+    let context = Arc::new(MemoryContext::default());
+    context
+        .files
+        .lock()
+        .unwrap()
+        .insert("notes.md".into(), b"three\n".to_vec());
+    // One child at a time: the scripts are played in order.
+    let model = provider(vec![
+        Script::call("s1", "spawn", json!({"task": "Read notes.md."})),
+        Script::call("c1", "read_file", json!({"path": "notes.md"})),
+        Script::answer("it says three"),
+        Script::answer("the notes say three"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(Arc::clone(&context) as Arc<dyn ExecutionContext>),
+        ..options(&model)
+    })
+    .unwrap();
+    let stats = agent
+        .run(AgentRunOptions::prompt("What do the notes say?"))
+        .await
+        .unwrap();
+    assert!(stats.completed());
+    assert_eq!(stats.children.len(), 1);
+    let log = context.log.lock().unwrap().clone();
+    assert_eq!(log.iter().filter(|l| *l == "spawn").count(), 1, "{log:?}");
+    assert!(!log.contains(&"destroy".to_owned()), "{log:?}");
+    assert!(log.iter().any(|l| l.contains("notes.md")), "{log:?}");
+    assert_eq!(
+        agent.handle().await.map(|h| h.id),
+        Some("mem-1".to_owned()),
+        "the parent's handle is still bound"
+    );
+    agent.destroy().await;
+    assert_eq!(
+        context.log.lock().unwrap().iter().filter(|l| *l == "destroy").count(),
+        1
+    );
+}

@@ -315,3 +315,64 @@ async fn an_abort_during_the_bootstrap_stops_the_run_at_once() {
     assert_eq!(stats.status, zidane_core::events::RunStatus::Aborted);
     assert!(p.requests().is_empty());
 }
+
+/// A sub-agent calls the parent's MCP tools through the parent's live
+/// connection: no second bootstrap, no close when the child ends, and a
+/// parent `child:mcp:tool:gate` handler decides the child's call.
+#[tokio::test]
+async fn a_sub_agent_uses_the_parents_mcp_connection_and_the_parent_gates_it() {
+    use std::sync::{Arc, Mutex};
+    use zidane_core::events::ChildMcpToolGate;
+
+    // One child at a time: the scripts are played in order.
+    let p = provider(vec![
+        Script::call("s1", "spawn", json!({"task": "Echo twice."})),
+        Script::call("c1", "mcp_everything_echo", json!({"message": "first"})),
+        Script::call("c2", "mcp_everything_echo", json!({"message": "second"})),
+        Script::answer("echoed"),
+        Script::answer("the child echoed"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![everything()],
+        tools: crate::support::echo_tools().with(zidane_tools::spawn()),
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    let gated: Arc<Mutex<Vec<String>>> = Arc::default();
+    let g = Arc::clone(&gated);
+    agent.hooks().on_sync::<ChildMcpToolGate, _>(move |ev, _| {
+        g.lock()
+            .unwrap()
+            .push(format!("{} {} {}", ev.child_id(), ev.tool(), ev.input()["message"]));
+        if ev.input()["message"] == "second" {
+            ev.block = true;
+            ev.reason = "one echo is enough".into();
+        }
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
+    assert_eq!(*gated.lock().unwrap(), vec!["s1 echo \"first\"", "s1 echo \"second\""]);
+    let requests = p.requests();
+    let results: Vec<ContentBlock> = requests[2..4]
+        .iter()
+        .map(|r| r.messages.last().unwrap().content()[0].clone())
+        .collect();
+    assert!(
+        matches!(&results[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == &"Echo: first".into()),
+        "{results:?}"
+    );
+    assert!(
+        matches!(&results[1], ContentBlock::ToolResult { content, is_error: true, .. } if content == &"Blocked: one echo is enough".into()),
+        "{results:?}"
+    );
+    let names = log.lock().unwrap().clone();
+    assert_eq!(names.iter().filter(|n| **n == "mcp:connect").count(), 1, "{names:?}");
+    assert!(
+        !names.contains(&"mcp:close"),
+        "the child closed the parent's connection"
+    );
+    assert!(agent.mcp_connection().await.is_some());
+    agent.destroy().await;
+    assert!(log.lock().unwrap().contains(&"mcp:close"));
+}

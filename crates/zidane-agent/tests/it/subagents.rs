@@ -101,6 +101,15 @@ fn tools(ran: Arc<Mutex<Vec<String>>>) -> ToolSet {
                 }
             },
         ))
+        .with(FnTool::new(
+            "wait",
+            "Wait a minute",
+            json!({"type": "object"}),
+            |_, _cx| async move {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(ToolOutput::text("waited"))
+            },
+        ))
         .with(zidane_tools::spawn())
 }
 
@@ -707,4 +716,89 @@ async fn a_childs_streamed_text_reaches_the_parent_with_the_childs_id() {
         *texts.lock().unwrap(),
         vec![("s1".to_owned(), 1, "hello".to_owned(), "hello".to_owned())]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tracing_carrier_set_on_spawn_before_reaches_the_childs_agent_start() {
+    let provider = Routed::new(vec![spawn_call("s1", "trace me"), Script::answer("ok")])
+        .route("trace me", vec![Script::answer("traced")]);
+    let starts: Arc<Mutex<Vec<String>>> = Arc::default();
+    let s = Arc::clone(&starts);
+    let config = SpawnConfig {
+        hooks: zidane_hooks::HookMap::default().on_sync::<zidane_core::events::AgentStart, _>(move |ev, _| {
+            s.lock().unwrap().push(format!(
+                "depth {} parent {:?} carrier {:?}",
+                ev.depth(),
+                ev.parent_run_id(),
+                ev.tracing_context()
+            ));
+            Ok(())
+        }),
+        ..Default::default()
+    };
+    let Setup { agent, .. } = setup(&provider, config);
+    agent.hooks().on_sync::<SpawnBefore, _>(|ev, _| {
+        ev.tracing_context.insert(
+            "traceparent".to_owned(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".to_owned(),
+        );
+        Ok(())
+    });
+    let parent_run: Arc<Mutex<Option<String>>> = Arc::default();
+    let p = Arc::clone(&parent_run);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::AgentStart, _>(move |ev, _| {
+            *p.lock().unwrap() = Some(ev.run_id().to_owned());
+            Ok(())
+        });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let parent = parent_run.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        *starts.lock().unwrap(),
+        vec![format!(
+            "depth 1 parent Some({parent:?}) carrier {{\"traceparent\": \"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}}"
+        )]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_parents_cancel_tool_reaches_a_childs_call() {
+    let provider = Routed::new(vec![spawn_call("s1", "wait then answer"), Script::answer("ok")]).route(
+        "wait then answer",
+        vec![
+            Script::call("w1", "wait", json!({})),
+            Script::answer("answered without waiting"),
+        ],
+    );
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let cancelled: Arc<Mutex<Vec<String>>> = Arc::default();
+    let c = Arc::clone(&cancelled);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::ChildToolCancelled, _>(move |ev, _| {
+            c.lock()
+                .unwrap()
+                .push(format!("{} {} {}", ev.child_id(), ev.call_id(), ev.reason()));
+            Ok(())
+        });
+    let canceller = agent.clone();
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::ChildToolBefore, _>(move |ev, _| {
+            if ev.call_id() == "w1" {
+                let canceller = canceller.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    assert!(canceller.cancel_tool("w1", Some("the user moved on")));
+                });
+            }
+            Ok(())
+        });
+    let started = tokio::time::Instant::now();
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(1));
+    assert_eq!(*cancelled.lock().unwrap(), vec!["s1 w1 the user moved on"]);
+    assert!(results(&agent.turns())[0].1.starts_with("answered without waiting"));
+    assert!(!agent.cancel_tool("w1", None), "nothing left to cancel");
 }
