@@ -73,6 +73,8 @@ pub(crate) struct Inner {
     pub(crate) spawn: crate::subagents::SpawnConfig,
     /// Where the agent sits in its tree, and the tree's slot pool.
     pub(crate) lineage: crate::subagents::Lineage,
+    /// Background tasks: their events, notifications and watchdog.
+    pub(crate) background: crate::background::Background,
     /// Sub-agents running now, by child id (`cancel_tool` reaches their
     /// calls too).
     pub(crate) live_children: Mutex<Vec<(String, Agent)>>,
@@ -324,6 +326,7 @@ fn build(
             spawn,
             lineage,
             live_children: Mutex::new(Vec::new()),
+            background: crate::background::Background::new(),
             #[cfg(feature = "mcp")]
             mcp: Mcp {
                 servers: mcp_servers,
@@ -542,9 +545,17 @@ impl Agent {
         if signal.is_aborted() {
             return Ok(self.not_started());
         }
+        // A resumed run continues where it stopped; what happened in the
+        // background meanwhile waits for the next run.
+        let notifications = if resume.is_none() {
+            self.take_task_notifications(&handle).await
+        } else {
+            Vec::new()
+        };
         let workspace = Workspace {
             execution: Arc::clone(&self.inner.execution),
             handle,
+            background: Some(self.inner.background.owner()),
         };
         // A server that fails is on the bus and left out of this run; the
         // next run or warm-up tries it again.
@@ -620,7 +631,8 @@ impl Agent {
                 d.runtime.bind_run(&run_id, id);
             }
         }
-        let mut prompt = Vec::new();
+        // Background exits and stalls since the last run come first.
+        let mut prompt = notifications;
         if resume.is_none() {
             if !options.prompt.trim().is_empty() {
                 prompt.push(ContentBlock::text(options.prompt.clone()));
@@ -977,11 +989,20 @@ impl Agent {
         };
         drop(slot);
         if !self.inner.execution_ready.swap(true, Ordering::AcqRel) {
+            let watchdog = self.inner.looped.config().behavior.background_stall_watchdog;
+            self.inner
+                .background
+                .start(Arc::downgrade(&self.inner), handle.clone(), watchdog);
             let mut ev = ExecutionReady::new(ExecutionReadyInit {
                 handle: handle.clone(),
                 spawned,
             });
             self.observe(&mut ev).await;
+            // A host-owned handle may still run an earlier agent's tasks
+            // (a sub-agent's handle is its parent's: not adopted).
+            if self.inner.handle_injected && self.inner.lineage.depth == 0 {
+                self.adopt_tasks(&handle).await;
+            }
         }
         Ok(handle)
     }
@@ -1026,7 +1047,10 @@ impl Agent {
             if self.inner.handle_injected {
                 *self.inner.handle.lock().await = Some(handle);
             } else {
+                // Its background tasks are killed with it; their exits
+                // reach the bus before this returns.
                 self.inner.execution.destroy(&handle).await;
+                self.inner.background.flush().await;
             }
         }
     }

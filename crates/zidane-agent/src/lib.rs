@@ -9,6 +9,7 @@
 //! `TurnSink`, compaction through its `Compactor` seam.
 
 mod agent;
+mod background;
 mod binding;
 mod cache;
 mod compact;

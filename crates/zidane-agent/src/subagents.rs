@@ -599,6 +599,8 @@ impl Settle {
             }
         };
         crate::agent::lock(&self.parent.inner.live_children).retain(|(id, _)| *id != self.spawn.child_id);
+        // What the child left running outlives it, owned by the parent.
+        self.parent.take_over_tasks(&self.child, &self.spawn.child_id).await;
         self.child.destroy().await;
         result
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use zidane_provider::{AbortSignal, BoxFuture};
 
-use crate::events::{ExecutionHandle, MessageError, SharedError};
+use crate::events::{ExecutionHandle, MessageError, SharedError, TaskExitInfo};
 
 /// How a command ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -81,6 +81,90 @@ pub struct FileStat {
     pub mtime_ms: Option<u64>,
 }
 
+/// A background task as its execution context knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackgroundTask {
+    /// Its id, unique within the context.
+    pub task_id: String,
+    /// The command line.
+    pub command: String,
+    /// The folder it runs in.
+    pub cwd: String,
+    /// The file its standard output and standard error go to, as a path the
+    /// context's `read_file` accepts.
+    pub output_path: String,
+    /// The process id of the command's shell (the leader of its process
+    /// group on POSIX).
+    pub pid: u32,
+    /// When it started (epoch ms).
+    pub started_at: u64,
+    /// Who owns it (the agent its exits are reported to).
+    pub owner: String,
+    /// Bytes written to the output file so far.
+    pub bytes_written: u64,
+    /// How it ended; `None` while it runs.
+    pub exit: Option<TaskExitInfo>,
+}
+
+impl BackgroundTask {
+    /// Whether it still runs.
+    pub fn is_running(&self) -> bool {
+        self.exit.is_none()
+    }
+}
+
+/// Hears about the background tasks of one owner. A context calls
+/// `started` once a task runs and `exited` exactly once when it ends
+/// (naturally, killed, or torn down with its handle).
+pub trait BackgroundSink: Send + Sync {
+    /// A task started.
+    fn started(&self, task: &BackgroundTask);
+    /// A task ended.
+    fn exited(&self, task: &BackgroundTask, exit: &TaskExitInfo);
+    /// The model has seen how `task_id` ended (it waited for it or killed
+    /// it itself): its exit needs no notification. Called by tools.
+    fn acknowledge(&self, task_id: &str) {
+        let _ = task_id;
+    }
+}
+
+/// Who a background task belongs to: the owner's name and where its
+/// start and exit are reported.
+#[derive(Clone)]
+pub struct BackgroundOwner {
+    /// The owner's name (an agent's id).
+    pub owner: String,
+    /// Where the task's start and exit go.
+    pub sink: Arc<dyn BackgroundSink>,
+}
+
+impl fmt::Debug for BackgroundOwner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackgroundOwner")
+            .field("owner", &self.owner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options of one background command.
+#[derive(Debug, Clone, Default)]
+pub struct BackgroundOptions {
+    /// Working folder, relative to the root.
+    pub cwd: Option<String>,
+    /// Who owns the task; `None`: nobody is told of it (it can still be
+    /// listed, read and killed).
+    pub owner: Option<BackgroundOwner>,
+}
+
+/// New output of a background task.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackgroundChunk {
+    /// The bytes from the offset asked for (at most the bound asked for).
+    pub bytes: Vec<u8>,
+    /// Bytes written to the output file so far.
+    pub total: u64,
+}
+
 /// Where tools run: spawns a handle, runs commands and touches files through
 /// it. Paths are the model's: relative to the context's working folder (or
 /// absolute, when the context allows it); a context refuses the paths it
@@ -131,8 +215,81 @@ pub trait ExecutionContext: Send + Sync {
     fn resolve_path(&self, _handle: &ExecutionHandle, path: &str) -> Result<String, SharedError> {
         normalize_path(path).ok_or_else(|| fail(format!("path `{path}` leaves the working folder")))
     }
-    /// Releases the handle.
+    /// Releases the handle. A context with background tasks kills the
+    /// handle's tasks first (each reported `killed`).
     fn destroy<'a>(&'a self, handle: &'a ExecutionHandle) -> BoxFuture<'a, ()>;
+
+    /// Starts `command` in the background: its output streams to a file,
+    /// it runs until it ends or is killed, and `options.owner` hears of its
+    /// start and exit. The default refuses: the context cannot.
+    fn exec_background<'a>(
+        &'a self,
+        handle: &'a ExecutionHandle,
+        command: &'a str,
+        options: BackgroundOptions,
+    ) -> BoxFuture<'a, Result<BackgroundTask, SharedError>> {
+        let _ = (handle, command, options);
+        let kind = self.kind().to_owned();
+        Box::pin(async move {
+            Err(fail(format!(
+                "the `{kind}` execution context cannot run background tasks"
+            )))
+        })
+    }
+
+    /// The handle's background tasks, running and ended, oldest first.
+    fn list_background<'a>(&'a self, handle: &'a ExecutionHandle) -> BoxFuture<'a, Vec<BackgroundTask>> {
+        let _ = handle;
+        Box::pin(async { Vec::new() })
+    }
+
+    /// Kills a task's whole process tree and waits for its exit (reported
+    /// `killed`). `false`: no such task. Killing an ended task is a no-op
+    /// that returns `true`.
+    fn kill_background<'a>(&'a self, handle: &'a ExecutionHandle, task_id: &'a str) -> BoxFuture<'a, bool> {
+        let _ = (handle, task_id);
+        Box::pin(async { false })
+    }
+
+    /// Up to `max` bytes of a task's output from `offset`. The default
+    /// reads the output file through [`read_file`](Self::read_file).
+    fn read_background<'a>(
+        &'a self,
+        handle: &'a ExecutionHandle,
+        task_id: &'a str,
+        offset: u64,
+        max: usize,
+    ) -> BoxFuture<'a, Result<BackgroundChunk, SharedError>> {
+        Box::pin(async move {
+            let tasks = self.list_background(handle).await;
+            let Some(task) = tasks.iter().find(|t| t.task_id == task_id) else {
+                return Err(fail(format!("there is no background task `{task_id}`")));
+            };
+            let bytes = self.read_file(handle, &task.output_path).await?;
+            let total = bytes.len() as u64;
+            let from = usize::try_from(offset.min(total))
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let to = from.saturating_add(max).min(bytes.len());
+            Ok(BackgroundChunk {
+                bytes: bytes[from..to].to_vec(),
+                total,
+            })
+        })
+    }
+
+    /// Hands a task to another owner (an agent adopting a host-owned
+    /// handle's tasks, a parent taking over its sub-agent's): its exit is
+    /// reported to `owner` from now on. `None`: no such task.
+    fn claim_background<'a>(
+        &'a self,
+        handle: &'a ExecutionHandle,
+        task_id: &'a str,
+        owner: BackgroundOwner,
+    ) -> BoxFuture<'a, Option<BackgroundTask>> {
+        let _ = (handle, task_id, owner);
+        Box::pin(async { None })
+    }
 }
 
 fn fail(message: String) -> SharedError {
@@ -169,6 +326,8 @@ pub struct Workspace {
     pub execution: Arc<dyn ExecutionContext>,
     /// The live handle.
     pub handle: ExecutionHandle,
+    /// Who owns the background tasks calls start (the agent running them).
+    pub background: Option<BackgroundOwner>,
 }
 
 impl fmt::Debug for Workspace {
@@ -209,5 +368,41 @@ impl Workspace {
     /// The context's name for `path` (see [`ExecutionContext::resolve_path`]).
     pub fn resolve_path(&self, path: &str) -> Result<String, SharedError> {
         self.execution.resolve_path(&self.handle, path)
+    }
+
+    /// Starts a background command owned by this workspace's owner.
+    pub async fn exec_background(&self, command: &str, cwd: Option<String>) -> Result<BackgroundTask, SharedError> {
+        let options = BackgroundOptions {
+            cwd,
+            owner: self.background.clone(),
+        };
+        self.execution.exec_background(&self.handle, command, options).await
+    }
+
+    /// The handle's background tasks.
+    pub async fn list_background(&self) -> Vec<BackgroundTask> {
+        self.execution.list_background(&self.handle).await
+    }
+
+    /// Kills a background task (see [`ExecutionContext::kill_background`]).
+    pub async fn kill_background(&self, task_id: &str) -> bool {
+        self.execution.kill_background(&self.handle, task_id).await
+    }
+
+    /// New output of a background task.
+    pub async fn read_background(
+        &self,
+        task_id: &str,
+        offset: u64,
+        max: usize,
+    ) -> Result<BackgroundChunk, SharedError> {
+        self.execution.read_background(&self.handle, task_id, offset, max).await
+    }
+
+    /// Tells the owner the model has seen how `task_id` ended.
+    pub fn acknowledge_background(&self, task_id: &str) {
+        if let Some(owner) = &self.background {
+            owner.sink.acknowledge(task_id);
+        }
     }
 }

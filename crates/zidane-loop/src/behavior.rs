@@ -106,6 +106,11 @@ pub struct Behavior {
     pub max_overflow_recoveries: u32,
     /// Minimum gap between two `stream:progress` events.
     pub progress_interval: Duration,
+    /// How long a background task may write nothing before the agent
+    /// reports it stalled (`background:stall` once per quiet period, and a
+    /// `<task-stall>` note for the model); `None` (the default): no
+    /// watchdog. The agent reads its own value; a run cannot change it.
+    pub background_stall_watchdog: Option<Duration>,
 }
 
 impl Default for Behavior {
@@ -124,6 +129,7 @@ impl Default for Behavior {
             max_result_bytes: Some(256 << 10),
             max_overflow_recoveries: 3,
             progress_interval: Duration::from_millis(250),
+            background_stall_watchdog: None,
         }
     }
 }
@@ -183,6 +189,7 @@ impl BehaviorOverride {
             max_result_bytes: self.max_result_bytes.unwrap_or(base.max_result_bytes),
             max_overflow_recoveries: self.max_overflow_recoveries.unwrap_or(base.max_overflow_recoveries),
             progress_interval: self.progress_interval.unwrap_or(base.progress_interval),
+            background_stall_watchdog: base.background_stall_watchdog,
         }
     }
 }

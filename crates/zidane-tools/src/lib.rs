@@ -19,6 +19,7 @@
 //! remote sandbox. This crate depends on the contracts only, never on the
 //! loop or the agent.
 
+mod background;
 mod files;
 mod process;
 mod search;
@@ -118,6 +119,8 @@ pub fn basic(options: BasicOptions) -> Preset {
     };
     let tools = ToolSet::new()
         .with(shell::shell(env.clone()))
+        .with(shell::wait_task())
+        .with(shell::shell_kill())
         .with(files::read_file(options.max_output_bytes))
         .with(files::write_file(env.clone()))
         .with(files::edit(env.clone()))

@@ -8,8 +8,13 @@ use std::time::Duration;
 
 use zidane_core::Workspace;
 use zidane_core::events::{ExecutionHandle, MessageError, SharedError};
-use zidane_core::execution::{DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat};
+use zidane_core::execution::{
+    BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundTask, DirEntry, EntryKind, ExecOptions, ExecOutput,
+    ExecutionContext, FileStat,
+};
 use zidane_provider::BoxFuture;
+
+use crate::background::Tasks;
 
 fn fail(message: impl Into<String>) -> SharedError {
     Arc::new(MessageError(message.into()))
@@ -22,6 +27,8 @@ pub struct ProcessContext {
     root: PathBuf,
     /// Secret-looking variables passed to commands anyway, by name.
     pass_env: Vec<String>,
+    /// Background tasks (shared by clones of the context).
+    tasks: Arc<Tasks>,
 }
 
 /// Whether an environment variable looks like a credential: provider keys
@@ -43,6 +50,40 @@ impl ProcessContext {
         ProcessContext {
             root: root.into(),
             pass_env: Vec::new(),
+            tasks: Arc::new(Tasks::default()),
+        }
+    }
+
+    /// The same context writing background tasks' output under `dir`
+    /// (default: a folder of its own in the system's temporary folder).
+    /// The file tools may read there, never write.
+    pub fn task_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.tasks = Arc::new(Tasks::in_dir(dir.into()));
+        self
+    }
+
+    /// A `sh -c command` in `cwd`, with credentials filtered out of its
+    /// environment, leading a process group of its own.
+    pub(crate) fn shell(&self, command: &str, cwd: &Path) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if is_secret_env(&name) && !self.pass_env.iter().any(|p| *p == name) {
+                cmd.env_remove(name.as_ref());
+            }
+        }
+        #[cfg(unix)]
+        cmd.process_group(0);
+        cmd
+    }
+
+    /// Resolves a path to read: inside the root, or a background task's
+    /// output file.
+    fn resolve_readable(&self, path: &str) -> Result<PathBuf, SharedError> {
+        match self.resolve(path) {
+            Ok(p) => Ok(p),
+            Err(e) => self.tasks.output_file(path).ok_or(e),
         }
     }
 
@@ -78,6 +119,7 @@ impl ProcessContext {
         Workspace {
             handle: self.handle(),
             execution: Arc::clone(self) as Arc<dyn ExecutionContext>,
+            background: None,
         }
     }
 
@@ -173,22 +215,8 @@ impl ExecutionContext for ProcessContext {
                 Some(dir) => self.resolve(dir)?,
                 None => self.root.clone(),
             };
-            let mut cmd = tokio::process::Command::new("sh");
-            cmd.arg("-c")
-                .arg(command)
-                .current_dir(&cwd)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            for (name, _) in std::env::vars_os() {
-                let name = name.to_string_lossy();
-                if is_secret_env(&name) && !self.pass_env.iter().any(|p| *p == name) {
-                    cmd.env_remove(name.as_ref());
-                }
-            }
-            cmd.kill_on_drop(true);
-            #[cfg(unix)]
-            cmd.process_group(0);
+            let mut cmd = self.shell(command, &cwd);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
             let mut child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
             let pid = child.id();
             // Dropped with this future (the dispatcher dropping an aborted
@@ -245,7 +273,7 @@ impl ExecutionContext for ProcessContext {
         path: &'a str,
     ) -> BoxFuture<'a, Result<Vec<u8>, SharedError>> {
         Box::pin(async move {
-            let p = self.resolve(path)?;
+            let p = self.resolve_readable(path)?;
             tokio::fs::read(&p)
                 .await
                 .map_err(|e| fail(format!("cannot read `{path}`: {e}")))
@@ -306,7 +334,7 @@ impl ExecutionContext for ProcessContext {
         path: &'a str,
     ) -> BoxFuture<'a, Result<Option<FileStat>, SharedError>> {
         Box::pin(async move {
-            let p = self.resolve(path)?;
+            let p = self.resolve_readable(path)?;
             match tokio::fs::metadata(&p).await {
                 Ok(meta) => Ok(Some(FileStat {
                     kind: kind_of(&meta),
@@ -324,6 +352,11 @@ impl ExecutionContext for ProcessContext {
     }
 
     fn resolve_path(&self, _handle: &ExecutionHandle, path: &str) -> Result<String, SharedError> {
+        if self.resolve(path).is_err()
+            && let Some(file) = self.tasks.output_file(path)
+        {
+            return Ok(file.display().to_string());
+        }
         let resolved = self.resolve(path)?;
         let root = self.canonical_root();
         let rel = resolved.strip_prefix(&root).unwrap_or(&resolved);
@@ -335,7 +368,50 @@ impl ExecutionContext for ProcessContext {
     }
 
     fn destroy<'a>(&'a self, _handle: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
+        Box::pin(async move { self.tasks.kill_all().await })
+    }
+
+    fn exec_background<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        command: &'a str,
+        options: BackgroundOptions,
+    ) -> BoxFuture<'a, Result<BackgroundTask, SharedError>> {
+        Box::pin(async move {
+            let cwd = match &options.cwd {
+                Some(dir) => self.resolve(dir)?,
+                None => self.root.clone(),
+            };
+            let cmd = self.shell(command, &cwd);
+            self.tasks.start(cmd, command, &cwd, options.owner)
+        })
+    }
+
+    fn list_background<'a>(&'a self, _handle: &'a ExecutionHandle) -> BoxFuture<'a, Vec<BackgroundTask>> {
+        Box::pin(async move { self.tasks.list() })
+    }
+
+    fn kill_background<'a>(&'a self, _handle: &'a ExecutionHandle, task_id: &'a str) -> BoxFuture<'a, bool> {
+        Box::pin(async move { self.tasks.kill(task_id).await })
+    }
+
+    fn read_background<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        task_id: &'a str,
+        offset: u64,
+        max: usize,
+    ) -> BoxFuture<'a, Result<BackgroundChunk, SharedError>> {
+        Box::pin(async move { self.tasks.read(task_id, offset, max).await })
+    }
+
+    fn claim_background<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        task_id: &'a str,
+        owner: BackgroundOwner,
+    ) -> BoxFuture<'a, Option<BackgroundTask>> {
+        Box::pin(async move { self.tasks.claim(task_id, owner) })
     }
 }
 
@@ -357,14 +433,25 @@ impl Drop for GroupGuard {
 }
 
 fn kill_group(pid: u32) {
+    signal_group(pid, false);
+}
+
+/// Signals a command's whole process group: `SIGTERM` when `gently`, else
+/// `SIGKILL`.
+pub(crate) fn signal_group(pid: u32, gently: bool) {
     // The command runs as the leader of its own group, so its group id is
     // its pid; a pid that does not fit is no process of ours.
     #[cfg(unix)]
     if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        let signal = if gently {
+            rustix::process::Signal::TERM
+        } else {
+            rustix::process::Signal::KILL
+        };
+        let _ = rustix::process::kill_process_group(group, signal);
     }
     #[cfg(not(unix))]
-    let _ = pid;
+    let _ = (pid, gently);
 }
 
 /// What a command may print to each stream before its middle is cut, when

@@ -12,13 +12,17 @@ pub(crate) fn shell(env: Env) -> FnTool {
     FnTool::new(
         "shell",
         "Run a shell command (sh -c) in the working folder and return its exit code and output. Long output is cut in \
-         the middle. Use it to build, test, run programs and inspect the system.",
+         the middle. Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
+         command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
+         and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
+         it) and `shell_kill` stops it.",
         json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command line."},
                 "timeout_secs": {"type": "integer", "minimum": 1, "description": "Time limit in seconds (default 120)."},
-                "cwd": {"type": "string", "description": "Folder to run in, relative to the working folder."}
+                "cwd": {"type": "string", "description": "Folder to run in, relative to the working folder."},
+                "run_in_background": {"type": "boolean", "description": "Start it and return at once (no time limit)."}
             },
             "required": ["command"]
         }),
@@ -29,6 +33,18 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     .as_str()
                     .ok_or_else(|| fail("`command` is required"))?
                     .to_owned();
+                if input["run_in_background"].as_bool() == Some(true) {
+                    let task = workspace(&cx)?
+                        .exec_background(&command, input["cwd"].as_str().map(str::to_owned))
+                        .await
+                        .map_err(|e| fail(e.to_string()))?;
+                    return Ok(ToolOutput::text(format!(
+                        "Started background task {} (pid {}). Its output goes to {}. You will be told when it exits; \
+                         read its new output with `wait_task` (it can also wait for the end) and stop it with \
+                         `shell_kill`.",
+                        task.task_id, task.pid, task.output_path
+                    )));
+                }
                 let timeout = input["timeout_secs"]
                     .as_u64()
                     .map_or(env.options.shell_timeout, Duration::from_secs);
@@ -71,4 +87,151 @@ pub(crate) fn shell(env: Env) -> FnTool {
             }
         },
     )
+}
+
+/// What `wait_task` returns of new output at most, per call.
+const WAIT_TASK_CHUNK: usize = 32 * 1024;
+
+fn state_key(task_id: &str) -> String {
+    format!("background.offset.{task_id}")
+}
+
+fn describe(task: &zidane_core::execution::BackgroundTask) -> String {
+    let seconds = |ms: u64| format!("{:.1}s", ms as f64 / 1000.0);
+    match &task.exit {
+        None => {
+            let ran = now_ms().saturating_sub(task.started_at);
+            format!(
+                "task {} (`{}`) is running ({})",
+                task.task_id,
+                task.command,
+                seconds(ran)
+            )
+        }
+        Some(exit) => {
+            let how = match (exit.status, &exit.signal) {
+                (zidane_core::events::TaskStatus::Killed, _) => "was killed".to_owned(),
+                (_, Some(signal)) => format!("ended by {signal}"),
+                (_, None) => format!("exited with code {}", exit.exit_code),
+            };
+            format!(
+                "task {} (`{}`) {how} after {}",
+                task.task_id,
+                task.command,
+                seconds(exit.duration_ms)
+            )
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `wait_task`: a background task's new output since the last read, after
+/// waiting (up to a bound) for it to end.
+pub(crate) fn wait_task() -> FnTool {
+    FnTool::new(
+        "wait_task",
+        "Read a background task's new output since the last read, and its status. With `timeout_secs`, wait up to \
+         that long for the task to end first (it returns as soon as the task ends).",
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string", "description": "The task id `shell` returned."},
+                "timeout_secs": {"type": "integer", "minimum": 0, "maximum": 600, "description": "How long to wait for the end (default 0: do not wait)."}
+            },
+            "required": ["task_id"]
+        }),
+        |input, cx| async move {
+            let id = input["task_id"].as_str().ok_or_else(|| fail("`task_id` is required"))?.to_owned();
+            let wait = Duration::from_secs(input["timeout_secs"].as_u64().unwrap_or(0).min(600));
+            let ws = workspace(&cx)?;
+            let deadline = tokio::time::Instant::now() + wait;
+            let task = loop {
+                let Some(task) = ws.list_background().await.into_iter().find(|t| t.task_id == id) else {
+                    return Ok(ToolOutput::error(format!("there is no background task `{id}`")));
+                };
+                if !task.is_running() || tokio::time::Instant::now() >= deadline {
+                    break task;
+                }
+                tokio::select! {
+                    () = cx.signal().aborted() => return Ok(ToolOutput::error("The wait was cancelled.")),
+                    () = tokio::time::sleep(Duration::from_millis(250)) => {}
+                }
+            };
+            let offset = cx.state().get(&state_key(&id)).and_then(|v| v.as_u64()).unwrap_or(0);
+            let chunk = ws
+                .read_background(&id, offset, WAIT_TASK_CHUNK)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let read = chunk.bytes.len() as u64;
+            cx.state().set(state_key(&id), json!(offset + read));
+            if !task.is_running() {
+                ws.acknowledge_background(&id);
+            }
+            let mut text = format!("{}.\n", describe(&task));
+            if read == 0 {
+                text.push_str("No new output.\n");
+            } else {
+                text.push_str(&format!("[new output, {read} bytes]\n"));
+                text.push_str(&String::from_utf8_lossy(&chunk.bytes));
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            let rest = chunk.total.saturating_sub(offset + read);
+            if rest > 0 {
+                text.push_str(&format!("[{rest} more bytes: call wait_task again, or read {}]\n", task.output_path));
+            }
+            Ok(ToolOutput::text(text))
+        },
+    )
+    .parallel()
+    .safe()
+}
+
+/// `shell_kill`: stops a background task and its whole process tree.
+pub(crate) fn shell_kill() -> FnTool {
+    FnTool::new(
+        "shell_kill",
+        "Stop a background task started with `shell` (`run_in_background`), with every process it started.",
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {"type": "string", "description": "The task id `shell` returned."}
+            },
+            "required": ["task_id"]
+        }),
+        |input, cx| async move {
+            let id = input["task_id"]
+                .as_str()
+                .ok_or_else(|| fail("`task_id` is required"))?
+                .to_owned();
+            let ws = workspace(&cx)?;
+            let Some(before) = ws.list_background().await.into_iter().find(|t| t.task_id == id) else {
+                return Ok(ToolOutput::error(format!("there is no background task `{id}`")));
+            };
+            // The model is told here; the exit needs no notification.
+            ws.acknowledge_background(&id);
+            if !before.is_running() {
+                return Ok(ToolOutput::text(format!("{}; nothing to stop.", describe(&before))));
+            }
+            ws.kill_background(&id).await;
+            let after = ws
+                .list_background()
+                .await
+                .into_iter()
+                .find(|t| t.task_id == id)
+                .unwrap_or(before);
+            Ok(ToolOutput::text(format!(
+                "Stopped: {}. Its output is in {}.",
+                describe(&after),
+                after.output_path
+            )))
+        },
+    )
+    .safe()
 }

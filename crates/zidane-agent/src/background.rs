@@ -1,0 +1,424 @@
+//! The agent's background tasks: their starts and exits on the bus, exit
+//! notifications for the model (`<task-notification>`), the stall watchdog
+//! (`<task-stall>`), adoption of a host-owned handle's tasks and the
+//! hand-over of a sub-agent's tasks to its parent.
+//!
+//! The execution context reports to the agent's [`BackgroundSink`], which
+//! only queues; one task per agent, started when the handle binds, emits
+//! the events in order and watches for stalls. A notification reaches the
+//! model at the next turn boundary of a running run (as a queued message)
+//! or at the start of the next `run()` (after `background:reconcile`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use zidane_core::events::{
+    BackgroundAdopt, BackgroundAdoptInit, BackgroundExit, BackgroundExitInit, BackgroundReassign,
+    BackgroundReassignInit, BackgroundReconcile, BackgroundStall, BackgroundStallInit, BackgroundStart,
+    BackgroundStartInit, ExecutionHandle, TaskExitInfo, TaskStatus,
+};
+use zidane_core::execution::{BackgroundOwner, BackgroundSink, BackgroundTask};
+use zidane_provider::ContentBlock;
+
+use crate::agent::{Agent, Inner, lock};
+
+/// What the sink passes to the agent's task.
+enum Note {
+    Started(BackgroundTask),
+    Exited(BackgroundTask, TaskExitInfo),
+    /// Answered once every note before it was handled.
+    Flush(tokio::sync::oneshot::Sender<()>),
+}
+
+/// Queued for the model, by the sink and the watchdog.
+#[derive(Default)]
+struct Queue {
+    /// Exits not delivered yet.
+    exits: Vec<TaskExitInfo>,
+    /// Rendered `<task-stall>` notes not delivered yet.
+    stalls: Vec<String>,
+    /// Tasks whose end the model saw (through a tool, or a notification).
+    seen: HashSet<String>,
+}
+
+/// The agent's side of its background tasks.
+pub(crate) struct Background {
+    /// The owner name tasks carry (unique per agent).
+    pub(crate) owner: String,
+    tx: mpsc::UnboundedSender<Note>,
+    rx: Mutex<Option<mpsc::UnboundedReceiver<Note>>>,
+    queue: Arc<Mutex<Queue>>,
+}
+
+struct Sink {
+    tx: mpsc::UnboundedSender<Note>,
+    queue: Arc<Mutex<Queue>>,
+}
+
+impl BackgroundSink for Sink {
+    fn started(&self, task: &BackgroundTask) {
+        let _ = self.tx.send(Note::Started(task.clone()));
+    }
+
+    fn exited(&self, task: &BackgroundTask, exit: &TaskExitInfo) {
+        let _ = self.tx.send(Note::Exited(task.clone(), exit.clone()));
+    }
+
+    fn acknowledge(&self, task_id: &str) {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.seen.insert(task_id.to_owned());
+        queue.exits.retain(|e| e.task_id != task_id);
+    }
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1}s", ms as f64 / 1000.0)
+}
+
+/// One exit as the model reads it.
+pub(crate) fn render_exit(exit: &TaskExitInfo) -> String {
+    let how = match (exit.status, &exit.signal) {
+        (TaskStatus::Killed, _) => "was killed".to_owned(),
+        (TaskStatus::Exited, Some(signal)) => format!("was ended by {signal}"),
+        (TaskStatus::Exited, None) => format!("exited with code {}", exit.exit_code),
+    };
+    let mut out = format!(
+        "<task-notification>\n<task-id>{}</task-id>\n<status>{}</status>\n<exit-code>{}</exit-code>\n",
+        exit.task_id,
+        match exit.status {
+            TaskStatus::Exited => "exited",
+            TaskStatus::Killed => "killed",
+        },
+        exit.exit_code
+    );
+    if let Some(signal) = &exit.signal {
+        out.push_str(&format!("<signal>{signal}</signal>\n"));
+    }
+    out.push_str(&format!(
+        "<command>{}</command>\n<duration-ms>{}</duration-ms>\n<output-file>{}</output-file>\n<summary>Background task {} \
+         {how} after {}. Read its output with `wait_task` or `read_file`.</summary>\n</task-notification>",
+        exit.command,
+        exit.duration_ms,
+        exit.output_path,
+        exit.task_id,
+        seconds(exit.duration_ms)
+    ));
+    out
+}
+
+/// A stalled task as the model reads it.
+fn render_stall(task: &BackgroundTask, stalled_ms: u64) -> String {
+    format!(
+        "<task-stall>\n<task-id>{}</task-id>\n<command>{}</command>\n<stalled-for-ms>{stalled_ms}</stalled-for-ms>\n\
+         <bytes-written>{}</bytes-written>\n<output-file>{}</output-file>\n<summary>Background task {} has written \
+         nothing for {}; it may be waiting for input or stuck. Look at it with `wait_task`, or stop it with \
+         `shell_kill`.</summary>\n</task-stall>",
+        task.task_id,
+        task.command,
+        task.bytes_written,
+        task.output_path,
+        task.task_id,
+        seconds(stalled_ms)
+    )
+}
+
+impl Background {
+    pub(crate) fn new() -> Self {
+        // Unique in the process, where the tasks live.
+        static AGENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let (tx, rx) = mpsc::unbounded_channel();
+        Background {
+            owner: format!("agent-{}", AGENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)),
+            tx,
+            rx: Mutex::new(Some(rx)),
+            queue: Arc::default(),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Who the agent's calls start tasks as.
+    pub(crate) fn owner(&self) -> BackgroundOwner {
+        BackgroundOwner {
+            owner: self.owner.clone(),
+            sink: Arc::new(Sink {
+                tx: self.tx.clone(),
+                queue: Arc::clone(&self.queue),
+            }),
+        }
+    }
+
+    /// Whether an exit waits to be delivered.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.queue().exits.is_empty()
+    }
+
+    /// Waits until every start and exit reported so far is on the bus.
+    pub(crate) async fn flush(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.tx.send(Note::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Starts the agent's task (once): it emits what the sink queued and,
+    /// with a watchdog period, looks for stalled tasks.
+    pub(crate) fn start(&self, inner: Weak<Inner>, handle: ExecutionHandle, watchdog: Option<Duration>) {
+        let Some(rx) = lock(&self.rx).take() else {
+            return;
+        };
+        tokio::spawn(watch(inner, handle, rx, watchdog));
+    }
+}
+
+/// The agent's background task.
+async fn watch(
+    inner: Weak<Inner>,
+    handle: ExecutionHandle,
+    mut rx: mpsc::UnboundedReceiver<Note>,
+    watchdog: Option<Duration>,
+) {
+    let mut quiet: HashMap<String, (u64, tokio::time::Instant, bool)> = HashMap::new();
+    let period = watchdog.unwrap_or(Duration::from_secs(3600));
+    let mut ticks = tokio::time::interval(watchdog.map_or(period, |p| (p / 4).max(Duration::from_millis(10))));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let note = tokio::select! {
+            note = rx.recv() => match note {
+                Some(note) => Some(note),
+                None => return,
+            },
+            _ = ticks.tick(), if watchdog.is_some() => None,
+        };
+        let Some(inner) = inner.upgrade() else { return };
+        let agent = Agent { inner };
+        match note {
+            Some(Note::Started(task)) => {
+                let mut ev = BackgroundStart::new(BackgroundStartInit {
+                    command: task.command.clone(),
+                    cwd: task.cwd.clone(),
+                    output_path: task.output_path.clone(),
+                    pid: task.pid,
+                    started_at: task.started_at,
+                    task_id: task.task_id.clone(),
+                });
+                agent.observe(&mut ev).await;
+            }
+            Some(Note::Exited(task, exit)) => {
+                quiet.remove(&task.task_id);
+                let mut ev = BackgroundExit::new(BackgroundExitInit {
+                    command: exit.command.clone(),
+                    duration_ms: exit.duration_ms,
+                    exit_code: exit.exit_code,
+                    output_path: exit.output_path.clone(),
+                    signal: exit.signal.clone(),
+                    status: exit.status,
+                    task_id: exit.task_id.clone(),
+                });
+                agent.observe(&mut ev).await;
+                let background = &agent.inner.background;
+                let queued = {
+                    let mut queue = background.queue();
+                    let fresh =
+                        !queue.seen.contains(&exit.task_id) && !queue.exits.iter().any(|e| e.task_id == exit.task_id);
+                    if fresh {
+                        queue.exits.push(exit);
+                    }
+                    fresh
+                };
+                if queued && agent.is_running() {
+                    agent.deliver_now();
+                }
+            }
+            Some(Note::Flush(done)) => {
+                let _ = done.send(());
+            }
+            None => {
+                let Some(period) = watchdog else { continue };
+                let tasks = agent.inner.execution.list_background(&handle).await;
+                let now = tokio::time::Instant::now();
+                let owner = agent.inner.background.owner.clone();
+                for task in tasks.iter().filter(|t| t.is_running() && t.owner == owner) {
+                    let entry = quiet
+                        .entry(task.task_id.clone())
+                        .or_insert((task.bytes_written, now, false));
+                    if entry.0 != task.bytes_written {
+                        // Fresh output re-arms the watchdog.
+                        *entry = (task.bytes_written, now, false);
+                        continue;
+                    }
+                    let stalled = now.duration_since(entry.1);
+                    if !entry.2 && stalled >= period {
+                        entry.2 = true;
+                        let stalled_ms = u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX);
+                        let mut ev = BackgroundStall::new(BackgroundStallInit {
+                            bytes_written: task.bytes_written,
+                            command: task.command.clone(),
+                            output_path: task.output_path.clone(),
+                            stalled_for_ms: stalled_ms,
+                            task_id: task.task_id.clone(),
+                        });
+                        agent.observe(&mut ev).await;
+                        agent
+                            .inner
+                            .background
+                            .queue()
+                            .stalls
+                            .push(render_stall(task, stalled_ms));
+                        if agent.is_running() {
+                            agent.deliver_now();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Agent {
+    /// Whether a background task's exit waits to be told to the model (the
+    /// host's cue for a prompt-less `run` that delivers it).
+    pub fn has_pending_task_notifications(&self) -> bool {
+        self.inner.background.has_pending()
+    }
+
+    /// Kills a background task from the host (the model hears of it as a
+    /// notification). `false`: no such task, or no handle bound yet.
+    pub async fn kill_background_task(&self, task_id: &str) -> bool {
+        let Some(handle) = self.inner.handle.lock().await.clone() else {
+            return false;
+        };
+        self.inner.execution.kill_background(&handle, task_id).await
+    }
+
+    /// Hands what is queued to the running run as a message for its next
+    /// turn; kept for the next run when the loop takes none.
+    fn deliver_now(&self) {
+        let (exits, stalls) = {
+            let mut queue = self.inner.background.queue();
+            (std::mem::take(&mut queue.exits), std::mem::take(&mut queue.stalls))
+        };
+        if exits.is_empty() && stalls.is_empty() {
+            return;
+        }
+        let blocks: Vec<ContentBlock> = exits
+            .iter()
+            .map(render_exit)
+            .chain(stalls.iter().cloned())
+            .map(ContentBlock::text)
+            .collect();
+        if self.inner.looped.steer(blocks, Some("background".to_owned())) {
+            let mut queue = self.inner.background.queue();
+            queue.seen.extend(exits.into_iter().map(|e| e.task_id));
+        } else {
+            let mut queue = self.inner.background.queue();
+            queue.exits.splice(0..0, exits);
+            queue.stalls.splice(0..0, stalls);
+        }
+    }
+
+    /// What a run starts with: the exits queued since the last run merged
+    /// with those the context reports and nobody delivered (a push the
+    /// context could not make), through `background:reconcile`, then the
+    /// stall notes. Empty when there is nothing to tell.
+    pub(crate) async fn take_task_notifications(&self, handle: &ExecutionHandle) -> Vec<ContentBlock> {
+        self.inner.background.flush().await;
+        let mut exits = std::mem::take(&mut self.inner.background.queue().exits);
+        let owner = self.inner.background.owner.clone();
+        let pulled = self.inner.execution.list_background(handle).await;
+        {
+            let queue = self.inner.background.queue();
+            for task in pulled.iter().filter(|t| t.owner == owner) {
+                if let Some(exit) = &task.exit
+                    && !queue.seen.contains(&task.task_id)
+                    && !exits.iter().any(|e| e.task_id == task.task_id)
+                {
+                    exits.push(exit.clone());
+                }
+            }
+        }
+        let stalls = std::mem::take(&mut self.inner.background.queue().stalls);
+        let mut blocks = Vec::new();
+        if !exits.is_empty() {
+            let mut ev = BackgroundReconcile::new();
+            ev.exits = exits;
+            self.observe(&mut ev).await;
+            let mut queue = self.inner.background.queue();
+            for exit in &ev.exits {
+                queue.seen.insert(exit.task_id.clone());
+                blocks.push(ContentBlock::text(render_exit(exit)));
+            }
+        }
+        blocks.extend(stalls.into_iter().map(ContentBlock::text));
+        blocks
+    }
+
+    /// A host-owned handle's running tasks become this agent's
+    /// (`background:adopt` each): their exits are reported here.
+    pub(crate) async fn adopt_tasks(&self, handle: &ExecutionHandle) {
+        let owner = self.inner.background.owner();
+        for task in self.inner.execution.list_background(handle).await {
+            if !task.is_running() || task.owner == owner.owner {
+                continue;
+            }
+            if let Some(task) = self
+                .inner
+                .execution
+                .claim_background(handle, &task.task_id, owner.clone())
+                .await
+            {
+                let mut ev = BackgroundAdopt::new(BackgroundAdoptInit {
+                    command: task.command.clone(),
+                    cwd: task.cwd.clone(),
+                    output_path: task.output_path.clone(),
+                    pid: task.pid,
+                    started_at: task.started_at,
+                    task_id: task.task_id.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+        }
+    }
+
+    /// A finished sub-agent's still-running tasks become this agent's
+    /// (`background:reassign` each, on this agent's bus), so they outlive
+    /// the child and their exits reach a live owner.
+    pub(crate) async fn take_over_tasks(&self, child: &Agent, child_id: &str) {
+        let Some(handle) = child.inner.handle.lock().await.clone() else {
+            return;
+        };
+        child.inner.background.flush().await;
+        // Exits the child never got to tell its model: the parent's now.
+        let left = std::mem::take(&mut child.inner.background.queue().exits);
+        self.inner.background.queue().exits.extend(left);
+        let owner = self.inner.background.owner();
+        let from = child.inner.background.owner.clone();
+        for task in self.inner.execution.list_background(&handle).await {
+            if !task.is_running() || task.owner != from {
+                continue;
+            }
+            if let Some(task) = self
+                .inner
+                .execution
+                .claim_background(&handle, &task.task_id, owner.clone())
+                .await
+            {
+                let mut ev = BackgroundReassign::new(BackgroundReassignInit {
+                    child_id: Some(child_id.to_owned()),
+                    command: task.command.clone(),
+                    from_handle_id: handle.id.clone(),
+                    output_path: task.output_path.clone(),
+                    pid: task.pid,
+                    started_at: task.started_at,
+                    task_id: task.task_id.clone(),
+                    to_handle_id: handle.id.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! Background tasks through the agent: starts and exits on the bus, the
+//! exit notification for the model (at the next run, or mid-run), the stall
+//! watchdog, teardown, adoption, reconcile and the hand-over from a
+//! sub-agent.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use zidane_agent::{Agent, AgentOptions, AgentRunOptions, create_agent};
+use zidane_core::events::{
+    BackgroundAdopt, BackgroundExit, BackgroundReassign, BackgroundReconcile, BackgroundStall, BackgroundStart,
+    ExecutionHandle, MessageError, SharedError, TaskExitInfo, TaskStatus,
+};
+use zidane_core::execution::{
+    BackgroundOptions, BackgroundTask, DirEntry, ExecOptions, ExecOutput, ExecutionContext, FileStat,
+};
+use zidane_core::{FnTool, ToolOutput};
+use zidane_loop::Behavior;
+use zidane_provider::scripted::{Script, ScriptedProvider};
+use zidane_provider::{BoxFuture, ContentBlock, Provider, Role};
+use zidane_tools::{BasicOptions, ProcessContext, basic};
+
+use crate::support::provider;
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    context: Arc<ProcessContext>,
+}
+
+fn rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let context = Arc::new(ProcessContext::new(dir.path()).task_dir(dir.path().join(".tasks")));
+    Rig { _dir: dir, context }
+}
+
+fn agent_on(rig: &Rig, model: &ScriptedProvider, handle: Option<ExecutionHandle>) -> Agent {
+    let preset = basic(BasicOptions::in_folder(rig.context.root()));
+    create_agent(AgentOptions {
+        provider: vec![Arc::new(model.clone()) as Arc<dyn Provider>],
+        tools: preset.tools,
+        execution: Some(Arc::clone(&rig.context) as Arc<dyn ExecutionContext>),
+        handle,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn background(id: &str, command: &str) -> Script {
+    Script::call(id, "shell", json!({"command": command, "run_in_background": true}))
+}
+
+/// Records the exits the bus reports and wakes a waiter on each.
+fn exits(agent: &Agent) -> (Arc<Mutex<Vec<TaskExitInfo>>>, Arc<tokio::sync::Notify>) {
+    let seen: Arc<Mutex<Vec<TaskExitInfo>>> = Arc::default();
+    let woken = Arc::new(tokio::sync::Notify::new());
+    let (s, w) = (Arc::clone(&seen), Arc::clone(&woken));
+    agent.hooks().on_sync::<BackgroundExit, _>(move |ev, _| {
+        s.lock().unwrap().push(TaskExitInfo {
+            task_id: ev.task_id().to_owned(),
+            command: ev.command().to_owned(),
+            exit_code: ev.exit_code(),
+            signal: ev.signal().map(str::to_owned),
+            status: ev.status(),
+            duration_ms: ev.duration_ms(),
+            output_path: ev.output_path().to_owned(),
+        });
+        w.notify_one();
+        Ok(())
+    });
+    (seen, woken)
+}
+
+fn last_user_texts(model: &ScriptedProvider, request: usize) -> Vec<String> {
+    let requests = model.requests();
+    let last = requests[request].messages.last().unwrap();
+    assert_eq!(last.role(), Role::User);
+    last.content()
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_exit_is_told_to_the_model_at_the_next_run() {
+    let rig = rig();
+    let model = provider(vec![
+        background("c1", "echo hi"),
+        Script::answer("started"),
+        Script::answer("noted"),
+    ]);
+    let agent = agent_on(&rig, &model, None);
+    let starts: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let s = Arc::clone(&starts);
+    agent.hooks().on_sync::<BackgroundStart, _>(move |ev, _| {
+        s.lock().unwrap().push((
+            ev.task_id().to_owned(),
+            ev.command().to_owned(),
+            ev.output_path().to_owned(),
+        ));
+        Ok(())
+    });
+    let (seen, woken) = exits(&agent);
+    // Durations are the wall clock's: the reconcile hook pins them, as a
+    // durable host would pin a recorded copy.
+    agent.hooks().on_sync::<BackgroundReconcile, _>(|ev, _| {
+        for exit in &mut ev.exits {
+            exit.duration_ms = 1234;
+        }
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Start it.")).await.unwrap();
+    while seen.lock().unwrap().is_empty() {
+        woken.notified().await;
+    }
+    assert!(agent.has_pending_task_notifications());
+    let output = starts.lock().unwrap()[0].2.clone();
+    assert_eq!(
+        *starts.lock().unwrap(),
+        vec![("t1".to_owned(), "echo hi".to_owned(), output.clone())]
+    );
+    // A prompt-less run delivers it.
+    agent.run(AgentRunOptions::prompt("")).await.unwrap();
+    assert!(!agent.has_pending_task_notifications());
+    assert_eq!(
+        last_user_texts(&model, 2),
+        vec![format!(
+            "<task-notification>\n<task-id>t1</task-id>\n<status>exited</status>\n<exit-code>0</exit-code>\n\
+             <command>echo hi</command>\n<duration-ms>1234</duration-ms>\n<output-file>{output}</output-file>\n\
+             <summary>Background task t1 exited with code 0 after 1.2s. Read its output with `wait_task` or \
+             `read_file`.</summary>\n</task-notification>"
+        )]
+    );
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "hi\n");
+    agent.destroy().await;
+}
+
+#[tokio::test]
+async fn an_exit_during_a_run_reaches_the_model_at_the_next_turn() {
+    let rig = rig();
+    let model = provider(vec![
+        background("c1", "echo hi"),
+        Script::call("c2", "until_exit", json!({})),
+        Script::answer("it finished"),
+    ]);
+    let preset = basic(BasicOptions::in_folder(rig.context.root()));
+    let exited = Arc::new(tokio::sync::Notify::new());
+    let e = Arc::clone(&exited);
+    // A tool that returns once the task has ended: the exit lands while
+    // the run is in its tool batch.
+    let until_exit = FnTool::new("until_exit", "Wait", json!({"type": "object"}), move |_, _| {
+        let e = Arc::clone(&e);
+        async move {
+            e.notified().await;
+            Ok(ToolOutput::text("waited"))
+        }
+    });
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(model.clone()) as Arc<dyn Provider>],
+        tools: preset.tools.with(until_exit),
+        execution: Some(Arc::clone(&rig.context) as Arc<dyn ExecutionContext>),
+        ..Default::default()
+    })
+    .unwrap();
+    let e = Arc::clone(&exited);
+    agent.hooks().on_sync::<BackgroundExit, _>(move |_, _| {
+        e.notify_one();
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Start it and wait.")).await.unwrap();
+    let texts = last_user_texts(&model, 2);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(texts[0].starts_with("<task-notification>\n<task-id>t1</task-id>\n<status>exited</status>"));
+    assert!(!agent.has_pending_task_notifications());
+    agent.destroy().await;
+}
+
+#[tokio::test]
+async fn destroy_kills_the_agents_tasks_and_reports_them() {
+    let rig = rig();
+    let model = provider(vec![background("c1", "sleep 300"), Script::answer("running")]);
+    let agent = agent_on(&rig, &model, None);
+    let (seen, _) = exits(&agent);
+    agent.run(AgentRunOptions::prompt("Start it.")).await.unwrap();
+    assert!(seen.lock().unwrap().is_empty());
+    let pid = rig.context.handle();
+    let task = rig.context.list_background(&pid).await.remove(0);
+    assert!(task.is_running());
+    agent.destroy().await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].status, TaskStatus::Killed);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{}", task.pid)).exists() || {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", task.pid)).unwrap_or_default();
+            stat.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_agent_on_a_host_owned_handle_adopts_its_running_tasks() {
+    let rig = rig();
+    let handle = rig.context.handle();
+    let first = provider(vec![background("c1", "sleep 300"), Script::answer("running")]);
+    let a = agent_on(&rig, &first, Some(handle.clone()));
+    a.run(AgentRunOptions::prompt("Start it.")).await.unwrap();
+    // The host owns the handle: tearing the agent down leaves the task.
+    a.destroy().await;
+    assert!(rig.context.list_background(&handle).await[0].is_running());
+
+    let second = provider(vec![]);
+    let b = agent_on(&rig, &second, Some(handle.clone()));
+    let adopted: Arc<Mutex<Vec<String>>> = Arc::default();
+    let ad = Arc::clone(&adopted);
+    b.hooks().on_sync::<BackgroundAdopt, _>(move |ev, _| {
+        ad.lock().unwrap().push(format!("{} {}", ev.task_id(), ev.command()));
+        Ok(())
+    });
+    let (seen, woken) = exits(&b);
+    b.warmup().await.unwrap();
+    assert_eq!(*adopted.lock().unwrap(), vec!["t1 sleep 300"]);
+    assert!(b.kill_background_task("t1").await);
+    while seen.lock().unwrap().is_empty() {
+        woken.notified().await;
+    }
+    assert_eq!(seen.lock().unwrap()[0].status, TaskStatus::Killed);
+    assert!(b.has_pending_task_notifications(), "a host kill is told to the model");
+    assert!(!b.kill_background_task("t9").await);
+}
+
+#[tokio::test]
+async fn a_sub_agents_running_task_is_handed_to_its_parent() {
+    let rig = rig();
+    // One child: the scripts play in order.
+    let model = provider(vec![
+        Script::call("s1", "spawn", json!({"task": "Start the server."})),
+        background("c1", "sleep 300"),
+        Script::answer("left it running"),
+        Script::answer("the server runs"),
+    ]);
+    let agent = agent_on(&rig, &model, None);
+    let moved: Arc<Mutex<Vec<String>>> = Arc::default();
+    let m = Arc::clone(&moved);
+    agent.hooks().on_sync::<BackgroundReassign, _>(move |ev, _| {
+        m.lock()
+            .unwrap()
+            .push(format!("{} from {:?} ({})", ev.task_id(), ev.child_id(), ev.command()));
+        Ok(())
+    });
+    let (seen, woken) = exits(&agent);
+    agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
+    assert_eq!(*moved.lock().unwrap(), vec!["t1 from Some(\"s1\") (sleep 300)"]);
+    assert!(agent.kill_background_task("t1").await);
+    while seen.lock().unwrap().is_empty() {
+        woken.notified().await;
+    }
+    assert_eq!(seen.lock().unwrap()[0].task_id, "t1");
+    agent.destroy().await;
+}
+
+/// A context whose tasks never report: their state is only pulled.
+struct Silent {
+    bytes: AtomicU64,
+    exited: Mutex<bool>,
+    owner: Mutex<String>,
+}
+
+fn unsupported() -> SharedError {
+    Arc::new(MessageError("not in this test".into()))
+}
+
+impl ExecutionContext for Silent {
+    fn kind(&self) -> &str {
+        "silent"
+    }
+
+    fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {
+        Box::pin(async {
+            Ok(ExecutionHandle {
+                id: "silent-1".into(),
+                kind: "silent".into(),
+            })
+        })
+    }
+
+    fn exec<'a>(
+        &'a self,
+        _: &'a ExecutionHandle,
+        _: &'a str,
+        _: ExecOptions,
+    ) -> BoxFuture<'a, Result<ExecOutput, SharedError>> {
+        Box::pin(async { Err(unsupported()) })
+    }
+
+    fn read_file<'a>(&'a self, _: &'a ExecutionHandle, _: &'a str) -> BoxFuture<'a, Result<Vec<u8>, SharedError>> {
+        Box::pin(async { Err(unsupported()) })
+    }
+
+    fn write_file<'a>(
+        &'a self,
+        _: &'a ExecutionHandle,
+        _: &'a str,
+        _: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), SharedError>> {
+        Box::pin(async { Err(unsupported()) })
+    }
+
+    fn list<'a>(&'a self, _: &'a ExecutionHandle, _: &'a str) -> BoxFuture<'a, Result<Vec<DirEntry>, SharedError>> {
+        Box::pin(async { Err(unsupported()) })
+    }
+
+    fn stat<'a>(&'a self, _: &'a ExecutionHandle, _: &'a str) -> BoxFuture<'a, Result<Option<FileStat>, SharedError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    fn destroy<'a>(&'a self, _: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    fn exec_background<'a>(
+        &'a self,
+        _: &'a ExecutionHandle,
+        _: &'a str,
+        options: BackgroundOptions,
+    ) -> BoxFuture<'a, Result<BackgroundTask, SharedError>> {
+        *self.owner.lock().unwrap() = options.owner.map(|o| o.owner).unwrap_or_default();
+        Box::pin(async move { Ok(self.task()) })
+    }
+
+    fn list_background<'a>(&'a self, _: &'a ExecutionHandle) -> BoxFuture<'a, Vec<BackgroundTask>> {
+        Box::pin(async move { vec![self.task()] })
+    }
+}
+
+impl Silent {
+    fn new() -> Arc<Self> {
+        Arc::new(Silent {
+            bytes: AtomicU64::new(0),
+            exited: Mutex::new(false),
+            owner: Mutex::default(),
+        })
+    }
+
+    fn task(&self) -> BackgroundTask {
+        BackgroundTask {
+            task_id: "t1".into(),
+            command: "make watch".into(),
+            cwd: "/work".into(),
+            output_path: "/tasks/t1.log".into(),
+            pid: 4242,
+            started_at: 1_700_000_000_000,
+            owner: self.owner.lock().unwrap().clone(),
+            bytes_written: self.bytes.load(Ordering::SeqCst),
+            exit: self.exited.lock().unwrap().then(|| TaskExitInfo {
+                task_id: "t1".into(),
+                command: "make watch".into(),
+                exit_code: 2,
+                signal: None,
+                status: TaskStatus::Exited,
+                duration_ms: 5000,
+                output_path: "/tasks/t1.log".into(),
+            }),
+        }
+    }
+}
+
+fn silent_agent(context: &Arc<Silent>, model: &ScriptedProvider, behavior: Behavior) -> Agent {
+    let preset = basic(BasicOptions::in_folder("/work"));
+    create_agent(AgentOptions {
+        provider: vec![Arc::new(model.clone()) as Arc<dyn Provider>],
+        tools: preset.tools,
+        execution: Some(Arc::clone(context) as Arc<dyn ExecutionContext>),
+        behavior,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exit_no_one_pushed_is_pulled_at_the_next_run() {
+    let context = Silent::new();
+    let model = provider(vec![
+        background("c1", "make watch"),
+        Script::answer("started"),
+        Script::answer("noted"),
+    ]);
+    let agent = silent_agent(&context, &model, Behavior::default());
+    let reconciled: Arc<Mutex<Vec<String>>> = Arc::default();
+    let r = Arc::clone(&reconciled);
+    agent.hooks().on_sync::<BackgroundReconcile, _>(move |ev, _| {
+        r.lock()
+            .unwrap()
+            .extend(ev.exits.iter().map(|e| format!("{} {}", e.task_id, e.exit_code)));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Watch.")).await.unwrap();
+    assert!(!agent.has_pending_task_notifications(), "nothing was pushed");
+    *context.exited.lock().unwrap() = true;
+    agent.run(AgentRunOptions::prompt("How is it?")).await.unwrap();
+    assert_eq!(*reconciled.lock().unwrap(), vec!["t1 2"]);
+    let texts = last_user_texts(&model, 2);
+    assert!(texts[0].contains("<exit-code>2</exit-code>"), "{texts:?}");
+    assert_eq!(texts[1], "How is it?");
+    // Told once: the next run has nothing to reconcile.
+    model.push(Script::answer("fine"));
+    agent.run(AgentRunOptions::prompt("And now?")).await.unwrap();
+    assert_eq!(reconciled.lock().unwrap().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_stall_watchdog_fires_once_per_quiet_period_and_rearms_on_output() {
+    let context = Silent::new();
+    let model = provider(vec![
+        background("c1", "make watch"),
+        Script::answer("started"),
+        Script::answer("I will look"),
+    ]);
+    let behavior = Behavior {
+        background_stall_watchdog: Some(Duration::from_secs(10)),
+        ..Default::default()
+    };
+    let agent = silent_agent(&context, &model, behavior);
+    let stalls: Arc<Mutex<Vec<(String, u64)>>> = Arc::default();
+    let s = Arc::clone(&stalls);
+    agent.hooks().on_sync::<BackgroundStall, _>(move |ev, _| {
+        s.lock().unwrap().push((ev.task_id().to_owned(), ev.bytes_written()));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Watch.")).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    assert_eq!(*stalls.lock().unwrap(), vec![("t1".to_owned(), 0)]);
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(stalls.lock().unwrap().len(), 1, "once per quiet period");
+    context.bytes.store(120, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(stalls.lock().unwrap().len(), 1, "fresh output is no stall");
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(
+        *stalls.lock().unwrap(),
+        vec![("t1".to_owned(), 0), ("t1".to_owned(), 120)]
+    );
+    // The notes reach the model with the next run, not as exits.
+    assert!(!agent.has_pending_task_notifications());
+    agent.run(AgentRunOptions::prompt("Status?")).await.unwrap();
+    let texts = last_user_texts(&model, 2);
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts[0].starts_with("<task-stall>\n<task-id>t1</task-id>\n<command>make watch</command>\n"));
+    assert!(texts[1].contains("<bytes-written>120</bytes-written>"));
+}

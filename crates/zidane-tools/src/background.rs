@@ -1,0 +1,291 @@
+//! Background tasks of the in-process context: commands that run on their
+//! own with their output streamed to a file, each the leader of its own
+//! process group so a kill takes its whole tree.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use zidane_core::events::{MessageError, SharedError, TaskExitInfo, TaskStatus};
+use zidane_core::execution::{BackgroundChunk, BackgroundOwner, BackgroundTask};
+
+use crate::process::signal_group;
+
+fn fail(message: impl Into<String>) -> SharedError {
+    Arc::new(MessageError(message.into()))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// How long a killed task has to end after `SIGTERM` before `SIGKILL`.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+struct Entry {
+    task: BackgroundTask,
+    owner: Option<BackgroundOwner>,
+    /// A kill was asked for: the exit is reported `killed`.
+    killing: bool,
+    /// Flips to `true` when the task has ended.
+    done: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The registry of one context's background tasks.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    next: AtomicU64,
+    entries: Mutex<Vec<Entry>>,
+    /// Where output files go (made on the first task).
+    dir: OnceLock<PathBuf>,
+    /// The folder asked for, if any.
+    wanted: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("dir", &self.dir.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A distinct default folder per registry of this process.
+static REGISTRIES: AtomicU64 = AtomicU64::new(0);
+
+/// The name of the signal that ended a process, when it has a common one.
+fn signal_name(signal: i32) -> String {
+    match signal {
+        1 => "SIGHUP".into(),
+        2 => "SIGINT".into(),
+        3 => "SIGQUIT".into(),
+        6 => "SIGABRT".into(),
+        9 => "SIGKILL".into(),
+        11 => "SIGSEGV".into(),
+        13 => "SIGPIPE".into(),
+        14 => "SIGALRM".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+impl Tasks {
+    pub(crate) fn in_dir(dir: PathBuf) -> Self {
+        Tasks {
+            wanted: Some(dir),
+            ..Default::default()
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn dir(&self) -> Result<&Path, SharedError> {
+        if let Some(dir) = self.dir.get() {
+            return Ok(dir);
+        }
+        let dir = self.wanted.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!(
+                "zidane-tasks-{}-{}",
+                std::process::id(),
+                REGISTRIES.fetch_add(1, Ordering::Relaxed)
+            ))
+        });
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| fail(format!("cannot make the task folder {}: {e}", dir.display())))?;
+        let dir = dir.canonicalize().unwrap_or(dir);
+        Ok(self.dir.get_or_init(|| dir))
+    }
+
+    /// The output file `path` names, when it is one of this registry's.
+    pub(crate) fn output_file(&self, path: &str) -> Option<PathBuf> {
+        let dir = self.dir.get()?;
+        let wanted = Path::new(path);
+        self.lock()
+            .iter()
+            .map(|e| PathBuf::from(&e.task.output_path))
+            .find(|p| p == wanted && p.starts_with(dir))
+    }
+
+    /// Starts `cmd` (already set up: shell, folder, environment, group)
+    /// with its output going to a new file.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        mut cmd: tokio::process::Command,
+        command: &str,
+        cwd: &Path,
+        owner: Option<BackgroundOwner>,
+    ) -> Result<BackgroundTask, SharedError> {
+        let id = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        let path = self.dir()?.join(format!("{id}.log"));
+        let file = std::fs::File::create(&path)
+            .map_err(|e| fail(format!("cannot create the output file {}: {e}", path.display())))?;
+        let err = file
+            .try_clone()
+            .map_err(|e| fail(format!("cannot share the output file: {e}")))?;
+        cmd.stdout(file).stderr(err);
+        let mut child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+        let pid = child.id().unwrap_or_default();
+        let task = BackgroundTask {
+            task_id: id.clone(),
+            command: command.to_owned(),
+            cwd: cwd.display().to_string(),
+            output_path: path.display().to_string(),
+            pid,
+            started_at: now_ms(),
+            owner: owner.as_ref().map(|o| o.owner.clone()).unwrap_or_default(),
+            bytes_written: 0,
+            exit: None,
+        };
+        let (done_tx, done) = tokio::sync::watch::channel(false);
+        self.lock().push(Entry {
+            task: task.clone(),
+            owner: owner.clone(),
+            killing: false,
+            done,
+        });
+        if let Some(owner) = &owner {
+            owner.sink.started(&task);
+        }
+        let started = std::time::Instant::now();
+        let tasks = Arc::clone(self);
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let (code, signal) = match &status {
+                Ok(status) => {
+                    #[cfg(unix)]
+                    let signal = std::os::unix::process::ExitStatusExt::signal(status);
+                    #[cfg(not(unix))]
+                    let signal: Option<i32> = None;
+                    (status.code(), signal)
+                }
+                Err(_) => (None, None),
+            };
+            let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+            let settled = {
+                let mut entries = tasks.lock();
+                entries.iter_mut().find(|e| e.task.task_id == id).map(|e| {
+                    let exit = TaskExitInfo {
+                        task_id: id.clone(),
+                        command: e.task.command.clone(),
+                        exit_code: code.unwrap_or_else(|| 128 + signal.unwrap_or(0)),
+                        signal: signal.map(signal_name),
+                        status: if e.killing {
+                            TaskStatus::Killed
+                        } else {
+                            TaskStatus::Exited
+                        },
+                        duration_ms,
+                        output_path: e.task.output_path.clone(),
+                    };
+                    e.task.exit = Some(exit.clone());
+                    e.task.bytes_written = bytes;
+                    (e.task.clone(), exit, e.owner.clone())
+                })
+            };
+            let _ = done_tx.send(true);
+            if let Some((task, exit, Some(owner))) = settled {
+                owner.sink.exited(&task, &exit);
+            }
+        });
+        Ok(task)
+    }
+
+    /// Every task, with the output written so far.
+    pub(crate) fn list(&self) -> Vec<BackgroundTask> {
+        self.lock()
+            .iter()
+            .map(|e| {
+                let mut task = e.task.clone();
+                if task.is_running() {
+                    task.bytes_written = std::fs::metadata(&task.output_path).map_or(0, |m| m.len());
+                }
+                task
+            })
+            .collect()
+    }
+
+    /// Kills a task's process group (`SIGTERM`, then `SIGKILL` after a
+    /// grace) and waits for its exit.
+    pub(crate) async fn kill(&self, task_id: &str) -> bool {
+        let (pid, mut done) = {
+            let mut entries = self.lock();
+            let Some(entry) = entries.iter_mut().find(|e| e.task.task_id == task_id) else {
+                return false;
+            };
+            if !entry.task.is_running() {
+                return true;
+            }
+            entry.killing = true;
+            (entry.task.pid, entry.done.clone())
+        };
+        signal_group(pid, true);
+        let ended = tokio::time::timeout(KILL_GRACE, done.wait_for(|d| *d)).await.is_ok();
+        if !ended {
+            signal_group(pid, false);
+            let _ = done.wait_for(|d| *d).await;
+        } else {
+            // What the shell left behind in its group goes too.
+            signal_group(pid, false);
+        }
+        true
+    }
+
+    /// Kills every running task (a handle torn down).
+    pub(crate) async fn kill_all(&self) {
+        let running: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|e| e.task.is_running())
+            .map(|e| e.task.task_id.clone())
+            .collect();
+        for id in running {
+            self.kill(&id).await;
+        }
+    }
+
+    /// Up to `max` bytes of a task's output from `offset`.
+    pub(crate) async fn read(&self, task_id: &str, offset: u64, max: usize) -> Result<BackgroundChunk, SharedError> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt};
+        let path = self
+            .lock()
+            .iter()
+            .find(|e| e.task.task_id == task_id)
+            .map(|e| e.task.output_path.clone())
+            .ok_or_else(|| fail(format!("there is no background task `{task_id}`")))?;
+        let mut file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| fail(format!("cannot read the output of `{task_id}`: {e}")))?;
+        let total = file.metadata().await.map_or(0, |m| m.len());
+        let from = offset.min(total);
+        file.seek(std::io::SeekFrom::Start(from))
+            .await
+            .map_err(|e| fail(format!("cannot read the output of `{task_id}`: {e}")))?;
+        let want = usize::try_from(total - from).unwrap_or(usize::MAX).min(max);
+        let mut bytes = vec![0u8; want];
+        let mut filled = 0;
+        while filled < want {
+            match file.read(&mut bytes[filled..]).await {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => return Err(fail(format!("cannot read the output of `{task_id}`: {e}"))),
+            }
+        }
+        bytes.truncate(filled);
+        Ok(BackgroundChunk { bytes, total })
+    }
+
+    /// Hands a task to `owner`.
+    pub(crate) fn claim(&self, task_id: &str, owner: BackgroundOwner) -> Option<BackgroundTask> {
+        let mut entries = self.lock();
+        let entry = entries.iter_mut().find(|e| e.task.task_id == task_id)?;
+        entry.task.owner = owner.owner.clone();
+        entry.owner = Some(owner);
+        Some(entry.task.clone())
+    }
+}
