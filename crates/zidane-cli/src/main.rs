@@ -200,6 +200,8 @@ async fn run(args: Args) -> Result<(), Failure> {
     let session = session_id(&args, &store).await?;
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
+    // Background commands' output lives beside the sessions, per session.
+    preset_options.task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
     let preset = zidane::presets::basic(preset_options);
     let mut system = preset.system.clone();
     if let Some(extra) = &args.system {
@@ -207,6 +209,8 @@ async fn run(args: Args) -> Result<(), Failure> {
         system.push_str(extra);
     }
     let mut behavior = zidane::agent::Behavior::default();
+    // A background command silent this long is pointed out to the model.
+    behavior.background_stall_watchdog = Some(std::time::Duration::from_secs(120));
     if let Some(max) = args.max_turns {
         behavior.max_turns = Some(max);
     }
@@ -298,6 +302,8 @@ async fn run(args: Args) -> Result<(), Failure> {
         options.thinking = args.thinking.into();
         agent.run(options).await
     };
+    // Background commands end with the program, each reported as it goes.
+    agent.destroy().await;
     let summary = collector.latest();
     match outcome {
         Ok(stats) => {

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 use zidane::agent::RunErrorKind;
 use zidane::agent::events::{
-    ChildStreamEnd, ChildToolAfter, ChildToolCancelled, ChildToolDispatched, McpBootstrapEnd, McpBootstrapOutcome,
-    ModelFallback, SpawnError, SpawnQueued, StreamRetry, StreamStart, StreamText, ToolAfter, ToolCancelled,
-    ToolDispatched, ToolOutcome, TurnAfter,
+    BackgroundExit, BackgroundStall, BackgroundStart, ChildStreamEnd, ChildToolAfter, ChildToolCancelled,
+    ChildToolDispatched, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, SpawnError, SpawnQueued, StreamRetry,
+    StreamStart, StreamText, TaskStatus, ToolAfter, ToolCancelled, ToolDispatched, ToolOutcome, TurnAfter,
 };
 use zidane::agent::{AgentError, AgentStats};
 use zidane::hooks::{HookBus, HookScope};
@@ -21,6 +21,8 @@ use crate::setup::Args;
 struct State {
     waiting: bool,
     mid_line: bool,
+    /// Background tasks running now.
+    tasks: usize,
 }
 
 #[derive(Clone)]
@@ -133,8 +135,13 @@ impl Printer {
         let p = self.clone();
         scope.on_sync::<StreamStart, _>(move |_, _| {
             if p.spinner {
-                eprint!("… waiting for the model");
-                p.lock().waiting = true;
+                let mut state = p.lock();
+                match state.tasks {
+                    0 => eprint!("… waiting for the model"),
+                    1 => eprint!("… waiting for the model · 1 background task running"),
+                    n => eprint!("… waiting for the model · {n} background tasks running"),
+                }
+                state.waiting = true;
             }
             Ok(())
         });
@@ -207,6 +214,7 @@ impl Printer {
             Ok(())
         });
         self.install_children(&scope);
+        self.install_background(&scope);
         let p = self.clone();
         scope.on_sync::<ToolCancelled, _>(move |ev, _| {
             if p.json {
@@ -350,6 +358,62 @@ impl Printer {
                 json_line(
                     json!({"type": "spawn_error", "child": ev.spawn().child_id, "error": ev.error().to_string()}),
                 );
+            }
+            Ok(())
+        });
+    }
+
+    /// Background tasks as they start, stall and end.
+    fn install_background(&self, scope: &HookScope) {
+        let p = self.clone();
+        scope.on_sync::<BackgroundStart, _>(move |ev, _| {
+            p.lock().tasks += 1;
+            if p.json {
+                json_line(json!({"type": "task_start", "id": ev.task_id(), "command": ev.command(), "pid": ev.pid(), "output": ev.output_path()}));
+            } else {
+                p.break_line();
+                out(&format!("⚙ task {} started (pid {}): {}\n", ev.task_id(), ev.pid(), ev.command()));
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<BackgroundExit, _>(move |ev, _| {
+            {
+                let mut state = p.lock();
+                state.tasks = state.tasks.saturating_sub(1);
+            }
+            if p.json {
+                json_line(json!({"type": "task_exit", "id": ev.task_id(), "status": ev.status(), "exit_code": ev.exit_code(), "signal": ev.signal(), "duration_ms": ev.duration_ms()}));
+                return Ok(());
+            }
+            p.clear_waiting();
+            p.break_line();
+            let how = match (ev.status(), ev.signal()) {
+                (TaskStatus::Killed, _) => "was stopped".to_owned(),
+                (_, Some(signal)) => format!("was ended by {signal}"),
+                (_, None) => format!("exited with code {}", ev.exit_code()),
+            };
+            out(&format!(
+                "⚙ task {} {how} after {:.1}s: {}\n",
+                ev.task_id(),
+                ev.duration_ms() as f64 / 1000.0,
+                ev.command()
+            ));
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<BackgroundStall, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "task_stall", "id": ev.task_id(), "stalled_ms": ev.stalled_for_ms()}));
+            } else {
+                p.clear_waiting();
+                p.break_line();
+                out(&format!(
+                    "⚙ task {} has printed nothing for {}s: {}\n",
+                    ev.task_id(),
+                    ev.stalled_for_ms() / 1000,
+                    ev.command()
+                ));
             }
             Ok(())
         });

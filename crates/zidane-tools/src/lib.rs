@@ -59,6 +59,9 @@ pub struct BasicOptions {
     /// `*_SECRET`, `*PASSWORD*`) that commands may see anyway, by name; the
     /// others are removed from every command's environment.
     pub pass_env: Vec<String>,
+    /// Where background commands' output files go (default: a folder of
+    /// the system's temporary folder).
+    pub task_dir: Option<PathBuf>,
 }
 
 impl BasicOptions {
@@ -70,6 +73,7 @@ impl BasicOptions {
             shell_timeout: Duration::from_secs(120),
             max_output_bytes: 30_000,
             pass_env: Vec::new(),
+            task_dir: None,
         }
     }
 }
@@ -113,7 +117,11 @@ pub(crate) fn workspace(cx: &ToolContext) -> Result<&Workspace, ToolFailure> {
 
 /// The basic coding preset.
 pub fn basic(options: BasicOptions) -> Preset {
-    let context = Arc::new(ProcessContext::new(options.root.clone()).pass_env(options.pass_env.clone()));
+    let mut context = ProcessContext::new(options.root.clone()).pass_env(options.pass_env.clone());
+    if let Some(dir) = &options.task_dir {
+        context = context.task_dir(dir.clone());
+    }
+    let context = Arc::new(context);
     let env = Env {
         options: options.clone(),
     };

@@ -1104,3 +1104,80 @@ async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
     let effects = std::fs::read_to_string(work.path().join("effects.log")).unwrap();
     assert_eq!(effects.lines().count(), 1, "the command ran once, before the kill");
 }
+
+/// The program starts a web server in the background, fetches a page from
+/// it while it runs, and stops it.
+#[tokio::test]
+async fn the_program_runs_a_server_in_the_background_and_stops_it() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("index.html"), "hello from the server\n").unwrap();
+    let (url, bodies) = server_with(None, |body| {
+        if body.contains("toolu_kill") {
+            return answer_sse("The server answered and is stopped.", 50);
+        }
+        if body.contains("toolu_fetch") {
+            return call_sse("toolu_kill", "shell_kill", &json!({"task_id": "t1"}), 40);
+        }
+        if body.contains("toolu_serve") {
+            // Where the server's output goes, from the start result.
+            let output = body
+                .split("Its output goes to ")
+                .nth(1)
+                .and_then(|rest| rest.split(". You will").next())
+                .unwrap()
+                .to_owned();
+            let fetch = format!(
+                "for i in $(seq 100); do grep -q 'port' {output} && break; sleep 0.05; done; \
+                 port=$(sed -n 's/.* port \\([0-9]*\\) .*/\\1/p' {output} | head -1); \
+                 python3 -c \"import sys, urllib.request; print(urllib.request.urlopen('http://127.0.0.1:' + sys.argv[1] + '/index.html').read().decode())\" $port"
+            );
+            return call_sse("toolu_fetch", "shell", &json!({"command": fetch}), 30);
+        }
+        call_sse(
+            "toolu_serve",
+            "shell",
+            &json!({"command": "python3 -u -m http.server 0 --bind 127.0.0.1", "run_in_background": true}),
+            20,
+        )
+    })
+    .await;
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "Serve the folder and check it."],
+    )
+    .await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("⚙ task t1 started (pid "), "{stdout}");
+    assert!(stdout.contains("● shell_kill("), "{stdout}");
+    assert!(stdout.contains("⚙ task t1 was stopped after "), "{stdout}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 4);
+    assert!(
+        bodies[2].contains("hello from the server"),
+        "the page came back: {}",
+        bodies[2]
+    );
+    // The server is gone, and its output is beside the sessions.
+    let tasks = home.path().join("tasks");
+    let log = walk_find(&tasks, "t1.log").expect("the output file");
+    assert!(std::fs::read_to_string(log).unwrap().contains("Serving HTTP"));
+}
+
+fn walk_find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = walk_find(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
+}
