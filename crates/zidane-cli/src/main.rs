@@ -200,17 +200,20 @@ async fn run(args: Args) -> Result<(), Failure> {
     let session = session_id(&args, &store).await?;
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
-    // Background commands' output lives beside the sessions, per session.
-    preset_options.task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
     let preset = zidane::presets::basic(preset_options);
+    // Background commands' output lives beside the sessions, per session.
+    let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
+    let execution = crate::setup::execution(&args, &cwd, task_dir)?;
     let mut system = preset.system.clone();
     if let Some(extra) = &args.system {
         system.push_str("\n\n");
         system.push_str(extra);
     }
-    let mut behavior = zidane::agent::Behavior::default();
-    // A background command silent this long is pointed out to the model.
-    behavior.background_stall_watchdog = Some(std::time::Duration::from_secs(120));
+    let mut behavior = zidane::agent::Behavior {
+        // A background command silent this long is pointed out to the model.
+        background_stall_watchdog: Some(std::time::Duration::from_secs(120)),
+        ..Default::default()
+    };
     if let Some(max) = args.max_turns {
         behavior.max_turns = Some(max);
     }
@@ -232,7 +235,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             args.max_tokens
                 .unwrap_or(zidane::providers::anthropic::DEFAULT_MAX_TOKENS),
         ),
-        execution: Some(Arc::clone(&preset.execution)),
+        execution: Some(execution as Arc<dyn zidane::tools::ExecutionContext>),
         session_id: Some(session.clone()),
         skills: Some(zidane::agent::SkillsConfig {
             folders,

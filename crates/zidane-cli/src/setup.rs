@@ -84,6 +84,15 @@ pub(crate) struct Args {
     /// `*PASSWORD*` are removed from every command's environment otherwise.
     #[arg(long = "pass-env", value_name = "NAME")]
     pub(crate) pass_env: Vec<String>,
+    /// How commands are confined (Linux, Landlock): `workspace-write`
+    /// (writes only in the working folder and the temporary folder),
+    /// `read-only` (no writes), `off`. Without the flag the program uses
+    /// `workspace-write` where the machine can enforce it.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxFlag>,
+    /// With a sandbox: commands may not open network connections.
+    #[arg(long)]
+    pub(crate) no_network: bool,
     /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
     /// (stdio servers by `command`; HTTP ones by `url`, `"type": "sse"` for
     /// the legacy HTTP + SSE transport).
@@ -103,6 +112,13 @@ pub(crate) enum ProviderKind {
     Openai,
     Openrouter,
     OpenaiCompatible,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SandboxFlag {
+    Off,
+    WorkspaceWrite,
+    ReadOnly,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -363,4 +379,55 @@ pub(crate) fn skill_folders(args: &Args, cwd: &std::path::Path) -> Vec<PathBuf> 
         }
     }
     folders
+}
+
+/// Where commands run: this machine in `cwd`, confined as asked. An
+/// explicit `--sandbox` the machine cannot enforce is an error; the default
+/// falls back to unconfined commands and says so.
+pub(crate) fn execution(
+    args: &Args,
+    cwd: &std::path::Path,
+    task_dir: Option<PathBuf>,
+) -> Result<Arc<zidane::tools::ProcessContext>, Failure> {
+    use zidane::tools::{ProcessContext, Sandbox, SandboxMode};
+    let mut context = ProcessContext::new(cwd).pass_env(args.pass_env.clone());
+    if let Some(dir) = task_dir {
+        context = context.task_dir(dir);
+    }
+    let mode = match args.sandbox {
+        Some(SandboxFlag::Off) => SandboxMode::Off,
+        Some(SandboxFlag::ReadOnly) => SandboxMode::ReadOnly,
+        Some(SandboxFlag::WorkspaceWrite) | None => SandboxMode::WorkspaceWrite,
+    };
+    if mode == SandboxMode::Off && args.no_network {
+        return Err(Failure::usage("--no-network needs a sandbox (drop `--sandbox off`)"));
+    }
+    let sandbox = Sandbox {
+        mode,
+        network: !args.no_network,
+    };
+    let network = if args.no_network { "no network" } else { "network on" };
+    match (mode, context.clone().sandboxed(sandbox)) {
+        (SandboxMode::Off, _) => {
+            eprintln!("zidane: sandbox off: commands may write anywhere this user can");
+            Ok(Arc::new(context))
+        }
+        (_, Ok(confined)) => {
+            match mode {
+                SandboxMode::ReadOnly => {
+                    eprintln!("zidane: sandbox read-only: commands and tools write nothing ({network})")
+                }
+                _ => eprintln!(
+                    "zidane: sandbox workspace-write: commands write only in {} and the temporary folder ({network})",
+                    cwd.display()
+                ),
+            }
+            Ok(Arc::new(confined))
+        }
+        (_, Err(e)) if args.sandbox.is_none() && !args.no_network => {
+            eprintln!("zidane: {e}; commands run unconfined (`--sandbox off` says so without this note)");
+            Ok(Arc::new(context))
+        }
+        (_, Err(e)) => Err(Failure::usage(e.to_string())),
+    }
 }

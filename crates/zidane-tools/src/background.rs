@@ -84,7 +84,7 @@ impl Tasks {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn dir(&self) -> Result<&Path, SharedError> {
+    pub(crate) fn dir(&self) -> Result<&Path, SharedError> {
         if let Some(dir) = self.dir.get() {
             return Ok(dir);
         }
@@ -119,6 +119,7 @@ impl Tasks {
         command: &str,
         cwd: &Path,
         owner: Option<BackgroundOwner>,
+        spawn: impl FnOnce(tokio::process::Command) -> std::io::Result<tokio::process::Child>,
     ) -> Result<BackgroundTask, SharedError> {
         let id = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let path = self.dir()?.join(format!("{id}.log"));
@@ -128,7 +129,7 @@ impl Tasks {
             .try_clone()
             .map_err(|e| fail(format!("cannot share the output file: {e}")))?;
         cmd.stdout(file).stderr(err);
-        let mut child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+        let mut child = spawn(cmd).map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
         let pid = child.id().unwrap_or_default();
         let task = BackgroundTask {
             task_id: id.clone(),

@@ -22,6 +22,7 @@
 mod background;
 mod files;
 mod process;
+mod sandbox;
 mod search;
 mod shell;
 mod spawn;
@@ -38,6 +39,7 @@ use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{ToolSet, Workspace};
 
 pub use process::{ProcessContext, is_secret_env};
+pub use sandbox::{Sandbox, SandboxError, SandboxMode};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
 

@@ -29,6 +29,10 @@ pub struct ProcessContext {
     pass_env: Vec<String>,
     /// Background tasks (shared by clones of the context).
     tasks: Arc<Tasks>,
+    /// How commands are confined.
+    sandbox: crate::sandbox::Sandbox,
+    /// The thread commands start from when they are confined.
+    confiner: Option<Arc<crate::sandbox::Confiner>>,
 }
 
 /// Whether an environment variable looks like a credential: provider keys
@@ -51,7 +55,32 @@ impl ProcessContext {
             root: root.into(),
             pass_env: Vec::new(),
             tasks: Arc::new(Tasks::default()),
+            sandbox: crate::sandbox::Sandbox::default(),
+            confiner: None,
         }
+    }
+
+    /// The same context confining its commands (and, read-only, its file
+    /// writes). Checked at once: a machine that cannot enforce it is a
+    /// [`SandboxError`](crate::SandboxError), never a silent no-op.
+    pub fn sandboxed(mut self, sandbox: crate::sandbox::Sandbox) -> Result<Self, crate::sandbox::SandboxError> {
+        self.confiner = None;
+        if sandbox.mode != crate::sandbox::SandboxMode::Off {
+            let tasks = self
+                .tasks
+                .dir()
+                .map_err(|e| crate::sandbox::SandboxError(e.to_string()))?
+                .to_path_buf();
+            let confiner = crate::sandbox::Confiner::start(sandbox, self.canonical_root(), Some(tasks))?;
+            self.confiner = Some(Arc::new(confiner));
+        }
+        self.sandbox = sandbox;
+        Ok(self)
+    }
+
+    /// How commands are confined.
+    pub fn sandbox(&self) -> crate::sandbox::Sandbox {
+        self.sandbox
     }
 
     /// The same context writing background tasks' output under `dir`
@@ -64,7 +93,7 @@ impl ProcessContext {
 
     /// A `sh -c command` in `cwd`, with credentials filtered out of its
     /// environment, leading a process group of its own.
-    pub(crate) fn shell(&self, command: &str, cwd: &Path) -> tokio::process::Command {
+    pub(crate) fn shell(&self, command: &str, cwd: &Path) -> Result<tokio::process::Command, SharedError> {
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
         for (name, _) in std::env::vars_os() {
@@ -75,7 +104,15 @@ impl ProcessContext {
         }
         #[cfg(unix)]
         cmd.process_group(0);
-        cmd
+        Ok(cmd)
+    }
+
+    /// Starts a command: from the confined thread when there is a sandbox.
+    pub(crate) fn start(&self, mut cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+        match &self.confiner {
+            Some(confiner) => confiner.spawn(cmd),
+            None => cmd.spawn(),
+        }
     }
 
     /// Resolves a path to read: inside the root, or a background task's
@@ -215,9 +252,9 @@ impl ExecutionContext for ProcessContext {
                 Some(dir) => self.resolve(dir)?,
                 None => self.root.clone(),
             };
-            let mut cmd = self.shell(command, &cwd);
+            let mut cmd = self.shell(command, &cwd)?;
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-            let mut child = cmd.spawn().map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+            let mut child = self.start(cmd).map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
             let pid = child.id();
             // Dropped with this future (the dispatcher dropping an aborted
             // call, a cancelled run), it takes the whole group with it.
@@ -287,6 +324,9 @@ impl ExecutionContext for ProcessContext {
         bytes: &'a [u8],
     ) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
+            if self.sandbox.mode == crate::sandbox::SandboxMode::ReadOnly {
+                return Err(fail(format!("cannot write `{path}`: the sandbox is read-only")));
+            }
             let p = self.resolve(path)?;
             if let Some(dir) = p.parent() {
                 tokio::fs::create_dir_all(dir)
@@ -382,8 +422,9 @@ impl ExecutionContext for ProcessContext {
                 Some(dir) => self.resolve(dir)?,
                 None => self.root.clone(),
             };
-            let cmd = self.shell(command, &cwd);
-            self.tasks.start(cmd, command, &cwd, options.owner)
+            let cmd = self.shell(command, &cwd)?;
+            self.tasks
+                .start(cmd, command, &cwd, options.owner, |cmd| self.start(cmd))
         })
     }
 

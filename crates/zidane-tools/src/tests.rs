@@ -644,6 +644,12 @@ async fn killing_a_background_task_takes_its_whole_process_tree() {
     assert_eq!(exit.status, zidane_core::events::TaskStatus::Killed);
     assert_eq!(exit.signal.as_deref(), Some("SIGTERM"));
     assert!(gone(task.pid), "the shell survived");
+    // The kill signal is on its way: the kernel ends the process shortly.
+    let mut polls = 0;
+    while !gone(pid) && polls < 1_000_000 {
+        polls += 1;
+        tokio::task::yield_now().await;
+    }
     assert!(gone(pid), "the grandchild survived the kill");
 }
 
@@ -703,4 +709,83 @@ async fn the_tools_start_read_and_stop_a_background_task() {
         "{shown}"
     );
     assert!(shown.ends_with("[new output, 5 bytes]\ndone\n"), "{shown}");
+}
+
+#[cfg(target_os = "linux")]
+mod sandbox {
+    use super::*;
+    use crate::{ProcessContext, Sandbox, SandboxMode};
+
+    fn confined(root: &std::path::Path, mode: SandboxMode, network: bool) -> Workspace {
+        let context = ProcessContext::new(root)
+            .task_dir(root.join(".tasks"))
+            .sandboxed(Sandbox { mode, network })
+            .unwrap();
+        Arc::new(context).workspace()
+    }
+
+    async fn run(ws: &Workspace, command: &str) -> zidane_core::execution::ExecOutput {
+        ws.exec(command, zidane_core::execution::ExecOptions::default())
+            .await
+            .unwrap()
+    }
+
+    /// A folder outside both the working folder and the temporary folder
+    /// (which a confined command may write to).
+    fn elsewhere() -> tempfile::TempDir {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/sandbox-tests");
+        std::fs::create_dir_all(dir).unwrap();
+        tempfile::tempdir_in(dir).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_confined_command_writes_inside_the_working_folder_only() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = elsewhere();
+        let ws = confined(root.path(), SandboxMode::WorkspaceWrite, true);
+        let inside = run(&ws, "echo kept > inside.txt && cat inside.txt").await;
+        assert_eq!((inside.exit_code, inside.stdout.as_str()), (Some(0), "kept\n"));
+        let target = outside.path().join("escaped.txt");
+        let out = run(&ws, &format!("echo x > {}", target.display())).await;
+        assert_ne!(out.exit_code, Some(0));
+        assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
+        assert!(!target.exists(), "the file appeared outside the working folder");
+        // What it starts is confined too, in the background as well.
+        let task = ws
+            .exec_background(&format!("sh -c 'echo x > {}'; echo $?", target.display()), None)
+            .await
+            .unwrap();
+        while ws.list_background().await[0].is_running() {
+            tokio::task::yield_now().await;
+        }
+        assert!(!target.exists());
+        let output = std::fs::read_to_string(task.output_path).unwrap();
+        assert!(output.contains("Permission denied"), "{output}");
+        // The agent's own process is not confined.
+        std::fs::write(outside.path().join("host.txt"), "free").unwrap();
+    }
+
+    #[tokio::test]
+    async fn read_only_refuses_every_write_and_network_off_refuses_connections() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = confined(root.path(), SandboxMode::ReadOnly, false);
+        let out = run(&ws, "echo x > inside.txt").await;
+        assert_ne!(out.exit_code, Some(0));
+        assert!(!root.path().join("inside.txt").exists());
+        let written = ws.write_file("notes.md", b"x").await.unwrap_err();
+        assert_eq!(written.to_string(), "cannot write `notes.md`: the sandbox is read-only");
+        assert_eq!(
+            run(&ws, "cat /etc/hostname > /dev/null; echo read").await.stdout,
+            "read\n"
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let out = run(
+            &ws,
+            &format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}))\""),
+        )
+        .await;
+        assert_ne!(out.exit_code, Some(0), "a confined command connected");
+        assert!(out.stderr.contains("PermissionError"), "{}", out.stderr);
+    }
 }

@@ -216,6 +216,9 @@ pub mod tools {
     //! in-process [`ProcessContext`], durable tool state and the read-state
     //! helpers.
     pub use zidane_core::execution::{
+        BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundSink, BackgroundTask,
+    };
+    pub use zidane_core::execution::{
         DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat, Workspace, normalize_path,
     };
     pub use zidane_core::read_state::{
@@ -226,7 +229,7 @@ pub mod tools {
         DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolOutput,
         ToolSet, ToolState, ToolStateStore, apply_ops,
     };
-    pub use zidane_tools::{ProcessContext, is_secret_env};
+    pub use zidane_tools::{ProcessContext, Sandbox, SandboxError, SandboxMode, is_secret_env};
 }
 
 pub mod presets {

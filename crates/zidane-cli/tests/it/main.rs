@@ -1181,3 +1181,71 @@ fn walk_find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
     }
     None
 }
+
+/// The program confines commands by default: it says so at start, a
+/// command writing outside the working folder fails and leaves nothing
+/// there, one writing inside succeeds; `--sandbox off` lifts it.
+#[tokio::test]
+async fn commands_write_only_inside_the_working_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // Outside both the working folder and the temporary folder.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!("echo in > inside.txt; echo out > {}", target.display());
+    let (url, bodies) = server_with(None, |body| {
+        if body.contains("tool_result") {
+            answer_sse("Done.", 20)
+        } else {
+            call_sse(
+                "toolu_write",
+                "shell",
+                &json!({"command": COMMAND.lock().unwrap().clone()}),
+                10,
+            )
+        }
+    })
+    .await;
+    *COMMAND.lock().unwrap() = command;
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "escape-test"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("zidane: sandbox workspace-write: commands write only in "),
+        "{stderr}"
+    );
+    assert!(work.path().join("inside.txt").exists());
+    assert!(!target.exists(), "a confined command wrote outside the working folder");
+    let result = bodies.lock().unwrap()[1].clone();
+    assert!(result.contains("Permission denied"), "{result}");
+
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "--sandbox", "off", "escape-test"],
+    )
+    .await;
+    assert!(
+        text(&out.stderr).contains("zidane: sandbox off"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(target.exists(), "without the sandbox the command writes where it likes");
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--sandbox", "off", "--no-network", "hi"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--no-network needs a sandbox"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+static COMMAND: Mutex<String> = Mutex::new(String::new());
