@@ -1003,6 +1003,8 @@ impl Agent {
             if self.inner.handle_injected && self.inner.lineage.depth == 0 {
                 self.adopt_tasks(&handle).await;
             }
+            // What an earlier process of this session left running.
+            self.reattach_tasks(&handle).await;
         }
         Ok(handle)
     }

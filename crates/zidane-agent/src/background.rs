@@ -37,8 +37,8 @@ enum Note {
 struct Queue {
     /// Exits not delivered yet.
     exits: Vec<TaskExitInfo>,
-    /// Rendered `<task-stall>` notes not delivered yet.
-    stalls: Vec<String>,
+    /// Rendered notes not delivered yet (`<task-stall>`, lost tasks).
+    notes: Vec<String>,
     /// Tasks whose end the model saw (through a tool, or a notification).
     seen: HashSet<String>,
 }
@@ -82,6 +82,7 @@ pub(crate) fn render_exit(exit: &TaskExitInfo) -> String {
     let how = match (exit.status, &exit.signal) {
         (TaskStatus::Killed, _) => "was killed".to_owned(),
         (TaskStatus::Exited, Some(signal)) => format!("was ended by {signal}"),
+        (TaskStatus::Exited, None) if exit.exit_code < 0 => "ended (its exit code was not observable)".to_owned(),
         (TaskStatus::Exited, None) => format!("exited with code {}", exit.exit_code),
     };
     let mut out = format!(
@@ -207,6 +208,7 @@ async fn watch(
                     task_id: task.task_id.clone(),
                 });
                 agent.observe(&mut ev).await;
+                agent.remember_task(&task).await;
             }
             Some(Note::Exited(task, exit)) => {
                 quiet.remove(&task.task_id);
@@ -220,6 +222,7 @@ async fn watch(
                     task_id: exit.task_id.clone(),
                 });
                 agent.observe(&mut ev).await;
+                agent.forget_task(&task.task_id).await;
                 let background = &agent.inner.background;
                 let queued = {
                     let mut queue = background.queue();
@@ -267,7 +270,7 @@ async fn watch(
                             .inner
                             .background
                             .queue()
-                            .stalls
+                            .notes
                             .push(render_stall(task, stalled_ms));
                         if agent.is_running() {
                             agent.deliver_now();
@@ -279,7 +282,126 @@ async fn watch(
     }
 }
 
+/// Where a session keeps the background tasks that run, so a later
+/// process can take them back.
+const TASKS_KEY: &str = "background.tasks";
+
+fn record_of(task: &BackgroundTask) -> serde_json::Value {
+    serde_json::json!({
+        "command": task.command,
+        "cwd": task.cwd,
+        "outputPath": task.output_path,
+        "pid": task.pid,
+        "startedAt": task.started_at,
+    })
+}
+
+fn task_of(task_id: &str, record: &serde_json::Value) -> Option<BackgroundTask> {
+    Some(BackgroundTask {
+        task_id: task_id.to_owned(),
+        command: record["command"].as_str()?.to_owned(),
+        cwd: record["cwd"].as_str().unwrap_or_default().to_owned(),
+        output_path: record["outputPath"].as_str()?.to_owned(),
+        pid: u32::try_from(record["pid"].as_u64()?).ok()?,
+        started_at: record["startedAt"].as_u64().unwrap_or_default(),
+        owner: String::new(),
+        bytes_written: 0,
+        exit: None,
+    })
+}
+
+/// What the model reads of a task an earlier process left, now gone.
+fn render_lost(task: &BackgroundTask) -> String {
+    format!(
+        "<task-notification>\n<task-id>{}</task-id>\n<status>lost</status>\n<command>{}</command>\n<output-file>{}</output-file>\n\
+         <summary>Background task {} was started before the program restarted and no longer runs; how it ended is \
+         not known. Its output so far is in {}.</summary>\n</task-notification>",
+        task.task_id, task.command, task.output_path, task.task_id, task.output_path
+    )
+}
+
 impl Agent {
+    /// The session's record of running tasks.
+    fn task_records(&self) -> serde_json::Map<String, serde_json::Value> {
+        lock(&self.inner.session)
+            .as_ref()
+            .and_then(|s| s.metadata.get(TASKS_KEY))
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default()
+    }
+
+    async fn keep_task_records(&self, records: serde_json::Map<String, serde_json::Value>) {
+        if lock(&self.inner.session).is_none() {
+            return;
+        }
+        if let Err(e) = self
+            .set_session_meta(TASKS_KEY, serde_json::Value::Object(records))
+            .await
+        {
+            // Only a later process's take-back depends on it.
+            tracing::warn!(target: "zidane", "the running background tasks could not be recorded in the session: {e}");
+        }
+    }
+
+    /// Records a running task in the session.
+    pub(crate) async fn remember_task(&self, task: &BackgroundTask) {
+        let mut records = self.task_records();
+        records.insert(task.task_id.clone(), record_of(task));
+        self.keep_task_records(records).await;
+    }
+
+    /// Drops an ended task from the session's record.
+    pub(crate) async fn forget_task(&self, task_id: &str) {
+        let mut records = self.task_records();
+        if records.remove(task_id).is_some() {
+            self.keep_task_records(records).await;
+        }
+    }
+
+    /// Takes back the tasks the session records as running (an earlier
+    /// process started them): one that still runs is this agent's again
+    /// (`background:adopt`); one that is gone is reported lost to the
+    /// model with the next run.
+    pub(crate) async fn reattach_tasks(&self, handle: &ExecutionHandle) {
+        let records = self.task_records();
+        if records.is_empty() {
+            return;
+        }
+        let known = self.inner.execution.list_background(handle).await;
+        let owner = self.inner.background.owner();
+        let mut kept = serde_json::Map::new();
+        for (id, record) in &records {
+            let Some(task) = task_of(id, record) else { continue };
+            if known.iter().any(|t| t.task_id == task.task_id && t.pid == task.pid) {
+                kept.insert(id.clone(), record.clone());
+                continue;
+            }
+            match self
+                .inner
+                .execution
+                .attach_background(handle, &task, owner.clone())
+                .await
+            {
+                Some(task) => {
+                    kept.insert(id.clone(), record.clone());
+                    let mut ev = BackgroundAdopt::new(BackgroundAdoptInit {
+                        command: task.command.clone(),
+                        cwd: task.cwd.clone(),
+                        output_path: task.output_path.clone(),
+                        pid: task.pid,
+                        started_at: task.started_at,
+                        task_id: task.task_id.clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+                None => self.inner.background.queue().notes.push(render_lost(&task)),
+            }
+        }
+        if kept.len() != records.len() {
+            self.keep_task_records(kept).await;
+        }
+    }
+
     /// Whether a background task's exit waits to be told to the model (the
     /// host's cue for a prompt-less `run` that delivers it).
     pub fn has_pending_task_notifications(&self) -> bool {
@@ -300,7 +422,7 @@ impl Agent {
     fn deliver_now(&self) {
         let (exits, stalls) = {
             let mut queue = self.inner.background.queue();
-            (std::mem::take(&mut queue.exits), std::mem::take(&mut queue.stalls))
+            (std::mem::take(&mut queue.exits), std::mem::take(&mut queue.notes))
         };
         if exits.is_empty() && stalls.is_empty() {
             return;
@@ -317,7 +439,7 @@ impl Agent {
         } else {
             let mut queue = self.inner.background.queue();
             queue.exits.splice(0..0, exits);
-            queue.stalls.splice(0..0, stalls);
+            queue.notes.splice(0..0, stalls);
         }
     }
 
@@ -341,7 +463,7 @@ impl Agent {
                 }
             }
         }
-        let stalls = std::mem::take(&mut self.inner.background.queue().stalls);
+        let stalls = std::mem::take(&mut self.inner.background.queue().notes);
         let mut blocks = Vec::new();
         if !exits.is_empty() {
             let mut ev = BackgroundReconcile::new();
@@ -371,6 +493,7 @@ impl Agent {
                 .claim_background(handle, &task.task_id, owner.clone())
                 .await
             {
+                self.remember_task(&task).await;
                 let mut ev = BackgroundAdopt::new(BackgroundAdoptInit {
                     command: task.command.clone(),
                     cwd: task.cwd.clone(),
@@ -407,6 +530,7 @@ impl Agent {
                 .claim_background(&handle, &task.task_id, owner.clone())
                 .await
             {
+                self.remember_task(&task).await;
                 let mut ev = BackgroundReassign::new(BackgroundReassignInit {
                     child_id: Some(child_id.to_owned()),
                     command: task.command.clone(),

@@ -278,6 +278,21 @@ pub trait ExecutionContext: Send + Sync {
         })
     }
 
+    /// Takes back a task an earlier process started on this machine (a
+    /// resumed session), from its record: when its process still runs, it
+    /// is this context's again, reported to `owner` (its exit code is not
+    /// observable: it ends with `exit_code` -1 unless killed here).
+    /// `None`: it no longer runs, or the context cannot tell.
+    fn attach_background<'a>(
+        &'a self,
+        handle: &'a ExecutionHandle,
+        task: &'a BackgroundTask,
+        owner: BackgroundOwner,
+    ) -> BoxFuture<'a, Option<BackgroundTask>> {
+        let _ = (handle, task, owner);
+        Box::pin(async { None })
+    }
+
     /// Hands a task to another owner (an agent adopting a host-owned
     /// handle's tasks, a parent taking over its sub-agent's): its exit is
     /// reported to `owner` from now on. `None`: no such task.

@@ -56,6 +56,18 @@ impl std::fmt::Debug for Tasks {
 /// A distinct default folder per registry of this process.
 static REGISTRIES: AtomicU64 = AtomicU64::new(0);
 
+/// Whether `pid` runs `sh -c command` (not a zombie, not another program
+/// that took the pid over).
+fn runs(pid: u32, command: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let alive = stat
+        .rsplit_once(')')
+        .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']));
+    alive
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|line| line.split(|b| *b == 0).any(|arg| arg == command.as_bytes()))
+}
+
 /// The name of the signal that ended a process, when it has a common one.
 fn signal_name(signal: i32) -> String {
     match signal {
@@ -279,6 +291,72 @@ impl Tasks {
         }
         bytes.truncate(filled);
         Ok(BackgroundChunk { bytes, total })
+    }
+
+    /// Takes back a task an earlier process started, when its shell still
+    /// runs (the same command line, so a reused pid is not mistaken for
+    /// it); a poll notices its end.
+    pub(crate) fn attach(
+        self: &Arc<Self>,
+        recorded: &BackgroundTask,
+        owner: BackgroundOwner,
+    ) -> Option<BackgroundTask> {
+        if !runs(recorded.pid, &recorded.command) {
+            return None;
+        }
+        let mut task = recorded.clone();
+        task.owner = owner.owner.clone();
+        task.exit = None;
+        let (done_tx, done) = tokio::sync::watch::channel(false);
+        {
+            let mut entries = self.lock();
+            if entries.iter().any(|e| e.task.task_id == task.task_id) {
+                return None;
+            }
+            // New tasks take ids after the ones taken back.
+            if let Some(n) = task.task_id.strip_prefix('t').and_then(|n| n.parse::<u64>().ok()) {
+                self.next.fetch_max(n, Ordering::Relaxed);
+            }
+            entries.push(Entry {
+                task: task.clone(),
+                owner: Some(owner),
+                killing: false,
+                done,
+            });
+        }
+        let tasks = Arc::clone(self);
+        let (id, pid, command) = (task.task_id.clone(), task.pid, task.command.clone());
+        tokio::spawn(async move {
+            while runs(pid, &command) {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            let settled = {
+                let mut entries = tasks.lock();
+                entries.iter_mut().find(|e| e.task.task_id == id).map(|e| {
+                    let exit = TaskExitInfo {
+                        task_id: id.clone(),
+                        command: e.task.command.clone(),
+                        exit_code: -1,
+                        signal: None,
+                        status: if e.killing {
+                            TaskStatus::Killed
+                        } else {
+                            TaskStatus::Exited
+                        },
+                        duration_ms: now_ms().saturating_sub(e.task.started_at),
+                        output_path: e.task.output_path.clone(),
+                    };
+                    e.task.exit = Some(exit.clone());
+                    e.task.bytes_written = std::fs::metadata(&e.task.output_path).map_or(0, |m| m.len());
+                    (e.task.clone(), exit, e.owner.clone())
+                })
+            };
+            let _ = done_tx.send(true);
+            if let Some((task, exit, Some(owner))) = settled {
+                owner.sink.exited(&task, &exit);
+            }
+        });
+        Some(task)
     }
 
     /// Hands a task to `owner`.

@@ -446,6 +446,15 @@ impl ExecutionContext for ProcessContext {
         Box::pin(async move { self.tasks.read(task_id, offset, max).await })
     }
 
+    fn attach_background<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        task: &'a BackgroundTask,
+        owner: BackgroundOwner,
+    ) -> BoxFuture<'a, Option<BackgroundTask>> {
+        Box::pin(async move { self.tasks.attach(task, owner) })
+    }
+
     fn claim_background<'a>(
         &'a self,
         _handle: &'a ExecutionHandle,

@@ -453,3 +453,116 @@ async fn the_stall_watchdog_fires_once_per_quiet_period_and_rearms_on_output() {
     assert!(texts[0].starts_with("<task-stall>\n<task-id>t1</task-id>\n<command>make watch</command>\n"));
     assert!(texts[1].contains("<bytes-written>120</bytes-written>"));
 }
+
+/// A session's running tasks outlive the process that started them: a new
+/// process (a fresh context) takes back the one that still runs and tells
+/// the model of the one that is gone.
+#[tokio::test]
+async fn a_later_process_takes_back_a_sessions_running_task_and_reports_a_lost_one() {
+    use zidane_agent::{MemoryStore, SessionStore};
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::default());
+    let build = |model: &ScriptedProvider| {
+        // Each "process" has its own context: nothing in memory carries over.
+        let context = Arc::new(ProcessContext::new(dir.path()).task_dir(dir.path().join(".tasks")));
+        let preset = basic(BasicOptions::in_folder(dir.path()));
+        let agent = create_agent(AgentOptions {
+            provider: vec![Arc::new(model.clone()) as Arc<dyn Provider>],
+            tools: preset.tools,
+            execution: Some(Arc::clone(&context) as Arc<dyn ExecutionContext>),
+            store: Some(Arc::clone(&store)),
+            session_id: Some("work".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        (agent, context)
+    };
+    let first = provider(vec![background("c1", "sleep 300"), Script::answer("it runs")]);
+    let (a, a_context) = build(&first);
+    a.run(AgentRunOptions::prompt("Start it.")).await.unwrap();
+    // Wait for the record, then "crash": the agent is never torn down, and
+    // the session also names a task whose process is gone (an exited
+    // command's pid).
+    let records = loop {
+        let session = store.load("work").await.unwrap().unwrap();
+        if let Some(records) = session
+            .metadata
+            .get("background.tasks")
+            .and_then(|v| v.as_object())
+            .filter(|m| !m.is_empty())
+        {
+            break records.clone();
+        }
+        tokio::task::yield_now().await;
+    };
+    let gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    let mut gone = gone;
+    gone.wait().unwrap();
+    let mut records = records;
+    records.insert(
+        "t7".into(),
+        json!({"command": "sleep 301", "cwd": "/", "outputPath": "/nowhere/t7.log", "pid": gone_pid, "startedAt": 1}),
+    );
+    store
+        .set_meta("work", "background.tasks", &serde_json::Value::Object(records))
+        .await
+        .unwrap();
+    let tasks = a_context.list_background(&a_context.handle()).await;
+    assert!(tasks[0].is_running());
+    std::mem::forget(a);
+
+    let second = provider(vec![Script::answer("t1 still runs"), Script::answer("stopped")]);
+    let (b, b_context) = build(&second);
+    let adopted: Arc<Mutex<Vec<String>>> = Arc::default();
+    let ad = Arc::clone(&adopted);
+    b.hooks().on_sync::<BackgroundAdopt, _>(move |ev, _| {
+        ad.lock()
+            .unwrap()
+            .push(format!("{} {} {}", ev.task_id(), ev.pid(), ev.command()));
+        Ok(())
+    });
+    let (seen, woken) = exits(&b);
+    b.run(AgentRunOptions::prompt("What runs?")).await.unwrap();
+    assert_eq!(*adopted.lock().unwrap(), vec![format!("t1 {} sleep 300", tasks[0].pid)]);
+    let texts = last_user_texts(&second, 0);
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].starts_with(
+            "<task-notification>\n<task-id>t7</task-id>\n<status>lost</status>\n<command>sleep 301</command>"
+        ),
+        "{texts:?}"
+    );
+    // The taken-back task is this process's to stop; its end is observed.
+    assert!(b.kill_background_task("t1").await);
+    while seen.lock().unwrap().is_empty() {
+        woken.notified().await;
+    }
+    assert_eq!(seen.lock().unwrap()[0].status, TaskStatus::Killed);
+    // A new task does not reuse a taken-back id.
+    let next = b_context
+        .exec_background(&b_context.handle(), "true", Default::default())
+        .await
+        .unwrap();
+    assert_eq!(next.task_id, "t2");
+    // The session records only what still runs: the lost task at once,
+    // the killed one once its end is handled.
+    let session = store.load("work").await.unwrap().unwrap();
+    assert!(
+        !session.metadata["background.tasks"]
+            .as_object()
+            .unwrap()
+            .contains_key("t7")
+    );
+    loop {
+        let session = store.load("work").await.unwrap().unwrap();
+        if !session.metadata["background.tasks"]
+            .as_object()
+            .unwrap()
+            .contains_key("t1")
+        {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+}
