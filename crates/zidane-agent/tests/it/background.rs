@@ -253,9 +253,21 @@ async fn a_sub_agents_running_task_is_handed_to_its_parent() {
             .push(format!("{} from {:?} ({})", ev.task_id(), ev.child_id(), ev.command()));
         Ok(())
     });
+    let bubbled: Arc<Mutex<Vec<String>>> = Arc::default();
+    let b = Arc::clone(&bubbled);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::ChildBackgroundStart, _>(move |ev, _| {
+            b.lock()
+                .unwrap()
+                .push(format!("{} {} {}", ev.child_id(), ev.depth(), ev.task_id()));
+            Ok(())
+        });
     let (seen, woken) = exits(&agent);
     agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
     assert_eq!(*moved.lock().unwrap(), vec!["t1 from Some(\"s1\") (sleep 300)"]);
+    // The child's own start reached the parent as `child:background:start`.
+    assert_eq!(*bubbled.lock().unwrap(), vec!["s1 1 t1"]);
     assert!(agent.kill_background_task("t1").await);
     while seen.lock().unwrap().is_empty() {
         woken.notified().await;
