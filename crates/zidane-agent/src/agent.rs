@@ -73,6 +73,9 @@ pub(crate) struct Inner {
     pub(crate) spawn: crate::subagents::SpawnConfig,
     /// Where the agent sits in its tree, and the tree's slot pool.
     pub(crate) lineage: crate::subagents::Lineage,
+    /// The tool-call interceptors and the approver (a child gets them too).
+    pub(crate) interceptors: Vec<Arc<dyn crate::approvals::ToolCallInterceptor>>,
+    pub(crate) approver: Option<Arc<dyn crate::approvals::ToolCallApprover>>,
     /// Background tasks: their events, notifications and watchdog.
     pub(crate) background: crate::background::Background,
     /// Sub-agents running now, by child id (`cancel_tool` reaches their
@@ -167,6 +170,8 @@ fn build(
         handle,
         pricing,
         spawn,
+        interceptors,
+        approve_tool_call,
         #[cfg(feature = "mcp")]
         mcp_servers,
         #[cfg(feature = "mcp")]
@@ -279,6 +284,15 @@ fn build(
         durable: durable.as_ref().map(|d| Arc::clone(&d.runtime)),
     }));
     config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::seams::Compactor>);
+    let policy = (!interceptors.is_empty()).then(|| {
+        Arc::new(crate::approvals::Policy {
+            interceptors: interceptors.clone(),
+            approver: approve_tool_call.clone(),
+            approvals: Arc::clone(&lineage.approvals),
+            agent: std::sync::OnceLock::new(),
+        })
+    });
+    config.policy = policy.clone().map(|p| p as Arc<dyn zidane_core::seams::ToolCallPolicy>);
     let looped = RunLoop::new(config);
 
     // A given session is checked against the store on the first run: one
@@ -326,6 +340,8 @@ fn build(
             spawn,
             lineage,
             live_children: Mutex::new(Vec::new()),
+            interceptors,
+            approver: approve_tool_call,
             background: crate::background::Background::new(),
             #[cfg(feature = "mcp")]
             mcp: Mcp {
@@ -338,6 +354,12 @@ fn build(
         }),
     };
     agent.inner.compaction.bind(&agent);
+    if let Some(policy) = &policy {
+        let _ = policy.agent.set(Arc::downgrade(&agent.inner));
+    }
+    if agent.inner.lineage.depth == 0 {
+        agent.inner.lineage.approvals.bind_root(&agent.inner);
+    }
     #[cfg(feature = "mcp")]
     if eager && !agent.inner.mcp.servers.is_empty() {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {

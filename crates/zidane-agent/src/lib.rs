@@ -9,6 +9,7 @@
 //! `TurnSink`, compaction through its `Compactor` seam.
 
 mod agent;
+mod approvals;
 mod background;
 mod binding;
 mod cache;
@@ -30,6 +31,10 @@ mod sqlite;
 mod subagents;
 
 pub use agent::{Agent, create_agent, hook_names};
+pub use approvals::{
+    ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
+    ToolCallInterceptor, ToolCallVerdict,
+};
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecisionRequest, DecisionResult, Decisions};

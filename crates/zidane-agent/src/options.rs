@@ -83,6 +83,14 @@ pub struct AgentOptions {
     pub handle: Option<ExecutionHandle>,
     /// Prices for turn costs.
     pub pricing: Option<Pricing>,
+    /// Interceptors every tool call goes through before the gate, in order
+    /// (allow, deny with a reason, rewrite the input, or ask). Inherited by
+    /// sub-agents. Empty: no interceptor runs.
+    pub interceptors: Vec<Arc<dyn crate::approvals::ToolCallInterceptor>>,
+    /// Answers an interceptor's `ask` (the spec's `approveToolCall`); a
+    /// person, often. Unset: a call that needs approval is refused.
+    /// Inherited by sub-agents.
+    pub approve_tool_call: Option<Arc<dyn crate::approvals::ToolCallApprover>>,
     /// How the `spawn` tool's sub-agents run: named definitions, depth and
     /// concurrency limits, read-state sharing. Inherited by the children.
     pub spawn: crate::subagents::SpawnConfig,

@@ -149,6 +149,8 @@ pub(crate) struct Lineage {
     pub(crate) depth: u32,
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) limit: u32,
+    /// Approvals remembered for the tree (kept in the root's session).
+    pub(crate) approvals: Arc<crate::approvals::Approvals>,
 }
 
 impl Lineage {
@@ -158,6 +160,7 @@ impl Lineage {
             depth: 0,
             slots: Arc::new(Semaphore::new(limit as usize)),
             limit,
+            approvals: Arc::default(),
         }
     }
 }
@@ -263,6 +266,8 @@ impl RunSpawner {
             max_tokens: def.and_then(|d| d.max_tokens).or(inner.max_tokens),
             tools,
             hooks: inner.spawn.hooks.clone(),
+            interceptors: inner.interceptors.clone(),
+            approve_tool_call: inner.approver.clone(),
             behavior: config.behavior.clone(),
             cache_ttl: inner.cache_ttl,
             clock: Some(Arc::clone(&inner.clock)),

@@ -8,6 +8,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
+mod approve;
 mod logging;
 mod output;
 mod setup;
@@ -222,9 +223,21 @@ async fn run(args: Args) -> Result<(), Failure> {
         behavior.retry.max_attempts = n;
         behavior.retry.transport_max_attempts = n;
     }
+    let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
+    // What runs without a yes depends on `--approve`; the answer comes from
+    // the terminal (none: refused).
+    let (interceptors, approver) = match args.approve {
+        crate::setup::Approve::Yolo => (Vec::new(), None),
+        mode => (
+            vec![Arc::new(crate::approve::Rules { mode }) as Arc<dyn zidane::agent::ToolCallInterceptor>],
+            Some(crate::approve::Terminal::new(printer.clone()) as Arc<dyn zidane::agent::ToolCallApprover>),
+        ),
+    };
     let agent = create_agent(AgentOptions {
         provider: vec![provider],
         name: Some("zidane".into()),
+        interceptors,
+        approve_tool_call: approver,
         system: Some(system),
         model: args.model.iter().map(|m| m.as_str().into()).collect(),
         tools: preset.tools.clone(),
@@ -254,7 +267,6 @@ async fn run(args: Args) -> Result<(), Failure> {
     })
     .map_err(|e| Failure::usage(e.to_string()))?;
 
-    let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
     // A skill that cannot be read is named, never a failed run.
     agent.skills().await;
     for problem in agent.skill_problems() {

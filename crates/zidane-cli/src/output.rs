@@ -113,6 +113,12 @@ impl Printer {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Makes room for a question: the spinner goes, a streamed line ends.
+    pub(crate) fn pause(&self) {
+        self.clear_waiting();
+        self.break_line();
+    }
+
     /// Ends a line of streamed text before a status line.
     fn break_line(&self) {
         let mut state = self.lock();

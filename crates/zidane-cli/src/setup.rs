@@ -93,6 +93,12 @@ pub(crate) struct Args {
     /// With a sandbox: commands may not open network connections.
     #[arg(long)]
     pub(crate) no_network: bool,
+    /// What the program asks you before doing: `ask` (before commands, MCP
+    /// tools and file writes), `auto-edit` (file writes in the working
+    /// folder go through; commands and MCP tools ask), `yolo` (nothing
+    /// asks). Without a terminal, a call that would ask is refused.
+    #[arg(long, value_enum, env = "ZIDANE_APPROVE", default_value = "ask")]
+    pub(crate) approve: Approve,
     /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
     /// (stdio servers by `command`; HTTP ones by `url`, `"type": "sse"` for
     /// the legacy HTTP + SSE transport).
@@ -112,6 +118,13 @@ pub(crate) enum ProviderKind {
     Openai,
     Openrouter,
     OpenaiCompatible,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Approve {
+    Ask,
+    AutoEdit,
+    Yolo,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -405,6 +418,7 @@ pub(crate) fn execution(
     let sandbox = Sandbox {
         mode,
         network: !args.no_network,
+        temp: true,
     };
     let network = if args.no_network { "no network" } else { "network on" };
     match (mode, context.clone().sandboxed(sandbox)) {

@@ -28,7 +28,10 @@ use zidane_core::events::{
     ToolStateCommitFailedInit, ToolTransformInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit,
 };
 use zidane_core::join_all;
-use zidane_core::seams::{Durability, Step, StepError, StepKey, StepKind, StepValue, ToolStep, ToolStepOutcome};
+use zidane_core::seams::{
+    Durability, PolicyVerdict, Step, StepError, StepKey, StepKind, StepValue, ToolCallRequest, ToolStep,
+    ToolStepOutcome,
+};
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
 /// One model-issued call.
@@ -260,6 +263,27 @@ impl RunLoop {
         // The gate owns the input for the rest of the pipeline (handlers may
         // rewrite it); this is the call's one copy of it.
         gate.input = call.input.clone();
+        // The policy (interceptors, a person's approval) comes first; a
+        // resumed call passed it in the process that died.
+        if let Some(policy) = &self.inner.config.policy
+            && !c.resumed
+        {
+            let request = ToolCallRequest {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                input: std::mem::take(&mut gate.input),
+                run_id: cx.run_id.clone(),
+            };
+            match policy.check(&request, &cx.signal).await {
+                PolicyVerdict::Allow => gate.input = request.input,
+                PolicyVerdict::Rewrite(input) => gate.input = input,
+                PolicyVerdict::Deny(reason) => {
+                    self.dispatched(c, ToolOutcome::GateBlock, Some(reason.clone()), &request.input)
+                        .await;
+                    return Gated::Done(c.result(format!("Blocked: {reason}"), true));
+                }
+            }
+        }
         // A resumed call's handlers see what they kept for it.
         if c.resumed {
             let key = StepKey {

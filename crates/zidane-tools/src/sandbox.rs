@@ -19,7 +19,8 @@ pub enum SandboxMode {
     #[default]
     Off,
     /// Writes only inside the working folder, the system's temporary
-    /// folder and the background tasks' folder (and to `/dev/null`).
+    /// folder (see [`Sandbox::temp`]) and the background tasks' folder
+    /// (and to `/dev/null`).
     WorkspaceWrite,
     /// No writes at all, the working folder included (except `/dev/null`);
     /// the file tools refuse writes too.
@@ -27,13 +28,27 @@ pub enum SandboxMode {
 }
 
 /// The sandbox of a [`ProcessContext`](crate::ProcessContext).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sandbox {
     /// How far commands are confined.
     pub mode: SandboxMode,
     /// Whether confined commands may open TCP connections and listen
     /// (ignored when `mode` is `Off`).
     pub network: bool,
+    /// Whether `WorkspaceWrite` also lets commands write in the system's
+    /// temporary folder (`$TMPDIR`, else `/tmp`), where compilers and test
+    /// runners keep their scratch files.
+    pub temp: bool,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox {
+            mode: SandboxMode::Off,
+            network: true,
+            temp: true,
+        }
+    }
 }
 
 /// Why commands cannot be confined on this machine.
@@ -76,7 +91,9 @@ impl Sandbox {
         let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev/null")];
         if self.mode == SandboxMode::WorkspaceWrite {
             writable.push(root.to_path_buf());
-            writable.push(std::env::temp_dir());
+            if self.temp {
+                writable.push(std::env::temp_dir());
+            }
             if let Some(tasks) = tasks {
                 writable.push(tasks.to_path_buf());
             }

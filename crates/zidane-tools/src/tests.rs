@@ -717,9 +717,14 @@ mod sandbox {
     use crate::{ProcessContext, Sandbox, SandboxMode};
 
     fn confined(root: &std::path::Path, mode: SandboxMode, network: bool) -> Workspace {
+        // The temporary folder stays closed: the test's folders are in it.
         let context = ProcessContext::new(root)
             .task_dir(root.join(".tasks"))
-            .sandboxed(Sandbox { mode, network })
+            .sandboxed(Sandbox {
+                mode,
+                network,
+                temp: false,
+            })
             .unwrap();
         Arc::new(context).workspace()
     }
@@ -730,12 +735,9 @@ mod sandbox {
             .unwrap()
     }
 
-    /// A folder outside both the working folder and the temporary folder
-    /// (which a confined command may write to).
+    /// A folder outside the working folder.
     fn elsewhere() -> tempfile::TempDir {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/sandbox-tests");
-        std::fs::create_dir_all(dir).unwrap();
-        tempfile::tempdir_in(dir).unwrap()
+        tempfile::tempdir().unwrap()
     }
 
     #[tokio::test]

@@ -295,6 +295,10 @@ pub mod agent {
         SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
         SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
     };
+    pub use zidane_agent::{
+        ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
+        ToolCallInterceptor, ToolCallVerdict,
+    };
     pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
 
 mod agent;
+mod approvals;
 mod background;
 mod compaction;
 mod deviations;

@@ -145,7 +145,11 @@ async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -
     ] {
         cmd.env_remove(var);
     }
-    cmd.env("ZIDANE_HOME", home).current_dir(work).args(args);
+    // Tests answer no questions unless they say so (`ZIDANE_APPROVE=ask`).
+    cmd.env("ZIDANE_HOME", home)
+        .env("ZIDANE_APPROVE", "yolo")
+        .current_dir(work)
+        .args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -443,6 +447,7 @@ async fn the_prompt_can_come_from_standard_input() {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENROUTER_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
         .env("ZIDANE_HOME", home.path())
         .current_dir(work.path())
         .args(["--base-url", &url, "-"])
@@ -504,6 +509,7 @@ async fn sigterm_interrupts_the_run_with_exit_code_130() {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENROUTER_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
         .env("ZIDANE_HOME", home.path())
         .current_dir(work.path())
         .args(["--base-url", &url, "Think for a long time."])
@@ -632,6 +638,7 @@ async fn a_killed_program_continues_with_resume() {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENROUTER_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
         .env("ZIDANE_HOME", home.path())
         .current_dir(work.path())
         .args(["--base-url", &url, "--session", "work", "Run the long job."])
@@ -707,6 +714,7 @@ async fn a_session_in_use_is_refused() {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
     cmd.env_remove("OPENAI_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
         .env("ZIDANE_HOME", home.path())
         .current_dir(work.path())
         .args(["--base-url", &url, "--session", "busy", "Run the long job."])
@@ -1057,6 +1065,7 @@ async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
     cmd.env_remove("OPENAI_API_KEY")
         .env_remove("OPENROUTER_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
         .env("ZIDANE_HOME", home.path())
         .current_dir(work.path())
         .args(["--base-url", &url, "--session", "work", "Split the work."])
@@ -1189,8 +1198,12 @@ fn walk_find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
 async fn commands_write_only_inside_the_working_folder() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // Outside both the working folder and the temporary folder.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // The program's temporary folder (writable) is its own; the folder
+    // outside is another one.
+    let outside = tempfile::tempdir().unwrap();
+    let own_tmp = home.path().join("tmp");
+    std::fs::create_dir_all(&own_tmp).unwrap();
+    let own_tmp = own_tmp.display().to_string();
     let target = outside.path().join("escaped.txt");
     let command = format!("echo in > inside.txt; echo out > {}", target.display());
     let (url, bodies) = server_with(None, |body| {
@@ -1207,7 +1220,7 @@ async fn commands_write_only_inside_the_working_folder() {
     })
     .await;
     *COMMAND.lock().unwrap() = command;
-    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let env = [("ANTHROPIC_API_KEY", "sk-test"), ("TMPDIR", own_tmp.as_str())];
     let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "escape-test"]).await;
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -1249,3 +1262,97 @@ async fn commands_write_only_inside_the_working_folder() {
 }
 
 static COMMAND: Mutex<String> = Mutex::new(String::new());
+
+/// The model's four commands, one per turn, then an answer.
+fn four_commands(body: &str) -> String {
+    let commands = [
+        "echo one > one.txt",
+        "echo two > two.txt",
+        "touch three.txt",
+        "touch four.txt",
+    ];
+    let done = body.matches("\"tool_result\"").count();
+    match commands.get(done) {
+        Some(command) => call_sse(&format!("toolu_{done}"), "shell", &json!({"command": command}), 10),
+        None => answer_sse("Done.", 10),
+    }
+}
+
+/// Under a terminal the program asks before each command: yes runs it, no
+/// refuses it (the model is told), always runs it and what starts the same
+/// way for the rest of the session.
+#[tokio::test]
+async fn the_program_asks_before_it_runs_a_command() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, four_commands).await;
+    let bin = env!("CARGO_BIN_EXE_zidane");
+    // `script` gives the program a pseudo-terminal and forwards our input.
+    let mut cmd = tokio::process::Command::new("script");
+    cmd.args([
+        "-qec",
+        &format!("{bin} --base-url {url} 'Make some files.'"),
+        "/dev/null",
+    ])
+    .env_remove("OPENAI_API_KEY")
+    .env_remove("OPENROUTER_API_KEY")
+    .env("ANTHROPIC_API_KEY", "sk-test")
+    .env("ZIDANE_APPROVE", "ask")
+    .env("ZIDANE_HOME", home.path())
+    .current_dir(work.path())
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"y\nn\na\n").await.unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    drop(stdin);
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}{}", text(&out.stderr));
+    assert!(
+        shown.contains("⚠ zidane wants to run:\r\n  $ echo one > one.txt"),
+        "{shown}"
+    );
+    assert!(shown.contains("[a]lways (commands starting with `touch`)"), "{shown}");
+    assert_eq!(
+        shown.matches("allow? [y]es").count(),
+        3,
+        "the fourth was covered: {shown}"
+    );
+    assert!(work.path().join("one.txt").exists());
+    assert!(!work.path().join("two.txt").exists(), "a declined command ran");
+    assert!(work.path().join("three.txt").exists());
+    assert!(work.path().join("four.txt").exists());
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(
+        bodies[2].contains("Blocked: the user declined this call"),
+        "the model is told: {}",
+        bodies[2]
+    );
+}
+
+/// Without a terminal nothing is run silently: the call is refused, and
+/// the model (and the person reading the output) learn how to allow it.
+#[tokio::test]
+async fn without_a_terminal_a_command_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, four_commands).await;
+    let env = [("ANTHROPIC_API_KEY", "sk-test"), ("ZIDANE_APPROVE", "ask")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "Make some files."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!work.path().join("one.txt").exists());
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("blocked: this needs the user's approval and there is no terminal to ask on"),
+        "{stdout}"
+    );
+    assert!(bodies.lock().unwrap()[1].contains("--approve yolo"));
+}

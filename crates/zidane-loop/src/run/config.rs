@@ -11,7 +11,7 @@ use zidane_provider::{AbortSignal, CacheTtl, ContentBlock, Pricing, Provider, Th
 use crate::behavior::{Behavior, BehaviorOverride};
 use crate::clock::{Clock, SystemClock};
 use zidane_core::execution::Workspace;
-use zidane_core::seams::{Compactor, DurableRuntime, MemoryRuntime, Spawning, TurnSink};
+use zidane_core::seams::{Compactor, DurableRuntime, MemoryRuntime, Spawning, ToolCallPolicy, TurnSink};
 use zidane_core::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
 
 /// A model to run on: a model id, optionally pinned to a provider by name.
@@ -97,6 +97,8 @@ pub struct LoopConfig {
     pub tracing_context: BTreeMap<String, String>,
     /// Reason given to a `cancel_tool` without one.
     pub cancel_reason: String,
+    /// Decides each call before the gate (interceptors, approvals).
+    pub policy: Option<Arc<dyn ToolCallPolicy>>,
 }
 
 impl LoopConfig {
@@ -131,6 +133,7 @@ impl LoopConfig {
             parent_run_id: None,
             tracing_context: BTreeMap::new(),
             cancel_reason: "user-cancelled-tool".to_owned(),
+            policy: None,
         }
     }
 }

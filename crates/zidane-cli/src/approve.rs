@@ -1,0 +1,179 @@
+//! Asking the person at the terminal before a command runs or a file is
+//! written: what needs asking depends on `--approve`, the question shows
+//! the command (or the change), and the answer is yes, no or always (the
+//! session remembers an "always").
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use serde_json::Value;
+use zidane::agent::{
+    ApprovalDecision, ApprovalRequest, RememberedApproval, ToolCall, ToolCallApprover, ToolCallInterceptor,
+    ToolCallVerdict,
+};
+use zidane::providers::BoxFuture;
+
+use crate::output::Printer;
+use crate::setup::Approve;
+
+/// What needs a yes under each mode.
+pub(crate) struct Rules {
+    pub(crate) mode: Approve,
+}
+
+fn is_write(name: &str) -> bool {
+    matches!(name, "write_file" | "edit" | "multi_edit")
+}
+
+impl ToolCallInterceptor for Rules {
+    fn intercept<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolCallVerdict> {
+        let ask = match self.mode {
+            Approve::Yolo => false,
+            // Files change only inside the working folder (the tools refuse
+            // anything else), so `auto-edit` lets those through.
+            Approve::AutoEdit => call.name == "shell" || call.name.starts_with("mcp_"),
+            Approve::Ask => call.name == "shell" || call.name.starts_with("mcp_") || is_write(&call.name),
+        };
+        let verdict = if ask {
+            ToolCallVerdict::Ask { reason: None }
+        } else {
+            ToolCallVerdict::Allow
+        };
+        Box::pin(async move { verdict })
+    }
+}
+
+/// The `always` an answer would remember for `call`: a command's first
+/// word (two, for `cargo test`-like pairs), or the tool.
+fn always_for(call: &ToolCall) -> (RememberedApproval, String) {
+    if call.name == "shell"
+        && let Some(command) = call.input.get("command").and_then(Value::as_str)
+    {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let prefix = match words.as_slice() {
+            [first, second, ..] if !second.starts_with('-') && !second.contains(['/', '.', '=']) => {
+                format!("{first} {second}")
+            }
+            [first, ..] => (*first).to_owned(),
+            [] => String::new(),
+        };
+        if !prefix.is_empty() {
+            let shown = format!("commands starting with `{prefix}`");
+            return (RememberedApproval::CommandPrefix(prefix), shown);
+        }
+    }
+    (
+        RememberedApproval::Tool(call.name.clone()),
+        format!("`{}` for this session", call.name),
+    )
+}
+
+/// The call, as the person reads it before deciding.
+fn describe(call: &ToolCall) -> String {
+    let text = |key: &str| call.input.get(key).and_then(Value::as_str).unwrap_or_default();
+    let lines = |s: &str, mark: &str| -> String {
+        let all: Vec<&str> = s.lines().collect();
+        let mut out: String = all.iter().take(20).map(|l| format!("  {mark} {l}\n")).collect();
+        if all.len() > 20 {
+            out.push_str(&format!("  {mark} … {} more lines\n", all.len() - 20));
+        }
+        out
+    };
+    match call.name.as_str() {
+        "shell" => {
+            let background = if call.input["run_in_background"].as_bool() == Some(true) {
+                " in the background"
+            } else {
+                ""
+            };
+            format!("run{background}:\n  $ {}\n", text("command"))
+        }
+        "write_file" => format!(
+            "write {} ({} bytes):\n{}",
+            text("path"),
+            text("content").len(),
+            lines(text("content"), "+")
+        ),
+        "edit" => format!(
+            "edit {}:\n{}{}",
+            text("path"),
+            lines(text("old_string"), "-"),
+            lines(text("new_string"), "+")
+        ),
+        "multi_edit" => {
+            let mut out = format!("edit {}:\n", text("path"));
+            for edit in call.input["edits"].as_array().into_iter().flatten() {
+                out.push_str(&lines(edit["old_string"].as_str().unwrap_or_default(), "-"));
+                out.push_str(&lines(edit["new_string"].as_str().unwrap_or_default(), "+"));
+            }
+            out
+        }
+        name => format!("call `{name}` with {}\n", call.input),
+    }
+}
+
+/// Asks on the terminal, one question at a time; with no terminal it
+/// refuses, saying how to allow calls without asking.
+pub(crate) struct Terminal {
+    printer: Printer,
+    asking: tokio::sync::Mutex<()>,
+    interactive: bool,
+}
+
+impl Terminal {
+    pub(crate) fn new(printer: Printer) -> Arc<Self> {
+        Arc::new(Terminal {
+            printer,
+            asking: tokio::sync::Mutex::new(()),
+            interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+        })
+    }
+}
+
+impl ToolCallApprover for Terminal {
+    fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            if !self.interactive {
+                return ApprovalDecision::Decline {
+                    reason: Some(
+                        "this needs the user's approval and there is no terminal to ask on (the program runs with \
+                         `--approve yolo` to allow it without asking)"
+                            .into(),
+                    ),
+                };
+            }
+            let _one_at_a_time = self.asking.lock().await;
+            let (always, scope) = always_for(request.call);
+            self.printer.pause();
+            {
+                let mut err = std::io::stderr().lock();
+                let who = if request.call.depth > 0 {
+                    "a sub-agent"
+                } else {
+                    "zidane"
+                };
+                let _ = write!(
+                    err,
+                    "\n⚠ {who} wants to {}  allow? [y]es / [n]o / [a]lways ({scope}): ",
+                    describe(request.call)
+                );
+                let _ = err.flush();
+            }
+            let answer = tokio::task::spawn_blocking(|| {
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            });
+            let answer = tokio::select! {
+                answer = answer => answer.ok().and_then(Result::ok).unwrap_or_default(),
+                () = request.signal.aborted() => String::new(),
+            };
+            match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => ApprovalDecision::Approve,
+                "a" | "always" => ApprovalDecision::ApproveAlways(always),
+                _ => ApprovalDecision::Decline {
+                    reason: Some("the user declined this call".into()),
+                },
+            }
+        })
+    }
+}
