@@ -310,6 +310,18 @@ fn task_of(task_id: &str, record: &serde_json::Value) -> Option<BackgroundTask> 
     })
 }
 
+/// `background:adopt` for a task this agent now owns.
+fn adopted(task: &BackgroundTask) -> BackgroundAdopt {
+    BackgroundAdopt::new(BackgroundAdoptInit {
+        command: task.command.clone(),
+        cwd: task.cwd.clone(),
+        output_path: task.output_path.clone(),
+        pid: task.pid,
+        started_at: task.started_at,
+        task_id: task.task_id.clone(),
+    })
+}
+
 /// What the model reads of a task an earlier process left, now gone.
 fn render_lost(task: &BackgroundTask) -> String {
     format!(
@@ -384,15 +396,7 @@ impl Agent {
             {
                 Some(task) => {
                     kept.insert(id.clone(), record.clone());
-                    let mut ev = BackgroundAdopt::new(BackgroundAdoptInit {
-                        command: task.command.clone(),
-                        cwd: task.cwd.clone(),
-                        output_path: task.output_path.clone(),
-                        pid: task.pid,
-                        started_at: task.started_at,
-                        task_id: task.task_id.clone(),
-                    });
-                    self.observe(&mut ev).await;
+                    self.observe(&mut adopted(&task)).await;
                 }
                 None => self.inner.background.queue().notes.push(render_lost(&task)),
             }
@@ -494,15 +498,7 @@ impl Agent {
                 .await
             {
                 self.remember_task(&task).await;
-                let mut ev = BackgroundAdopt::new(BackgroundAdoptInit {
-                    command: task.command.clone(),
-                    cwd: task.cwd.clone(),
-                    output_path: task.output_path.clone(),
-                    pid: task.pid,
-                    started_at: task.started_at,
-                    task_id: task.task_id.clone(),
-                });
-                self.observe(&mut ev).await;
+                self.observe(&mut adopted(&task)).await;
             }
         }
     }

@@ -185,21 +185,14 @@ enum Prior {
 fn stats_from_turns(turns: &[zidane_provider::SessionTurn]) -> AgentStats {
     let mut stats = AgentStats::default();
     for turn in turns.iter().filter(|t| t.role == Role::Assistant) {
-        stats.turns += 1;
         stats.tool_calls += turn
             .content
             .iter()
             .filter(|b| matches!(b, ContentBlock::ToolUse { .. }))
             .count() as u32;
-        if let Some(u) = &turn.usage {
-            stats.total_in += u.input;
-            stats.total_out += u.output;
-            stats.total_cache_read += u.cache_read;
-            stats.total_cache_creation += u.cache_creation;
-            if let Some(cost) = u.cost {
-                stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
-            }
-            stats.turn_usage.push(u.clone());
+        match &turn.usage {
+            Some(usage) => stats.add_turn(usage),
+            None => stats.turns += 1,
         }
     }
     stats

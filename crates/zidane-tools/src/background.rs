@@ -179,34 +179,40 @@ impl Tasks {
                 }
                 Err(_) => (None, None),
             };
-            let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-            let settled = {
-                let mut entries = tasks.lock();
-                entries.iter_mut().find(|e| e.task.task_id == id).map(|e| {
-                    let exit = TaskExitInfo {
-                        task_id: id.clone(),
-                        command: e.task.command.clone(),
-                        exit_code: code.unwrap_or_else(|| 128 + signal.unwrap_or(0)),
-                        signal: signal.map(signal_name),
-                        status: if e.killing {
-                            TaskStatus::Killed
-                        } else {
-                            TaskStatus::Exited
-                        },
-                        duration_ms,
-                        output_path: e.task.output_path.clone(),
-                    };
-                    e.task.exit = Some(exit.clone());
-                    e.task.bytes_written = bytes;
-                    (e.task.clone(), exit, e.owner.clone())
-                })
-            };
+            let exit_code = code.unwrap_or_else(|| 128 + signal.unwrap_or(0));
+            tasks.settle(&id, exit_code, signal.map(signal_name), duration_ms);
             let _ = done_tx.send(true);
-            if let Some((task, exit, Some(owner))) = settled {
-                owner.sink.exited(&task, &exit);
-            }
         });
         Ok(task)
+    }
+
+    /// Records how a task ended and tells its owner (once: the waiter of
+    /// the task is the only caller).
+    fn settle(&self, id: &str, exit_code: i32, signal: Option<String>, duration_ms: u64) {
+        let settled = {
+            let mut entries = self.lock();
+            entries.iter_mut().find(|e| e.task.task_id == id).map(|e| {
+                let exit = TaskExitInfo {
+                    task_id: id.to_owned(),
+                    command: e.task.command.clone(),
+                    exit_code,
+                    signal,
+                    status: if e.killing {
+                        TaskStatus::Killed
+                    } else {
+                        TaskStatus::Exited
+                    },
+                    duration_ms,
+                    output_path: e.task.output_path.clone(),
+                };
+                e.task.exit = Some(exit.clone());
+                e.task.bytes_written = std::fs::metadata(&e.task.output_path).map_or(0, |m| m.len());
+                (e.task.clone(), exit, e.owner.clone())
+            })
+        };
+        if let Some((task, exit, Some(owner))) = settled {
+            owner.sink.exited(&task, &exit);
+        }
     }
 
     /// Every task, with the output written so far.
@@ -330,31 +336,14 @@ impl Tasks {
             while runs(pid, &command) {
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
-            let settled = {
-                let mut entries = tasks.lock();
-                entries.iter_mut().find(|e| e.task.task_id == id).map(|e| {
-                    let exit = TaskExitInfo {
-                        task_id: id.clone(),
-                        command: e.task.command.clone(),
-                        exit_code: -1,
-                        signal: None,
-                        status: if e.killing {
-                            TaskStatus::Killed
-                        } else {
-                            TaskStatus::Exited
-                        },
-                        duration_ms: now_ms().saturating_sub(e.task.started_at),
-                        output_path: e.task.output_path.clone(),
-                    };
-                    e.task.exit = Some(exit.clone());
-                    e.task.bytes_written = std::fs::metadata(&e.task.output_path).map_or(0, |m| m.len());
-                    (e.task.clone(), exit, e.owner.clone())
-                })
-            };
+            let started_at = tasks
+                .lock()
+                .iter()
+                .find(|e| e.task.task_id == id)
+                .map_or(0, |e| e.task.started_at);
+            // Not this process's child: its exit code cannot be read.
+            tasks.settle(&id, -1, None, now_ms().saturating_sub(started_at));
             let _ = done_tx.send(true);
-            if let Some((task, exit, Some(owner))) = settled {
-                owner.sink.exited(&task, &exit);
-            }
         });
         Some(task)
     }

@@ -156,6 +156,22 @@ async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -
     cmd.output().await.unwrap()
 }
 
+/// `zidane` started in the background (its output discarded), for tests
+/// that kill it or run a second one beside it.
+fn spawn_zidane(home: &Path, work: &Path, args: &[&str]) -> tokio::process::Child {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "yolo")
+        .env("ZIDANE_HOME", home)
+        .current_dir(work)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    cmd.spawn().unwrap()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -634,17 +650,11 @@ async fn a_killed_program_continues_with_resume() {
         shell_then_done(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
     })
     .await;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ZIDANE_APPROVE", "yolo")
-        .env("ZIDANE_HOME", home.path())
-        .current_dir(work.path())
-        .args(["--base-url", &url, "--session", "work", "Run the long job."])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = cmd.spawn().unwrap();
+    let mut child = spawn_zidane(
+        home.path(),
+        work.path(),
+        &["--base-url", &url, "--session", "work", "Run the long job."],
+    );
     // The command is running once it writes to the FIFO.
     let started = tokio::fs::read_to_string(&fifo).await.unwrap();
     assert_eq!(started.trim(), "started");
@@ -711,16 +721,11 @@ async fn a_session_in_use_is_refused() {
         shell_then_done(body, "echo started > started.fifo; sleep 30")
     })
     .await;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
-    cmd.env_remove("OPENAI_API_KEY")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ZIDANE_APPROVE", "yolo")
-        .env("ZIDANE_HOME", home.path())
-        .current_dir(work.path())
-        .args(["--base-url", &url, "--session", "busy", "Run the long job."])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut first = cmd.spawn().unwrap();
+    let mut first = spawn_zidane(
+        home.path(),
+        work.path(),
+        &["--base-url", &url, "--session", "busy", "Run the long job."],
+    );
     let pid = first.id().unwrap();
     tokio::fs::read_to_string(&fifo).await.unwrap();
     let env = [("ANTHROPIC_API_KEY", "sk-test")];
@@ -1061,17 +1066,11 @@ async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
         parent_and_child(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
     })
     .await;
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ZIDANE_APPROVE", "yolo")
-        .env("ZIDANE_HOME", home.path())
-        .current_dir(work.path())
-        .args(["--base-url", &url, "--session", "work", "Split the work."])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = cmd.spawn().unwrap();
+    let mut child = spawn_zidane(
+        home.path(),
+        work.path(),
+        &["--base-url", &url, "--session", "work", "Split the work."],
+    );
     let started = tokio::fs::read_to_string(&fifo).await.unwrap();
     assert_eq!(started.trim(), "started");
     child.start_kill().unwrap(); // SIGKILL

@@ -54,6 +54,40 @@ pub struct AgentStats {
 }
 
 impl AgentStats {
+    /// Counts one assistant turn of `usage` in the totals.
+    pub fn add_turn(&mut self, usage: &TurnUsage) {
+        self.turns += 1;
+        self.add_usage(
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_creation,
+            usage.cost,
+        );
+        self.turn_usage.push(usage.clone());
+    }
+
+    /// Adds a sub-agent's totals (its tokens and cost, not its turns).
+    pub fn add_child(&mut self, child: &AgentStats) {
+        self.add_usage(
+            child.total_in,
+            child.total_out,
+            child.total_cache_read,
+            child.total_cache_creation,
+            child.cost,
+        );
+    }
+
+    fn add_usage(&mut self, input: u64, output: u64, cache_read: u64, cache_creation: u64, cost: Option<f64>) {
+        self.total_in += input;
+        self.total_out += output;
+        self.total_cache_read += cache_read;
+        self.total_cache_creation += cache_creation;
+        if let Some(cost) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + cost);
+        }
+    }
+
     /// Whether the model finished on its own. A run that stopped at the
     /// turn cap ([`RunStatus::MaxTurns`]), was aborted or suspended returns
     /// its statistics too, without an error: check this (or `status`).

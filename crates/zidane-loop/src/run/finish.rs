@@ -84,15 +84,7 @@ impl RunLoop {
             self.push_turn_with_id(turn_id.to_owned(), Role::Assistant, content, Some(usage.clone()))
         };
         let stats = &mut cx.stats;
-        stats.turns += 1;
-        stats.total_in += usage.input;
-        stats.total_out += usage.output;
-        stats.total_cache_read += usage.cache_read;
-        stats.total_cache_creation += usage.cache_creation;
-        if let Some(cost) = usage.cost {
-            stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
-        }
-        stats.turn_usage.push(usage.clone());
+        stats.add_turn(&usage);
         let cumulative = CumulativeUsage {
             input: stats.total_in,
             output: stats.total_out,

@@ -130,16 +130,8 @@ impl RunCx {
     /// totals and its `children`.
     pub(crate) fn fold_children(&mut self) {
         for child in self.spawning.ledger().take() {
-            let s = &mut self.stats;
-            let c = &child.stats;
-            s.total_in += c.total_in;
-            s.total_out += c.total_out;
-            s.total_cache_read += c.total_cache_read;
-            s.total_cache_creation += c.total_cache_creation;
-            if let Some(cost) = c.cost {
-                s.cost = Some(s.cost.unwrap_or(0.0) + cost);
-            }
-            s.children.push(child);
+            self.stats.add_child(&child.stats);
+            self.stats.children.push(child);
         }
     }
 }
