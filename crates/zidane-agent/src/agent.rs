@@ -150,6 +150,8 @@ fn build(
         model,
         max_tokens,
         tools,
+        tool_aliases,
+        tool_descriptions,
         hooks,
         behavior,
         auto_compact,
@@ -257,6 +259,12 @@ fn build(
         && let Some(listing) = spawn.listing()
     {
         config.tools.append_description("spawn", &listing);
+    }
+    for (canonical, alias) in tool_aliases {
+        config.tools = std::mem::take(&mut config.tools).alias(canonical, alias);
+    }
+    for (canonical, description) in tool_descriptions {
+        config.tools = std::mem::take(&mut config.tools).describe(canonical, description);
     }
     if let Some(store) = tool_state {
         config.tool_state = store;

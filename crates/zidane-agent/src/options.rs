@@ -36,6 +36,17 @@ pub struct AgentOptions {
     pub max_tokens: Option<u32>,
     /// Tools, with their aliases and description overrides.
     pub tools: ToolSet,
+    /// Names the model sees instead of the canonical ones (canonical →
+    /// alias), for every tool of a run, MCP tools included; history and
+    /// hooks keep the canonical names. Applied over `tools`' own aliases;
+    /// a key that names no tool is ignored (an MCP server may be offline).
+    /// Inherited by sub-agents.
+    pub tool_aliases: std::collections::BTreeMap<String, String>,
+    /// Descriptions the model reads instead (a text, or a function of the
+    /// current text), by canonical name, applied last: after `tools`' own
+    /// overrides and the spawn tool's list of sub-agents. A key that names
+    /// no tool is ignored. Inherited by sub-agents.
+    pub tool_descriptions: std::collections::BTreeMap<String, zidane_core::tool::DescriptionOverride>,
     /// Agent-lifetime hooks, by the spec's names or by type.
     pub hooks: HookMap,
     /// Behavior defaults (a run may override them).

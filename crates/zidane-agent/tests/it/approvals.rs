@@ -1,6 +1,7 @@
-//! Tool-call interceptors and approvals: every verdict, with and without
-//! an approver, an approver that waits, approvals remembered for the
-//! session (and across a later agent on it).
+//! Tool calls at the model boundary: interceptors and approvals (every
+//! verdict, with and without an approver, an approver that waits,
+//! approvals remembered for the session and across a later agent on it),
+//! and the names and descriptions the model sees.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -268,4 +269,49 @@ fn a_command_prefix_covers_only_commands_without_shell_operators() {
     }
     assert!(!prefix.covers("write_file", &shell("cargo test")));
     assert!(RememberedApproval::Tool("edit".into()).covers("edit", &json!({})));
+}
+
+#[tokio::test(start_paused = true)]
+async fn aliases_and_descriptions_reach_the_model_while_history_and_hooks_keep_the_canonical_name() {
+    let model = provider(vec![
+        Script::call("c1", "say", json!({"text": "hi"})),
+        Script::answer("said"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        tool_aliases: [
+            ("echo".to_owned(), "say".to_owned()),
+            ("nothing".to_owned(), "x".to_owned()),
+        ]
+        .into(),
+        tool_descriptions: [(
+            "echo".to_owned(),
+            zidane_core::tool::DescriptionOverride::Map(Arc::new(|current: &str| format!("{current} (out loud)"))),
+        )]
+        .into(),
+        ..crate::support::options(&model)
+    })
+    .unwrap();
+    let named: Arc<Mutex<Vec<String>>> = Arc::default();
+    let n = Arc::clone(&named);
+    agent
+        .hooks()
+        .on_sync::<zidane_core::events::ToolBefore, _>(move |ev, _| {
+            n.lock().unwrap().push(ev.name().to_owned());
+            Ok(())
+        });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let request = &model.requests()[0];
+    let listed: Vec<(&str, &str)> = request
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.description.as_str()))
+        .collect();
+    assert_eq!(listed, vec![("say", "Echo (out loud)")]);
+    assert_eq!(*named.lock().unwrap(), vec!["echo"]);
+    let call = agent.turns()[1].content[0].clone();
+    assert!(
+        matches!(call, ContentBlock::ToolUse { ref name, .. } if name == "echo"),
+        "{call:?}"
+    );
+    assert_eq!(results(&agent), vec![("echo: hi".to_owned(), false)]);
 }
