@@ -362,6 +362,10 @@ fn build(
         }),
     };
     agent.inner.compaction.bind(&agent);
+    // Handlers reach the agent's decisions through their context.
+    agent.inner.hooks.provide(Arc::new(crate::decide::HookDecider {
+        agent: Arc::downgrade(&agent.inner),
+    }));
     if let Some(policy) = &policy {
         let _ = policy.agent.set(Arc::downgrade(&agent.inner));
     }

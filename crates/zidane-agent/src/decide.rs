@@ -210,3 +210,54 @@ impl Agent {
         result
     }
 }
+
+/// What an agent hands its hook handlers: its own decisions.
+pub(crate) struct HookDecider {
+    pub(crate) agent: std::sync::Weak<crate::agent::Inner>,
+}
+
+/// `ctx.decide` for hook handlers: a handler on an agent's bus asks that
+/// agent's decision provider, with `decision:start` / `decision:end` and
+/// the agent's `decisions` settings, exactly as [`Agent::decide`].
+///
+/// ```no_run
+/// # use zidane_agent::{DecideHookContext, DecisionRequest};
+/// # use zidane_core::events::ToolGate;
+/// # fn install(agent: &zidane_agent::Agent) {
+/// agent.hooks().on::<ToolGate, _>(|gate, cx| Box::pin(async move {
+///     let verdict = cx
+///         .decide(DecisionRequest::Predicate { question: format!("`{}` destroys data", gate.input) })
+///         .await;
+///     let likely = verdict.answers.as_ref().and_then(|a| a["probability"].as_f64());
+///     if likely.is_some_and(|p| p > 0.8) {
+///         gate.block = true;
+///         gate.reason = "it looks destructive".into();
+///     }
+///     Ok(())
+/// }));
+/// # }
+/// ```
+pub trait DecideHookContext {
+    /// Asks the decision provider of the agent whose bus is emitting; a bus
+    /// that belongs to no agent (or a dropped one) answers `ok: false`,
+    /// `unavailable`.
+    fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult>;
+}
+
+impl DecideHookContext for zidane_hooks::HookCx<'_> {
+    fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult> {
+        let agent = self
+            .context::<HookDecider>()
+            .and_then(|d| d.agent.upgrade())
+            .map(|inner| Agent { inner });
+        Box::pin(async move {
+            match agent {
+                Some(agent) => agent.decide(request).await,
+                None => DecisionResult {
+                    reason: Some("unavailable".into()),
+                    ..Default::default()
+                },
+            }
+        })
+    }
+}

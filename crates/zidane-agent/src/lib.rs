@@ -37,7 +37,7 @@ pub use approvals::{
 };
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
-pub use decide::{DecisionRequest, DecisionResult, Decisions};
+pub use decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
 #[cfg(feature = "sqlite")]
 pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, LeaseInfo, OnInterrupted, RunLeaseHeldError};
 pub use error::AgentError;

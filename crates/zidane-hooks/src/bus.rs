@@ -49,6 +49,12 @@ impl<'a> HookCx<'a> {
     pub fn name(&self) -> &'static str {
         self.name
     }
+
+    /// What the bus's owner made available to handlers (see
+    /// [`HookBus::provide`]), when it is a `T`.
+    pub fn context<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.bus.context::<T>()
+    }
 }
 
 impl fmt::Debug for HookCx<'_> {
@@ -185,6 +191,8 @@ type Registry = HashMap<TypeId, Box<dyn Slot>, BuildHasherDefault<TypeIdHasher>>
 
 struct Inner {
     registry: RwLock<Registry>,
+    /// What the owner hands handlers (an agent's decision maker).
+    context: RwLock<Option<Arc<dyn Any + Send + Sync>>>,
     /// Handlers on the bus, all events together: lets `emit` and `has` skip
     /// the registry entirely on a bus nobody listens to.
     total: AtomicUsize,
@@ -221,9 +229,28 @@ impl HookBus {
         HookBus {
             inner: Arc::new(Inner {
                 registry: RwLock::new(Registry::default()),
+                context: RwLock::new(None),
                 total: AtomicUsize::new(0),
             }),
         }
+    }
+
+    /// Makes `value` available to every handler through
+    /// [`HookCx::context`] (the owner of the bus, such as an agent, hands
+    /// handlers a service of its own this way). Replaces what was there.
+    pub fn provide(&self, value: Arc<dyn Any + Send + Sync>) {
+        *self.inner.context.write().unwrap_or_else(PoisonError::into_inner) = Some(value);
+    }
+
+    /// What [`provide`](Self::provide) made available, when it is a `T`.
+    pub fn context<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let value = self
+            .inner
+            .context
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        value.downcast::<T>().ok()
     }
 
     /// Registers an async handler for `E`.

@@ -291,9 +291,9 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt, QueuedMessageOptions,
-        SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
-        SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
+        DecideHookContext, DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt,
+        QueuedMessageOptions, SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions,
+        SessionRunStatus, SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
     };
     pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,

@@ -315,3 +315,45 @@ async fn aliases_and_descriptions_reach_the_model_while_history_and_hooks_keep_t
     );
     assert_eq!(results(&agent), vec![("echo: hi".to_owned(), false)]);
 }
+
+/// A hook handler asks the agent's decision provider (`ctx.decide`), with
+/// `decision:start` / `decision:end` around it, and acts on the answer.
+#[tokio::test(start_paused = true)]
+async fn a_gate_handler_decides_through_its_context() {
+    use zidane_agent::{DecideHookContext, DecisionRequest};
+    use zidane_core::events::ToolGate;
+    let model = provider(vec![
+        Script::call("c1", "echo", json!({"text": "drop table users"})),
+        Script::answer("{\"probability\": 0.95}"),
+        Script::answer("refused"),
+    ]);
+    let agent = crate::support::agent(&model);
+    let log = record(&agent);
+    agent.hooks().on::<ToolGate, _>(|gate, cx| {
+        Box::pin(async move {
+            let verdict = cx
+                .decide(DecisionRequest::Predicate {
+                    question: format!("`{}` destroys data", gate.input),
+                })
+                .await;
+            let likely = verdict.answers.as_ref().and_then(|a| a["probability"].as_f64());
+            if likely.is_some_and(|p| p > 0.8) {
+                gate.block = true;
+                gate.reason = "it looks destructive".into();
+            }
+            Ok(())
+        })
+    });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(
+        results(&agent),
+        vec![("Blocked: it looks destructive".to_owned(), true)]
+    );
+    let names = log.lock().unwrap().clone();
+    let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert!(at("tool:gate") < at("decision:start") && at("decision:start") < at("decision:end"));
+    // The question went to the model as the decision's own request.
+    let asked = &model.requests()[1];
+    assert_eq!(asked.messages.len(), 1);
+    assert!(asked.tools.is_empty());
+}
