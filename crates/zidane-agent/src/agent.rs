@@ -73,6 +73,8 @@ pub(crate) struct Inner {
     pub(crate) spawn: crate::subagents::SpawnConfig,
     /// Where the agent sits in its tree, and the tree's slot pool.
     pub(crate) lineage: crate::subagents::Lineage,
+    /// What the extensions transform at each run.
+    pub(crate) transforms: crate::extensions::Transforms,
     /// The tool-call interceptors and the approver (a child gets them too).
     pub(crate) interceptors: Vec<Arc<dyn crate::approvals::ToolCallInterceptor>>,
     pub(crate) approver: Option<Arc<dyn crate::approvals::ToolCallApprover>>,
@@ -143,6 +145,7 @@ fn build(
     parent_run_id: Option<String>,
     tracing_context: BTreeMap<String, String>,
 ) -> Result<Agent, AgentError> {
+    let (options, transforms) = crate::extensions::fold(options);
     let AgentOptions {
         provider,
         name,
@@ -174,6 +177,7 @@ fn build(
         spawn,
         interceptors,
         approve_tool_call,
+        extensions: _,
         #[cfg(feature = "mcp")]
         mcp_servers,
         #[cfg(feature = "mcp")]
@@ -350,6 +354,7 @@ fn build(
             live_children: Mutex::new(Vec::new()),
             interceptors,
             approver: approve_tool_call,
+            transforms,
             background: crate::background::Background::new(),
             #[cfg(feature = "mcp")]
             mcp: Mcp {
@@ -517,8 +522,11 @@ impl Agent {
     /// tell them apart. A failure (the provider after retries, a cost or
     /// token cap, a failing decision hook) is an `Err` that carries the
     /// statistics too ([`AgentError::stats`]).
-    pub async fn run(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
+    pub async fn run(&self, mut options: AgentRunOptions) -> Result<AgentStats, AgentError> {
         let _busy = self.claim()?;
+        for transform in &self.inner.transforms.run {
+            transform(&mut options);
+        }
         let Some(signal) = self.start_run().await? else {
             return Ok(self.not_started());
         };
@@ -749,6 +757,28 @@ impl Agent {
             }
             system_notes.extend(self.inner.skills.take_notes());
         }
+        // The extensions' behavior transforms see the behavior the run
+        // would have, and their result is the run's whole behavior.
+        let behavior = if self.inner.transforms.behavior.is_empty() {
+            behavior
+        } else {
+            let mut effective = behavior.apply(&self.inner.looped.config().behavior);
+            for transform in &self.inner.transforms.behavior {
+                transform(&mut effective);
+            }
+            zidane_loop::BehaviorOverride::from(effective)
+        };
+        // And the tool-catalog transforms, this run's tools.
+        let run_tools = (!self.inner.transforms.tool_catalog.is_empty()).then(|| {
+            let mut tools = self.inner.looped.config().tools.clone();
+            for tool in &extra_tools {
+                tools.insert(Arc::clone(tool));
+            }
+            for transform in &self.inner.transforms.tool_catalog {
+                transform(&mut tools);
+            }
+            tools
+        });
         let spawning = zidane_core::seams::Spawning::new(Arc::new(crate::subagents::RunSpawner {
             parent: self.clone(),
             extra_tools: extra_tools.clone(),
@@ -756,6 +786,7 @@ impl Agent {
         }));
         let run_options = RunOptions {
             spawning,
+            tools: run_tools,
             prompt,
             system,
             extra_tools,

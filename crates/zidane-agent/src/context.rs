@@ -178,6 +178,10 @@ impl Agent {
                 },
             );
         }
+        // Extensions' own sections, before the buffer and what is free.
+        for section in &self.inner.transforms.context {
+            categories.extend(section());
+        }
         let buffer = self
             .inner
             .compaction_threshold()

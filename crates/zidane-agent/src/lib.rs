@@ -19,6 +19,7 @@ mod decide;
 #[cfg(feature = "sqlite")]
 mod durable;
 mod error;
+mod extensions;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod options;
@@ -41,6 +42,11 @@ pub use decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
 #[cfg(feature = "sqlite")]
 pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, LeaseInfo, OnInterrupted, RunLeaseHeldError};
 pub use error::AgentError;
+#[cfg(feature = "mcp")]
+pub use extensions::McpConfigTransform;
+pub use extensions::{
+    BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
+};
 pub use options::{
     AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, DurableResumeOptions, Prompt,
     QueuedMessageOptions, SuspendOptions,

@@ -94,6 +94,9 @@ pub struct AgentOptions {
     pub handle: Option<ExecutionHandle>,
     /// Prices for turn costs.
     pub pricing: Option<Pricing>,
+    /// Extensions folded into the agent (see [`Extension`](crate::Extension)
+    /// for what each field becomes); explicit options win every collision.
+    pub extensions: Vec<crate::extensions::Extension>,
     /// Interceptors every tool call goes through before the gate, in order
     /// (allow, deny with a reason, rewrite the input, or ask). Inherited by
     /// sub-agents. Empty: no interceptor runs.

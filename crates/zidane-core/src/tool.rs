@@ -259,6 +259,24 @@ impl ToolSet {
         self.descriptions.insert(canonical.to_owned(), next);
     }
 
+    /// Adds `other`'s tools, aliases and description overrides; `other`
+    /// wins where both name the same tool.
+    pub fn merge(&mut self, other: ToolSet) {
+        let ToolSet {
+            mut tools,
+            order,
+            aliases,
+            descriptions,
+        } = other;
+        for name in order {
+            if let Some(tool) = tools.remove(&name) {
+                self.insert(tool);
+            }
+        }
+        self.aliases.extend(aliases);
+        self.descriptions.extend(descriptions);
+    }
+
     /// Keeps the tools whose canonical name `keep` accepts (with their
     /// aliases and description overrides).
     pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {

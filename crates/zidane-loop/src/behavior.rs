@@ -168,6 +168,27 @@ pub struct BehaviorOverride {
     pub progress_interval: Option<Duration>,
 }
 
+impl From<Behavior> for BehaviorOverride {
+    /// An override that sets every field to `behavior`'s value.
+    fn from(b: Behavior) -> Self {
+        BehaviorOverride {
+            max_turns: Some(b.max_turns),
+            max_cost_usd: Some(b.max_cost_usd),
+            max_total_tokens: Some(b.max_total_tokens),
+            tool_output_budget: Some(b.tool_output_budget),
+            tool_budgets: b.tool_budgets,
+            repeat_guard: Some(b.repeat_guard),
+            max_consecutive_pause_turns: Some(b.max_consecutive_pause_turns),
+            retry: Some(b.retry),
+            strict_tool_pairing: Some(b.strict_tool_pairing),
+            tool_timeout: Some(b.tool_timeout),
+            max_result_bytes: Some(b.max_result_bytes),
+            max_overflow_recoveries: Some(b.max_overflow_recoveries),
+            progress_interval: Some(b.progress_interval),
+        }
+    }
+}
+
 impl BehaviorOverride {
     /// `base` with this override's fields applied.
     pub fn apply(&self, base: &Behavior) -> Behavior {

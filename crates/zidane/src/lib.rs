@@ -282,6 +282,8 @@ pub mod agent {
     //! run-summary collector, and the types a custom tool and an agent's
     //! behaviour are written with.
 
+    #[cfg(feature = "mcp")]
+    pub use zidane_agent::McpConfigTransform;
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::SqliteStore;
     pub use zidane_agent::{
@@ -298,6 +300,9 @@ pub mod agent {
     pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
         ToolCallInterceptor, ToolCallVerdict,
+    };
+    pub use zidane_agent::{
+        BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
     };
     pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
     pub use zidane_cache_telemetry::{

@@ -9,6 +9,7 @@ mod deviations;
 #[cfg(feature = "sqlite")]
 mod durable;
 mod execution;
+mod extensions;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "sqlite")]

@@ -184,6 +184,9 @@ pub struct RunOptions {
     /// Where this run's tool calls act (the agent's execution context and
     /// live handle); tools see it as [`ToolContext::workspace`](zidane_core::ToolContext::workspace).
     pub workspace: Option<Workspace>,
+    /// The tools of this run instead of the loop's and `extra_tools` (a
+    /// host that reshaped them for the run).
+    pub tools: Option<ToolSet>,
     /// How this run's tool calls start sub-agents
     /// ([`ToolContext::spawn`](zidane_core::ToolContext::spawn)); the
     /// children's usage joins the run's totals and budgets.

@@ -283,12 +283,15 @@ impl RunLoop {
             turn: 0,
             continuing_pause: false,
             tool_specs: Vec::new(),
-            tools: {
-                let mut tools = config.tools.clone();
-                for tool in &options.extra_tools {
-                    tools.insert(Arc::clone(tool));
+            tools: match &options.tools {
+                Some(tools) => tools.clone(),
+                None => {
+                    let mut tools = config.tools.clone();
+                    for tool in &options.extra_tools {
+                        tools.insert(Arc::clone(tool));
+                    }
+                    tools
                 }
-                tools
             },
             workspace: options.workspace.clone(),
             spawning: options.spawning.clone(),
