@@ -210,3 +210,49 @@ async fn explicit_skills_replace_the_extensions_and_explicit_mcp_servers_win_by_
         "{servers:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn explicit_sub_agents_win_by_name_and_the_extensions_interceptors_run_first() {
+    let model = provider(vec![Script::call("c1", "echo", json!({})), Script::answer("done")]);
+    let order: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let mut ext = extension(&order);
+    let (a, b) = (Arc::clone(&order), Arc::clone(&order));
+    ext.interceptors = vec![Arc::new(FnInterceptor(move |_: &ToolCall| {
+        a.lock().unwrap().push("extension interceptor");
+        ToolCallVerdict::Allow
+    }))];
+    ext.behavior_transforms.clear();
+    let agent = create_agent(AgentOptions {
+        tools: ToolSet::new()
+            .with(tool("echo", "Echo", "ok"))
+            .with(zidane_tools::spawn()),
+        spawn: zidane_agent::SpawnConfig {
+            agents: vec![SubagentDefinition {
+                name: "reviewer".into(),
+                description: "The team's own reviewer".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        interceptors: vec![Arc::new(FnInterceptor(move |_: &ToolCall| {
+            b.lock().unwrap().push("explicit interceptor");
+            ToolCallVerdict::Allow
+        }))],
+        extensions: vec![ext],
+        ..options(&model)
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let spawn = model.requests()[0]
+        .tools
+        .iter()
+        .find(|t| t.name == "spawn")
+        .unwrap()
+        .description
+        .clone();
+    assert!(spawn.ends_with("- reviewer: The team's own reviewer"), "{spawn}");
+    assert_eq!(
+        *order.lock().unwrap(),
+        vec!["extension", "extension interceptor", "explicit interceptor"]
+    );
+}
