@@ -178,6 +178,7 @@ fn build(
         interceptors,
         approve_tool_call,
         extensions: _,
+        artifacts,
         #[cfg(feature = "mcp")]
         mcp_servers,
         #[cfg(feature = "mcp")]
@@ -254,6 +255,7 @@ fn build(
     config.pricing = pricing.unwrap_or_default();
     config.agent_name = name.clone();
     config.depth = lineage.depth;
+    config.artifacts = artifacts.unwrap_or(true);
     config.parent_run_id = parent_run_id;
     config.tracing_context = tracing_context;
     // The named sub-agents are listed in the spawn tool's description (a
@@ -498,6 +500,21 @@ impl Agent {
             created_at: state.created_at,
             updated_at: self.inner.clock.now_ms(),
         })
+    }
+
+    /// The artifacts the session kept from tool results (files the basic
+    /// preset wrote or edited, what other tools declared), in the order
+    /// they were first kept; empty without a session or a store that keeps
+    /// them.
+    pub async fn artifacts(&self) -> Result<Vec<zidane_core::events::SessionArtifact>, AgentError> {
+        self.load_session().await?;
+        let (Some(store), Some(id)) = (
+            &self.inner.store,
+            lock(&self.inner.session).as_ref().map(|s| s.id.clone()),
+        ) else {
+            return Ok(Vec::new());
+        };
+        store.artifacts(&id).await.map_err(AgentError::Store)
     }
 
     /// The committed durable tool state (read-only).

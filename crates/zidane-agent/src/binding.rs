@@ -4,8 +4,11 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use zidane_core::events::{MessageError, SessionMeta, SessionSave, SessionTurns, SharedError};
-use zidane_core::seams::{TurnMark, TurnSink};
+use zidane_core::events::{
+    ArtifactRecorded, ArtifactRecordedInit, MessageError, SessionArtifact, SessionMeta, SessionSave, SessionTurns,
+    SharedError,
+};
+use zidane_core::seams::{ArtifactRecord, TurnMark, TurnSink};
 
 use zidane_hooks::HookBus;
 use zidane_loop::Clock;
@@ -170,6 +173,40 @@ pub(crate) fn store_error(e: SharedError) -> AgentError {
 }
 
 impl TurnSink for SessionSink {
+    fn artifacts<'a>(&'a self, records: &'a [ArtifactRecord], mark: TurnMark<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            // Sessionless runs and stores without artifacts keep none.
+            let (Some(id), Some(store)) = (lock(&self.session).as_ref().map(|s| s.id.clone()), &self.store) else {
+                return;
+            };
+            let artifacts: Vec<SessionArtifact> = records.iter().map(|r| r.artifact.clone()).collect();
+            match store.add_artifacts(&id, &artifacts).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    // The turns holding them are saved; the listing misses them.
+                    tracing::warn!(target: "zidane", "the artifacts of a tool result could not be kept: {e}");
+                    return;
+                }
+            }
+            if !self.hooks.has::<ArtifactRecorded>() {
+                return;
+            }
+            for record in records {
+                let mut ev = ArtifactRecorded::new(ArtifactRecordedInit {
+                    artifact: record.artifact.clone(),
+                    call_id: record.call_id.clone(),
+                    name: record.name.clone(),
+                    run_id: mark.run_id.to_owned(),
+                    turn_id: record.turn_id.clone(),
+                });
+                if let Err(e) = self.hooks.emit(&mut ev).await {
+                    tracing::warn!(target: "zidane", "artifact:recorded handler failed: {e}");
+                }
+            }
+        })
+    }
+
     fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
             let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {

@@ -94,6 +94,10 @@ pub struct AgentOptions {
     pub handle: Option<ExecutionHandle>,
     /// Prices for turn costs.
     pub pricing: Option<Pricing>,
+    /// Whether tool results' reserved `metadata.artifacts` are kept in the
+    /// session (and `artifact:recorded` fires); unset: on. Sessionless runs
+    /// and stores without artifact support keep none either way.
+    pub artifacts: Option<bool>,
     /// Extensions folded into the agent (see [`Extension`](crate::Extension)
     /// for what each field becomes); explicit options win every collision.
     pub extensions: Vec<crate::extensions::Extension>,

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zidane_core::events::SharedError;
+use zidane_core::events::{SessionArtifact, SharedError};
 use zidane_core::tool::{MemoryToolState, ToolStateStore};
 use zidane_provider::{BoxFuture, SessionTurn};
 
@@ -198,6 +198,32 @@ pub trait SessionStore: Send + Sync {
     fn location(&self) -> Option<&std::path::Path> {
         None
     }
+    /// Keeps artifacts of the session (one of the same id replaces the
+    /// earlier). `Ok(false)`: this store keeps none (the default).
+    fn add_artifacts<'a>(
+        &'a self,
+        id: &'a str,
+        artifacts: &'a [SessionArtifact],
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = (id, artifacts);
+        Box::pin(async { Ok(false) })
+    }
+    /// The session's artifacts, in the order they were first kept.
+    fn artifacts<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<SessionArtifact>, StoreError>> {
+        let _ = id;
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// Keeps `incoming` in `kept`: an artifact of a known id replaces it where
+/// it stands, a new one goes last.
+pub(crate) fn keep_artifacts(kept: &mut Vec<SessionArtifact>, incoming: &[SessionArtifact]) {
+    for artifact in incoming {
+        match kept.iter_mut().find(|a| a.id == artifact.id) {
+            Some(slot) => *slot = artifact.clone(),
+            None => kept.push(artifact.clone()),
+        }
+    }
 }
 
 /// A store in memory (tests, short-lived hosts).
@@ -205,6 +231,7 @@ pub trait SessionStore: Send + Sync {
 pub struct MemoryStore {
     sessions: Arc<Mutex<BTreeMap<String, Session>>>,
     tool_states: Arc<Mutex<BTreeMap<String, Arc<MemoryToolState>>>>,
+    artifacts: Arc<Mutex<BTreeMap<String, Vec<SessionArtifact>>>>,
 }
 
 impl MemoryStore {
@@ -324,6 +351,33 @@ impl SessionStore for MemoryStore {
         let mut list: Vec<SessionInfo> = self.with(|s| s.values().map(info).collect());
         list.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
         Box::pin(async move { Ok(list) })
+    }
+
+    fn add_artifacts<'a>(
+        &'a self,
+        id: &'a str,
+        artifacts: &'a [SessionArtifact],
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        keep_artifacts(
+            self.artifacts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(id.to_owned())
+                .or_default(),
+            artifacts,
+        );
+        Box::pin(async { Ok(true) })
+    }
+
+    fn artifacts<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<SessionArtifact>, StoreError>> {
+        let kept = self
+            .artifacts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned()
+            .unwrap_or_default();
+        Box::pin(async move { Ok(kept) })
     }
 
     fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore> {

@@ -64,6 +64,12 @@ CREATE TABLE IF NOT EXISTS tool_state (
     value TEXT NOT NULL,
     PRIMARY KEY (session_id, key)
 );
+CREATE TABLE IF NOT EXISTS artifacts (
+    session_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, id)
+);
 ";
 
 /// A [`SessionStore`] in one SQLite file.
@@ -444,6 +450,52 @@ impl SessionStore for SqliteStore {
         Arc::new(SqliteToolState {
             store: self.clone(),
             session_id: id.to_owned(),
+        })
+    }
+
+    fn add_artifacts<'a>(
+        &'a self,
+        id: &'a str,
+        artifacts: &'a [zidane_core::events::SessionArtifact],
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let id = id.to_owned();
+        let bodies: Vec<(String, String)> = artifacts
+            .iter()
+            .map(|a| (a.id.clone(), serde_json::to_string(a).unwrap_or_default()))
+            .collect();
+        self.blocking(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            for (artifact, body) in &bodies {
+                // A known id keeps its place (its rowid) and takes the new body.
+                tx.execute(
+                    "INSERT INTO artifacts (session_id, id, body) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
+                    params![id, artifact, body],
+                )
+                .map_err(err)?;
+            }
+            tx.commit().map_err(err)?;
+            Ok(true)
+        })
+    }
+
+    fn artifacts<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<zidane_core::events::SessionArtifact>, StoreError>> {
+        let id = id.to_owned();
+        self.blocking(move |conn| {
+            let mut stmt = conn
+                .prepare("SELECT body FROM artifacts WHERE session_id = ?1 ORDER BY rowid")
+                .map_err(err)?;
+            let rows = stmt.query_map([&id], |r| r.get::<_, String>(0)).map_err(err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(serde_json::from_str(&row.map_err(err)?).map_err(err)?);
+            }
+            Ok(out)
         })
     }
 }

@@ -411,6 +411,20 @@ pub trait ToolCallPolicy: Send + Sync {
     fn check<'a>(&'a self, call: &'a ToolCallRequest, signal: &'a AbortSignal) -> BoxFuture<'a, PolicyVerdict>;
 }
 
+/// An artifact a tool result declared (its `metadata.artifacts`), with the
+/// call that declared it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactRecord {
+    /// The artifact.
+    pub artifact: crate::events::SessionArtifact,
+    /// The call whose result declared it.
+    pub call_id: String,
+    /// The tool's canonical name.
+    pub name: String,
+    /// The turn of the call.
+    pub turn_id: String,
+}
+
 /// Receives turns as the loop produces them. A tool-calling assistant turn
 /// arrives together with its tool-results turn, so a store never holds a
 /// call without its result.
@@ -418,6 +432,13 @@ pub trait TurnSink: Send + Sync {
     /// Persists `turns` (in order), produced by `mark`'s run up to the end
     /// of its loop turn `mark.turn` (0 for the prompt).
     fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>>;
+
+    /// Keeps the artifacts a batch's results declared, once the batch's
+    /// turns are flushed. The default keeps none.
+    fn artifacts<'a>(&'a self, records: &'a [ArtifactRecord], mark: TurnMark<'a>) -> BoxFuture<'a, ()> {
+        let _ = (records, mark);
+        Box::pin(async {})
+    }
 }
 
 /// Where in a run a flush happens: a checkpoint store keeps it with the

@@ -29,8 +29,8 @@ use zidane_core::events::{
 };
 use zidane_core::join_all;
 use zidane_core::seams::{
-    Durability, PolicyVerdict, Step, StepError, StepKey, StepKind, StepValue, ToolCallRequest, ToolStep,
-    ToolStepOutcome,
+    ArtifactRecord, Durability, PolicyVerdict, Step, StepError, StepKey, StepKind, StepValue, ToolCallRequest,
+    ToolStep, ToolStepOutcome, TurnMark,
 };
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
@@ -52,6 +52,8 @@ pub(crate) struct CallResult {
     /// Bytes that count against the output budget (executed and substituted
     /// results, after transforms).
     pub(crate) budget_bytes: usize,
+    /// Artifacts the result declared.
+    pub(crate) artifacts: Vec<zidane_core::events::SessionArtifact>,
 }
 
 /// One call on its way through the pipeline: what every stage shares.
@@ -75,6 +77,7 @@ impl CallCx<'_> {
             content: ToolResultContent::Text(content),
             is_error,
             budget_bytes: 0,
+            artifacts: Vec::new(),
         }
     }
 }
@@ -550,6 +553,7 @@ impl RunLoop {
         let (cx, call) = (c.run, c.call);
         let hooks = &self.inner.config.hooks;
         let bytes = output.content.text_len();
+        let mut metadata = output.metadata;
         let content = if hooks.has::<ToolTransform>() {
             let mut transform = ToolTransform::new(ToolTransformInit {
                 name: call.name.clone(),
@@ -562,12 +566,13 @@ impl RunLoop {
                 output_bytes: bytes,
             });
             transform.result = output.content;
-            transform.metadata = output.metadata;
+            transform.metadata = std::mem::take(&mut metadata);
             if let Err(e) = hooks.emit(&mut transform).await {
                 tracing_warn(&format!(
                     "tool:transform handler failed; the result is sent untransformed: {e}"
                 ));
             }
+            metadata = std::mem::take(&mut transform.metadata);
             transform.result
         } else {
             output.content
@@ -590,12 +595,18 @@ impl RunLoop {
             self.observe(&mut after).await;
         }
         let budget_bytes = content.text_len();
+        let artifacts = if self.inner.config.artifacts {
+            declared_artifacts(&metadata)
+        } else {
+            Vec::new()
+        };
         CallResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content,
             is_error: output.is_error,
             budget_bytes,
+            artifacts,
         }
     }
 
@@ -932,6 +943,27 @@ impl RunLoop {
         });
         self.observe(&mut ev).await;
         self.flush(&[assistant, message]).await;
+        // What the results declared, once the turns that hold them are kept.
+        let records: Vec<ArtifactRecord> = results
+            .iter()
+            .flat_map(|r| {
+                r.artifacts.iter().map(|artifact| ArtifactRecord {
+                    artifact: artifact.clone(),
+                    call_id: r.call_id.clone(),
+                    name: r.name.clone(),
+                    turn_id: turn_id.to_owned(),
+                })
+            })
+            .collect();
+        if !records.is_empty()
+            && let Some(sink) = &self.inner.config.sink
+        {
+            let mark = TurnMark {
+                run_id: &cx.run_id,
+                turn: cx.turn,
+            };
+            sink.artifacts(&records, mark).await;
+        }
 
         let bytes: usize = results.iter().map(|r| r.budget_bytes).sum();
         if let Some(budget) = cx.behavior.tool_output_budget
@@ -1040,4 +1072,19 @@ impl Future for CatchUnwind<'_> {
             }
         }
     }
+}
+
+/// The artifacts a result declares in its reserved `metadata.artifacts`
+/// (an array of `{id, kind, title, data}`); entries that are not artifacts
+/// are left out.
+fn declared_artifacts(metadata: &zidane_core::events::ToolResultMetadata) -> Vec<zidane_core::events::SessionArtifact> {
+    metadata
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|a| serde_json::from_value(a.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }

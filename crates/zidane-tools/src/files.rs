@@ -200,7 +200,9 @@ pub(crate) fn write_file(env: Env) -> FnTool {
                     .await
                     .map_err(|e| fail(e.to_string()))?;
                 record_read(&cx, key.clone(), content_hash(content.as_bytes()), None);
-                Ok(ToolOutput::text(format!("Wrote {} bytes to `{key}`.", content.len())))
+                let mut output = ToolOutput::text(format!("Wrote {} bytes to `{key}`.", content.len()));
+                declare_file(&mut output, &key, "write", content.len());
+                Ok(output)
             }
         },
     )
@@ -261,9 +263,23 @@ async fn apply_edits(env: &Env, cx: &ToolContext, input: &Value, edits: &[Value]
         .await
         .map_err(|e| fail(e.to_string()))?;
     record_read(cx, key.clone(), content_hash(text.as_bytes()), None);
-    Ok(ToolOutput::text(format!(
-        "Edited `{key}`: {replacements} replacement(s)."
-    )))
+    let mut output = ToolOutput::text(format!("Edited `{key}`: {replacements} replacement(s)."));
+    declare_file(&mut output, &key, "edit", text.len());
+    Ok(output)
+}
+
+/// Declares the file a call changed as the session's artifact (one per
+/// path: a later change of the same file replaces its entry).
+fn declare_file(output: &mut ToolOutput, key: &str, change: &str, bytes: usize) {
+    output.metadata.insert(
+        "artifacts".into(),
+        serde_json::json!([{
+            "id": format!("file:{key}"),
+            "kind": "file",
+            "title": key,
+            "data": {"path": key, "change": change, "bytes": bytes},
+        }]),
+    );
 }
 
 pub(crate) fn edit(env: Env) -> FnTool {

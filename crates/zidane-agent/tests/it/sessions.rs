@@ -291,3 +291,77 @@ async fn a_writer_that_missed_anothers_turns_does_not_interleave_them() {
         "B's turns, whole; none of A's after them"
     );
 }
+
+/// The files the basic preset writes and edits are kept as the session's
+/// artifacts (one entry per file, the latest change), with one
+/// `artifact:recorded` per declared artifact; the master switch turns it off.
+#[tokio::test]
+async fn the_files_a_run_changed_are_the_sessions_artifacts() {
+    use std::sync::Mutex;
+    use zidane_core::events::ArtifactRecorded;
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let scripts = || {
+        vec![
+            Script::call("c1", "write_file", json!({"path": "a.txt", "content": "one\n"})),
+            Script::call(
+                "c2",
+                "edit",
+                json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+            ),
+            Script::call("c3", "write_file", json!({"path": "b.txt", "content": "b\n"})),
+            Script::answer("done"),
+        ]
+    };
+    for on in [true, false] {
+        let model = provider(scripts());
+        let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work.path()));
+        let agent = create_agent(AgentOptions {
+            tools: preset.tools,
+            execution: Some(preset.execution),
+            store: Some(store(&dir) as Arc<dyn SessionStore>),
+            session_id: Some(format!("files-{on}")),
+            artifacts: Some(on),
+            ..options(&model)
+        })
+        .unwrap();
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let s = Arc::clone(&seen);
+        agent.hooks().on_sync::<ArtifactRecorded, _>(move |ev, _| {
+            s.lock().unwrap().push(format!(
+                "{} {} {}",
+                ev.call_id(),
+                ev.name(),
+                ev.artifact().data["change"]
+            ));
+            Ok(())
+        });
+        agent.run(AgentRunOptions::prompt("Write files.")).await.unwrap();
+        let kept: Vec<(String, String)> = agent
+            .artifacts()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.data["change"].as_str().unwrap_or_default().to_owned()))
+            .collect();
+        if on {
+            assert_eq!(
+                *seen.lock().unwrap(),
+                vec!["c1 write_file \"write\"", "c2 edit \"edit\"", "c3 write_file \"write\""]
+            );
+            assert_eq!(
+                kept,
+                vec![
+                    ("file:a.txt".to_owned(), "edit".to_owned()),
+                    ("file:b.txt".to_owned(), "write".to_owned())
+                ]
+            );
+        } else {
+            assert!(seen.lock().unwrap().is_empty());
+            assert!(kept.is_empty());
+        }
+    }
+    // Kept in the file: another store on it lists them.
+    let again = store(&dir);
+    assert_eq!(again.artifacts("files-true").await.unwrap().len(), 2);
+}

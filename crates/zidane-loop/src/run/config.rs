@@ -99,6 +99,9 @@ pub struct LoopConfig {
     pub cancel_reason: String,
     /// Decides each call before the gate (interceptors, approvals).
     pub policy: Option<Arc<dyn ToolCallPolicy>>,
+    /// Whether the reserved `metadata.artifacts` of tool results reaches
+    /// the sink ([`TurnSink::artifacts`]); `false`: ignored.
+    pub artifacts: bool,
 }
 
 impl LoopConfig {
@@ -134,6 +137,7 @@ impl LoopConfig {
             tracing_context: BTreeMap::new(),
             cancel_reason: "user-cancelled-tool".to_owned(),
             policy: None,
+            artifacts: true,
         }
     }
 }
