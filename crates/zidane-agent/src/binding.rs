@@ -128,23 +128,10 @@ impl Agent {
 
     /// Persists a compacted conversation to the session.
     pub(crate) async fn persist_replacement(&self, turns: &[SessionTurn]) -> Result<(), SharedError> {
-        let id = lock(&self.inner.session).as_ref().map(|s| s.id.clone());
-        if let (Some(store), Some(id)) = (&self.inner.store, id) {
-            #[cfg(feature = "sqlite")]
-            if let Some(d) = &self.inner.durable {
-                d.runtime.replace_turns(&id, turns).await?;
-            } else {
-                store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
-            }
-            #[cfg(not(feature = "sqlite"))]
-            store.replace_turns(&id, turns, self.inner.clock.now_ms()).await?;
-            if let Some(state) = lock(&self.inner.session).as_mut() {
-                state.turn_count = turns.len();
-            }
-            let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
-            self.observe(&mut ev).await;
+        match &self.inner.looped.config().sink {
+            Some(sink) => sink.replace(turns).await,
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -173,6 +160,31 @@ pub(crate) fn store_error(e: SharedError) -> AgentError {
 }
 
 impl TurnSink for SessionSink {
+    fn replace<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
+        Box::pin(async move {
+            let id = lock(&self.session).as_ref().map(|s| s.id.clone());
+            let (Some(store), Some(id)) = (&self.store, id) else {
+                return Ok(());
+            };
+            #[cfg(feature = "sqlite")]
+            if let Some(rt) = &self.durable {
+                rt.replace_turns(&id, turns).await?;
+            } else {
+                store.replace_turns(&id, turns, self.clock.now_ms()).await?;
+            }
+            #[cfg(not(feature = "sqlite"))]
+            store.replace_turns(&id, turns, self.clock.now_ms()).await?;
+            if let Some(state) = lock(&self.session).as_mut() {
+                state.turn_count = turns.len();
+            }
+            let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
+            if let Err(e) = self.hooks.emit(&mut ev).await {
+                tracing::warn!(target: "zidane", "session:save handler failed: {e}");
+            }
+            Ok(())
+        })
+    }
+
     fn artifacts<'a>(&'a self, records: &'a [ArtifactRecord], mark: TurnMark<'a>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             // Sessionless runs and stores without artifacts keep none.

@@ -433,6 +433,13 @@ pub trait TurnSink: Send + Sync {
     /// of its loop turn `mark.turn` (0 for the prompt).
     fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>>;
 
+    /// Replaces the whole conversation kept so far with `turns` (a
+    /// repaired history). The default keeps nothing.
+    fn replace<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
+        let _ = turns;
+        Box::pin(async { Ok(()) })
+    }
+
     /// Keeps the artifacts a batch's results declared, once the batch's
     /// turns are flushed. The default keeps none.
     fn artifacts<'a>(&'a self, records: &'a [ArtifactRecord], mark: TurnMark<'a>) -> BoxFuture<'a, ()> {

@@ -317,3 +317,83 @@ async fn context_accounting_works_before_the_first_run() {
     );
     assert!(matches!(&segments[1].source, zidane_agent::SegmentSource::RulesFile { path } if path == "AGENTS.md"));
 }
+
+/// A thinking block the provider no longer accepts (an invalid signature,
+/// 400) is scrubbed from the history, in memory and in the session, and
+/// the request goes again; `history:repair` names the turns it changed.
+#[tokio::test(start_paused = true)]
+async fn rejected_reasoning_is_scrubbed_from_the_history_and_the_request_goes_again() {
+    use std::sync::{Arc, Mutex};
+    use zidane_agent::{MemoryStore, Session, SessionStore};
+    use zidane_core::events::HistoryRepair;
+    use zidane_provider::{ContentBlock, ErrorKind, ProviderError, Role, SessionTurn};
+
+    let store = Arc::new(MemoryStore::default());
+    let turn = |id: &str, role: Role, content: Vec<ContentBlock>| SessionTurn {
+        id: id.into(),
+        role,
+        content: content.into(),
+        created_at: 1,
+        usage: None,
+    };
+    let session = Session {
+        id: "s".into(),
+        turns: vec![
+            turn("u1", Role::User, vec![ContentBlock::text("hi")]),
+            turn(
+                "a1",
+                Role::Assistant,
+                vec![
+                    ContentBlock::Thinking {
+                        thinking: "let me think".into(),
+                        signature: Some("stale".into()),
+                    },
+                    ContentBlock::text("hello"),
+                ],
+            ),
+        ],
+        ..Default::default()
+    };
+    store.create("s", 1).await.unwrap();
+    store.append_turns("s", &session.turns, 1).await.unwrap();
+    let rejected = ProviderError::new(
+        ErrorKind::InvalidRequest,
+        "mock",
+        "messages.1.content.0: Invalid `signature` in `thinking` block",
+    )
+    .with_status(400);
+    let model = provider(vec![Script::new().error(rejected), Script::answer("again")]);
+    let agent = create_agent(AgentOptions {
+        store: Some(Arc::clone(&store) as Arc<dyn SessionStore>),
+        session_id: Some("s".into()),
+        ..options(&model)
+    })
+    .unwrap();
+    let repairs: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let r = Arc::clone(&repairs);
+    agent.hooks().on_sync::<HistoryRepair, _>(move |ev, _| {
+        r.lock().unwrap().push(ev.turn_ids().clone());
+        Ok(())
+    });
+    let stats = agent.run(AgentRunOptions::prompt("once more")).await.unwrap();
+    assert!(stats.completed());
+    assert_eq!(*repairs.lock().unwrap(), vec![vec!["a1".to_owned()]]);
+    let thinking = |turns: &[SessionTurn]| {
+        turns
+            .iter()
+            .flat_map(|t| t.content.iter())
+            .any(|b| matches!(b, ContentBlock::Thinking { .. }))
+    };
+    let retried = &model.requests()[1];
+    assert!(
+        !retried
+            .messages
+            .iter()
+            .flat_map(|m| m.content().iter())
+            .any(|b| matches!(b, ContentBlock::Thinking { .. }))
+    );
+    assert!(!thinking(&agent.turns()));
+    let kept = store.load("s").await.unwrap().unwrap();
+    assert!(!thinking(&kept.turns), "the session still holds the rejected block");
+    assert_eq!(kept.turns.len(), 4);
+}

@@ -6891,7 +6891,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "HistoryRepair",
         emitter: Emitter::Loop,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "Reasoning state the provider rejected was scrubbed from history.",
         spec: HookSpec::of::<HistoryRepair>(),
     },

@@ -5,15 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zidane_provider::{
-    AssistantMessage, ContentBlock, ErrorKind, Message, MessageAccumulator, ProviderError, StreamEvent, StreamOptions,
-    ToolResultContent, TurnUsage,
+    AssistantMessage, ContentBlock, ErrorKind, Message, MessageAccumulator, ProviderError, Role, StreamEvent,
+    StreamOptions, ToolResultContent, TurnUsage,
 };
 
 use crate::behavior::Behavior;
 use crate::error::RunErrorKind;
 use zidane_core::events::{
-    ContextOverflow, ModelFallback, ModelTarget, SharedError, StreamEnd, StreamError, StreamProgress, StreamRetry,
-    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking, StreamedText,
+    ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, SharedError, StreamEnd, StreamError,
+    StreamProgress, StreamRetry, StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking,
+    StreamedText,
 };
 use zidane_core::events::{
     ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
@@ -144,6 +145,7 @@ impl RunLoop {
         let mut provider_attempt = 0u32;
         let mut transport_attempt = 0u32;
         let mut overflow_passes = 0u32;
+        let mut repaired = false;
         // Time spent waiting between attempts, against `max_total_delay`.
         let mut waited = std::time::Duration::ZERO;
         loop {
@@ -256,6 +258,24 @@ impl RunLoop {
                         model: request.model.clone(),
                         attempt: overflow_passes,
                         err: shared,
+                    });
+                    self.observe(&mut ev).await;
+                    continue;
+                }
+            }
+
+            // Replayed reasoning the provider no longer accepts (a thinking
+            // block whose signature it rejects): it goes from the history,
+            // in memory and in the session, and the request is sent again.
+            if !repaired && rejects_reasoning(&error) {
+                repaired = true;
+                let scrubbed = strip_reasoning(&mut Arc::make_mut(&mut request).messages);
+                let turn_ids = self.strip_reasoning_from_history().await;
+                if scrubbed || !turn_ids.is_empty() {
+                    let mut ev = HistoryRepair::new(HistoryRepairInit {
+                        turn_ids,
+                        reason: format!("the provider rejected replayed reasoning: {}", error.message()),
+                        run_id: cx.run_id.clone(),
                     });
                     self.observe(&mut ev).await;
                     continue;
@@ -521,4 +541,66 @@ fn elide_tool_results(messages: &mut [Message], pass: u32) -> bool {
         }
     }
     changed
+}
+
+/// Whether the provider refused the request for its replayed reasoning
+/// (Anthropic: `Invalid `signature` in `thinking` block`, a 400).
+fn rejects_reasoning(error: &ProviderError) -> bool {
+    let message = error.message().to_ascii_lowercase();
+    error.kind() == ErrorKind::InvalidRequest && message.contains("signature") && message.contains("thinking")
+}
+
+fn is_reasoning(block: &ContentBlock) -> bool {
+    matches!(
+        block,
+        ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
+    )
+}
+
+/// Removes reasoning blocks from the assistant messages of a request;
+/// whether any went.
+fn strip_reasoning(messages: &mut [Message]) -> bool {
+    let mut any = false;
+    for message in messages.iter_mut().filter(|m| m.role() == Role::Assistant) {
+        if message.content().iter().any(is_reasoning) {
+            message.content_mut().retain(|b| !is_reasoning(b));
+            any = true;
+        }
+    }
+    any
+}
+
+impl RunLoop {
+    /// Removes reasoning blocks from the conversation's assistant turns and
+    /// keeps the repaired history in the session; the ids of the turns
+    /// that changed.
+    async fn strip_reasoning_from_history(&self) -> Vec<String> {
+        let (turns, changed, unsaved) = {
+            let mut state = self.inner.lock();
+            let mut changed = Vec::new();
+            let state = &mut *state;
+            for (turn, message) in state.turns.iter_mut().zip(state.messages.iter_mut()) {
+                if turn.role == Role::Assistant && turn.content.iter().any(is_reasoning) {
+                    let kept: Vec<ContentBlock> = turn.content.iter().filter(|b| !is_reasoning(b)).cloned().collect();
+                    turn.content = kept.into();
+                    *message = turn.to_message();
+                    changed.push(turn.id.clone());
+                }
+            }
+            if !changed.is_empty() {
+                state.paired = 0;
+            }
+            (state.turns.clone(), changed, !state.unsaved.is_empty())
+        };
+        // With turns still waiting to be saved, a whole replacement would
+        // save them twice: the session is repaired by the next load instead.
+        if !changed.is_empty()
+            && !unsaved
+            && let Some(sink) = &self.inner.config.sink
+            && let Err(e) = sink.replace(&turns).await
+        {
+            tracing::warn!(target: "zidane", "the repaired history could not be saved: {e}");
+        }
+        changed
+    }
 }
