@@ -457,6 +457,10 @@ struct Envelope<'a> {
     message: Option<&'a RawValue>,
     usage: Option<WireUsage>,
     error: Option<WireError>,
+    /// On the final `message_delta` too (after a server-side fallback,
+    /// with the serving model's entries).
+    #[serde(default)]
+    input_transformations: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -502,6 +506,9 @@ struct WireMessage {
     id: Option<String>,
     model: Option<String>,
     usage: Option<WireUsage>,
+    /// What the API changed in the request's input before sampling.
+    #[serde(default)]
+    input_transformations: Option<Vec<Value>>,
 }
 
 impl WireUsage {
@@ -597,6 +604,9 @@ impl Decoder {
                     if let Some(usage) = message.usage {
                         out.push(StreamEvent::Usage(usage.report()));
                     }
+                    if let Some(changes) = message.input_transformations.filter(|c| !c.is_empty()) {
+                        out.push(StreamEvent::InputTransformations(changes));
+                    }
                 }
             }
             "content_block_start" => {
@@ -611,6 +621,9 @@ impl Decoder {
                 }
                 if let Some(usage) = env.usage {
                     out.push(StreamEvent::Usage(usage.report()));
+                }
+                if let Some(changes) = env.input_transformations.filter(|c| !c.is_empty()) {
+                    out.push(StreamEvent::InputTransformations(changes));
                 }
             }
             "message_stop" => {

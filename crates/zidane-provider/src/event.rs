@@ -127,6 +127,11 @@ pub enum StreamEvent {
     },
     /// Token counts so far.
     Usage(UsageReport),
+    /// The provider changed the request's input before the model saw it,
+    /// one entry per change as the provider sent it (Anthropic's
+    /// `input_transformations`: a replayed thinking block dropped, or kept
+    /// despite a failed binding check). Nothing in the message changes.
+    InputTransformations(Vec<Value>),
     /// The response ended.
     End {
         /// Why.
@@ -308,6 +313,7 @@ impl MessageAccumulator {
                 self.blocks.insert(*index, Builder::Done(block));
             }
             StreamEvent::Usage(report) => merge_usage(&mut self.usage, report),
+            StreamEvent::InputTransformations(_) => {}
             StreamEvent::End {
                 finish_reason,
                 raw_reason,

@@ -397,3 +397,31 @@ async fn rejected_reasoning_is_scrubbed_from_the_history_and_the_request_goes_ag
     assert!(!thinking(&kept.turns), "the session still holds the rejected block");
     assert_eq!(kept.turns.len(), 4);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_providers_input_changes_are_reported_for_the_turn() {
+    use std::sync::{Arc, Mutex};
+    use zidane_core::events::ProviderInputTransformations;
+    use zidane_provider::{FinishReason, StreamEvent};
+    let entry = json!({"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "account_mismatch"});
+    let model = provider(vec![
+        Script::new()
+            .event(StreamEvent::InputTransformations(vec![entry.clone()]))
+            .text("answered without its old reasoning")
+            .usage(10, 5)
+            .end(FinishReason::Stop),
+    ]);
+    let agent = crate::support::agent(&model);
+    type Reported = Vec<(Vec<serde_json::Value>, bool)>;
+    let seen: Arc<Mutex<Reported>> = Arc::default();
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<ProviderInputTransformations, _>(move |ev, _| {
+        s.lock().unwrap().push((
+            ev.transformations().clone(),
+            !ev.run_id().is_empty() && !ev.turn_id().is_empty(),
+        ));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![(vec![entry], true)]);
+}

@@ -7107,7 +7107,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ProviderInputTransformations",
         emitter: Emitter::Loop,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "The provider dropped replayed reasoning blocks before sampling.",
         spec: HookSpec::of::<ProviderInputTransformations>(),
     },

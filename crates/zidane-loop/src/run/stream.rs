@@ -12,9 +12,9 @@ use zidane_provider::{
 use crate::behavior::Behavior;
 use crate::error::RunErrorKind;
 use zidane_core::events::{
-    ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, SharedError, StreamEnd, StreamError,
-    StreamProgress, StreamRetry, StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking,
-    StreamedText,
+    ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, ProviderInputTransformations,
+    ProviderInputTransformationsInit, SharedError, StreamEnd, StreamError, StreamProgress, StreamRetry,
+    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking, StreamedText,
 };
 use zidane_core::events::{
     ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
@@ -461,6 +461,14 @@ impl RunLoop {
                         .find(|(id, _)| id == tool_use_id)
                         .map_or_else(|| kind.clone(), |(_, name)| name.clone()),
                     tool_use_id: tool_use_id.clone(),
+                });
+                self.observe(&mut ev).await;
+            }
+            StreamEvent::InputTransformations(changes) => {
+                let mut ev = ProviderInputTransformations::new(ProviderInputTransformationsInit {
+                    transformations: changes.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
                 });
                 self.observe(&mut ev).await;
             }

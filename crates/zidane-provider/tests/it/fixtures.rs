@@ -95,3 +95,34 @@ fn openai_parallel_tool_calls_are_assembled_by_index() {
     let message = replay(Wire::OpenAi, &fixture("openai-chat/173417d55340.sse")).unwrap();
     assert_eq!(message.finish_reason, FinishReason::Refusal);
 }
+
+/// The API's report of what it changed in the input (the beta
+/// `input_transformations`, on `message_start`'s message and again on the
+/// final `message_delta`) becomes one event each, the entries as sent;
+/// the message itself is unchanged.
+#[test]
+fn anthropic_input_transformations_are_reported_as_sent() {
+    let entry =
+        json!({"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "prefix_binding_mismatch"});
+    let stream = format!(
+        "event: message_start\ndata: {}\n\nevent: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\n\
+         event: content_block_stop\ndata: {}\n\nevent: message_delta\ndata: {}\n\nevent: message_stop\ndata: {}\n\n",
+        json!({"type": "message_start", "message": {"id": "m", "model": "claude", "usage": {"input_tokens": 5, "output_tokens": 1}, "input_transformations": [entry]}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}, "input_transformations": []}),
+        json!({"type": "message_stop"}),
+    );
+    let events = crate::support::stream_events(Wire::Anthropic, stream.as_bytes()).unwrap();
+    let reported: Vec<&zidane_provider::StreamEvent> = events
+        .iter()
+        .filter(|e| matches!(e, zidane_provider::StreamEvent::InputTransformations(_)))
+        .collect();
+    assert_eq!(
+        reported,
+        vec![&zidane_provider::StreamEvent::InputTransformations(vec![entry])]
+    );
+    let message = replay(Wire::Anthropic, stream.as_bytes()).unwrap();
+    assert_eq!(message.text(), "hi");
+}
