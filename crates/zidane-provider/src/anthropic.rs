@@ -315,6 +315,10 @@ impl serde::Serialize for BlockWire<'_> {
                 map.serialize_entry("type", "image")?;
                 map.serialize_entry("source", &ImageSourceWire(source))?;
             }
+            ContentBlock::ContentRef { reference, kind, .. } => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", &crate::message::unresolved_ref_text(reference, kind))?;
+            }
             ContentBlock::Document { source, title } => {
                 map.serialize_entry("type", "document")?;
                 map.serialize_entry("source", &DocumentSourceWire(source))?;

@@ -41,7 +41,10 @@ pub use error::{
     retry_after_from_message,
 };
 pub use event::{AssistantMessage, IncompleteToolCall, MessageAccumulator, StreamEvent, UsageReport};
-pub use message::{Content, ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent};
+pub use message::{
+    Content, ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent,
+    unresolved_ref_text,
+};
 pub use options::{CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec};
 pub use pricing::{ModelPrice, Pricing};
 pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta, complete};

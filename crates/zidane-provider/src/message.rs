@@ -181,9 +181,29 @@ pub enum ContentBlock {
         /// The raw result payload.
         content: Value,
     },
+    /// A large image or document kept out of the conversation, by
+    /// reference: a run resolves it into its bytes on the way to the
+    /// provider only (`content-ref:resolve`), and the stored turn keeps the
+    /// reference. One that reaches a wire format unresolved is sent as a
+    /// line of text saying it is not available.
+    ContentRef {
+        /// The reference (a blob key, a path, a URL the host understands).
+        #[serde(rename = "ref")]
+        reference: String,
+        /// `image` or `document`.
+        kind: String,
+        /// MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
     /// A block of a type this crate does not model, preserved as sent.
     #[serde(untagged)]
     Unknown(Value),
+}
+
+/// What a wire format sends for a reference nobody resolved.
+pub fn unresolved_ref_text(reference: &str, kind: &str) -> String {
+    format!("[{kind} `{reference}` is not available]")
 }
 
 impl ContentBlock {

@@ -248,7 +248,9 @@ fn render_message(message: &Message) -> Bytes {
                 .iter()
                 .filter(|b| match b {
                     ContentBlock::Text { text } => !text.is_empty(),
-                    ContentBlock::Image { .. } | ContentBlock::Document { .. } => true,
+                    ContentBlock::Image { .. } | ContentBlock::Document { .. } | ContentBlock::ContentRef { .. } => {
+                        true
+                    }
                     _ => false,
                 })
                 .collect();
@@ -382,6 +384,10 @@ impl serde::Serialize for PartWire<'_> {
             ContentBlock::Text { text } => {
                 map.serialize_entry("type", "text")?;
                 map.serialize_entry("text", text)?;
+            }
+            ContentBlock::ContentRef { reference, kind, .. } => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", &crate::message::unresolved_ref_text(reference, kind))?;
             }
             _ => {}
         }

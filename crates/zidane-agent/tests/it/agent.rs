@@ -425,3 +425,52 @@ async fn the_providers_input_changes_are_reported_for_the_turn() {
     agent.run(AgentRunOptions::prompt("go")).await.unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![(vec![entry], true)]);
 }
+
+/// A referenced image is resolved into bytes for the request only: the
+/// conversation keeps the reference, and the resolver hears of the block.
+#[tokio::test(start_paused = true)]
+async fn a_content_ref_is_resolved_on_the_wire_only() {
+    use std::sync::{Arc, Mutex};
+    use zidane_core::events::ContentRefResolve;
+    use zidane_provider::{ContentBlock, ImageSource};
+    let model = provider(vec![Script::answer("a cat")]);
+    let agent = crate::support::agent(&model);
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let a = Arc::clone(&asked);
+    agent.hooks().on_sync::<ContentRefResolve, _>(move |ev, _| {
+        a.lock()
+            .unwrap()
+            .push(format!("{} {} {:?}", ev.block().reference, ev.block().kind, ev.depth()));
+        ev.data = Some("aGVsbG8=".into());
+        Ok(())
+    });
+    let reference = ContentBlock::ContentRef {
+        reference: "blob://cat".into(),
+        kind: "image".into(),
+        media_type: Some("image/jpeg".into()),
+    };
+    agent
+        .run(AgentRunOptions {
+            prompt: "What is this?".into(),
+            parts: vec![reference.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(*asked.lock().unwrap(), vec!["blob://cat image Some(0)"]);
+    let sent = model.requests()[0].messages[0].content().to_vec();
+    assert_eq!(
+        sent[1],
+        ContentBlock::Image {
+            source: ImageSource::Base64 {
+                media_type: "image/jpeg".into(),
+                data: "aGVsbG8=".into()
+            }
+        }
+    );
+    assert_eq!(
+        agent.turns()[0].content[1],
+        reference,
+        "the conversation keeps the reference"
+    );
+}

@@ -6837,7 +6837,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ContentRefResolve",
         emitter: Emitter::Loop,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A block refers to persisted bytes; handlers supply them for the wire.",
         spec: HookSpec::of::<ContentRefResolve>(),
     },

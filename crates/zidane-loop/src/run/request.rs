@@ -2,11 +2,16 @@
 //! appends, `context:transform`, pairing repair, `system:transform` and
 //! `turn:before`.
 
-use zidane_provider::{ContentBlock, Message, Role, SessionTurn, StreamOptions, TurnUsage};
+use zidane_provider::{
+    ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, StreamOptions, TurnUsage,
+};
 
 use crate::error::RunErrorKind;
 use crate::pairing::{ends_with_user_message, ensure_tool_result_pairing};
-use zidane_core::events::{ContextTransform, PairingRepair, SystemTransform, TurnBefore};
+use zidane_core::events::{
+    ContentRefBlock, ContentRefResolve, ContentRefResolveInit, ContextTransform, PairingRepair, SystemTransform,
+    TurnBefore,
+};
 use zidane_core::events::{PairingRepairInit, SystemTransformInit, TurnBeforeInit};
 use zidane_core::seams::CompactCheck;
 
@@ -175,7 +180,72 @@ impl RunLoop {
                 "the conversation must end with a user message".into(),
             ));
         }
+        // References become bytes on the wire only: the request's copies of
+        // the messages change, the conversation keeps the references.
+        if hooks.has::<ContentRefResolve>() {
+            self.resolve_refs(&mut request.messages).await;
+        }
         Ok(request)
+    }
+
+    /// Asks `content-ref:resolve` for each referenced image or document of
+    /// `messages` and puts the bytes a handler gave in its place.
+    async fn resolve_refs(&self, messages: &mut [Message]) {
+        for message in messages.iter_mut() {
+            if !message
+                .content()
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ContentRef { .. }))
+            {
+                continue;
+            }
+            let refs: Vec<(usize, ContentRefBlock)> = message
+                .content()
+                .iter()
+                .enumerate()
+                .filter_map(|(i, b)| match b {
+                    ContentBlock::ContentRef {
+                        reference,
+                        kind,
+                        media_type,
+                    } => Some((
+                        i,
+                        ContentRefBlock {
+                            reference: reference.clone(),
+                            kind: kind.clone(),
+                            media_type: media_type.clone(),
+                        },
+                    )),
+                    _ => None,
+                })
+                .collect();
+            for (i, block) in refs {
+                let mut ev = ContentRefResolve::new(ContentRefResolveInit {
+                    block: block.clone(),
+                    child_id: None,
+                    depth: Some(self.inner.config.depth),
+                });
+                self.observe(&mut ev).await;
+                let Some(data) = ev.data else { continue };
+                let resolved = match block.kind.as_str() {
+                    "image" => ContentBlock::Image {
+                        source: ImageSource::Base64 {
+                            media_type: block.media_type.unwrap_or_else(|| "image/png".into()),
+                            data,
+                        },
+                    },
+                    "document" => ContentBlock::Document {
+                        source: DocumentSource::Base64 {
+                            media_type: block.media_type.unwrap_or_else(|| "application/pdf".into()),
+                            data,
+                        },
+                        title: None,
+                    },
+                    _ => continue,
+                };
+                message.content_mut()[i] = resolved;
+            }
+        }
     }
 
     /// Canonical tool names become the model-facing aliases (only messages

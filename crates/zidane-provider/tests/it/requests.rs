@@ -210,3 +210,34 @@ impl WithMaxTokens for Dialect {
         self
     }
 }
+
+/// A reference nobody resolved is sent as a line of text in both formats,
+/// never as a block the API does not know.
+#[test]
+fn an_unresolved_content_ref_goes_out_as_text() {
+    let message = Message::new(
+        Role::User,
+        vec![
+            ContentBlock::text("What is in it?"),
+            ContentBlock::ContentRef {
+                reference: "blob://7".into(),
+                kind: "image".into(),
+                media_type: Some("image/png".into()),
+            },
+        ],
+    );
+    let options = StreamOptions::new("m", vec![message]);
+    let anthropic = body_json(&anthropic::request_body(&options).body);
+    let block = &anthropic["messages"][0]["content"][1];
+    assert_eq!(
+        (&block["type"], &block["text"]),
+        (&json!("text"), &json!("[image `blob://7` is not available]"))
+    );
+    let openai = body_json(&openai::request_body(&options, Dialect::default()));
+    assert!(
+        openai["messages"][0]["content"]
+            .to_string()
+            .contains("[image `blob://7` is not available]"),
+        "{openai}"
+    );
+}
