@@ -206,6 +206,14 @@ pub(crate) struct RunSpawner {
     pub(crate) handle: zidane_core::events::ExecutionHandle,
 }
 
+/// The lower of two optional caps.
+fn tighter<T>(a: Option<T>, b: Option<T>, min: fn(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(min(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
 fn answer_of(agent: &Agent) -> String {
     let turns = agent.turns();
     let Some(last) = turns.iter().rev().find(|t| t.role == Role::Assistant) else {
@@ -446,10 +454,18 @@ impl RunSpawner {
             prompt: request.task.clone(),
             model: def.map(|d| d.model.clone()).unwrap_or_default(),
             thinking: def.and_then(|d| d.thinking).unwrap_or_default(),
+            // The child's caps: its definition's, and never more than the
+            // parent run has left.
             behavior: BehaviorOverride {
                 max_turns: def.and_then(|d| d.max_turns).map(Some),
-                max_cost_usd: def.and_then(|d| d.max_cost_usd).map(Some),
-                max_total_tokens: def.and_then(|d| d.max_total_tokens).map(Some),
+                max_cost_usd: tighter(def.and_then(|d| d.max_cost_usd), request.budget.max_cost_usd, f64::min)
+                    .map(Some),
+                max_total_tokens: tighter(
+                    def.and_then(|d| d.max_total_tokens),
+                    request.budget.max_total_tokens,
+                    u64::min,
+                )
+                .map(Some),
                 ..Default::default()
             },
             ..Default::default()

@@ -216,6 +216,18 @@ pub struct SpawnRequest {
     pub call_id: String,
     /// The spawning run.
     pub parent_run_id: String,
+    /// What the spawning run may still spend: the child's own caps are at
+    /// most this.
+    pub budget: SpawnBudget,
+}
+
+/// What a run may still spend when it spawns (unset: no cap).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpawnBudget {
+    /// USD left under the run's cost cap.
+    pub max_cost_usd: Option<f64>,
+    /// Tokens left under the run's token cap.
+    pub max_total_tokens: Option<u64>,
 }
 
 /// What a finished child hands back.
@@ -340,6 +352,7 @@ impl ChildLedger {
 pub struct Spawning {
     spawner: Option<Arc<dyn Spawner>>,
     ledger: ChildLedger,
+    budget: SpawnBudget,
 }
 
 impl std::fmt::Debug for Spawning {
@@ -356,7 +369,19 @@ impl Spawning {
         Spawning {
             spawner: Some(spawner),
             ledger: ChildLedger::default(),
+            budget: SpawnBudget::default(),
         }
+    }
+
+    /// The same spawning, for a call of a run that may still spend
+    /// `budget`.
+    pub fn with_budget(&self, budget: SpawnBudget) -> Self {
+        Spawning { budget, ..self.clone() }
+    }
+
+    /// What the spawning run may still spend.
+    pub fn budget(&self) -> SpawnBudget {
+        self.budget
     }
 
     /// Whether a spawner is present.

@@ -615,6 +615,7 @@ impl ToolContext {
             description,
             call_id: p.call_id.clone(),
             parent_run_id: p.run_id.clone(),
+            budget: p.spawning.budget(),
         };
         p.spawning.spawn(request, p.signal.clone()).await
     }

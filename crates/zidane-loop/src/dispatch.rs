@@ -764,7 +764,11 @@ impl RunLoop {
             state: state.clone(),
             read_state: Arc::clone(&config.read_state),
             workspace: cx.workspace.clone(),
-            spawning: cx.spawning.clone(),
+            spawning: if cx.spawning.is_enabled() {
+                cx.spawning.with_budget(remaining_budget(cx))
+            } else {
+                cx.spawning.clone()
+            },
         });
         let signal = controller.signal();
         let step = Step {
@@ -1087,4 +1091,18 @@ fn declared_artifacts(metadata: &zidane_core::events::ToolResultMetadata) -> Vec
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What the run may still spend under its caps (a child's caps are at most
+/// this).
+fn remaining_budget(cx: &RunCx) -> zidane_core::seams::SpawnBudget {
+    let s = &cx.stats;
+    let used = s.total_in + s.total_out + s.total_cache_read + s.total_cache_creation;
+    zidane_core::seams::SpawnBudget {
+        max_cost_usd: cx
+            .behavior
+            .max_cost_usd
+            .map(|max| (max - s.cost.unwrap_or(0.0)).max(0.0)),
+        max_total_tokens: cx.behavior.max_total_tokens.map(|max| max.saturating_sub(used)),
+    }
 }

@@ -802,3 +802,44 @@ async fn the_parents_cancel_tool_reaches_a_childs_call() {
     assert!(results(&agent.turns())[0].1.starts_with("answered without waiting"));
     assert!(!agent.cancel_tool("w1", None), "nothing left to cancel");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_child_may_spend_no_more_than_its_parent_has_left() {
+    let provider = Routed::new(vec![spawn_call("s1", "spend a lot"), Script::answer("never")]).route(
+        "spend a lot",
+        vec![
+            Script::call("c1", "echo", json!({"text": "one"})),
+            Script::answer("never reached"),
+        ],
+    );
+    // The child's first turn costs 15 tokens, more than the 10 the
+    // parent has left after its own 15: the child stops there.
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let e = Arc::clone(&errors);
+    agent.hooks().on_sync::<SpawnError, _>(move |ev, _| {
+        e.lock().unwrap().push(ev.error().to_string());
+        Ok(())
+    });
+    let err = agent
+        .run(AgentRunOptions {
+            prompt: "go".into(),
+            behavior: BehaviorOverride {
+                max_total_tokens: Some(Some(25)),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        provider.child("spend a lot").requests().len(),
+        1,
+        "the child went on past the budget"
+    );
+    let errors = errors.lock().unwrap().clone();
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].contains("token"), "{errors:?}");
+    // The parent counts what the child spent, and stops too.
+    assert_eq!(err.stats().map(|s| s.total_in + s.total_out), Some(30));
+}
