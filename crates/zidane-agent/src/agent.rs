@@ -740,9 +740,12 @@ impl Agent {
         };
         #[allow(unused_mut)]
         let mut extra_tools = Vec::new();
+        #[allow(unused_mut)]
+        let mut mcp_instructions = None;
         #[cfg(feature = "mcp")]
         if let Some(connection) = &mcp {
             extra_tools = connection.tools();
+            mcp_instructions = connection.instructions();
             if let Some(instructions) = connection.instructions() {
                 let base = system
                     .clone()
@@ -799,6 +802,7 @@ impl Agent {
         let spawning = zidane_core::seams::Spawning::new(Arc::new(crate::subagents::RunSpawner {
             parent: self.clone(),
             extra_tools: extra_tools.clone(),
+            mcp_instructions,
             handle: workspace.handle.clone(),
         }));
         let run_options = RunOptions {

@@ -203,6 +203,9 @@ pub(crate) struct RunSpawner {
     pub(crate) parent: Agent,
     /// The run's extra tools (the live MCP connection's), shared.
     pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
+    /// What the connection's servers say about their tools (a child with
+    /// their tools reads it too).
+    pub(crate) mcp_instructions: Option<String>,
     pub(crate) handle: zidane_core::events::ExecutionHandle,
 }
 
@@ -253,10 +256,15 @@ impl RunSpawner {
             Some(SubagentTools::Except(names)) => tools.retain(|n| !names.iter().any(|k| k == n)),
             _ => {}
         }
-        let system = def
+        let mut system = def
             .and_then(|d| d.system.clone())
             .or_else(|| inner.spawn.system.clone())
             .or_else(|| config.system.clone());
+        let has_mcp_tools = self.extra_tools.iter().any(|t| tools.get(t.name()).is_some());
+        if let (Some(instructions), true) = (&self.mcp_instructions, has_mcp_tools) {
+            let base = system.unwrap_or_default();
+            system = Some(format!("{base}\n\n# MCP servers\n\n{instructions}"));
+        }
         AgentOptions {
             provider: inner.providers.clone(),
             name: def.map(|d| d.name.clone()),

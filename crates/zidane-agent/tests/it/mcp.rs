@@ -354,6 +354,16 @@ async fn a_sub_agent_uses_the_parents_mcp_connection_and_the_parent_gates_it() {
     agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
     assert_eq!(*gated.lock().unwrap(), vec!["s1 echo \"first\"", "s1 echo \"second\""]);
     let requests = p.requests();
+    // The child has the servers' tools, and reads what they say of them.
+    assert!(
+        requests[1]
+            .system
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Use echo to repeat text."),
+        "{:?}",
+        requests[1].system
+    );
     let results: Vec<ContentBlock> = requests[2..4]
         .iter()
         .map(|r| r.messages.last().unwrap().content()[0].clone())
