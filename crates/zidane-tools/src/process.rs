@@ -115,6 +115,14 @@ impl ProcessContext {
         }
     }
 
+    /// The folder a command runs in: `dir` under the root, or the root.
+    fn folder(&self, dir: Option<&str>) -> Result<PathBuf, SharedError> {
+        match dir {
+            Some(dir) => self.resolve(dir),
+            None => Ok(self.root.clone()),
+        }
+    }
+
     /// Resolves a path to read: inside the root, or a background task's
     /// output file.
     fn resolve_readable(&self, path: &str) -> Result<PathBuf, SharedError> {
@@ -248,10 +256,7 @@ impl ExecutionContext for ProcessContext {
         options: ExecOptions,
     ) -> BoxFuture<'a, Result<ExecOutput, SharedError>> {
         Box::pin(async move {
-            let cwd = match &options.cwd {
-                Some(dir) => self.resolve(dir)?,
-                None => self.root.clone(),
-            };
+            let cwd = self.folder(options.cwd.as_deref())?;
             let mut cmd = self.shell(command, &cwd)?;
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
             let mut child = self.start(cmd).map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
@@ -418,10 +423,7 @@ impl ExecutionContext for ProcessContext {
         options: BackgroundOptions,
     ) -> BoxFuture<'a, Result<BackgroundTask, SharedError>> {
         Box::pin(async move {
-            let cwd = match &options.cwd {
-                Some(dir) => self.resolve(dir)?,
-                None => self.root.clone(),
-            };
+            let cwd = self.folder(options.cwd.as_deref())?;
             let cmd = self.shell(command, &cwd)?;
             self.tasks
                 .start(cmd, command, &cwd, options.owner, |cmd| self.start(cmd))

@@ -168,6 +168,24 @@ fn results(turns: &[zidane_provider::SessionTurn]) -> Vec<(String, String, bool)
         .collect()
 }
 
+/// One turn spawning two children, `a` and `b`.
+fn two_spawns(a: &str, b: &str) -> Script {
+    Script::new()
+        .tool_call(0, "a", "spawn", json!({"task": a}))
+        .tool_call(1, "b", "spawn", json!({"task": b}))
+        .usage(10, 5)
+        .end(zidane_provider::FinishReason::ToolCalls)
+}
+
+/// An answer that takes `secs` (on the paused clock) to arrive.
+fn answer_after(secs: u64, text: &str) -> Script {
+    Script::new()
+        .delay(Duration::from_secs(secs))
+        .text(text)
+        .usage(10, 5)
+        .end(zidane_provider::FinishReason::Stop)
+}
+
 fn spawn_call(id: &str, task: &str) -> Script {
     Script::call(id, "spawn", json!({"task": task}))
 }
@@ -240,32 +258,10 @@ async fn a_child_answers_the_spawn_call_with_its_stats_and_the_parent_counts_the
 
 #[tokio::test(start_paused = true)]
 async fn two_spawn_calls_of_one_turn_run_at_the_same_time() {
-    let both = Script::new()
-        .tool_call(0, "a", "spawn", json!({"task": "task a"}))
-        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
-        .usage(10, 5)
-        .end(zidane_provider::FinishReason::ToolCalls);
+    let both = two_spawns("task a", "task b");
     let provider = Routed::new(vec![both, Script::answer("both done")])
-        .route(
-            "task a",
-            vec![
-                Script::new()
-                    .delay(Duration::from_secs(2))
-                    .text("a done")
-                    .usage(10, 5)
-                    .end(zidane_provider::FinishReason::Stop),
-            ],
-        )
-        .route(
-            "task b",
-            vec![
-                Script::new()
-                    .delay(Duration::from_secs(1))
-                    .text("b done")
-                    .usage(10, 5)
-                    .end(zidane_provider::FinishReason::Stop),
-            ],
-        );
+        .route("task a", vec![answer_after(2, "a done")])
+        .route("task b", vec![answer_after(1, "b done")]);
     let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
     let log = record(&agent);
     let started = tokio::time::Instant::now();
@@ -280,21 +276,10 @@ async fn two_spawn_calls_of_one_turn_run_at_the_same_time() {
 
 #[tokio::test(start_paused = true)]
 async fn a_top_level_spawn_past_the_slot_limit_waits_for_a_slot() {
-    let both = Script::new()
-        .tool_call(0, "a", "spawn", json!({"task": "task a"}))
-        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
-        .usage(10, 5)
-        .end(zidane_provider::FinishReason::ToolCalls);
-    let slow = |text: &str| {
-        Script::new()
-            .delay(Duration::from_secs(1))
-            .text(text)
-            .usage(10, 5)
-            .end(zidane_provider::FinishReason::Stop)
-    };
+    let both = two_spawns("task a", "task b");
     let provider = Routed::new(vec![both, Script::answer("both done")])
-        .route("task a", vec![slow("a done")])
-        .route("task b", vec![slow("b done")]);
+        .route("task a", vec![answer_after(1, "a done")])
+        .route("task b", vec![answer_after(1, "b done")]);
     let config = SpawnConfig {
         max_concurrent: 1,
         ..Default::default()
@@ -483,23 +468,10 @@ async fn aborting_the_parent_stops_the_child() {
 
 #[tokio::test(start_paused = true)]
 async fn cancelling_one_spawn_call_stops_that_child_only() {
-    let both = Script::new()
-        .tool_call(0, "a", "spawn", json!({"task": "hang"}))
-        .tool_call(1, "b", "spawn", json!({"task": "task b"}))
-        .usage(10, 5)
-        .end(zidane_provider::FinishReason::ToolCalls);
+    let both = two_spawns("hang", "task b");
     let provider = Routed::new(vec![both, Script::answer("b was enough")])
         .route("hang", vec![Script::new().then(zidane_provider::scripted::Step::Hang)])
-        .route(
-            "task b",
-            vec![
-                Script::new()
-                    .delay(Duration::from_secs(3))
-                    .text("b done")
-                    .usage(10, 5)
-                    .end(zidane_provider::FinishReason::Stop),
-            ],
-        );
+        .route("task b", vec![answer_after(3, "b done")]);
     let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
     let log = record(&agent);
     let canceller = agent.clone();

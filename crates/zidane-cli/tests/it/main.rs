@@ -156,6 +156,28 @@ async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -
     cmd.output().await.unwrap()
 }
 
+/// A FIFO the scripted command writes `started` to once it runs.
+fn started_fifo(work: &Path) -> std::path::PathBuf {
+    let fifo = work.join("started.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    fifo
+}
+
+/// Waits until the command wrote to `fifo`, then kills the program with
+/// `SIGKILL`.
+async fn kill_once_started(child: &mut tokio::process::Child, fifo: &Path) {
+    let started = tokio::fs::read_to_string(fifo).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+}
+
 /// `zidane` started in the background (its output discarded), for tests
 /// that kill it or run a second one beside it.
 fn spawn_zidane(home: &Path, work: &Path, args: &[&str]) -> tokio::process::Child {
@@ -638,14 +660,7 @@ fn shell_then_done(body: &str, command: &str) -> String {
 async fn a_killed_program_continues_with_resume() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fifo = work.path().join("started.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = started_fifo(work.path());
     let (url, bodies) = server_with(None, |body| {
         shell_then_done(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
     })
@@ -656,10 +671,7 @@ async fn a_killed_program_continues_with_resume() {
         &["--base-url", &url, "--session", "work", "Run the long job."],
     );
     // The command is running once it writes to the FIFO.
-    let started = tokio::fs::read_to_string(&fifo).await.unwrap();
-    assert_eq!(started.trim(), "started");
-    child.start_kill().unwrap(); // SIGKILL
-    child.wait().await.unwrap();
+    kill_once_started(&mut child, &fifo).await;
     assert_eq!(bodies.lock().unwrap().len(), 1);
 
     let env = [("ANTHROPIC_API_KEY", "sk-test")];
@@ -709,14 +721,7 @@ async fn a_killed_program_continues_with_resume() {
 async fn a_session_in_use_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fifo = work.path().join("started.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = started_fifo(work.path());
     let (url, _bodies) = server_with(None, |body| {
         shell_then_done(body, "echo started > started.fifo; sleep 30")
     })
@@ -1054,14 +1059,7 @@ async fn the_program_hands_a_task_to_a_sub_agent() {
 async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fifo = work.path().join("started.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = started_fifo(work.path());
     let (url, bodies) = server_with(None, |body| {
         parent_and_child(body, "echo started > started.fifo; echo ran >> effects.log; sleep 30")
     })
@@ -1071,10 +1069,7 @@ async fn a_program_killed_inside_a_sub_agent_resumes_the_sub_agent() {
         work.path(),
         &["--base-url", &url, "--session", "work", "Split the work."],
     );
-    let started = tokio::fs::read_to_string(&fifo).await.unwrap();
-    assert_eq!(started.trim(), "started");
-    child.start_kill().unwrap(); // SIGKILL
-    child.wait().await.unwrap();
+    kill_once_started(&mut child, &fifo).await;
     assert_eq!(bodies.lock().unwrap().len(), 2, "the parent's turn and the child's");
 
     let env = [("ANTHROPIC_API_KEY", "sk-test")];
