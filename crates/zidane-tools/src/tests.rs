@@ -768,6 +768,26 @@ mod sandbox {
     }
 
     #[tokio::test]
+    async fn workspace_write_may_open_the_temporary_folder() {
+        let root = tempfile::tempdir().unwrap();
+        // Outside the working folder, inside the temporary folder.
+        let scratch = tempfile::tempdir().unwrap();
+        let context = ProcessContext::new(root.path())
+            .task_dir(root.path().join(".tasks"))
+            .sandboxed(Sandbox {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true,
+                temp: true,
+            })
+            .unwrap();
+        let ws = Arc::new(context).workspace();
+        let target = scratch.path().join("scratch.txt");
+        let out = run(&ws, &format!("echo x > {}", target.display())).await;
+        assert_eq!(out.exit_code, Some(0), "{}", out.stderr);
+        assert!(target.exists());
+    }
+
+    #[tokio::test]
     async fn read_only_refuses_every_write_and_network_off_refuses_connections() {
         let root = tempfile::tempdir().unwrap();
         let ws = confined(root.path(), SandboxMode::ReadOnly, false);
@@ -790,4 +810,20 @@ mod sandbox {
         assert_ne!(out.exit_code, Some(0), "a confined command connected");
         assert!(out.stderr.contains("PermissionError"), "{}", out.stderr);
     }
+}
+
+#[tokio::test]
+async fn the_preset_writes_background_output_to_its_task_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let mut options = BasicOptions::in_folder(root.path());
+    options.task_dir = Some(root.path().join("task-output"));
+    let preset = basic(options);
+    let ws = Workspace {
+        execution: Arc::clone(&preset.execution),
+        handle: preset.execution.spawn().await.unwrap(),
+        background: None,
+    };
+    let task = ws.exec_background("echo hi", None).await.unwrap();
+    let dir = root.path().join("task-output").canonicalize().unwrap();
+    assert_eq!(std::path::Path::new(&task.output_path).parent(), Some(dir.as_path()));
 }

@@ -815,3 +815,76 @@ async fn a_child_may_spend_no_more_than_its_parent_has_left() {
     // The parent counts what the child spent, and stops too.
     assert_eq!(err.stats().map(|s| s.total_in + s.total_out), Some(30));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_definitions_model_caps_and_tool_choices_and_the_default_child_prompt_apply() {
+    let provider = Routed::new(vec![
+        Script::call("s1", "spawn", json!({"task": "fast task", "agent": "fast"})),
+        Script::call("s2", "spawn", json!({"task": "own tools", "agent": "own"})),
+        Script::call("s3", "spawn", json!({"task": "plain task"})),
+        Script::answer("done"),
+    ])
+    .route("fast task", vec![Script::answer("fast")])
+    .route("own tools", vec![Script::answer("own")])
+    .route("plain task", vec![Script::answer("plain")]);
+    let config = SpawnConfig {
+        system: Some("You are a helper.".into()),
+        agents: vec![
+            SubagentDefinition {
+                name: "fast".into(),
+                description: "Quick".into(),
+                tools: SubagentTools::Except(vec!["shell".into(), "spawn".into()]),
+                model: vec!["small-model".into()],
+                thinking: Some(zidane_provider::ThinkingLevel::Low),
+                max_tokens: Some(123),
+                ..Default::default()
+            },
+            SubagentDefinition {
+                name: "own".into(),
+                description: "Own tools".into(),
+                tools: SubagentTools::Set(ToolSet::new().with(FnTool::new(
+                    "lookup",
+                    "Look up",
+                    json!({"type": "object"}),
+                    |_, _| async { Ok(ToolOutput::text("-")) },
+                ))),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let Setup { agent, .. } = setup(&provider, config);
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let names = |task: &str| -> Vec<String> {
+        provider.child(task).requests()[0]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    let fast = &provider.child("fast task").requests()[0];
+    assert_eq!(
+        (fast.model.as_str(), fast.thinking, fast.max_tokens),
+        ("small-model", zidane_provider::ThinkingLevel::Low, Some(123))
+    );
+    assert_eq!(names("fast task"), vec!["echo", "wait"]);
+    assert_eq!(names("own tools"), vec!["lookup"]);
+    let plain = &provider.child("plain task").requests()[0];
+    assert_eq!(plain.system.as_deref(), Some("You are a helper."));
+    assert_eq!(names("plain task"), vec!["echo", "shell", "wait", "spawn"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_empty_task_is_refused_with_a_tool_error() {
+    let provider = Routed::new(vec![spawn_call("s1", "   "), Script::answer("ok")]);
+    let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(
+        results(&agent.turns()),
+        vec![(
+            "s1".to_owned(),
+            "the task is empty: say what the sub-agent should do".to_owned(),
+            true
+        )]
+    );
+}
