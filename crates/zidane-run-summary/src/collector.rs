@@ -249,6 +249,7 @@ impl RunSummaryCollector {
                 let summary = &mut b.summary;
                 summary.turns = stats.turns;
                 summary.status = status_name(stats.status).into();
+                summary.stop_reason = Some(stats.status);
                 summary.ended_at = ended_at;
                 summary.duration_ms = duration_ms;
                 summary.totals = RunSummaryTokens {
@@ -292,7 +293,10 @@ fn add_usage(by_model: &mut Vec<RunSummaryByModel>, usage: &zidane_provider::Tur
     entry.output += usage.output;
     entry.cache_read += usage.cache_read;
     entry.cache_creation += usage.cache_creation;
-    entry.cost += usage.cost.unwrap_or(0.0);
+    match usage.cost {
+        Some(cost) => entry.cost += cost,
+        None => entry.unpriced_turns += 1,
+    }
 }
 
 /// A finished child's summary, from the statistics `spawn:complete` carries
@@ -312,6 +316,7 @@ fn child_summary(child: &zidane_core::events::ChildRunStats, parent_run_id: Opti
         duration_ms: child.duration_ms,
         parent_run_id,
         status: status_name(stats.status).into(),
+        stop_reason: Some(stats.status),
         turns: stats.turns,
         by_model,
         children: (!children.is_empty()).then_some(children),

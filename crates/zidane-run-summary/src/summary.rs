@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use zidane_core::events::RunStatus;
 
 /// Token and cost totals of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,6 +44,15 @@ pub struct RunSummaryByModel {
     pub output: u64,
     /// Turns served by the model.
     pub turns: u32,
+    /// Turns whose cost is unknown (the model has no price): `cost` leaves
+    /// them out, so a `cost` of 0 with unpriced turns means "unknown", not
+    /// "free". Absent when every turn was priced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_turns: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A tool call that did not run.
@@ -204,6 +214,11 @@ pub struct RunSummary {
     pub started_at: u64,
     /// `completed` or `aborted`.
     pub status: String,
+    /// What ended the run, finer than `status`: `completed`, `max-turns`
+    /// (counted as `completed`), `aborted`, `error` or `suspended` (counted
+    /// as `aborted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<RunStatus>,
     /// Retries the loop absorbed.
     pub stream_retries: Vec<RunSummaryRetry>,
     /// Totals, child runs included.

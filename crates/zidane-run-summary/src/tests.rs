@@ -217,6 +217,7 @@ async fn a_run_that_spawned_lists_its_children() {
                 "repeatGuardEvents": [],
                 "startedAt": 0,
                 "status": "completed",
+                "stopReason": "completed",
                 "streamRetries": [],
                 "totals": {"cacheCreation": 0, "cacheRead": 0, "input": 7, "output": 0},
                 "turns": 1,
@@ -231,10 +232,39 @@ async fn a_run_that_spawned_lists_its_children() {
             "repeatGuardEvents": [],
             "startedAt": 0,
             "status": "completed",
+            "stopReason": "completed",
             "streamRetries": [],
             "totals": {"cacheCreation": 0, "cacheRead": 0, "cost": 1.5, "input": 37, "output": 5},
             "turns": 2,
             "validationRejects": []
         }])
     );
+}
+
+/// A turn-limit stop counts as `completed` (the spec's two values) and says
+/// what stopped it; a model without a price has its turns counted as
+/// unpriced instead of passing for free.
+#[tokio::test(start_paused = true)]
+async fn a_turn_limit_stop_and_an_unknown_cost_are_named() {
+    let call = || {
+        Script::new()
+            .tool_call(0, "c1", "echo", json!({"n": 1}))
+            .usage(10, 2)
+            .end(FinishReason::ToolCalls)
+    };
+    let behavior = Behavior {
+        max_turns: Some(2),
+        ..Default::default()
+    };
+    let looped = looped(vec![call(), call(), call()], behavior);
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let installed = collector.install(looped.hooks());
+    looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    drop(installed);
+
+    let json = serde_json::to_value(collector.latest().unwrap()).unwrap();
+    assert_eq!(json["status"], "completed");
+    assert_eq!(json["stopReason"], "max-turns");
+    assert_eq!(json["byModel"][0]["cost"], 0.0);
+    assert_eq!(json["byModel"][0]["unpricedTurns"], 2);
 }
