@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use zidane::agent::RunErrorKind;
 use zidane::agent::events::{
     BackgroundExit, BackgroundStall, BackgroundStart, ChildStreamEnd, ChildToolAfter, ChildToolCancelled,
-    ChildToolDispatched, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, SpawnError, SpawnQueued, StreamRetry,
-    StreamStart, StreamText, TaskStatus, ToolAfter, ToolCancelled, ToolDispatched, ToolOutcome, TurnAfter,
+    ChildToolDispatched, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, ProviderDiagnostic, SpawnError,
+    SpawnQueued, StreamRetry, StreamStart, StreamText, TaskStatus, ToolAfter, ToolCancelled, ToolDispatched,
+    ToolOutcome, TurnAfter,
 };
 use zidane::agent::{AgentError, AgentStats};
 use zidane::hooks::{HookBus, HookScope};
@@ -261,6 +262,15 @@ impl Printer {
                 } else {
                     eprintln!("⚠ MCP server `{}` is unavailable: {why}", ev.name());
                 }
+            }
+            Ok(())
+        });
+        let p = self.clone();
+        scope.on_sync::<ProviderDiagnostic, _>(move |ev, _| {
+            if p.json {
+                json_line(json!({"type": "provider_diagnostic", "kind": ev.kind(), "message": ev.message()}));
+            } else {
+                eprintln!("ⓘ provider ({}): {}", ev.kind(), ev.message());
             }
             Ok(())
         });

@@ -11,7 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::{ErrorKind, ProviderError, classify_stream_error};
-use crate::event::{StreamEvent, UsageReport};
+use crate::event::{ProviderDiagnostic, StreamEvent, UsageReport};
 use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{CacheTtl, StreamOptions, ThinkingLevel, ToolChoice};
 use crate::sse::SseEvent;
@@ -481,6 +481,9 @@ struct Delta<'a> {
     partial_json: Option<Cow<'a, str>>,
     #[serde(borrow)]
     stop_reason: Option<Cow<'a, str>>,
+    /// Why a refusal happened (`type`, `category`, `explanation`).
+    #[serde(default)]
+    stop_details: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -490,6 +493,9 @@ struct WireUsage {
     cache_creation_input_tokens: Option<u64>,
     cache_read_input_tokens: Option<u64>,
     cache_creation: Option<WireCacheCreation>,
+    /// The state of the credit a server-side fallback earned.
+    #[serde(default)]
+    fallback_credit: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -620,11 +626,24 @@ impl Decoder {
             }
             "content_block_stop" => self.stop(env.index.unwrap_or(0), out),
             "message_delta" => {
-                if let Some(reason) = env.delta.and_then(|d| d.stop_reason) {
-                    self.stop_reason = Some(reason.into_owned());
+                if let Some(delta) = env.delta {
+                    if let Some(reason) = delta.stop_reason {
+                        self.stop_reason = Some(reason.into_owned());
+                    }
+                    if let Some(details) = delta.stop_details.filter(Value::is_object) {
+                        out.push(StreamEvent::Diagnostic(stop_details(details)));
+                    }
                 }
-                if let Some(usage) = env.usage {
+                if let Some(mut usage) = env.usage {
                     out.push(StreamEvent::Usage(usage.report()));
+                    if let Some(credit) = usage.fallback_credit.take().filter(|c| !c.is_null()) {
+                        let status = credit["status"]["type"].as_str().unwrap_or("reported");
+                        out.push(StreamEvent::Diagnostic(ProviderDiagnostic {
+                            kind: "fallback-credit".into(),
+                            message: format!("fallback credit {status}"),
+                            data: credit,
+                        }));
+                    }
                 }
                 if let Some(changes) = env.input_transformations.filter(|c| !c.is_empty()) {
                     out.push(StreamEvent::InputTransformations(changes));
@@ -812,9 +831,47 @@ impl Decoder {
                     content,
                 });
             }
-            Block::Other(block) => out.push(StreamEvent::OtherBlock { index, block }),
+            Block::Other(block) => {
+                if block["type"] == "fallback" {
+                    out.push(StreamEvent::Diagnostic(fallback(&block)));
+                }
+                out.push(StreamEvent::OtherBlock { index, block });
+            }
             Block::Text | Block::Thinking | Block::Ignored => {}
         }
+    }
+}
+
+/// `stop_details` as a diagnostic: a refusal's category and explanation.
+fn stop_details(details: Value) -> ProviderDiagnostic {
+    let kind = details["type"].as_str().unwrap_or("stop-details").to_owned();
+    let mut message = match details["explanation"].as_str() {
+        Some(explanation) => explanation.to_owned(),
+        None if kind == "refusal" => "the model refused".to_owned(),
+        None => format!("the model stopped ({kind})"),
+    };
+    if let Some(category) = details["category"].as_str() {
+        message.push_str(&format!(" (category: {category})"));
+    }
+    ProviderDiagnostic {
+        kind,
+        message,
+        data: details,
+    }
+}
+
+/// A `fallback` block as a diagnostic: the server handed the turn to
+/// another model.
+fn fallback(block: &Value) -> ProviderDiagnostic {
+    let model = |side: &str| block[side]["model"].as_str().unwrap_or("?").to_owned();
+    let mut message = format!("the server handed the turn from {} to {}", model("from"), model("to"));
+    if let Some(trigger) = block["trigger"]["type"].as_str() {
+        message.push_str(&format!(" after a {trigger}"));
+    }
+    ProviderDiagnostic {
+        kind: "fallback".into(),
+        message,
+        data: block.clone(),
     }
 }
 

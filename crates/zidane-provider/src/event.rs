@@ -132,6 +132,10 @@ pub enum StreamEvent {
     /// `input_transformations`: a replayed thinking block dropped, or kept
     /// despite a failed binding check). Nothing in the message changes.
     InputTransformations(Vec<Value>),
+    /// Something the provider reported about the turn that is not part of
+    /// the message: a refusal's details, a server-side model fallback, a
+    /// content filter. The message is unchanged.
+    Diagnostic(ProviderDiagnostic),
     /// The response ended.
     End {
         /// Why.
@@ -140,6 +144,25 @@ pub enum StreamEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         raw_reason: Option<String>,
     },
+}
+
+/// A provider-reported fact about a turn, as `provider:diagnostic` carries
+/// it. What maps to one, by wire format:
+///
+/// | `kind` | Anthropic Messages | OpenAI Chat Completions |
+/// |---|---|---|
+/// | `refusal` | `message_delta.delta.stop_details` (its `category`, `explanation`) | `delta.refusal` text (the refusal as `message`) |
+/// | `fallback` | a `fallback` content block (`from`, `to`, `trigger`) | — |
+/// | `fallback-credit` | `usage.fallback_credit` on `message_delta` | — |
+/// | `content-filter` | — | `finish_reason: "content_filter"` |
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderDiagnostic {
+    /// What was reported (see the table).
+    pub kind: String,
+    /// One line for a person.
+    pub message: String,
+    /// The wire object as the provider sent it.
+    pub data: Value,
 }
 
 /// A tool call the stream cut off before its arguments were complete. It is
@@ -313,7 +336,7 @@ impl MessageAccumulator {
                 self.blocks.insert(*index, Builder::Done(block));
             }
             StreamEvent::Usage(report) => merge_usage(&mut self.usage, report),
-            StreamEvent::InputTransformations(_) => {}
+            StreamEvent::InputTransformations(_) | StreamEvent::Diagnostic(_) => {}
             StreamEvent::End {
                 finish_reason,
                 raw_reason,

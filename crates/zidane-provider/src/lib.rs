@@ -40,7 +40,9 @@ pub use error::{
     ErrorKind, ProviderError, classify_status, classify_stream_error, retry_after_from_headers,
     retry_after_from_message,
 };
-pub use event::{AssistantMessage, IncompleteToolCall, MessageAccumulator, StreamEvent, UsageReport};
+pub use event::{
+    AssistantMessage, IncompleteToolCall, MessageAccumulator, ProviderDiagnostic, StreamEvent, UsageReport,
+};
 pub use message::{
     Content, ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, ToolResultContent,
     unresolved_ref_text,

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, ProviderError, classify_stream_error};
-use crate::event::{StreamEvent, UsageReport};
+use crate::event::{ProviderDiagnostic, StreamEvent, UsageReport};
 use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{StreamOptions, ThinkingLevel, ToolChoice};
 use crate::sse::SseEvent;
@@ -514,6 +514,8 @@ pub struct Decoder {
     open_tools: Vec<usize>,
     finish: Option<String>,
     refused: bool,
+    /// The refusal's text, for its diagnostic.
+    refusal: String,
     ended: bool,
 }
 
@@ -606,6 +608,7 @@ impl Decoder {
         }
         if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
             self.refused = true;
+            self.refusal.push_str(&text);
             out.push(StreamEvent::TextDelta {
                 index: TEXT_INDEX,
                 text: text.into_owned(),
@@ -649,6 +652,20 @@ impl Decoder {
         let mut finish_reason = finish_reason(raw.as_deref());
         if self.refused && finish_reason == FinishReason::Stop {
             finish_reason = FinishReason::Refusal;
+        }
+        if self.refused {
+            out.push(StreamEvent::Diagnostic(ProviderDiagnostic {
+                kind: "refusal".into(),
+                message: std::mem::take(&mut self.refusal),
+                data: serde_json::json!({ "refusal": true }),
+            }));
+        }
+        if raw.as_deref() == Some("content_filter") {
+            out.push(StreamEvent::Diagnostic(ProviderDiagnostic {
+                kind: "content-filter".into(),
+                message: "the provider's content filter stopped the answer".into(),
+                data: serde_json::json!({ "finish_reason": "content_filter" }),
+            }));
         }
         // Tools still open when the stream ended were cut off; leave them
         // unclosed so the accumulator reports them incomplete.

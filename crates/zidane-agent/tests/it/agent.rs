@@ -474,3 +474,46 @@ async fn a_content_ref_is_resolved_on_the_wire_only() {
         "the conversation keeps the reference"
     );
 }
+
+/// What the provider reports about a turn reaches `provider:diagnostic`
+/// with the run and turn it belongs to.
+#[tokio::test(start_paused = true)]
+async fn a_providers_diagnostic_is_reported_for_the_turn() {
+    use std::sync::{Arc, Mutex};
+    use zidane_core::events::ProviderDiagnostic;
+    use zidane_provider::{FinishReason, StreamEvent};
+    let data = json!({"type": "fallback", "from": {"model": "big"}, "to": {"model": "small"}});
+    let model = provider(vec![
+        Script::new()
+            .event(StreamEvent::Diagnostic(zidane_provider::ProviderDiagnostic {
+                kind: "fallback".into(),
+                message: "the server handed the turn from big to small".into(),
+                data: data.clone(),
+            }))
+            .text("answered by the smaller model")
+            .usage(10, 5)
+            .end(FinishReason::Stop),
+    ]);
+    let agent = crate::support::agent(&model);
+    let seen: Arc<Mutex<Vec<(String, String, serde_json::Value, bool)>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<ProviderDiagnostic, _>(move |ev, _| {
+        s.lock().unwrap().push((
+            ev.kind().to_owned(),
+            ev.message().to_owned(),
+            ev.data().clone(),
+            !ev.run_id().is_empty() && !ev.turn_id().is_empty(),
+        ));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(
+            "fallback".to_owned(),
+            "the server handed the turn from big to small".to_owned(),
+            data,
+            true
+        )]
+    );
+}

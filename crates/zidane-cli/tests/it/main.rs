@@ -1350,3 +1350,26 @@ async fn without_a_terminal_a_command_is_refused() {
     );
     assert!(bodies.lock().unwrap()[1].contains("--approve yolo"));
 }
+
+/// A recorded server-side fallback reaches the person as a provider note.
+#[tokio::test]
+async fn a_provider_fallback_is_shown_to_the_person() {
+    const RECORDED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/anthropic/fallback_response.sse"
+    );
+    let (url, _bodies) = server_with(None, |_| std::fs::read_to_string(RECORDED).unwrap()).await;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Hello?"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "ⓘ provider (fallback): the server handed the turn from claude-opus-4-7 to claude-sonnet-4-5 after a refusal"
+        ),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).contains("Hello there!"));
+}

@@ -7098,7 +7098,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ProviderDiagnostic",
         emitter: Emitter::Loop,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "The provider reported a diagnostic for a turn.",
         spec: HookSpec::of::<ProviderDiagnostic>(),
     },

@@ -12,9 +12,10 @@ use zidane_provider::{
 use crate::behavior::Behavior;
 use crate::error::RunErrorKind;
 use zidane_core::events::{
-    ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, ProviderInputTransformations,
-    ProviderInputTransformationsInit, SharedError, StreamEnd, StreamError, StreamProgress, StreamRetry,
-    StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText, StreamThinking, StreamedText,
+    ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, ProviderDiagnostic,
+    ProviderDiagnosticInit, ProviderInputTransformations, ProviderInputTransformationsInit, SharedError, StreamEnd,
+    StreamError, StreamProgress, StreamRetry, StreamServerToolResult, StreamServerToolUse, StreamStart, StreamText,
+    StreamThinking, StreamedText,
 };
 use zidane_core::events::{
     ContextOverflowInit, ModelFallbackInit, StreamEndInit, StreamErrorInit, StreamProgressInit, StreamRetryInit,
@@ -467,6 +468,16 @@ impl RunLoop {
             StreamEvent::InputTransformations(changes) => {
                 let mut ev = ProviderInputTransformations::new(ProviderInputTransformationsInit {
                     transformations: changes.clone(),
+                    run_id: cx.run_id.clone(),
+                    turn_id: turn_id.to_owned(),
+                });
+                self.observe(&mut ev).await;
+            }
+            StreamEvent::Diagnostic(diagnostic) => {
+                let mut ev = ProviderDiagnostic::new(ProviderDiagnosticInit {
+                    kind: diagnostic.kind.clone(),
+                    message: diagnostic.message.clone(),
+                    data: diagnostic.data.clone(),
                     run_id: cx.run_id.clone(),
                     turn_id: turn_id.to_owned(),
                 });

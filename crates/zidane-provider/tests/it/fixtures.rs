@@ -126,3 +126,47 @@ fn anthropic_input_transformations_are_reported_as_sent() {
     let message = replay(Wire::Anthropic, stream.as_bytes()).unwrap();
     assert_eq!(message.text(), "hi");
 }
+
+/// The recorded streams' provider reports beside the message: a refusal's
+/// details, a server-side fallback and its credit, an OpenAI refusal.
+#[test]
+fn provider_diagnostics_come_from_the_documented_fields() {
+    let diagnostics = |wire, name: &str| -> Vec<(String, String)> {
+        crate::support::stream_events(wire, &fixture(name))
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e {
+                zidane_provider::StreamEvent::Diagnostic(d) => Some((d.kind, d.message)),
+                _ => None,
+            })
+            .collect()
+    };
+    let pairs = |items: &[(&str, &str)]| -> Vec<(String, String)> {
+        items.iter().map(|(k, m)| (k.to_string(), m.to_string())).collect()
+    };
+    assert_eq!(
+        diagnostics(Wire::Anthropic, "anthropic/refusal_response.sse"),
+        pairs(&[("refusal", "This request was refused due to policy. (category: cyber)")])
+    );
+    assert_eq!(
+        diagnostics(Wire::Anthropic, "anthropic/stream-a-refusal.sse"),
+        pairs(&[("refusal", "the model refused")])
+    );
+    assert_eq!(
+        diagnostics(Wire::Anthropic, "anthropic/fallback_response.sse"),
+        pairs(&[(
+            "fallback",
+            "the server handed the turn from claude-opus-4-7 to claude-sonnet-4-5 after a refusal"
+        )])
+    );
+    assert_eq!(
+        diagnostics(Wire::Anthropic, "anthropic/fallback_credit_response.sse"),
+        pairs(&[("fallback-credit", "fallback credit redeemed")])
+    );
+    assert_eq!(
+        diagnostics(Wire::OpenAi, "openai-chat/173417d55340.sse"),
+        pairs(&[("refusal", "I'm sorry, I can't assist with that request.")])
+    );
+    assert!(diagnostics(Wire::Anthropic, "anthropic/basic_response.sse").is_empty());
+    assert!(diagnostics(Wire::OpenAi, "openai-chat/e2aad469b71d.sse").is_empty());
+}
