@@ -233,8 +233,16 @@ async fn run(args: Args) -> Result<(), Failure> {
             Some(crate::approve::Terminal::new(printer.clone()) as Arc<dyn zidane::agent::ToolCallApprover>),
         ),
     };
+    let traces = crate::setup::tracing_export(&args)?;
+    let mut spawn = zidane::agent::SpawnConfig::default();
+    if let Some(traces) = &traces {
+        // Sub-agents continue the run's trace.
+        spawn.hooks = traces.hooks();
+    }
     let agent = create_agent(AgentOptions {
         provider: vec![provider],
+        spawn,
+        hooks: traces.as_ref().map(|t| t.hooks()).unwrap_or_default(),
         name: Some("zidane".into()),
         interceptors,
         approve_tool_call: approver,
@@ -319,6 +327,11 @@ async fn run(args: Args) -> Result<(), Failure> {
     };
     // Background commands end with the program, each reported as it goes.
     agent.destroy().await;
+    if let Some(traces) = &traces
+        && let Err(e) = traces.flush().await
+    {
+        eprintln!("⚠ {e}");
+    }
     let summary = collector.latest();
     match outcome {
         Ok(stats) => {

@@ -79,6 +79,16 @@ pub(crate) struct Args {
     /// Waits between attempts add up to at most 3 minutes.
     #[arg(long, env = "ZIDANE_RETRIES", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) retries: Option<u32>,
+    /// Send traces of the run (OpenTelemetry GenAI spans, OTLP/HTTP JSON) to
+    /// this collector, e.g. `http://localhost:4318`. Without the flag the
+    /// standard `OTEL_EXPORTER_OTLP_ENDPOINT` /
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` are read.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp: Option<String>,
+    /// With traces: attach prompts, tool arguments and results and the
+    /// model's text to the spans (off by default: they may hold secrets).
+    #[arg(long)]
+    pub(crate) otlp_payloads: bool,
     /// Let commands see this secret-looking environment variable (repeatable).
     /// Provider keys and variables named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or
     /// `*PASSWORD*` are removed from every command's environment otherwise.
@@ -444,4 +454,25 @@ pub(crate) fn execution(
         }
         (_, Err(e)) => Err(Failure::usage(e.to_string())),
     }
+}
+
+/// The trace exporter the flags or the standard variables ask for.
+pub(crate) fn tracing_export(args: &Args) -> Result<Option<zidane::otel::OtelExporter>, Failure> {
+    let options = match &args.otlp {
+        Some(endpoint) => {
+            let mut options =
+                zidane::otel::OtelOptions::from_env().unwrap_or_else(|| zidane::otel::OtelOptions::new(""));
+            options.endpoint = endpoint.clone();
+            options.traces_endpoint = None;
+            Some(options)
+        }
+        None => zidane::otel::OtelOptions::from_env(),
+    };
+    let Some(mut options) = options else {
+        return Ok(None);
+    };
+    options.capture_payloads = args.otlp_payloads;
+    zidane::otel::OtelExporter::new(options)
+        .map(Some)
+        .map_err(|e| Failure::usage(format!("--otlp: {e}")))
 }

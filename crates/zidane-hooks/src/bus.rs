@@ -235,6 +235,12 @@ impl HookBus {
         }
     }
 
+    /// An identity shared by this bus and its clones, and by no other live
+    /// bus: observers that serve several buses key their state by it.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// Makes `value` available to every handler through
     /// [`HookCx::context`] (the owner of the bus, such as an agent, hands
     /// handlers a service of its own this way). Replaces what was there.

@@ -259,6 +259,16 @@ pub mod runloop {
     };
 }
 
+#[cfg(feature = "otel")]
+pub mod otel {
+    //! OpenTelemetry traces of runs, following the GenAI semantic
+    //! conventions, sent to a collector as OTLP/HTTP JSON. Install
+    //! [`OtelExporter::hooks`] on an agent (and on `SpawnConfig::hooks` for
+    //! sub-agents), then `flush` before exiting. Payloads are attached only
+    //! with `capture_payloads`, each through `tracing:redact`.
+    pub use zidane_otel::{OtelError, OtelExporter, OtelOptions, REDACTION_FAILED, parse_traceparent};
+}
+
 #[cfg(feature = "sqlite")]
 pub mod durable {
     //! The `zidane/durable` entry point: the checkpoint runtime on the

@@ -1373,3 +1373,62 @@ async fn a_provider_fallback_is_shown_to_the_person() {
     );
     assert!(text(&out.stdout).contains("Hello there!"));
 }
+
+/// `--otlp`: the run and its sub-agent reach the collector as one trace,
+/// the child's agent span under the parent's spawn call; with
+/// `--otlp-payloads` the prompt rides along, without it nothing does.
+#[tokio::test]
+async fn traces_of_a_run_and_its_sub_agent_reach_the_collector() {
+    for payloads in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("notes.txt"), "a\nb\nc\n").unwrap();
+        let (url, bodies) = server_with(None, |body| {
+            if body.contains("resourceSpans") {
+                return "{}".into();
+            }
+            parent_and_child(body, "wc -l < notes.txt")
+        })
+        .await;
+        let env = [("ANTHROPIC_API_KEY", "sk-test")];
+        let mut args = vec!["--base-url", &url, "--otlp", &url];
+        if payloads {
+            args.push("--otlp-payloads");
+        }
+        args.push("Split the work.");
+        let out = zidane(home.path(), work.path(), &env, &args).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!text(&out.stderr).contains('⚠'), "{}", text(&out.stderr));
+        let exports: Vec<Value> = bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b.contains("resourceSpans"))
+            .map(|b| serde_json::from_str(b).unwrap())
+            .collect();
+        let spans: Vec<&Value> = exports
+            .iter()
+            .flat_map(|e| e["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap())
+            .collect();
+        let find = |name: &str| -> Vec<&Value> { spans.iter().copied().filter(|s| s["name"] == name).collect() };
+        let agents = find("invoke_agent zidane");
+        assert_eq!(agents.len(), 2, "the parent and its child: {spans:#?}");
+        let spawn = find("execute_tool spawn");
+        assert_eq!(spawn.len(), 1);
+        let (root, child) = if agents[0].get("parentSpanId").is_none() {
+            (agents[0], agents[1])
+        } else {
+            (agents[1], agents[0])
+        };
+        assert_eq!(spawn[0]["parentSpanId"], root["spanId"]);
+        assert_eq!(
+            child["parentSpanId"], spawn[0]["spanId"],
+            "the child hangs under the spawn call"
+        );
+        assert!(spans.iter().all(|s| s["traceId"] == root["traceId"]), "one trace");
+        assert_eq!(find("execute_tool shell").len(), 1);
+        assert_eq!(find("chat claude-sonnet-4-5").len(), 4);
+        let all = serde_json::to_string(&exports).unwrap();
+        assert_eq!(all.contains("Split the work."), payloads, "{all}");
+    }
+}

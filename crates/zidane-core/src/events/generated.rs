@@ -7494,7 +7494,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "TracingRedact",
         emitter: Emitter::Adapter,
         mutable: true,
-        emitted: false,
+        emitted: true,
         summary: "A value about to leave for an observability sink; handlers redact it.",
         spec: HookSpec::of::<TracingRedact>(),
     },
