@@ -126,6 +126,8 @@ pub(crate) struct Args {
 pub(crate) enum ProviderKind {
     Anthropic,
     Openai,
+    /// OpenAI's Responses API (reasoning kept across turns).
+    OpenaiResponses,
     Openrouter,
     OpenaiCompatible,
 }
@@ -295,17 +297,17 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
             }
             AnthropicProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
-        ProviderKind::Openai | ProviderKind::Openrouter => {
-            let (var, name) = if kind == ProviderKind::Openai {
-                ("OPENAI_API_KEY", "openai")
-            } else {
-                ("OPENROUTER_API_KEY", "openrouter")
+        ProviderKind::Openai | ProviderKind::OpenaiResponses | ProviderKind::Openrouter => {
+            let (var, name) = match kind {
+                ProviderKind::Openai => ("OPENAI_API_KEY", "openai"),
+                ProviderKind::OpenaiResponses => ("OPENAI_API_KEY", "openai-responses"),
+                _ => ("OPENROUTER_API_KEY", "openrouter"),
             };
             let key = env(var).ok_or_else(|| missing(var, name))?;
-            let mut config = if kind == ProviderKind::Openai {
-                OpenAiConfig::openai(key)
-            } else {
-                OpenAiConfig::openrouter(key)
+            let mut config = match kind {
+                ProviderKind::Openai => OpenAiConfig::openai(key),
+                ProviderKind::OpenaiResponses => OpenAiConfig::openai_responses(key),
+                _ => OpenAiConfig::openrouter(key),
             };
             if let Some(url) = &args.base_url {
                 config = config.with_base_url(url.clone());

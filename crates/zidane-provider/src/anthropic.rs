@@ -165,6 +165,8 @@ fn sendable(block: &ContentBlock) -> bool {
     match block {
         ContentBlock::Text { text } => !text.is_empty(),
         ContentBlock::Thinking { signature, .. } => signature.as_deref().is_some_and(|s| !s.is_empty()),
+        // OpenAI's reasoning, kept for the Responses API, means nothing here.
+        block if crate::responses::is_reasoning_item(block) => false,
         _ => true,
     }
 }

@@ -12,7 +12,7 @@ use crate::http::{ApiKey, HttpClient, SseBody, Timeouts, event_stream, expect_ev
 use crate::openai::{Dialect, MaxTokensField};
 use crate::options::StreamOptions;
 use crate::provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta};
-use crate::{anthropic, openai};
+use crate::{anthropic, openai, responses};
 
 /// How a provider authenticates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,6 +313,8 @@ pub struct OpenAiConfig {
     pub context_window: u32,
     /// Wire choices of the server.
     pub dialect: Dialect,
+    /// Which of OpenAI's APIs the requests use.
+    pub api: OpenAiApi,
     /// Extra headers sent with every request.
     pub headers: Vec<(String, String)>,
     /// Transport timeouts.
@@ -332,8 +334,19 @@ impl OpenAiConfig {
                 max_tokens_field: MaxTokensField::MaxCompletionTokens,
                 reasoning_effort: true,
             },
+            api: OpenAiApi::ChatCompletions,
             headers: Vec::new(),
             timeouts: Timeouts::default(),
+        }
+    }
+
+    /// OpenAI's Responses API (`POST {base}/responses`): reasoning items
+    /// kept across turns with their encrypted content.
+    pub fn openai_responses(api_key: impl Into<ApiKey>) -> Self {
+        OpenAiConfig {
+            name: "openai-responses".into(),
+            api: OpenAiApi::Responses,
+            ..OpenAiConfig::openai(api_key)
         }
     }
 
@@ -380,6 +393,7 @@ impl OpenAiConfig {
                 max_tokens_field: MaxTokensField::MaxTokens,
                 reasoning_effort: false,
             },
+            api: OpenAiApi::ChatCompletions,
             headers: Vec::new(),
             timeouts: Timeouts::default(),
         }
@@ -410,8 +424,19 @@ impl OpenAiConfig {
     }
 }
 
+/// Which of OpenAI's APIs a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpenAiApi {
+    /// `POST {base}/chat/completions`: OpenAI and every compatible server.
+    #[default]
+    ChatCompletions,
+    /// `POST {base}/responses`: OpenAI's Responses API.
+    Responses,
+}
+
 /// The OpenAI Chat Completions API and compatible servers
-/// (`POST {base}/chat/completions`, streamed).
+/// (`POST {base}/chat/completions`, streamed), or OpenAI's Responses API
+/// (`POST {base}/responses`) with [`OpenAiApi::Responses`].
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
@@ -454,15 +479,19 @@ impl Provider for OpenAiProvider {
     }
 
     fn stream(&self, options: &StreamOptions, signal: AbortSignal) -> EventStream {
-        let body = if options.model.is_empty() {
+        let options = if options.model.is_empty() {
             let mut owned = options.clone();
             owned.model = self.config.default_model.clone();
-            openai::request_body(&owned, self.config.dialect)
+            std::borrow::Cow::Owned(owned)
         } else {
-            openai::request_body(options, self.config.dialect)
+            std::borrow::Cow::Borrowed(options)
+        };
+        let (body, path) = match self.config.api {
+            OpenAiApi::ChatCompletions => (openai::request_body(&options, self.config.dialect), "chat/completions"),
+            OpenAiApi::Responses => (responses::request_body(&options), "responses"),
         };
         let name = self.config.name.clone();
-        let url = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
+        let url = format!("{}/{path}", self.config.base_url.trim_end_matches('/'));
         let mut builder = Request::post(url)
             .header("content-type", "application/json")
             .header("accept", "text/event-stream");
@@ -486,20 +515,36 @@ impl Provider for OpenAiProvider {
         });
         let client = self.client.clone();
         let secret = self.config.auth.secret();
-        event_stream(async move {
-            let response = client
-                .send(&name, request?, &signal)
-                .await
-                .map_err(|e| redact(e, secret.as_deref()))?;
-            expect_event_stream(&name, response.headers())?;
-            let id = request_id(response.headers());
-            let decoder = openai::Decoder::new(&name);
-            Ok(
-                SseBody::new(response.into_body(), decoder, client.timeouts().idle, signal, name, id)
-                    .with_secret(secret),
-            )
-        })
+        match self.config.api {
+            OpenAiApi::ChatCompletions => {
+                event_stream(open_stream(client, name, request, signal, secret, |n: &str| {
+                    openai::Decoder::new(n)
+                }))
+            }
+            OpenAiApi::Responses => event_stream(open_stream(client, name, request, signal, secret, |n: &str| {
+                responses::Decoder::new(n)
+            })),
+        }
     }
+}
+
+/// Sends an OpenAI-format request and wraps the event stream in `decoder`.
+async fn open_stream<D: crate::http::WireDecoder>(
+    client: HttpClient,
+    name: String,
+    request: Result<Request<Full<Bytes>>, ProviderError>,
+    signal: AbortSignal,
+    secret: Option<String>,
+    decoder: fn(&str) -> D,
+) -> Result<SseBody<hyper::body::Incoming, D>, ProviderError> {
+    let response = client
+        .send(&name, request?, &signal)
+        .await
+        .map_err(|e| redact(e, secret.as_deref()))?;
+    expect_event_stream(&name, response.headers())?;
+    let id = request_id(response.headers());
+    let wire = decoder(&name);
+    Ok(SseBody::new(response.into_body(), wire, client.timeouts().idle, signal, name, id).with_secret(secret))
 }
 
 fn redact(e: ProviderError, secret: Option<&str>) -> ProviderError {

@@ -28,6 +28,7 @@ pub mod openai;
 mod options;
 mod pricing;
 mod provider;
+pub mod responses;
 #[cfg(feature = "test-util")]
 pub mod scripted;
 pub mod sse;
@@ -53,6 +54,6 @@ pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta,
 pub use usage::{FinishReason, TurnUsage};
 
 #[cfg(feature = "http")]
-pub use clients::{AnthropicConfig, AnthropicProvider, Auth, OpenAiConfig, OpenAiProvider};
+pub use clients::{AnthropicConfig, AnthropicProvider, Auth, OpenAiApi, OpenAiConfig, OpenAiProvider};
 #[cfg(feature = "http")]
 pub use http::{ApiKey, HttpClient, Timeouts};

@@ -200,13 +200,19 @@ pub mod providers {
         pub use zidane_provider::{AnthropicConfig, AnthropicProvider};
     }
 
+    pub mod responses {
+        //! OpenAI's Responses API wire format: the request body and the
+        //! event decoder (`OpenAiConfig::openai_responses` uses them).
+        pub use zidane_provider::responses::{Decoder, is_reasoning_item, request_body};
+    }
+
     pub mod openai {
         //! OpenAI's Chat Completions API and compatible servers (OpenRouter,
         //! Cerebras, Ollama, vLLM, llama.cpp, LM Studio): the provider (with
         //! the `http` feature) and the wire format.
         pub use zidane_provider::openai::{Decoder, Dialect, MaxTokensField, finish_reason, request_body};
         #[cfg(feature = "http")]
-        pub use zidane_provider::{OpenAiConfig, OpenAiProvider};
+        pub use zidane_provider::{OpenAiApi, OpenAiConfig, OpenAiProvider};
     }
 }
 

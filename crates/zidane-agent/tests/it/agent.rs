@@ -495,7 +495,8 @@ async fn a_providers_diagnostic_is_reported_for_the_turn() {
             .end(FinishReason::Stop),
     ]);
     let agent = crate::support::agent(&model);
-    let seen: Arc<Mutex<Vec<(String, String, serde_json::Value, bool)>>> = Arc::default();
+    type Reported = Vec<(String, String, serde_json::Value, bool)>;
+    let seen: Arc<Mutex<Reported>> = Arc::default();
     let s = Arc::clone(&seen);
     agent.hooks().on_sync::<ProviderDiagnostic, _>(move |ev, _| {
         s.lock().unwrap().push((

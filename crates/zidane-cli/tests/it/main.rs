@@ -1432,3 +1432,73 @@ async fn traces_of_a_run_and_its_sub_agent_reach_the_collector() {
         assert_eq!(all.contains("Split the work."), payloads, "{all}");
     }
 }
+
+/// An event of OpenAI's Responses stream, as `data:` with its type.
+fn responses_sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut e = e.clone();
+            e["sequence_number"] = i.into();
+            format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())
+        })
+        .collect()
+}
+
+/// `--provider openai-responses`: a reasoning model reads a file through a
+/// tool and answers; its reasoning item goes back with the tool result.
+#[tokio::test]
+async fn the_responses_api_runs_a_tool_and_keeps_its_reasoning() {
+    let (url, bodies) = server_with(None, |body| {
+        let usage = json!({"input_tokens": 50, "input_tokens_details": {"cached_tokens": 20}, "output_tokens": 9});
+        if !body.contains("function_call_output") {
+            let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Read it first."}], "encrypted_content": "enc-1"});
+            let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": ""});
+            return responses_sse(&[
+                json!({"type": "response.created", "response": {"id": "resp_1", "model": "gpt-5"}}),
+                json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+                json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "item_id": "rs_1", "summary_index": 0, "delta": "Read it first."}),
+                json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+                json!({"type": "response.output_item.added", "output_index": 1, "item": call}),
+                json!({"type": "response.function_call_arguments.delta", "output_index": 1, "item_id": "fc_1", "delta": "{\"path\":\"notes.txt\"}"}),
+                json!({"type": "response.output_item.done", "output_index": 1, "item": call}),
+                json!({"type": "response.completed", "response": {"id": "resp_1", "model": "gpt-5", "status": "completed", "usage": usage}}),
+            ]);
+        }
+        responses_sse(&[
+            json!({"type": "response.created", "response": {"id": "resp_2", "model": "gpt-5"}}),
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}}),
+            json!({"type": "response.output_text.delta", "output_index": 0, "item_id": "msg_1", "content_index": 0, "delta": "The notes say hello."}),
+            json!({"type": "response.completed", "response": {"id": "resp_2", "model": "gpt-5", "status": "completed", "usage": usage}}),
+        ])
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "hello\n").unwrap();
+    let env = [("OPENAI_API_KEY", "sk-test")];
+    let args = [
+        "--provider",
+        "openai-responses",
+        "--base-url",
+        &url,
+        "--thinking",
+        "low",
+        "What do the notes say?",
+    ];
+    let out = zidane(home.path(), work.path(), &env, &args).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("The notes say hello."), "{stdout}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2);
+    let second: Value = serde_json::from_str(&bodies[1]).unwrap();
+    assert_eq!(second["store"], false);
+    assert_eq!(second["reasoning"]["effort"], "low");
+    let input = second["input"].as_array().unwrap();
+    let kinds: Vec<&str> = input.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["message", "reasoning", "function_call", "function_call_output"]);
+    assert_eq!(input[1]["encrypted_content"], "enc-1");
+    assert!(input[3]["output"].as_str().unwrap().contains("hello"), "{}", input[3]);
+}

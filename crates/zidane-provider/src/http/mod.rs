@@ -364,6 +364,16 @@ impl WireDecoder for crate::openai::Decoder {
     }
 }
 
+impl WireDecoder for crate::responses::Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        crate::responses::Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
+        self.is_ended()
+    }
+}
+
 /// The largest line or event of a stream (the longest real events, a whole
 /// tool input, are a few MiB).
 pub(crate) const MAX_EVENT_BYTES: usize = 32 << 20;

@@ -5,6 +5,7 @@ mod fixtures;
 #[cfg(feature = "http")]
 mod http;
 mod requests;
+mod responses;
 mod schema;
 #[cfg(feature = "http")]
 mod server;

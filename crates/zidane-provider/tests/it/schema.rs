@@ -16,7 +16,7 @@ use crate::support::{fixture, fixture_files, sse_events};
 /// The OpenAPI document's components, with OpenAPI 3.0's `nullable: true`
 /// rewritten as `anyOf [schema, null]` so a JSON Schema 2020-12 validator
 /// accepts real traffic.
-fn components() -> &'static Value {
+pub(crate) fn components() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
         let path = concat!(
@@ -47,7 +47,7 @@ fn translate_nullable(value: &mut Value) {
     }
 }
 
-fn validator(schema: &str) -> jsonschema::Validator {
+pub(crate) fn validator(schema: &str) -> jsonschema::Validator {
     let root = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$ref": format!("#/components/schemas/{schema}"),
@@ -56,7 +56,7 @@ fn validator(schema: &str) -> jsonschema::Validator {
     jsonschema::draft202012::new(&root).unwrap_or_else(|e| panic!("schema {schema}: {e}"))
 }
 
-fn assert_valid(validator: &jsonschema::Validator, instance: &Value, what: &str) {
+pub(crate) fn assert_valid(validator: &jsonschema::Validator, instance: &Value, what: &str) {
     let errors: Vec<String> = validator
         .iter_errors(instance)
         .map(|e| format!("{} at {}", e, e.instance_path()))
