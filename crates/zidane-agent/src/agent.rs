@@ -185,6 +185,8 @@ fn build(
         mcp_connector,
         #[cfg(feature = "mcp")]
         mcp_tool_wrap,
+        #[cfg(feature = "mcp")]
+        mcp_oauth_store,
     } = options;
     let Some(primary) = provider.first() else {
         return Err(AgentError::NoProvider);
@@ -360,7 +362,15 @@ fn build(
             background: crate::background::Background::new(),
             #[cfg(feature = "mcp")]
             mcp: Mcp {
-                servers: mcp_servers,
+                servers: {
+                    let store =
+                        mcp_oauth_store.unwrap_or_else(|| Arc::new(zidane_mcp::oauth::MemoryOAuthStore::default()));
+                    let mut servers = mcp_servers;
+                    for server in &mut servers {
+                        server.oauth_store.get_or_insert_with(|| Arc::clone(&store));
+                    }
+                    servers
+                },
                 connector: mcp_connector.unwrap_or_else(|| Arc::new(DefaultConnector)),
                 tool_wrap: mcp_tool_wrap,
                 connection: tokio::sync::Mutex::new(None),

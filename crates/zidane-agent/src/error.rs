@@ -48,6 +48,18 @@ pub enum AgentError {
         /// Each failed server's configured name and error.
         failures: Vec<(String, SharedError)>,
     },
+    /// No MCP server of this name is configured.
+    #[error("no MCP server is named `{0}`")]
+    UnknownMcpServer(String),
+    /// An MCP server's OAuth login failed.
+    #[error("the login to MCP server `{server}` failed: {error}")]
+    McpLogin {
+        /// The server.
+        server: String,
+        /// Why.
+        #[source]
+        error: SharedError,
+    },
     /// A run (or a compaction) is in progress.
     #[error("a run is already in progress")]
     Busy,

@@ -90,4 +90,21 @@ impl Agent {
     pub fn mcp_servers(&self) -> &[McpServerConfig] {
         &self.inner.mcp.servers
     }
+
+    /// Logs in to the OAuth-protected HTTP server `name` interactively:
+    /// `mcp:auth:url` carries the URL the person must open (a handler shows
+    /// it or opens a browser), then the tokens go to the agent's OAuth
+    /// store and `mcp:auth:success` fires (`mcp:auth:error` on failure).
+    /// The next run or warm-up connects the server with them.
+    pub async fn login_mcp_server(&self, name: &str) -> Result<(), crate::AgentError> {
+        let Some(config) = self.inner.mcp.servers.iter().find(|s| s.name == name) else {
+            return Err(crate::AgentError::UnknownMcpServer(name.to_owned()));
+        };
+        zidane_mcp::login_mcp_server(config, &self.inner.hooks)
+            .await
+            .map_err(|e| crate::AgentError::McpLogin {
+                server: name.to_owned(),
+                error: Arc::new(e),
+            })
+    }
 }

@@ -122,6 +122,11 @@ pub struct AgentOptions {
     /// Re-shapes each discovered MCP tool before it is registered.
     #[cfg(feature = "mcp")]
     pub mcp_tool_wrap: Option<McpToolWrap>,
+    /// Where MCP servers' OAuth tokens are kept (a [`SqliteStore`](crate::SqliteStore)
+    /// keeps them in its file). Unset: in memory, for this agent's life.
+    /// Set on every server whose configuration names no store of its own.
+    #[cfg(feature = "mcp")]
+    pub mcp_oauth_store: Option<Arc<dyn zidane_mcp::oauth::OAuthStore>>,
 }
 
 /// One run's options.

@@ -70,6 +70,10 @@ CREATE TABLE IF NOT EXISTS artifacts (
     body TEXT NOT NULL,
     PRIMARY KEY (session_id, id)
 );
+CREATE TABLE IF NOT EXISTS mcp_oauth (
+    server TEXT PRIMARY KEY,
+    tokens TEXT NOT NULL
+);
 ";
 
 /// A [`SessionStore`] in one SQLite file.
@@ -567,6 +571,47 @@ pub(crate) fn apply_tool_state(
         }
     }
     Ok(())
+}
+
+/// MCP servers' OAuth tokens in the same file as the sessions (table
+/// `mcp_oauth`, one row per server name).
+#[cfg(feature = "mcp")]
+impl zidane_mcp::oauth::OAuthStore for SqliteStore {
+    fn load(&self, server: &str) -> Result<Option<zidane_mcp::oauth::OAuthTokens>, String> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let text: Option<String> = conn
+            .query_row(
+                "SELECT tokens FROM mcp_oauth WHERE server = ?1",
+                params![server],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| e.to_string())?;
+        text.map(|t| serde_json::from_str(&t).map_err(|e| format!("unreadable tokens of `{server}`: {e}")))
+            .transpose()
+    }
+
+    fn save(&self, server: &str, tokens: &zidane_mcp::oauth::OAuthTokens) -> Result<(), String> {
+        let text = serde_json::to_string(tokens).map_err(|e| e.to_string())?;
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| e.to_string())?;
+        tx.execute(
+            "INSERT INTO mcp_oauth (server, tokens) VALUES (?1, ?2)
+             ON CONFLICT (server) DO UPDATE SET tokens = excluded.tokens",
+            params![server, text],
+        )
+        .map_err(|e| e.to_string())?;
+        tx.commit().map_err(|e| e.to_string())
+    }
+
+    fn remove(&self, server: &str) -> Result<(), String> {
+        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.execute("DELETE FROM mcp_oauth WHERE server = ?1", params![server])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]

@@ -77,6 +77,12 @@ pub struct McpServerConfig {
     pub connect_timeout: Duration,
     /// Longest wait for one tool call.
     pub call_timeout: Duration,
+    /// OAuth (`"auth": "oauth"` or an `oauth` object in the JSON): the
+    /// bootstrap needs stored tokens (else `mcp:auth:required`
+    /// `no-tokens`), `login_mcp_server` gets them.
+    pub oauth: Option<crate::oauth::OAuthConfig>,
+    /// Where the server's tokens are kept (the agent sets its store).
+    pub oauth_store: Option<Arc<dyn crate::oauth::OAuthStore>>,
 }
 
 impl fmt::Debug for McpServerConfig {
@@ -102,6 +108,8 @@ impl McpServerConfig {
             instructions: None,
             connect_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(300),
+            oauth: None,
+            oauth_store: None,
         }
     }
 
@@ -259,6 +267,19 @@ pub fn parse_mcp_config(text: &str) -> Result<Vec<McpServerConfig>, McpConfigErr
         if let Some(t) = seconds("callTimeoutSec")? {
             config.call_timeout = t;
         }
+        // OAuth: `"auth": "oauth"` (Cursor's `"authMethod": "mcpOAuth"`),
+        // an `oauth` object, or both.
+        let asked = server.get("auth").and_then(Value::as_str) == Some("oauth")
+            || server.get("authMethod").and_then(Value::as_str) == Some("mcpOAuth");
+        match server.get("oauth") {
+            Some(oauth) => {
+                let parsed: crate::oauth::OAuthConfig = serde_json::from_value(oauth.clone())
+                    .map_err(|e| config_error(format!("`{}`: {e}", field("oauth"))))?;
+                config.oauth = Some(parsed);
+            }
+            None if asked => config.oauth = Some(crate::oauth::OAuthConfig::default()),
+            None => {}
+        }
         out.push(config);
     }
     Ok(out)
@@ -267,6 +288,25 @@ pub fn parse_mcp_config(text: &str) -> Result<Vec<McpServerConfig>, McpConfigErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oauth_is_read_from_its_three_spellings() {
+        let text = r#"{"mcpServers": {
+            "a": {"url": "http://h/mcp", "auth": "oauth"},
+            "b": {"url": "http://h/mcp", "authMethod": "mcpOAuth"},
+            "c": {"url": "http://h/mcp", "oauth": {"clientId": "id", "clientSecret": "s", "scopes": ["x"], "callbackPort": 8976}},
+            "d": {"url": "http://h/mcp"}
+        }}"#;
+        let servers = parse_mcp_config(text).unwrap();
+        let oauth: Vec<_> = servers.iter().map(|s| s.oauth.clone()).collect();
+        assert_eq!(oauth[0], Some(crate::oauth::OAuthConfig::default()));
+        assert_eq!(oauth[1], Some(crate::oauth::OAuthConfig::default()));
+        let c = oauth[2].clone().unwrap();
+        assert_eq!(c.client_id.as_deref(), Some("id"));
+        assert_eq!(c.callback_port, Some(8976));
+        assert!(!format!("{c:?}").contains("\"s\""), "the secret never prints");
+        assert_eq!(oauth[3], None);
+    }
 
     #[test]
     fn server_timeouts_come_from_the_configuration_and_bad_ones_are_named() {

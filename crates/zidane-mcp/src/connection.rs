@@ -23,10 +23,13 @@ use zidane_provider::BoxFuture;
 
 use crate::config::{McpServerConfig, McpTransportConfig};
 use crate::tool::{McpTool, namespaced_name};
+use zidane_core::events::{McpAuthError, McpAuthErrorInit, McpAuthSuccess, McpAuthSuccessInit};
 use zidane_core::events::{
     McpAuthRequiredInit, McpBootstrapEndInit, McpBootstrapSettledInit, McpBootstrapStartInit, McpCloseInit,
     McpConnectInit, McpErrorInit, McpToolsFilterInit, McpToolsListInit, McpWarnInit,
 };
+#[cfg(feature = "http")]
+use zidane_core::events::{McpAuthUrl, McpAuthUrlInit, OAuthRefresh, OAuthRefreshInit};
 
 /// Why a server could not be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -59,6 +62,13 @@ pub enum McpError {
     /// The server answered 401 with this `WWW-Authenticate` challenge.
     #[error("the server requires authorization ({0})")]
     AuthRequired(String),
+    /// The server is configured for OAuth and no tokens are stored: log in
+    /// first (`login_mcp_server`).
+    #[error("the server needs an OAuth login first")]
+    LoginRequired,
+    /// An OAuth login failed.
+    #[error("the OAuth login failed: {0}")]
+    Login(#[source] Arc<crate::oauth::OAuthError>),
 }
 
 /// The source's message after the context, so the one line a person reads
@@ -172,6 +182,17 @@ pub(crate) struct Server {
     pub(crate) hooks: HookBus,
     pub(crate) client: tokio::sync::Mutex<Option<Arc<Client>>>,
     pub(crate) progress: Progress,
+    /// Where the HTTP transport leaves a 401's challenge.
+    pub(crate) challenge: Mutex<Option<Arc<Mutex<Option<String>>>>>,
+}
+
+impl Server {
+    /// The challenge of a 401 the server answered since connecting.
+    fn challenge(&self) -> Option<String> {
+        let slot = self.challenge.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.as_ref()
+            .and_then(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take())
+    }
 }
 
 impl Server {
@@ -188,7 +209,9 @@ impl Server {
         if let Some(client) = slot.as_ref().filter(|c| !c.is_transport_closed()) {
             return Ok(Arc::clone(client));
         }
-        let client = Arc::new(spawn(&self.config, &self.hooks, Arc::clone(&self.progress)).await?);
+        let challenge = Arc::new(Mutex::new(None));
+        *self.challenge.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&challenge));
+        let client = Arc::new(spawn(&self.config, &self.hooks, Arc::clone(&self.progress), challenge).await?);
         let lazy = on_demand;
         *slot = Some(Arc::clone(&client));
         drop(slot);
@@ -227,7 +250,14 @@ pub(crate) async fn observe<E: HookEvent>(hooks: &HookBus, event: &mut E) {
     let _ = hooks.emit(event).await;
 }
 
-async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) -> Result<Client, McpError> {
+async fn spawn(
+    config: &McpServerConfig,
+    hooks: &HookBus,
+    progress: Progress,
+    last_challenge: Arc<Mutex<Option<String>>>,
+) -> Result<Client, McpError> {
+    #[cfg(not(feature = "http"))]
+    drop(last_challenge);
     let handler = Handler { progress };
     match &config.transport {
         McpTransportConfig::Stdio {
@@ -265,8 +295,15 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
         }
         #[cfg(feature = "http")]
         McpTransportConfig::StreamableHttp { url, headers } => {
-            let (transport, challenge) =
-                crate::http::transport(url, headers, config.connect_timeout, config.call_timeout)?;
+            let oauth = oauth_session(config, url, hooks)?;
+            let (transport, challenge) = crate::http::transport(
+                url,
+                headers,
+                config.connect_timeout,
+                config.call_timeout,
+                oauth,
+                Arc::clone(&last_challenge),
+            )?;
             let served = handshake(config, handler.serve(transport)).await;
             // A 401 is the reason, whatever the SDK made of it.
             let challenge = challenge.lock().unwrap_or_else(PoisonError::into_inner).take();
@@ -285,6 +322,125 @@ async fn spawn(config: &McpServerConfig, hooks: &HookBus, progress: Progress) ->
         #[cfg(not(feature = "http"))]
         McpTransportConfig::Sse { .. } => Err(McpError::Unsupported("legacy SSE")),
     }
+}
+
+/// The OAuth session of an HTTP server that has tokens (or is configured
+/// for OAuth: without tokens, [`McpError::LoginRequired`]).
+#[cfg(feature = "http")]
+fn oauth_session(
+    config: &McpServerConfig,
+    url: &str,
+    hooks: &HookBus,
+) -> Result<Option<Arc<crate::http::OAuthSession>>, McpError> {
+    let Some(store) = &config.oauth_store else {
+        return if config.oauth.is_some() {
+            Err(McpError::LoginRequired)
+        } else {
+            Ok(None)
+        };
+    };
+    let stored = store
+        .load(&config.name)
+        .map_err(|e| McpError::spawn_msg(format!("the token store failed: {e}")))?;
+    if stored.is_none() {
+        return if config.oauth.is_some() {
+            Err(McpError::LoginRequired)
+        } else {
+            Ok(None)
+        };
+    }
+    let http = crate::http::http_client(config.connect_timeout, config.call_timeout)?;
+    let flow = crate::oauth::OAuthFlow::new(
+        config.name.clone(),
+        url,
+        config.oauth.clone().unwrap_or_default(),
+        Arc::clone(store),
+        http,
+    );
+    // A step-up login needs someone to show its URL.
+    let open: Option<crate::http::Opener> = hooks.has::<McpAuthUrl>().then(|| {
+        let (hooks, name) = (hooks.clone(), config.name.clone());
+        Arc::new(move |url: String| {
+            let (hooks, name) = (hooks.clone(), name.clone());
+            Box::pin(async move {
+                let mut ev = McpAuthUrl::new(McpAuthUrlInit { name, url });
+                observe(&hooks, &mut ev).await;
+            }) as futures::future::BoxFuture<'static, ()>
+        }) as crate::http::Opener
+    });
+    let (hooks, name) = (hooks.clone(), config.name.clone());
+    let on_refresh: crate::http::RefreshNote = Arc::new(move |expires_at| {
+        let (hooks, name) = (hooks.clone(), name.clone());
+        tokio::spawn(async move {
+            let mut ev = OAuthRefresh::new(OAuthRefreshInit {
+                provider: format!("mcp:{name}"),
+                expires_at,
+            });
+            observe(&hooks, &mut ev).await;
+        });
+    });
+    Ok(Some(Arc::new(crate::http::OAuthSession::new(
+        flow,
+        open,
+        Some(on_refresh),
+    ))))
+}
+
+/// Logs in to the OAuth-protected HTTP server `config` interactively:
+/// `mcp:auth:url` carries the URL to open, the tokens are stored in
+/// `config.oauth_store`, then `mcp:auth:success` (or `mcp:auth:error`)
+/// fires.
+pub async fn login_mcp_server(config: &McpServerConfig, hooks: &HookBus) -> Result<(), McpError> {
+    let outcome = login(config, hooks).await;
+    match &outcome {
+        Ok(()) => {
+            let mut ev = McpAuthSuccess::new(McpAuthSuccessInit {
+                name: config.name.clone(),
+            });
+            observe(hooks, &mut ev).await;
+        }
+        Err(error) => {
+            let mut ev = McpAuthError::new(McpAuthErrorInit {
+                name: config.name.clone(),
+                error: Arc::new(McpError::protocol_msg(error.to_string())),
+            });
+            observe(hooks, &mut ev).await;
+        }
+    }
+    outcome
+}
+
+#[cfg(not(feature = "http"))]
+async fn login(_config: &McpServerConfig, _hooks: &HookBus) -> Result<(), McpError> {
+    Err(McpError::Unsupported("OAuth logins"))
+}
+
+#[cfg(feature = "http")]
+async fn login(config: &McpServerConfig, hooks: &HookBus) -> Result<(), McpError> {
+    let McpTransportConfig::StreamableHttp { url, .. } = &config.transport else {
+        return Err(McpError::spawn_msg("OAuth logins are for streamable HTTP servers"));
+    };
+    let Some(store) = &config.oauth_store else {
+        return Err(McpError::spawn_msg("no token store to keep the login in"));
+    };
+    let http = crate::http::http_client(config.connect_timeout, config.call_timeout)?;
+    let flow = crate::oauth::OAuthFlow::new(
+        config.name.clone(),
+        url.clone(),
+        config.oauth.clone().unwrap_or_default(),
+        Arc::clone(store),
+        http,
+    );
+    let failed = |e: crate::oauth::OAuthError| McpError::Login(Arc::new(e));
+    let challenge = flow.probe().await.map_err(failed)?.unwrap_or_default();
+    let pending = flow.begin(&challenge, None).await.map_err(failed)?;
+    let mut ev = McpAuthUrl::new(McpAuthUrlInit {
+        name: config.name.clone(),
+        url: pending.url().to_owned(),
+    });
+    observe(hooks, &mut ev).await;
+    pending.finish().await.map_err(failed)?;
+    Ok(())
 }
 
 async fn handshake<E: std::error::Error + Send + Sync + 'static>(
@@ -495,6 +651,7 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
         hooks: hooks.clone(),
         client: tokio::sync::Mutex::new(None),
         progress: Arc::default(),
+        challenge: Mutex::new(None),
     });
     let lazy = config.lazy_connect && config.cached_tools.is_some();
     let listed: Result<(Vec<McpToolSchema>, bool), McpError> = async {
@@ -505,10 +662,11 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
             return Ok((cached.clone(), true));
         }
         let client = server.connect(false).await?;
-        let tools = client
-            .list_all_tools()
-            .await
-            .map_err(|e| McpError::protocol("tools/list failed", e))?;
+        let tools = client.list_all_tools().await.map_err(|e| match server.challenge() {
+            // A 401 is the reason, whatever the SDK made of it.
+            Some(challenge) => McpError::AuthRequired(challenge),
+            None => McpError::protocol("tools/list failed", e),
+        })?;
         Ok((tools.iter().map(schema_of).collect(), false))
     }
     .await;
@@ -555,7 +713,14 @@ async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Bootstrapped {
             )
         }
         Err(error) => {
-            if auto_promoted(config, &error) {
+            if matches!(error, McpError::LoginRequired) {
+                let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
+                    name: config.name.clone(),
+                    reason: McpAuthReason::NoTokens,
+                    transport,
+                });
+                observe(hooks, &mut ev).await;
+            } else if auto_promoted(config, &error) {
                 let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
                     name: config.name.clone(),
                     reason: McpAuthReason::AutoPromoted,

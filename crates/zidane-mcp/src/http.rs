@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
 use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -25,6 +27,8 @@ use sse_stream::{Sse, SseStream};
 use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, Timeouts};
 
 use crate::connection::McpError;
+use crate::oauth::{Challenge, OAuthError, OAuthTokens};
+use crate::oauth_flow::OAuthFlow;
 
 const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
@@ -41,6 +45,129 @@ const RESERVED: [&str; 5] = [
 
 type Error = StreamableHttpError<ProviderError>;
 
+/// Shows the URL of a login the connection needs (a step-up) and returns
+/// once it is shown.
+pub(crate) type Opener = Arc<dyn Fn(String) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+/// Told of a refresh, with the new expiry.
+pub(crate) type RefreshNote = Arc<dyn Fn(Option<u64>) + Send + Sync>;
+
+/// OAuth on a live connection: the access token on every request, a
+/// refresh on a 401, a new login with more scope on a 403
+/// `insufficient_scope` (when someone can show its URL), at most
+/// [`STEP_UPS`] of those per connection.
+pub(crate) struct OAuthSession {
+    pub(crate) flow: OAuthFlow,
+    pub(crate) tokens: tokio::sync::Mutex<Option<OAuthTokens>>,
+    pub(crate) open: Option<Opener>,
+    pub(crate) on_refresh: Option<RefreshNote>,
+    logins: AtomicU32,
+}
+
+/// Interactive logins one connection may start by itself.
+const STEP_UPS: u32 = 2;
+
+impl fmt::Debug for OAuthSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthSession")
+            .field("flow", &self.flow)
+            .finish_non_exhaustive()
+    }
+}
+
+fn auth_error(e: OAuthError) -> Error {
+    StreamableHttpError::Client(ProviderError::new(ErrorKind::Auth, "mcp", e.to_string()))
+}
+
+impl OAuthSession {
+    pub(crate) fn new(flow: OAuthFlow, open: Option<Opener>, on_refresh: Option<RefreshNote>) -> Self {
+        OAuthSession {
+            flow,
+            tokens: tokio::sync::Mutex::new(None),
+            open,
+            on_refresh,
+            logins: AtomicU32::new(0),
+        }
+    }
+
+    /// The bearer token to send, refreshed first when it expired.
+    async fn token(&self) -> Result<Option<String>, Error> {
+        let mut tokens = self.tokens.lock().await;
+        if tokens.is_none() {
+            *tokens = self.flow.stored().map_err(auth_error)?;
+        }
+        if let Some(current) = tokens.as_ref()
+            && current.expired(now_ms())
+            && current.refresh_token.is_some()
+        {
+            let fresh = self.flow.refresh(current).await.map_err(auth_error)?;
+            if let Some(note) = &self.on_refresh {
+                note(fresh.expires_at);
+            }
+            *tokens = Some(fresh);
+        }
+        Ok(tokens.as_ref().map(|t| t.access_token.clone()))
+    }
+
+    /// After a refused request: whether sending it again may succeed.
+    async fn recover(&self, status: StatusCode, headers: &HeaderMap) -> Result<bool, Error> {
+        let challenge = headers
+            .get(WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(Challenge::parse)
+            .unwrap_or_default();
+        if status == StatusCode::UNAUTHORIZED {
+            let mut tokens = self.tokens.lock().await;
+            if let Some(current) = tokens.clone()
+                && current.refresh_token.is_some()
+                && let Ok(fresh) = self.flow.refresh(&current).await
+            {
+                if let Some(note) = &self.on_refresh {
+                    note(fresh.expires_at);
+                }
+                *tokens = Some(fresh);
+                return Ok(true);
+            }
+            drop(tokens);
+            return self.login(&challenge, None).await;
+        }
+        if status == StatusCode::FORBIDDEN && challenge.error.as_deref() == Some("insufficient_scope") {
+            // Ask for what was granted and what the server now wants.
+            let granted = self.tokens.lock().await.as_ref().and_then(|t| t.scope.clone());
+            let mut scopes: Vec<String> = granted
+                .iter()
+                .chain(challenge.scope.iter())
+                .flat_map(|s| s.split_whitespace().map(str::to_owned))
+                .collect();
+            scopes.dedup();
+            let mut seen = std::collections::HashSet::new();
+            scopes.retain(|s| seen.insert(s.clone()));
+            let scope = (!scopes.is_empty()).then(|| scopes.join(" "));
+            return self.login(&challenge, scope).await;
+        }
+        Ok(false)
+    }
+
+    async fn login(&self, challenge: &Challenge, scope: Option<String>) -> Result<bool, Error> {
+        let Some(open) = &self.open else {
+            return Ok(false);
+        };
+        if self.logins.fetch_add(1, Ordering::SeqCst) >= STEP_UPS {
+            return Ok(false);
+        }
+        let pending = self.flow.begin(challenge, scope).await.map_err(auth_error)?;
+        open(pending.url().to_owned()).await;
+        let tokens = pending.finish().await.map_err(auth_error)?;
+        *self.tokens.lock().await = Some(tokens);
+        Ok(true)
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// A [`StreamableHttpClient`] over [`HttpClient`]. Cheap to clone.
 #[derive(Clone, Debug)]
 pub(crate) struct McpHttpClient {
@@ -50,17 +177,20 @@ pub(crate) struct McpHttpClient {
     body_timeout: Duration,
     /// The last `WWW-Authenticate` challenge of a 401, for the bootstrap to
     /// report.
-    challenge: Challenge,
+    challenge: LastChallenge,
+    /// OAuth, for a server logged in to.
+    oauth: Option<Arc<OAuthSession>>,
 }
 
-pub(crate) type Challenge = Arc<Mutex<Option<String>>>;
+pub(crate) type LastChallenge = Arc<Mutex<Option<String>>>;
 
 impl McpHttpClient {
     pub(crate) fn new(connect: Duration, call: Duration) -> Result<Self, McpError> {
         Ok(McpHttpClient {
             http: http_client(connect, call)?,
             body_timeout: call,
-            challenge: Challenge::default(),
+            challenge: LastChallenge::default(),
+            oauth: None,
         })
     }
 
@@ -69,6 +199,34 @@ impl McpHttpClient {
             .send_raw("mcp", request, &AbortSignal::never())
             .await
             .map_err(StreamableHttpError::Client)
+    }
+
+    /// Sends the request `make` builds for a bearer token: the configured
+    /// one, or with OAuth the session's, sent again once after a refresh
+    /// or a step-up login.
+    async fn send_authed(
+        &self,
+        configured: Option<String>,
+        make: impl Fn(Option<String>) -> Result<Request<Full<Bytes>>, Error>,
+    ) -> Result<http::Response<Incoming>, Error> {
+        let Some(session) = &self.oauth else {
+            return self.send(make(configured)?).await;
+        };
+        let token = session.token().await?;
+        let response = self.send(make(token)?).await?;
+        let status = response.status();
+        if status.is_success() || !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            return Ok(response);
+        }
+        let mut response = response;
+        while session.recover(response.status(), response.headers()).await? {
+            let token = session.token().await?;
+            response = self.send(make(token)?).await?;
+            if !matches!(response.status(), StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+                break;
+            }
+        }
+        Ok(response)
     }
 
     async fn read(&self, body: Incoming, limit: usize) -> Result<Bytes, Error> {
@@ -103,7 +261,9 @@ pub(crate) fn transport(
     headers: &std::collections::BTreeMap<String, String>,
     connect: Duration,
     call: Duration,
-) -> Result<(StreamableHttpClientTransport<McpHttpClient>, Challenge), McpError> {
+    oauth: Option<Arc<OAuthSession>>,
+    challenge: LastChallenge,
+) -> Result<(StreamableHttpClientTransport<McpHttpClient>, LastChallenge), McpError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     for (name, value) in headers {
         let bad = |what: &str| McpError::spawn_msg(format!("header `{name}`: {what}"));
@@ -120,7 +280,9 @@ pub(crate) fn transport(
         let value = HeaderValue::try_from(value.as_str()).map_err(|_| bad("not a valid header value"))?;
         config.custom_headers.insert(header, value);
     }
-    let client = McpHttpClient::new(connect, call)?;
+    let mut client = McpHttpClient::new(connect, call)?;
+    client.oauth = oauth;
+    client.challenge = challenge;
     let challenge = Arc::clone(&client.challenge);
     Ok((StreamableHttpClientTransport::with_client(client, config), challenge))
 }
@@ -259,12 +421,16 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let body = serde_json::to_vec(&message)?;
+        let body = Bytes::from(serde_json::to_vec(&message)?);
         let had_session = session_id.is_some();
-        let builder = request(Method::POST, &uri, session_id.as_deref(), auth_header, custom_headers)
-            .header(CONTENT_TYPE, JSON)
-            .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
-        let response = self.send(build(builder, body.into())?).await?;
+        let response = self
+            .send_authed(auth_header, |auth| {
+                let builder = request(Method::POST, &uri, session_id.as_deref(), auth, custom_headers.clone())
+                    .header(CONTENT_TYPE, JSON)
+                    .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
+                build(builder, body.clone())
+            })
+            .await?;
         let (parts, body) = response.into_parts();
         let status = parts.status;
         if let Some(e) = self.auth_failure(status, &parts.headers) {
@@ -326,8 +492,12 @@ impl StreamableHttpClient for McpHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), Error> {
-        let builder = request(Method::DELETE, &uri, Some(&session_id), auth_header, custom_headers);
-        let response = self.send(build(builder, Bytes::new())?).await?;
+        let response = self
+            .send_authed(auth_header, |auth| {
+                let builder = request(Method::DELETE, &uri, Some(&session_id), auth, custom_headers.clone());
+                build(builder, Bytes::new())
+            })
+            .await?;
         let status = response.status();
         if status.is_success() || status == StatusCode::METHOD_NOT_ALLOWED {
             return Ok(());
@@ -359,12 +529,16 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, sse_stream::Error>>, Error> {
-        let mut builder = request(Method::GET, &uri, session_id.as_deref(), auth_header, custom_headers)
-            .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
-        if let Some(id) = last_event_id {
-            builder = builder.header(LAST_EVENT_ID, id);
-        }
-        let response = self.send(build(builder, Bytes::new())?).await?;
+        let response = self
+            .send_authed(auth_header, |auth| {
+                let mut builder = request(Method::GET, &uri, session_id.as_deref(), auth, custom_headers.clone())
+                    .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
+                if let Some(id) = &last_event_id {
+                    builder = builder.header(LAST_EVENT_ID, id.as_str());
+                }
+                build(builder, Bytes::new())
+            })
+            .await?;
         let (parts, body) = response.into_parts();
         if parts.status == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);

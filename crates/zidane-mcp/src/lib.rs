@@ -27,7 +27,9 @@
 //! server offers an OAuth login and no credentials were configured). In a
 //! build without `http`, HTTP configurations fail their bootstrap with
 //! `McpError::Unsupported`.
-//! OAuth flows are left to [`McpConnector`] implementations.
+//! OAuth (the [`oauth`] module): a server configured for it, or one logged
+//! in to, gets its stored bearer token on every request, refreshed on
+//! expiry or a 401; [`login_mcp_server`] runs the interactive login.
 //!
 //! Architecture invariant: this crate knows the loop's tool trait and events,
 //! never the agent; it speaks MCP only through `rmcp`.
@@ -36,6 +38,9 @@ mod config;
 mod connection;
 #[cfg(feature = "http")]
 mod http;
+pub mod oauth;
+#[cfg(feature = "http")]
+mod oauth_flow;
 #[cfg(feature = "http")]
 mod sse;
 mod stdio;
@@ -44,5 +49,6 @@ mod tool;
 pub use config::{McpConfigError, McpServerConfig, McpTransportConfig, ToolFilter, parse_mcp_config};
 pub use connection::{
     DefaultConnector, McpConnection, McpConnector, McpError, McpToolMeta, McpToolWrap, connect_mcp_servers,
+    login_mcp_server,
 };
 pub use tool::{McpTool, namespaced_name};

@@ -386,3 +386,41 @@ async fn a_sub_agent_uses_the_parents_mcp_connection_and_the_parent_gates_it() {
     agent.destroy().await;
     assert!(log.lock().unwrap().contains(&"mcp:close"));
 }
+
+/// Tokens kept in the sessions file survive reopening it, and never show
+/// in their debug form.
+#[cfg(feature = "sqlite")]
+#[test]
+fn oauth_tokens_live_in_the_sessions_file() {
+    use zidane_mcp::oauth::{OAuthClient, OAuthStore, OAuthTokens};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let tokens = OAuthTokens {
+        server_url: "http://h/mcp".into(),
+        resource: "http://h/mcp".into(),
+        token_endpoint: "http://h/token".into(),
+        client: OAuthClient {
+            client_id: "c".into(),
+            client_secret: Some("client-secret-1".into()),
+            auth_method: "client_secret_basic".into(),
+        },
+        access_token: "access-token-1".into(),
+        refresh_token: Some("refresh-token-1".into()),
+        expires_at: Some(1),
+        scope: Some("mcp:basic".into()),
+    };
+    {
+        let store = zidane_agent::SqliteStore::open(&path).unwrap();
+        assert_eq!(store.load("docs").unwrap(), None);
+        store.save("docs", &tokens).unwrap();
+    }
+    let store = zidane_agent::SqliteStore::open(&path).unwrap();
+    let back = store.load("docs").unwrap().unwrap();
+    assert_eq!(back, tokens);
+    let shown = format!("{back:?}");
+    assert!(
+        !shown.contains("access-token-1") && !shown.contains("refresh-token-1") && !shown.contains("client-secret-1")
+    );
+    store.remove("docs").unwrap();
+    assert_eq!(store.load("docs").unwrap(), None);
+}

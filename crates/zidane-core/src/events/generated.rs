@@ -2753,9 +2753,9 @@ impl HookEvent for ModelFallback {
     const NAME: &'static str = "model:fallback";
 }
 
-/// `oauth:refresh`: The provider refreshed its OAuth credentials during a run.
+/// `oauth:refresh`: OAuth credentials were refreshed during a run (an MCP server's tokens: `provider` is `mcp:<server>`).
 ///
-/// Emitted by `zidane-loop`.
+/// Emitted by `zidane-mcp`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct OAuthRefresh {
@@ -6900,7 +6900,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "McpAuthError",
         emitter: Emitter::Mcp,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "An interactive MCP login failed.",
         spec: HookSpec::of::<McpAuthError>(),
     },
@@ -6918,7 +6918,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "McpAuthSuccess",
         emitter: Emitter::Mcp,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "An interactive MCP login succeeded and tokens were stored.",
         spec: HookSpec::of::<McpAuthSuccess>(),
     },
@@ -6927,7 +6927,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "McpAuthUrl",
         emitter: Emitter::Mcp,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "An interactive MCP login wants the user to open a URL.",
         spec: HookSpec::of::<McpAuthUrl>(),
     },
@@ -7069,10 +7069,10 @@ pub static CATALOGUE: &[HookInfo] = &[
     HookInfo {
         name: "oauth:refresh",
         rust_type: "OAuthRefresh",
-        emitter: Emitter::Loop,
+        emitter: Emitter::Mcp,
         mutable: false,
-        emitted: false,
-        summary: "The provider refreshed its OAuth credentials during a run.",
+        emitted: true,
+        summary: "OAuth credentials were refreshed during a run (an MCP server's tokens: `provider` is `mcp:<server>`).",
         spec: HookSpec::of::<OAuthRefresh>(),
     },
     HookInfo {

@@ -295,3 +295,40 @@ async fn an_unreachable_http_server_is_named_in_words() {
     assert!(!shown.contains("::"), "no Rust type names: {shown}");
     assert!(shown.contains("could not connect"), "{shown}");
 }
+
+/// A server configured for OAuth with nothing stored is skipped with
+/// `mcp:auth:required` `no-tokens` before any request; a login that cannot
+/// reach it reports `mcp:auth:error` and a typed error.
+#[tokio::test]
+async fn an_oauth_server_without_tokens_needs_a_login() {
+    use zidane_core::events::{McpAuthError, McpAuthReason};
+    use zidane_mcp::McpError;
+    // Nothing listens here.
+    let mut server = remote("docs", free_port(), "/mcp", BTreeMap::new());
+    server.oauth = Some(zidane_mcp::oauth::OAuthConfig::default());
+    server.oauth_store = Some(Arc::new(zidane_mcp::oauth::MemoryOAuthStore::default()));
+    let hooks = HookBus::new();
+    let reasons: Arc<Mutex<Vec<McpAuthReason>>> = Arc::default();
+    let r = Arc::clone(&reasons);
+    hooks.on_sync::<McpAuthRequired, _>(move |ev, _| {
+        r.lock().unwrap().push(ev.reason());
+        Ok(())
+    });
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let e = Arc::clone(&errors);
+    hooks.on_sync::<McpAuthError, _>(move |ev, _| {
+        e.lock().unwrap().push(ev.name().to_owned());
+        Ok(())
+    });
+    let connection = connect_mcp_servers(std::slice::from_ref(&server), &hooks).await;
+    let failures = connection.failures();
+    assert!(matches!(
+        failures[0].1.downcast_ref::<McpError>(),
+        Some(McpError::LoginRequired)
+    ));
+    assert_eq!(*reasons.lock().unwrap(), vec![McpAuthReason::NoTokens]);
+
+    let login = zidane_mcp::login_mcp_server(&server, &hooks).await.unwrap_err();
+    assert!(matches!(login, McpError::Login(_)), "{login}");
+    assert_eq!(*errors.lock().unwrap(), vec!["docs".to_owned()]);
+}
