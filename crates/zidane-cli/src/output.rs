@@ -266,6 +266,17 @@ impl Printer {
             Ok(())
         });
         let p = self.clone();
+        scope.on_sync::<zidane::agent::events::McpAuthRequired, _>(move |ev, _| {
+            if !p.json {
+                eprintln!(
+                    "ⓘ MCP server `{}` needs a login: zidane --mcp <config.json> mcp login {}",
+                    ev.name(),
+                    ev.name()
+                );
+            }
+            Ok(())
+        });
+        let p = self.clone();
         scope.on_sync::<ProviderDiagnostic, _>(move |ev, _| {
             if p.json {
                 json_line(json!({"type": "provider_diagnostic", "kind": ev.kind(), "message": ev.message()}));

@@ -108,7 +108,7 @@ async fn main() {
     let mut failed = false;
     for tool in connection.tools() {
         let cx = ToolContext::detached(tool.name(), "call-1", AbortSignal::never()).with_hooks(hooks.clone());
-        let input = arguments(&tool.input_schema());
+        let input = arguments(tool.input_schema());
         match tool.execute(input, cx).await {
             Ok(out) => println!(
                 "{}: {}",

@@ -248,9 +248,11 @@ pub mod presets {
 pub mod mcp {
     //! MCP servers as tools (`zidane-mcp`, on `rmcp`): stdio, streamable HTTP
     //! and legacy SSE transports.
+    pub use zidane_mcp::oauth;
     pub use zidane_mcp::{
         DefaultConnector, McpConfigError, McpConnection, McpConnector, McpError, McpServerConfig, McpTool, McpToolMeta,
-        McpToolWrap, McpTransportConfig, ToolFilter, connect_mcp_servers, namespaced_name, parse_mcp_config,
+        McpToolWrap, McpTransportConfig, ToolFilter, connect_mcp_servers, login_mcp_server, namespaced_name,
+        parse_mcp_config,
     };
 }
 
