@@ -187,6 +187,8 @@ fn build(
         mcp_tool_wrap,
         #[cfg(feature = "mcp")]
         mcp_oauth_store,
+        #[cfg(feature = "mcp")]
+        mcp_elicitation,
     } = options;
     let Some(primary) = provider.first() else {
         return Err(AgentError::NoProvider);
@@ -368,6 +370,9 @@ fn build(
                     let mut servers = mcp_servers;
                     for server in &mut servers {
                         server.oauth_store.get_or_insert_with(|| Arc::clone(&store));
+                        if server.elicitation.is_none() {
+                            server.elicitation.clone_from(&mcp_elicitation);
+                        }
                     }
                     servers
                 },

@@ -127,6 +127,11 @@ pub struct AgentOptions {
     /// Set on every server whose configuration names no store of its own.
     #[cfg(feature = "mcp")]
     pub mcp_oauth_store: Option<Arc<dyn zidane_mcp::oauth::OAuthStore>>,
+    /// Who answers MCP servers' elicitation requests (a dialog with the
+    /// person), for every server whose configuration names none. Unset:
+    /// requests are declined and the capability is not offered.
+    #[cfg(feature = "mcp")]
+    pub mcp_elicitation: Option<zidane_mcp::ElicitationHandler>,
 }
 
 /// One run's options.

@@ -177,3 +177,64 @@ impl ToolCallApprover for Terminal {
         })
     }
 }
+
+impl Terminal {
+    /// Whether there is a person at a terminal to ask.
+    pub(crate) fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// An MCP server's form, asked field by field: an empty line keeps the
+    /// default (or leaves the field out); `!` declines the whole form.
+    pub(crate) fn elicitation(self: &Arc<Self>) -> zidane::mcp::ElicitationHandler {
+        let terminal = Arc::clone(self);
+        Arc::new(move |request: zidane::mcp::ElicitationRequest| {
+            let terminal = Arc::clone(&terminal);
+            Box::pin(async move {
+                let _one_at_a_time = terminal.asking.lock().await;
+                terminal.printer.pause();
+                tokio::task::spawn_blocking(move || ask_form(&request))
+                    .await
+                    .unwrap_or(zidane::mcp::ElicitationAnswer::Decline)
+            }) as BoxFuture<'static, zidane::mcp::ElicitationAnswer>
+        })
+    }
+}
+
+fn ask_form(request: &zidane::mcp::ElicitationRequest) -> zidane::mcp::ElicitationAnswer {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "\n? MCP server `{}` asks: {}  (Enter keeps a default, `!` declines)",
+        request.server, request.message
+    );
+    let mut content = serde_json::Map::new();
+    let empty = serde_json::Map::new();
+    let properties = request.schema["properties"].as_object().unwrap_or(&empty);
+    for (name, property) in properties {
+        let kind = property["type"].as_str().unwrap_or("string");
+        let default = property
+            .get("default")
+            .map(|d| format!(" [{}]", d.as_str().map_or_else(|| d.to_string(), str::to_owned)))
+            .unwrap_or_default();
+        let _ = write!(err, "  {name} ({kind}){default}: ");
+        let _ = err.flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() {
+            return zidane::mcp::ElicitationAnswer::Decline;
+        }
+        let line = line.trim();
+        if line == "!" {
+            return zidane::mcp::ElicitationAnswer::Decline;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let value = match kind {
+            "number" | "integer" | "boolean" => serde_json::from_str(line).unwrap_or_else(|_| Value::from(line)),
+            _ => Value::from(line),
+        };
+        content.insert(name.clone(), value);
+    }
+    zidane::mcp::ElicitationAnswer::Accept(content)
+}

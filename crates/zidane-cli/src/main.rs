@@ -275,13 +275,16 @@ async fn run(args: Args) -> Result<(), Failure> {
     let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
     // What runs without a yes depends on `--approve`; the answer comes from
     // the terminal (none: refused).
+    let terminal = crate::approve::Terminal::new(printer.clone());
     let (interceptors, approver) = match args.approve {
         crate::setup::Approve::Yolo => (Vec::new(), None),
         mode => (
             vec![Arc::new(crate::approve::Rules { mode }) as Arc<dyn zidane::agent::ToolCallInterceptor>],
-            Some(crate::approve::Terminal::new(printer.clone()) as Arc<dyn zidane::agent::ToolCallApprover>),
+            Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>),
         ),
     };
+    // A server's questions go to the person when there is one to ask.
+    let elicitation = terminal.interactive().then(|| terminal.elicitation());
     let traces = crate::setup::tracing_export(&args)?;
     let mut spawn = zidane::agent::SpawnConfig::default();
     if let Some(traces) = &traces {
@@ -322,6 +325,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         mcp_servers: mcp,
         // Logins (`zidane mcp login`) keep their tokens in the sessions file.
         mcp_oauth_store: Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
+        mcp_elicitation: elicitation,
         ..Default::default()
     })
     .map_err(|e| Failure::usage(e.to_string()))?;

@@ -20,7 +20,10 @@ use zidane_core::events::McpAuthUrl;
 use zidane_core::tool::ToolContext;
 use zidane_hooks::HookBus;
 use zidane_mcp::oauth::{MemoryOAuthStore, OAuthConfig};
-use zidane_mcp::{McpError, McpServerConfig, McpTransportConfig, connect_mcp_servers, login_mcp_server};
+use zidane_mcp::{
+    ElicitationAnswer, ElicitationRequest, McpError, McpServerConfig, McpTransportConfig, connect_mcp_servers,
+    login_mcp_server,
+};
 use zidane_provider::{AbortSignal, HttpClient, Timeouts};
 
 /// Follows the authorization URL's redirects, as a browser would.
@@ -67,9 +70,20 @@ async fn main() {
         client_secret: context["client_secret"].as_str().map(str::to_owned),
         client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
         client_name: Some("zidane-conformance".into()),
+        private_key_pem: context["private_key_pem"].as_str().map(str::to_owned),
+        signing_algorithm: context["signing_algorithm"].as_str().map(str::to_owned),
+        id_token: context["idp_id_token"].as_str().map(str::to_owned),
+        idp_token_endpoint: context["idp_token_endpoint"].as_str().map(str::to_owned),
+        idp_client_id: context["idp_client_id"].as_str().map(str::to_owned),
         ..Default::default()
     };
     config.oauth_store = Some(Arc::new(MemoryOAuthStore::default()));
+    // A person who accepts every form as it comes: the schema's defaults
+    // fill it in.
+    config.elicitation = Some(Arc::new(|_request: ElicitationRequest| {
+        Box::pin(async { ElicitationAnswer::Accept(serde_json::Map::new()) })
+            as zidane_provider::BoxFuture<'static, ElicitationAnswer>
+    }));
 
     let hooks = HookBus::new();
     let http = match HttpClient::new(Timeouts::default()) {

@@ -50,6 +50,35 @@ impl McpTransportConfig {
     }
 }
 
+/// A server's request for input from the person (MCP elicitation, form
+/// mode).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationRequest {
+    /// The server's configured name.
+    pub server: String,
+    /// What the server asks, for the person.
+    pub message: String,
+    /// The JSON schema of the answer: an object of primitive properties,
+    /// each possibly with a `default`.
+    pub schema: Value,
+}
+
+/// The person's answer to an [`ElicitationRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitationAnswer {
+    /// The values given; a property left out takes its schema default.
+    Accept(serde_json::Map<String, Value>),
+    /// No answer, the operation goes on.
+    Decline,
+    /// The whole operation is cancelled.
+    Cancel,
+}
+
+/// Answers elicitation requests (a host's dialog). Without one, every
+/// request is declined.
+pub type ElicitationHandler =
+    Arc<dyn Fn(ElicitationRequest) -> zidane_provider::BoxFuture<'static, ElicitationAnswer> + Send + Sync>;
+
 /// A predicate over a server's tools.
 pub type ToolFilter = Arc<dyn Fn(&McpToolSchema) -> bool + Send + Sync>;
 
@@ -83,6 +112,9 @@ pub struct McpServerConfig {
     pub oauth: Option<crate::oauth::OAuthConfig>,
     /// Where the server's tokens are kept (the agent sets its store).
     pub oauth_store: Option<Arc<dyn crate::oauth::OAuthStore>>,
+    /// Who answers the server's elicitation requests (the client offers the
+    /// capability only with one).
+    pub elicitation: Option<ElicitationHandler>,
 }
 
 impl fmt::Debug for McpServerConfig {
@@ -110,6 +142,7 @@ impl McpServerConfig {
             call_timeout: Duration::from_secs(300),
             oauth: None,
             oauth_store: None,
+            elicitation: None,
         }
     }
 

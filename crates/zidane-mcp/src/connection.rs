@@ -138,6 +138,8 @@ type Progress = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<ProgressNotifica
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) progress: Progress,
+    pub(crate) server: String,
+    pub(crate) elicitation: Option<crate::config::ElicitationHandler>,
 }
 
 /// What the client says of itself in `initialize`: a protocol version that
@@ -145,9 +147,16 @@ pub(crate) struct Handler {
 /// one), the capabilities it has (progress is a notification, not a
 /// capability; roots, sampling and elicitation are not offered), and its own
 /// name and version.
-pub(crate) fn client_info() -> rmcp::model::ClientConfig {
+/// Form elicitation is offered when someone answers it.
+pub(crate) fn client_info_with(elicitation: bool) -> rmcp::model::ClientConfig {
+    let mut capabilities = rmcp::model::ClientCapabilities::default();
+    if elicitation {
+        let mut offered = rmcp::model::ElicitationCapability::new();
+        offered.form = Some(rmcp::model::FormElicitationCapability::new());
+        capabilities.elicitation = Some(offered);
+    }
     rmcp::model::ClientConfig::new(
-        rmcp::model::ClientCapabilities::default(),
+        capabilities,
         rmcp::model::Implementation::new("zidane", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
@@ -155,7 +164,43 @@ pub(crate) fn client_info() -> rmcp::model::ClientConfig {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> rmcp::model::ClientConfig {
-        client_info()
+        client_info_with(self.elicitation.is_some())
+    }
+
+    fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<rmcp::model::ElicitResult, rmcp::ErrorData>> + Send + '_ {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        async move {
+            let (
+                Some(answer),
+                ElicitRequestParams::FormElicitationParams {
+                    message,
+                    requested_schema,
+                    ..
+                },
+            ) = (&self.elicitation, request)
+            else {
+                // Nobody to ask (or a URL to visit, which this client does not open).
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            };
+            let schema = serde_json::to_value(&requested_schema).unwrap_or(Value::Null);
+            let asked = crate::config::ElicitationRequest {
+                server: self.server.clone(),
+                message,
+                schema: schema.clone(),
+            };
+            Ok(match answer(asked).await {
+                crate::config::ElicitationAnswer::Accept(mut content) => {
+                    with_defaults(&mut content, &schema);
+                    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
+                }
+                crate::config::ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+                crate::config::ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            })
+        }
     }
 
     fn on_progress(
@@ -171,6 +216,34 @@ impl ClientHandler for Handler {
             let _ = tx.send(params);
         }
         std::future::ready(())
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn schema_defaults_fill_what_the_answer_left_out() {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "name": {"type": "string", "default": "Ada"},
+        "age": {"type": "integer", "default": 36},
+        "mail": {"type": "string"},
+    }});
+    let mut content = serde_json::Map::new();
+    content.insert("age".into(), 40.into());
+    with_defaults(&mut content, &schema);
+    assert_eq!(Value::Object(content), serde_json::json!({"age": 40, "name": "Ada"}));
+}
+
+/// Fills each property the answer left out with its schema `default`.
+fn with_defaults(content: &mut serde_json::Map<String, Value>, schema: &Value) {
+    let Some(properties) = schema["properties"].as_object() else {
+        return;
+    };
+    for (name, property) in properties {
+        if let Some(default) = property.get("default")
+            && !content.contains_key(name)
+        {
+            content.insert(name.clone(), default.clone());
+        }
     }
 }
 
@@ -258,7 +331,11 @@ async fn spawn(
 ) -> Result<Client, McpError> {
     #[cfg(not(feature = "http"))]
     drop(last_challenge);
-    let handler = Handler { progress };
+    let handler = Handler {
+        progress,
+        server: config.name.clone(),
+        elicitation: config.elicitation.clone(),
+    };
     match &config.transport {
         McpTransportConfig::Stdio {
             command,
@@ -295,6 +372,13 @@ async fn spawn(
         }
         #[cfg(feature = "http")]
         McpTransportConfig::StreamableHttp { url, headers } => {
+            // A machine client gets its tokens itself; a person logs in.
+            if config.oauth.as_ref().is_some_and(|o| o.machine() || o.cross_app())
+                && let Some(store) = &config.oauth_store
+                && matches!(store.load(&config.name), Ok(None))
+            {
+                login(config, hooks).await?;
+            }
             let oauth = oauth_session(config, url, hooks)?;
             let (transport, challenge) = crate::http::transport(
                 url,
@@ -433,6 +517,16 @@ async fn login(config: &McpServerConfig, hooks: &HookBus) -> Result<(), McpError
     );
     let failed = |e: crate::oauth::OAuthError| McpError::Login(Arc::new(e));
     let challenge = flow.probe().await.map_err(failed)?.unwrap_or_default();
+    if config.oauth.as_ref().is_some_and(crate::oauth::OAuthConfig::cross_app) {
+        // The organisation's identity provider vouches: no person, no URL.
+        flow.cross_app_access(&challenge).await.map_err(failed)?;
+        return Ok(());
+    }
+    if flow.uses_client_credentials(&challenge).await.map_err(failed)? {
+        // A machine client: no person, no URL.
+        flow.client_credentials(&challenge).await.map_err(failed)?;
+        return Ok(());
+    }
     let pending = flow.begin(&challenge, None).await.map_err(failed)?;
     let mut ev = McpAuthUrl::new(McpAuthUrlInit {
         name: config.name.clone(),
@@ -819,7 +913,7 @@ impl McpConnector for DefaultConnector {
 mod initialize_tests {
     #[test]
     fn initialize_names_a_handshake_version_and_this_client() {
-        let info = serde_json::to_value(super::client_info()).unwrap_or_default();
+        let info = serde_json::to_value(super::client_info_with(false)).unwrap_or_default();
         assert_eq!(
             info,
             serde_json::json!({

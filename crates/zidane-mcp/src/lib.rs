@@ -46,7 +46,10 @@ mod sse;
 mod stdio;
 mod tool;
 
-pub use config::{McpConfigError, McpServerConfig, McpTransportConfig, ToolFilter, parse_mcp_config};
+pub use config::{
+    ElicitationAnswer, ElicitationHandler, ElicitationRequest, McpConfigError, McpServerConfig, McpTransportConfig,
+    ToolFilter, parse_mcp_config,
+};
 pub use connection::{
     DefaultConnector, McpConnection, McpConnector, McpError, McpToolMeta, McpToolWrap, connect_mcp_servers,
     login_mcp_server,

@@ -35,6 +35,38 @@ pub struct OAuthConfig {
     pub callback_port: Option<u16>,
     /// The client name sent with a dynamic registration.
     pub client_name: Option<String>,
+    /// `client_credentials` for a machine client that needs no person (its
+    /// tokens are fetched at connect); the authorization code grant
+    /// otherwise, unless the authorization server offers only this one.
+    pub grant_type: Option<String>,
+    /// A PKCS#8 PEM private key: the client authenticates with a signed JWT
+    /// assertion (`private_key_jwt`) instead of a secret.
+    pub private_key_pem: Option<String>,
+    /// `ES256` (the default) or `RS256`, for `private_key_pem`.
+    pub signing_algorithm: Option<String>,
+    /// Enterprise-managed authorization (cross-app access): the ID token
+    /// the person got from the organisation's identity provider, exchanged
+    /// there for an identity assertion grant (RFC 8693), which the MCP
+    /// server's authorization server takes as a JWT bearer grant (RFC 7523)
+    /// from this confidential client.
+    pub id_token: Option<String>,
+    /// The identity provider's token endpoint, for `id_token`.
+    pub idp_token_endpoint: Option<String>,
+    /// This client's ID at the identity provider.
+    pub idp_client_id: Option<String>,
+}
+
+impl OAuthConfig {
+    /// Whether the client-credentials grant is configured.
+    pub fn machine(&self) -> bool {
+        self.grant_type.as_deref() == Some("client_credentials")
+    }
+
+    /// Whether enterprise-managed authorization (an ID token to exchange)
+    /// is configured.
+    pub fn cross_app(&self) -> bool {
+        self.id_token.is_some() && self.idp_token_endpoint.is_some()
+    }
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -45,6 +77,10 @@ impl fmt::Debug for OAuthConfig {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
+            .field("grant_type", &self.grant_type)
+            .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "***"))
+            .field("id_token", &self.id_token.as_ref().map(|_| "***"))
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
             .finish()
     }
 }

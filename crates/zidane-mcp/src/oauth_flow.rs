@@ -21,6 +21,8 @@ use crate::oauth::{Challenge, OAuthClient, OAuthConfig, OAuthError, OAuthStore, 
 /// What discovery found out about a server.
 #[derive(Debug, Clone, Default)]
 struct Discovery {
+    issuer: String,
+    grant_types: Option<Vec<String>>,
     resource: String,
     scopes_supported: Option<Vec<String>>,
     authorization_endpoint: String,
@@ -311,6 +313,157 @@ impl OAuthFlow {
         })
     }
 
+    /// Whether this server's login is the client-credentials grant:
+    /// configured so, or the only grant the authorization server offers to
+    /// a client with credentials.
+    pub async fn uses_client_credentials(&self, challenge: &Challenge) -> Result<bool, OAuthError> {
+        if self.config.machine() {
+            return Ok(true);
+        }
+        if self.config.client_id.is_none() {
+            return Ok(false);
+        }
+        let discovery = self.discover(challenge).await?;
+        Ok(discovery.grant_types.is_some_and(|g| {
+            g.iter().any(|g| g == "client_credentials") && !g.iter().any(|g| g == "authorization_code")
+        }))
+    }
+
+    /// The client-credentials grant (no person involved): the configured
+    /// client authenticates with its secret or a signed JWT assertion; the
+    /// tokens are stored.
+    pub async fn client_credentials(&self, challenge: &Challenge) -> Result<OAuthTokens, OAuthError> {
+        let discovery = self.discover(challenge).await?;
+        let Some(client_id) = &self.config.client_id else {
+            return Err(OAuthError::Protocol(
+                "the client-credentials grant needs `oauth.clientId`".into(),
+            ));
+        };
+        let supported = |m: &str| discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|x| x == m);
+        let method = match (&self.config.private_key_pem, &self.config.client_secret) {
+            (Some(_), _) => "private_key_jwt",
+            (None, Some(_)) if supported("client_secret_basic") => "client_secret_basic",
+            (None, Some(_)) => "client_secret_post",
+            (None, None) => "none",
+        };
+        let client = OAuthClient {
+            client_id: client_id.clone(),
+            client_secret: self.config.client_secret.clone(),
+            auth_method: method.into(),
+        };
+        let scope = self.choose_scope(challenge, &discovery);
+        let assertion = match &self.config.private_key_pem {
+            Some(pem) => Some(sign_assertion(
+                pem,
+                self.config.signing_algorithm.as_deref().unwrap_or("ES256"),
+                client_id,
+                &discovery.issuer,
+            )?),
+            None => None,
+        };
+        let mut pairs = vec![
+            ("grant_type", "client_credentials"),
+            ("resource", discovery.resource.as_str()),
+        ];
+        if let Some(scope) = &scope {
+            pairs.push(("scope", scope.as_str()));
+        }
+        if let Some(assertion) = &assertion {
+            pairs.push((
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            ));
+            pairs.push(("client_assertion", assertion.as_str()));
+        }
+        let answer = self
+            .token_request(&discovery.token_endpoint, &client, &mut pairs)
+            .await?;
+        let mut tokens = OAuthTokens {
+            server_url: self.server_url.clone(),
+            resource: discovery.resource.clone(),
+            token_endpoint: discovery.token_endpoint.clone(),
+            client,
+            access_token: String::new(),
+            refresh_token: None,
+            expires_at: None,
+            scope,
+        };
+        apply_token_answer(&mut tokens, &answer)?;
+        self.store.save(&self.server, &tokens).map_err(OAuthError::Store)?;
+        Ok(tokens)
+    }
+
+    /// Enterprise-managed authorization: the configured ID token is
+    /// exchanged at the identity provider for an identity assertion grant
+    /// for this server, which the server's authorization server turns into
+    /// an access token (JWT bearer grant, this client authenticated by its
+    /// secret). No person, no URL; the tokens are stored.
+    pub async fn cross_app_access(&self, challenge: &Challenge) -> Result<OAuthTokens, OAuthError> {
+        let (Some(id_token), Some(idp_endpoint)) = (&self.config.id_token, &self.config.idp_token_endpoint) else {
+            return Err(OAuthError::Protocol(
+                "cross-app access needs `oauth.idToken` and `oauth.idpTokenEndpoint`".into(),
+            ));
+        };
+        let Some(client_id) = &self.config.client_id else {
+            return Err(OAuthError::Protocol("cross-app access needs `oauth.clientId`".into()));
+        };
+        let discovery = self.discover(challenge).await?;
+        let mut exchange = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"),
+            ("subject_token", id_token.as_str()),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:id_token"),
+            ("requested_token_type", "urn:ietf:params:oauth:token-type:id-jag"),
+            ("audience", discovery.issuer.as_str()),
+            ("resource", discovery.resource.as_str()),
+        ];
+        let idp_client = OAuthClient {
+            client_id: self.config.idp_client_id.clone().unwrap_or_else(|| client_id.clone()),
+            client_secret: None,
+            auth_method: "none".into(),
+        };
+        let grant = self.token_request(idp_endpoint, &idp_client, &mut exchange).await?;
+        let Some(assertion) = grant["access_token"].as_str() else {
+            return Err(OAuthError::Protocol(
+                "the identity provider's answer has no access_token".into(),
+            ));
+        };
+        let supported = |m: &str| discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|x| x == m);
+        let client = OAuthClient {
+            client_id: client_id.clone(),
+            client_secret: self.config.client_secret.clone(),
+            auth_method: match &self.config.client_secret {
+                Some(_) if supported("client_secret_basic") => "client_secret_basic".into(),
+                Some(_) => "client_secret_post".into(),
+                None => "none".into(),
+            },
+        };
+        let scope = self.choose_scope(challenge, &discovery);
+        let mut pairs = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+            ("assertion", assertion),
+            ("resource", discovery.resource.as_str()),
+        ];
+        if let Some(scope) = &scope {
+            pairs.push(("scope", scope.as_str()));
+        }
+        let answer = self
+            .token_request(&discovery.token_endpoint, &client, &mut pairs)
+            .await?;
+        let mut tokens = OAuthTokens {
+            server_url: self.server_url.clone(),
+            resource: discovery.resource.clone(),
+            token_endpoint: discovery.token_endpoint.clone(),
+            client,
+            access_token: String::new(),
+            refresh_token: None,
+            expires_at: None,
+            scope,
+        };
+        apply_token_answer(&mut tokens, &answer)?;
+        self.store.save(&self.server, &tokens).map_err(OAuthError::Store)?;
+        Ok(tokens)
+    }
+
     async fn get_json(&self, url: &str) -> Result<Option<Value>, OAuthError> {
         let request = Request::get(url)
             .header("accept", "application/json")
@@ -406,6 +559,8 @@ impl OAuthFlow {
                 discovery.token_endpoint = endpoint("token_endpoint")
                     .ok_or_else(|| OAuthError::Protocol("the metadata names no token endpoint".into()))?;
                 discovery.registration_endpoint = endpoint("registration_endpoint");
+                discovery.issuer = endpoint("issuer").unwrap_or_else(|| issuer.clone());
+                discovery.grant_types = strings(&doc["grant_types_supported"]);
                 discovery.as_scopes_supported = strings(&doc["scopes_supported"]);
                 discovery.auth_methods = strings(&doc["token_endpoint_auth_methods_supported"]).unwrap_or_default();
                 discovery.client_id_metadata_document_supported =
@@ -420,6 +575,7 @@ impl OAuthFlow {
             }
             None => {
                 // No metadata: the 2025-03-26 default endpoints.
+                discovery.issuer = issuer_origin.clone();
                 discovery.authorization_endpoint = format!("{issuer_origin}/authorize");
                 discovery.token_endpoint = format!("{issuer_origin}/token");
                 discovery.registration_endpoint = Some(format!("{issuer_origin}/register"));
@@ -531,6 +687,8 @@ impl OAuthFlow {
                 pairs.push(("client_id", client.client_id.as_str()));
                 pairs.push(("client_secret", secret.as_str()));
             }
+            // The assertion is in the pairs already.
+            ("private_key_jwt", _) => pairs.push(("client_id", client.client_id.as_str())),
             _ => pairs.push(("client_id", client.client_id.as_str())),
         }
         let request = request
@@ -587,6 +745,50 @@ async fn read(body: hyper::body::Incoming) -> Result<Bytes, OAuthError> {
         .map_err(|_| OAuthError::Http("the answer stalled".into()))?
         .map_err(|e| OAuthError::Http(e.to_string()))?;
     Ok(collected.to_bytes())
+}
+
+/// A JWT client assertion (RFC 7523): `iss` and `sub` the client, `aud`
+/// the authorization server, five minutes to live, signed with the PKCS#8
+/// PEM key.
+fn sign_assertion(pem: &str, alg: &str, client_id: &str, audience: &str) -> Result<String, OAuthError> {
+    use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RSA_PKCS1_SHA256, RsaKeyPair};
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body.trim())
+        .map_err(|e| OAuthError::Protocol(format!("the private key is not PEM: {e}")))?;
+    let now = now_ms() / 1000;
+    let header = serde_json::json!({"alg": alg, "typ": "JWT"});
+    let claims = serde_json::json!({
+        "iss": client_id, "sub": client_id, "aud": audience,
+        "iat": now, "exp": now + 300, "jti": random_token(),
+    });
+    let input = format!("{}.{}", b64.encode(header.to_string()), b64.encode(claims.to_string()));
+    let rng = ring::rand::SystemRandom::new();
+    let bad_key = |e: &dyn fmt::Display| OAuthError::Protocol(format!("the private key cannot sign {alg}: {e}"));
+    let signature = match alg {
+        "ES256" => {
+            let key =
+                EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &der, &rng).map_err(|e| bad_key(&e))?;
+            key.sign(&rng, input.as_bytes())
+                .map_err(|e| bad_key(&e))?
+                .as_ref()
+                .to_vec()
+        }
+        "RS256" => {
+            let key = RsaKeyPair::from_pkcs8(&der).map_err(|e| bad_key(&e))?;
+            let mut signature = vec![0u8; key.public().modulus_len()];
+            key.sign(&RSA_PKCS1_SHA256, &rng, input.as_bytes(), &mut signature)
+                .map_err(|e| bad_key(&e))?;
+            signature
+        }
+        other => {
+            return Err(OAuthError::Protocol(format!(
+                "signing with {other} is not supported (ES256, RS256)"
+            )));
+        }
+    };
+    Ok(format!("{input}.{}", b64.encode(signature)))
 }
 
 /// Serves the loopback redirect until a request with the right `state`
