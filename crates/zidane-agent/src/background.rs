@@ -25,9 +25,11 @@ use zidane_provider::ContentBlock;
 use crate::agent::{Agent, Inner, lock};
 
 /// What the sink passes to the agent's task.
+/// Boxed: the channel allocates its slots in blocks of 32 up front, for
+/// every agent, and most agents never start a task.
 enum Note {
-    Started(BackgroundTask),
-    Exited(BackgroundTask, TaskExitInfo),
+    Started(Box<BackgroundTask>),
+    Exited(Box<(BackgroundTask, TaskExitInfo)>),
     /// Answered once every note before it was handled.
     Flush(tokio::sync::oneshot::Sender<()>),
 }
@@ -59,11 +61,11 @@ struct Sink {
 
 impl BackgroundSink for Sink {
     fn started(&self, task: &BackgroundTask) {
-        let _ = self.tx.send(Note::Started(task.clone()));
+        let _ = self.tx.send(Note::Started(Box::new(task.clone())));
     }
 
     fn exited(&self, task: &BackgroundTask, exit: &TaskExitInfo) {
-        let _ = self.tx.send(Note::Exited(task.clone(), exit.clone()));
+        let _ = self.tx.send(Note::Exited(Box::new((task.clone(), exit.clone()))));
     }
 
     fn acknowledge(&self, task_id: &str) {
@@ -210,7 +212,8 @@ async fn watch(
                 agent.observe(&mut ev).await;
                 agent.remember_task(&task).await;
             }
-            Some(Note::Exited(task, exit)) => {
+            Some(Note::Exited(exited)) => {
+                let (task, exit) = *exited;
                 quiet.remove(&task.task_id);
                 let mut ev = BackgroundExit::new(BackgroundExitInit {
                     command: exit.command.clone(),

@@ -156,7 +156,7 @@ fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
         blocks: &blocks,
         cache,
     };
-    serde_json::to_vec(&wire).map(Bytes::from).unwrap_or_default()
+    serde_json::to_vec(&wire).map(Message::exact).unwrap_or_default()
 }
 
 /// Blocks the API would refuse are left out: empty text, and reasoning

@@ -396,11 +396,19 @@ impl MessageAccumulator {
         for builder in self.blocks.into_values() {
             match builder {
                 Builder::Text(text) if text.is_empty() => {}
-                Builder::Text(text) => content.push(ContentBlock::Text { text }),
-                Builder::Thinking { text, signature } => content.push(ContentBlock::Thinking {
-                    thinking: text,
-                    signature,
-                }),
+                // The text lives on in the conversation: without the
+                // buffer's growth slack.
+                Builder::Text(mut text) => {
+                    text.shrink_to_fit();
+                    content.push(ContentBlock::Text { text });
+                }
+                Builder::Thinking { mut text, signature } => {
+                    text.shrink_to_fit();
+                    content.push(ContentBlock::Thinking {
+                        thinking: text,
+                        signature,
+                    });
+                }
                 Builder::Redacted(data) => content.push(ContentBlock::RedactedThinking { data }),
                 Builder::Tool { id, name, json, ended } => match parse_arguments(&json).filter(|_| ended) {
                     Some(input) => content.push(ContentBlock::ToolUse { id, name, input }),

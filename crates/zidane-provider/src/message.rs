@@ -385,6 +385,14 @@ impl Message {
         self.content.into_vec()
     }
 
+    /// `bytes` without the growth slack of the buffer they were written
+    /// into: a memo lives as long as the conversation, and a serializer's
+    /// doubling buffer is up to twice the size of what it holds.
+    pub(crate) fn exact(mut bytes: Vec<u8>) -> Bytes {
+        bytes.shrink_to_fit();
+        Bytes::from(bytes)
+    }
+
     /// The memoized wire bytes of this message in `format`, computed once
     /// (borrowed: no reference count is touched on the hot path).
     pub(crate) fn wire_bytes(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> &[u8] {

@@ -283,7 +283,7 @@ fn render_message(message: &Message) -> Bytes {
             }
         }
     }
-    Bytes::from(out)
+    Message::exact(out)
 }
 
 mod erased {
