@@ -282,10 +282,16 @@ fn conformance() -> Result {
 
 fn bench(args: &[&str]) -> Result {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let quick = args.contains(&"--quick");
-    let mut cmd = vec!["bench", "--workspace", "--all-features", "--locked"];
-    if quick {
-        cmd.extend(["--", "--quick"]);
-    }
-    run(&cargo, &cmd, &[])
+    // `--quick`: fewer turns (the agent benchmark's 50-turn mark is the
+    // last one reported), for a look, not a figure to quote.
+    let env: &[(&str, &str)] = if args.contains(&"--quick") {
+        &[("BENCH_TURNS", "51")]
+    } else {
+        &[]
+    };
+    run(
+        &cargo,
+        &["bench", "--workspace", "--all-features", "--locked", "--benches"],
+        env,
+    )
 }

@@ -164,8 +164,10 @@ fn main() {
         };
         println!("agent, as the program runs it: 1 agent x {turns} turns, {mode}, stream:text observer, median of {reps} runs");
         report("  store on disk after the run", format!("{:.1} KB", on_disk as f64 / 1024.0));
-        report("  per turn, zidane", format!("{:.3} ms", median(totals)));
-        report("  per turn, raw-bytes floor", format!("{:.3} ms", median(floor_totals)));
+        let (ours_turn, floor_per_turn) = (median(totals), median(floor_totals));
+        report("  per turn, zidane", format!("{ours_turn:.3} ms"));
+        report("  per turn, raw-bytes floor", format!("{floor_per_turn:.3} ms"));
+        report("  zidane / floor", format!("{:.2}x", ours_turn / floor_per_turn));
         // Each figure is the median over the ten turns ending at the mark
         // (every run's samples): one turn can carry a store checkpoint or a
         // scheduler hiccup that is not the transcript's doing.
@@ -177,7 +179,11 @@ fn main() {
             own.push(ours - floor);
             report(
                 &format!("  turns {}-{t} ({:.0} KB request)", t.saturating_sub(9).max(1), kb(t)),
-                format!("zidane {ours:.3} ms, floor {floor:.3} ms, own {:.3} ms", ours - floor),
+                format!(
+                    "zidane {ours:.3} ms, floor {floor:.3} ms, own {:.3} ms, {:.2}x the floor",
+                    ours - floor,
+                    ours / floor
+                ),
             );
         }
         let last_ours = median(per_turn[turns - 1].clone());
