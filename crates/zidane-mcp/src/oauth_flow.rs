@@ -82,19 +82,7 @@ impl PendingLogin {
         let answer = flow
             .token_request(&self.discovery.token_endpoint, &self.client, &mut pairs)
             .await?;
-        let mut tokens = OAuthTokens {
-            server_url: flow.server_url.clone(),
-            resource: self.discovery.resource.clone(),
-            token_endpoint: self.discovery.token_endpoint.clone(),
-            client: self.client.clone(),
-            access_token: String::new(),
-            refresh_token: None,
-            expires_at: None,
-            scope: self.scope.clone(),
-        };
-        apply_token_answer(&mut tokens, &answer)?;
-        flow.store.save(&flow.server, &tokens).map_err(OAuthError::Store)?;
-        Ok(tokens)
+        flow.keep(&self.discovery, self.client.clone(), self.scope.clone(), &answer)
     }
 }
 
@@ -339,12 +327,9 @@ impl OAuthFlow {
                 "the client-credentials grant needs `oauth.clientId`".into(),
             ));
         };
-        let supported = |m: &str| discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|x| x == m);
-        let method = match (&self.config.private_key_pem, &self.config.client_secret) {
-            (Some(_), _) => "private_key_jwt",
-            (None, Some(_)) if supported("client_secret_basic") => "client_secret_basic",
-            (None, Some(_)) => "client_secret_post",
-            (None, None) => "none",
+        let method = match &self.config.private_key_pem {
+            Some(_) => "private_key_jwt",
+            None => Self::secret_method(&discovery, self.config.client_secret.as_ref()),
         };
         let client = OAuthClient {
             client_id: client_id.clone(),
@@ -378,19 +363,7 @@ impl OAuthFlow {
         let answer = self
             .token_request(&discovery.token_endpoint, &client, &mut pairs)
             .await?;
-        let mut tokens = OAuthTokens {
-            server_url: self.server_url.clone(),
-            resource: discovery.resource.clone(),
-            token_endpoint: discovery.token_endpoint.clone(),
-            client,
-            access_token: String::new(),
-            refresh_token: None,
-            expires_at: None,
-            scope,
-        };
-        apply_token_answer(&mut tokens, &answer)?;
-        self.store.save(&self.server, &tokens).map_err(OAuthError::Store)?;
-        Ok(tokens)
+        self.keep(&discovery, client, scope, &answer)
     }
 
     /// Enterprise-managed authorization: the configured ID token is
@@ -427,15 +400,10 @@ impl OAuthFlow {
                 "the identity provider's answer has no access_token".into(),
             ));
         };
-        let supported = |m: &str| discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|x| x == m);
         let client = OAuthClient {
             client_id: client_id.clone(),
             client_secret: self.config.client_secret.clone(),
-            auth_method: match &self.config.client_secret {
-                Some(_) if supported("client_secret_basic") => "client_secret_basic".into(),
-                Some(_) => "client_secret_post".into(),
-                None => "none".into(),
-            },
+            auth_method: Self::secret_method(&discovery, self.config.client_secret.as_ref()).into(),
         };
         let scope = self.choose_scope(challenge, &discovery);
         let mut pairs = vec![
@@ -449,6 +417,30 @@ impl OAuthFlow {
         let answer = self
             .token_request(&discovery.token_endpoint, &client, &mut pairs)
             .await?;
+        self.keep(&discovery, client, scope, &answer)
+    }
+
+    /// How a configured client with `secret` authenticates: HTTP Basic
+    /// where the authorization server takes it, else in the body; none
+    /// without a secret.
+    fn secret_method(discovery: &Discovery, secret: Option<&String>) -> &'static str {
+        let basic =
+            discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|m| m == "client_secret_basic");
+        match secret {
+            Some(_) if basic => "client_secret_basic",
+            Some(_) => "client_secret_post",
+            None => "none",
+        }
+    }
+
+    /// The tokens of a token endpoint's answer, stored for this server.
+    fn keep(
+        &self,
+        discovery: &Discovery,
+        client: OAuthClient,
+        scope: Option<String>,
+        answer: &Value,
+    ) -> Result<OAuthTokens, OAuthError> {
         let mut tokens = OAuthTokens {
             server_url: self.server_url.clone(),
             resource: discovery.resource.clone(),
@@ -459,7 +451,7 @@ impl OAuthFlow {
             expires_at: None,
             scope,
         };
-        apply_token_answer(&mut tokens, &answer)?;
+        apply_token_answer(&mut tokens, answer)?;
         self.store.save(&self.server, &tokens).map_err(OAuthError::Store)?;
         Ok(tokens)
     }
@@ -607,17 +599,11 @@ impl OAuthFlow {
     /// The client to authenticate as: configured, a metadata document URL,
     /// or a fresh dynamic registration.
     async fn client(&self, discovery: &Discovery, redirect_uri: &str) -> Result<OAuthClient, OAuthError> {
-        let supported = |m: &str| discovery.auth_methods.is_empty() || discovery.auth_methods.iter().any(|x| x == m);
         if let Some(client_id) = &self.config.client_id {
-            let method = match &self.config.client_secret {
-                Some(_) if supported("client_secret_basic") => "client_secret_basic",
-                Some(_) => "client_secret_post",
-                None => "none",
-            };
             return Ok(OAuthClient {
                 client_id: client_id.clone(),
                 client_secret: self.config.client_secret.clone(),
-                auth_method: method.into(),
+                auth_method: Self::secret_method(discovery, self.config.client_secret.as_ref()).into(),
             });
         }
         if discovery.client_id_metadata_document_supported

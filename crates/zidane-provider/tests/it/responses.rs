@@ -11,7 +11,7 @@ use zidane_provider::{
 
 use std::sync::OnceLock;
 
-use crate::schema::{assert_valid, components};
+use crate::schema::{assert_valid, components, validator_in};
 
 /// A validator of the Responses schemas. Their `oneOf`s are unions whose
 /// variants overlap (a user message with a content list is both an
@@ -23,12 +23,7 @@ fn validator(schema: &str) -> jsonschema::Validator {
         one_of_as_any_of(&mut c);
         c
     });
-    let root = json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$ref": format!("#/components/schemas/{schema}"),
-        "components": components,
-    });
-    jsonschema::draft202012::new(&root).unwrap_or_else(|e| panic!("schema {schema}: {e}"))
+    validator_in(components, schema)
 }
 
 fn one_of_as_any_of(value: &mut Value) {

@@ -48,10 +48,15 @@ fn translate_nullable(value: &mut Value) {
 }
 
 pub(crate) fn validator(schema: &str) -> jsonschema::Validator {
+    validator_in(components(), schema)
+}
+
+/// A validator of `schema` among `components`.
+pub(crate) fn validator_in(components: &Value, schema: &str) -> jsonschema::Validator {
     let root = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$ref": format!("#/components/schemas/{schema}"),
-        "components": components(),
+        "components": components,
     });
     jsonschema::draft202012::new(&root).unwrap_or_else(|e| panic!("schema {schema}: {e}"))
 }
