@@ -269,97 +269,43 @@ impl OtelExporter {
     /// `SpawnConfig::hooks` so sub-agents join the parent's trace.
     pub fn hooks(&self) -> HookMap {
         let capture = self.inner.options.capture_payloads;
-        let e = self.clone();
-        let map = HookMap::new().on_sync::<AgentStart, _>(move |ev, cx| {
-            e.agent_start(ev, cx.bus().id());
-            Ok(())
-        });
-        let e = self.clone();
-        let map = map.on::<TurnBefore, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.turn_before(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on_sync::<StreamStart, _>(move |ev, _| {
-            e.stream_start(ev);
-            Ok(())
-        });
-        let e = self.clone();
-        let map = map.on_sync::<StreamError, _>(move |ev, _| {
-            e.stream_error(ev);
-            Ok(())
-        });
-        let e = self.clone();
-        let map = map.on::<TurnAfter, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.turn_after(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on::<ToolBefore, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.tool_before(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on_sync::<ToolError, _>(move |ev, _| {
-            e.tool_error(ev);
-            Ok(())
-        });
-        let e = self.clone();
-        let map = map.on::<ToolAfter, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.tool_after(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on::<McpToolBefore, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.mcp_before(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on::<McpToolAfter, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.mcp_after(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on_sync::<McpToolError, _>(move |ev, cx| {
-            e.mcp_error(ev, cx.bus().id());
-            Ok(())
-        });
-        let e = self.clone();
-        let map = map.on::<DecisionEnd, _>(move |ev, cx| {
-            let e = e.clone();
-            Box::pin(async move {
-                e.decision_end(ev, cx, capture).await;
-                Ok(())
-            })
-        });
-        let e = self.clone();
-        let map = map.on_sync::<SpawnBefore, _>(move |ev, _| {
-            e.spawn_before(ev);
-            Ok(())
-        });
-        let e = self.clone();
-        map.on_sync::<AgentDone, _>(move |ev, cx| {
-            e.agent_done(ev, cx.bus().id());
-            Ok(())
-        })
+        // A handler per event: `sync` ones see the bus id, `payload` ones
+        // may emit `tracing:redact` and so are async.
+        macro_rules! sync {
+            ($map:expr, $event:ty, $method:ident) => {{
+                let e = self.clone();
+                $map.on_sync::<$event, _>(move |ev, cx| {
+                    e.$method(ev, cx.bus().id());
+                    Ok(())
+                })
+            }};
+        }
+        macro_rules! payload {
+            ($map:expr, $event:ty, $method:ident) => {{
+                let e = self.clone();
+                $map.on::<$event, _>(move |ev, cx| {
+                    let e = e.clone();
+                    Box::pin(async move {
+                        e.$method(ev, cx, capture).await;
+                        Ok(())
+                    })
+                })
+            }};
+        }
+        let map = sync!(HookMap::new(), AgentStart, agent_start);
+        let map = payload!(map, TurnBefore, turn_before);
+        let map = sync!(map, StreamStart, stream_start);
+        let map = sync!(map, StreamError, stream_error);
+        let map = payload!(map, TurnAfter, turn_after);
+        let map = payload!(map, ToolBefore, tool_before);
+        let map = sync!(map, ToolError, tool_error);
+        let map = payload!(map, ToolAfter, tool_after);
+        let map = payload!(map, McpToolBefore, mcp_before);
+        let map = payload!(map, McpToolAfter, mcp_after);
+        let map = sync!(map, McpToolError, mcp_error);
+        let map = payload!(map, DecisionEnd, decision_end);
+        let map = sync!(map, SpawnBefore, spawn_before);
+        sync!(map, AgentDone, agent_done)
     }
 
     /// Exports what finished and has not been sent yet, then waits for every
@@ -474,7 +420,7 @@ impl OtelExporter {
         });
     }
 
-    fn stream_start(&self, ev: &StreamStart) {
+    fn stream_start(&self, ev: &StreamStart, _bus: usize) {
         self.with_state(|state| {
             let Some(run) = state.runs.get_mut(ev.run_id()) else {
                 return;
@@ -501,7 +447,7 @@ impl OtelExporter {
         });
     }
 
-    fn stream_error(&self, ev: &StreamError) {
+    fn stream_error(&self, ev: &StreamError, _bus: usize) {
         self.with_state(|state| {
             let Some(mut span) = state
                 .runs
@@ -595,7 +541,7 @@ impl OtelExporter {
         });
     }
 
-    fn tool_error(&self, ev: &ToolError) {
+    fn tool_error(&self, ev: &ToolError, _bus: usize) {
         self.with_state(|state| {
             if let Some(span) = state
                 .runs
@@ -746,7 +692,7 @@ impl OtelExporter {
         });
     }
 
-    fn spawn_before(&self, ev: &mut SpawnBefore) {
+    fn spawn_before(&self, ev: &mut SpawnBefore, _bus: usize) {
         let traceparent = self.with_state(|state| {
             let run = state.runs.get(ev.parent_run_id()?)?;
             let span = run.tools.get(ev.child_id()).unwrap_or(&run.span);
