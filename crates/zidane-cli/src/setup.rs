@@ -111,7 +111,9 @@ pub(crate) struct Args {
     pub(crate) approve: Approve,
     /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
     /// (stdio servers by `command`; HTTP ones by `url`, `"type": "sse"` for
-    /// the legacy HTTP + SSE transport).
+    /// the legacy HTTP + SSE transport). An HTTP server that wants an OAuth
+    /// login: `zidane --mcp FILE mcp login SERVER` (the tokens are kept in
+    /// the sessions file).
     #[arg(long)]
     pub(crate) mcp: Option<PathBuf>,
     /// Print events as JSON lines instead of text.

@@ -1502,3 +1502,46 @@ async fn the_responses_api_runs_a_tool_and_keeps_its_reasoning() {
     assert_eq!(input[1]["encrypted_content"], "enc-1");
     assert!(input[3]["output"].as_str().unwrap().contains("hello"), "{}", input[3]);
 }
+
+/// `zidane mcp login`: an unknown server is named, and a server that cannot
+/// be reached fails the login with a message and a non-zero exit.
+#[tokio::test]
+async fn mcp_login_names_what_went_wrong() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = work.path().join("servers.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"docs": {{"url": "http://127.0.0.1:{port}/mcp", "auth": "oauth"}}}}}}"#),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[],
+        &["--mcp", config, "mcp", "login", "nope"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no MCP server `nope` in the configuration"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[],
+        &["--mcp", config, "mcp", "login", "docs"],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("the login to `docs` failed"), "{stderr}");
+}
