@@ -203,6 +203,14 @@ struct State {
     finished: Vec<SpanData>,
 }
 
+impl State {
+    /// The run in flight on `bus`.
+    fn bus_run(&mut self, bus: usize) -> Option<&mut Run> {
+        let id = self.buses.get(&bus)?;
+        self.runs.get_mut(id)
+    }
+}
+
 struct Run {
     span: SpanData,
     provider: Option<String>,
@@ -339,7 +347,7 @@ impl OtelExporter {
     /// Runs `f` on the run in flight on `bus`.
     fn with_bus_run(&self, bus: usize, f: impl FnOnce(&mut Run)) {
         self.with_state(|state| {
-            if let Some(run) = state.buses.get(&bus).cloned().and_then(|id| state.runs.get_mut(&id)) {
+            if let Some(run) = state.bus_run(bus) {
                 f(run);
             }
         });
@@ -475,13 +483,7 @@ impl OtelExporter {
         };
         let usage = ev.usage();
         self.with_state(|state| {
-            let Some(mut span) = state
-                .buses
-                .get(&bus)
-                .cloned()
-                .and_then(|id| state.runs.get_mut(&id))
-                .and_then(|run| run.chats.remove(ev.turn_id()))
-            else {
+            let Some(mut span) = state.bus_run(bus).and_then(|run| run.chats.remove(ev.turn_id())) else {
                 return;
             };
             span.set(
@@ -646,13 +648,7 @@ impl OtelExporter {
 
     fn finish_mcp(&self, bus: usize, call_id: &str, f: impl FnOnce(&mut SpanData)) {
         self.with_state(|state| {
-            let Some(mut span) = state
-                .buses
-                .get(&bus)
-                .cloned()
-                .and_then(|id| state.runs.get_mut(&id))
-                .and_then(|run| run.mcp.remove(call_id))
-            else {
+            let Some(mut span) = state.bus_run(bus).and_then(|run| run.mcp.remove(call_id)) else {
                 return;
             };
             f(&mut span);
@@ -671,7 +667,7 @@ impl OtelExporter {
         };
         let bus = cx.bus().id();
         self.with_state(|state| {
-            let Some(run) = state.buses.get(&bus).cloned().and_then(|id| state.runs.get_mut(&id)) else {
+            let Some(run) = state.bus_run(bus) else {
                 return;
             };
             let mut span = run.child(format!("decision {}", ev.kind()), KIND_INTERNAL, None);
