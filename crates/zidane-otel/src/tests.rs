@@ -13,14 +13,17 @@ use crate::{OtelExporter, OtelOptions, REDACTION_FAILED, parse_traceparent};
 
 /// A loopback OTLP/HTTP receiver: answers 200 (or `status`) and keeps each
 /// request's path and decoded JSON body.
-async fn receiver(status: u16) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+async fn receiver(status: u16) -> (String, Arc<Mutex<Vec<(String, Value)>>>, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let got: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let heads: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = Arc::clone(&got);
+    let seen_heads = Arc::clone(&heads);
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             let seen = Arc::clone(&seen);
+            let seen_heads = Arc::clone(&seen_heads);
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 65536];
@@ -35,6 +38,7 @@ async fn receiver(status: u16) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
                         }
                     };
                     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    seen_heads.lock().unwrap().push(head.clone());
                     let path = head.split_whitespace().nth(1).unwrap_or_default().to_owned();
                     let len: usize = head
                         .to_ascii_lowercase()
@@ -60,7 +64,7 @@ async fn receiver(status: u16) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
             });
         }
     });
-    (format!("http://{addr}"), got)
+    (format!("http://{addr}"), got, heads)
 }
 
 fn run_loop(config_tracing: Option<&str>) -> RunLoop {
@@ -136,7 +140,7 @@ fn named<'a>(spans: &'a [Value], prefix: &str) -> Vec<&'a Value> {
 /// GenAI attributes, and no payload unless asked for.
 #[tokio::test]
 async fn a_run_becomes_a_trace_with_the_genai_attributes() {
-    let (url, got) = receiver(200).await;
+    let (url, got, _) = receiver(200).await;
     let exporter = OtelExporter::new(OtelOptions::new(&url)).unwrap();
     let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     let looped = run_loop(Some(parent));
@@ -197,7 +201,7 @@ async fn a_run_becomes_a_trace_with_the_genai_attributes() {
 /// first, by kind, and what the handlers leave is what is shipped.
 #[tokio::test]
 async fn captured_payloads_go_through_tracing_redact() {
-    let (url, got) = receiver(200).await;
+    let (url, got, _) = receiver(200).await;
     let mut options = OtelOptions::new(&url);
     options.capture_payloads = true;
     let exporter = OtelExporter::new(options).unwrap();
@@ -264,7 +268,7 @@ async fn captured_payloads_go_through_tracing_redact() {
 /// A redaction handler that fails never lets the raw value through.
 #[tokio::test]
 async fn a_failing_redaction_ships_no_raw_value() {
-    let (url, got) = receiver(200).await;
+    let (url, got, _) = receiver(200).await;
     let mut options = OtelOptions::new(&url);
     options.capture_payloads = true;
     let exporter = OtelExporter::new(options).unwrap();
@@ -285,7 +289,7 @@ async fn a_failing_redaction_ships_no_raw_value() {
 /// status, and the run itself is unaffected.
 #[tokio::test]
 async fn a_refused_export_is_reported_by_flush() {
-    let (url, _got) = receiver(503).await;
+    let (url, _got, _) = receiver(503).await;
     let exporter = OtelExporter::new(OtelOptions::new(&url)).unwrap();
     let looped = run_loop(None);
     let _scope = exporter.install(looped.hooks()).unwrap();
@@ -340,4 +344,31 @@ fn endpoints_and_traceparents() {
     assert!(parse_traceparent("00-00000000000000000000000000000000-b7ad6b7169203331-01").is_none());
     assert!(parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b71692033-01").is_none());
     assert!(parse_traceparent("garbage").is_none());
+}
+
+/// The configured service name names the resource, and the configured
+/// headers (a hosted collector's key) go with every export.
+#[tokio::test]
+async fn the_service_name_and_headers_reach_the_collector() {
+    let (url, got, heads) = receiver(200).await;
+    let mut options = OtelOptions::new(&url);
+    options.service_name = "reviewer".into();
+    options.headers = vec![("x-api-key".into(), "collector-key-1".into())];
+    let exporter = OtelExporter::new(options).unwrap();
+    let looped = run_loop(None);
+    let _scope = exporter.install(looped.hooks()).unwrap();
+    looped.run(RunOptions::prompt("What is the value?")).await.unwrap();
+    exporter.flush().await.unwrap();
+    let got = got.lock().unwrap().clone();
+    assert_eq!(
+        got[0].1["resourceSpans"][0]["resource"]["attributes"][0]["value"]["stringValue"],
+        "reviewer"
+    );
+    let heads = heads.lock().unwrap().clone();
+    assert!(
+        heads
+            .iter()
+            .all(|h| h.to_ascii_lowercase().contains("x-api-key: collector-key-1")),
+        "{heads:?}"
+    );
 }

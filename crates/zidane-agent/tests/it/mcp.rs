@@ -424,3 +424,51 @@ fn oauth_tokens_live_in_the_sessions_file() {
     store.remove("docs").unwrap();
     assert_eq!(store.load("docs").unwrap(), None);
 }
+
+/// The agent's OAuth store and elicitation handler go to every server that
+/// names none of its own; a server's own are kept.
+#[test]
+fn the_agents_oauth_store_and_elicitation_reach_its_servers() {
+    use std::sync::Arc;
+    use zidane_mcp::oauth::{MemoryOAuthStore, OAuthStore};
+    use zidane_mcp::{ElicitationAnswer, ElicitationHandler, ElicitationRequest};
+    let http = |name: &str| {
+        McpServerConfig::new(
+            name,
+            zidane_mcp::McpTransportConfig::StreamableHttp {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: Default::default(),
+            },
+        )
+    };
+    let shared: Arc<dyn OAuthStore> = Arc::new(MemoryOAuthStore::default());
+    let own: Arc<dyn OAuthStore> = Arc::new(MemoryOAuthStore::default());
+    let answer: ElicitationHandler = Arc::new(|_: ElicitationRequest| {
+        Box::pin(async { ElicitationAnswer::Decline }) as zidane_provider::BoxFuture<'static, ElicitationAnswer>
+    });
+    let mut keeps = http("keeps");
+    keeps.oauth_store = Some(Arc::clone(&own));
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![http("plain"), keeps],
+        mcp_oauth_store: Some(Arc::clone(&shared)),
+        mcp_elicitation: Some(Arc::clone(&answer)),
+        ..options(&provider(vec![]))
+    })
+    .unwrap();
+    let servers = agent.mcp_servers();
+    assert!(Arc::ptr_eq(servers[0].oauth_store.as_ref().unwrap(), &shared));
+    assert!(Arc::ptr_eq(servers[1].oauth_store.as_ref().unwrap(), &own));
+    assert!(
+        servers
+            .iter()
+            .all(|s| s.elicitation.as_ref().is_some_and(|e| Arc::ptr_eq(e, &answer)))
+    );
+    // Without a store of its own, an agent keeps tokens in memory.
+    let bare = create_agent(AgentOptions {
+        mcp_servers: vec![http("plain")],
+        ..options(&provider(vec![]))
+    })
+    .unwrap();
+    assert!(bare.mcp_servers()[0].oauth_store.is_some());
+    assert!(bare.mcp_servers()[0].elicitation.is_none());
+}
