@@ -985,6 +985,18 @@ mod tests {
             Some("http://h/.well-known/oauth-protected-resource/mcp")
         );
         assert_eq!(Challenge::parse("Bearer"), Challenge::default());
+        // Malformed challenges give what they can, never a panic.
+        assert_eq!(
+            Challenge::parse("Bearer scope=\"unterminated").scope.as_deref(),
+            Some("unterminated")
+        );
+        assert_eq!(Challenge::parse("Basic realm").scope, None);
+        assert_eq!(
+            Challenge::parse("Bearer scope=a, error=insufficient_scope")
+                .error
+                .as_deref(),
+            Some("insufficient_scope")
+        );
         assert!(resource_matches("http://h:1/mcp", "http://h:1/mcp"));
         assert!(resource_matches("http://h:1", "http://h:1/mcp"));
         assert!(!resource_matches("https://evil.example.com/mcp", "http://h:1/mcp"));
