@@ -8,10 +8,16 @@
 //! - `conformance`: the official MCP conformance suite's client scenarios
 //!   against our client (`zidane-mcp`'s `conformance_client` example), with
 //!   Node 22 and the suite installed pinned into `target/conformance`;
+//! - `restate-server`: installs the Restate server (and `restatectl`) the
+//!   `zidane-restate` tests run, pinned from npm, into `target/restate`;
+//! - `restate-cluster`: three Restate servers on loopback with replication
+//!   2, several sessions running, `kill -9` of a partition leader (not part
+//!   of `ci`);
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cluster;
 mod codegen;
 mod tidy;
 
@@ -31,8 +37,10 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench(rest),
         ["mcp-servers"] => mcp_servers(),
         ["conformance"] => conformance(),
+        ["restate-server"] => restate_server(),
+        ["restate-cluster"] => restate_cluster(),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | conformance | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | conformance | restate-server | restate-cluster | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -84,6 +92,8 @@ fn ci() -> Result {
     codegen::run(&root(), true)?;
     println!("\n$ cargo xtask mcp-servers");
     mcp_servers()?;
+    println!("\n$ cargo xtask restate-server");
+    restate_server()?;
     run(
         cargo,
         &[
@@ -173,6 +183,37 @@ fn mcp_servers() -> Result {
         run("python3", &args, &[])?;
     }
     Ok(())
+}
+
+/// The Restate server and its cluster tool, pinned.
+const RESTATE: &[&str] = &["@restatedev/restate-server@1.7.12", "@restatedev/restatectl@1.7.12"];
+
+/// The installed server binary.
+fn restate_binary(name: &str) -> PathBuf {
+    root().join(format!(
+        "target/restate/node_modules/@restatedev/{name}-linux-x64/bin/{name}"
+    ))
+}
+
+fn restate_server() -> Result {
+    let dir = root().join("target/restate");
+    if restate_binary("restate-server").exists() && restate_binary("restatectl").exists() {
+        println!("restate-server: present in {}", dir.display());
+        return Ok(());
+    }
+    let dir_text = dir.display().to_string();
+    let mut args = vec![
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--prefix",
+        dir_text.as_str(),
+    ];
+    args.extend(RESTATE);
+    // The package's post-install script only reports a download; the
+    // binaries come in the platform packages.
+    run("npm", &args, &[("SCARF_ANALYTICS", "false")])
 }
 
 /// The conformance suite and the Node it needs (22 or later), pinned.
@@ -294,4 +335,8 @@ fn bench(args: &[&str]) -> Result {
         &["bench", "--workspace", "--all-features", "--locked", "--benches"],
         env,
     )
+}
+
+fn restate_cluster() -> Result {
+    cluster::run()
 }

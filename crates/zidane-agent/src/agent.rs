@@ -166,6 +166,7 @@ fn build(
         tool_state,
         #[cfg(feature = "sqlite")]
         durable,
+        replay_runtime,
         skills,
         read_state,
         tool_kill_message,
@@ -208,6 +209,10 @@ fn build(
     }
     hooks.validate(HOOK_SPECS)?;
     spawn.hooks.validate(HOOK_SPECS)?;
+    #[cfg(feature = "sqlite")]
+    if durable.is_some() && replay_runtime.is_some() {
+        return Err(AgentError::TwoRuntimes);
+    }
     // A durable agent's sessions live in its runtime's store.
     #[cfg(feature = "sqlite")]
     let store = match &durable {
@@ -287,6 +292,11 @@ fn build(
     }
     #[cfg(not(feature = "sqlite"))]
     let _ = explicit_tool_state;
+    if let Some(runtime) = replay_runtime {
+        config.runtime = runtime;
+        // A replayed call's writes come back with its step value.
+        config.tool_state_in_steps = true;
+    }
     if let Some(read_state) = read_state {
         config.read_state = read_state;
     }
@@ -905,10 +915,19 @@ impl Agent {
     /// and stays pending. Nothing is recorded as failed and the run stays
     /// resumable; its `run()` resolves with `suspended: true`. Without a
     /// checkpoint runtime the run stops the same way, but nothing can
-    /// resume it. Before the run started, it does not start. Resolves once
-    /// the run stopped; no-op when idle.
+    /// resume it. A run on a replay-mode runtime (`replay_runtime`) is
+    /// aborted instead: it continues when its engine runs the invocation
+    /// again. Before the run started, it does not start. Resolves once the
+    /// run stopped; no-op when idle.
     pub async fn suspend(&self, options: SuspendOptions) {
         if !self.is_running() {
+            return;
+        }
+        // A replay-mode run continues by running its invocation again: the
+        // engine replays it from its journal, so this one is only aborted.
+        if self.inner.looped.config().runtime.mode() == zidane_core::seams::DurableMode::Replay {
+            self.abort_with("suspended");
+            self.wait_for_idle().await;
             return;
         }
         self.inner.suspend_requested.store(true, Ordering::Release);

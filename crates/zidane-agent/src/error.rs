@@ -93,6 +93,9 @@ pub enum AgentError {
     /// `store` is not the durable runtime's store.
     #[error("`store` must be the durable runtime's store (or unset) when `durable` is set")]
     DurableStoreMismatch,
+    /// `durable` and `replay_runtime` were both set.
+    #[error("`durable` (a checkpoint runtime) and `replay_runtime` cannot both be set")]
+    TwoRuntimes,
     /// Another live process holds the session's lease.
     #[cfg(feature = "sqlite")]
     #[error(transparent)]

@@ -74,6 +74,13 @@ pub struct AgentOptions {
     /// is refused.
     #[cfg(feature = "sqlite")]
     pub durable: Option<crate::durable::DurableOptions>,
+    /// A replay-mode durable runtime (a durable-execution engine's, such as
+    /// `zidane-restate`'s): every model call, tool call and decision goes
+    /// through it, and a call's tool-state writes travel in its step value.
+    /// The engine re-runs a failed invocation, so `resume` does not apply;
+    /// the host also passes the runtime's `clock`, so ids repeat on replay.
+    /// Refused together with `durable`.
+    pub replay_runtime: Option<Arc<dyn zidane_core::seams::DurableRuntime>>,
     /// Skills the model can load (a `skill` tool and a catalog in the
     /// system prompt's dynamic half); `None`: skills are off.
     pub skills: Option<crate::skills::SkillsConfig>,

@@ -15,7 +15,8 @@
 //! - [`presets`]: the `basic` coding preset;
 //! - [`mcp`]: MCP servers as tools;
 //! - [`hooks`]: the typed async hook bus underneath;
-//! - [`runloop`]: the bare run loop, for hosts that need no agent.
+//! - [`runloop`]: the bare run loop, for hosts that need no agent;
+//! - `restate` (feature `restate`): agents as durable Restate services.
 //!
 //! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
 //!
@@ -275,6 +276,21 @@ pub mod otel {
     //! sub-agents), then `flush` before exiting. Payloads are attached only
     //! with `capture_payloads`, each through `tracing:redact`.
     pub use zidane_otel::{OtelError, OtelExporter, OtelOptions, REDACTION_FAILED, parse_traceparent};
+}
+
+#[cfg(feature = "restate")]
+pub mod restate {
+    //! The `zidane/restate` entry point: agents as durable Restate services
+    //! (replay mode). [`ReplayRuntime`] journals every step of a run as a
+    //! `ctx.run` entry of the invocation; [`ZidaneAgent`] is the agent as a
+    //! Virtual Object keyed by session id; [`ReplayTracker`] fires
+    //! `replay:done` when an invocation goes live; [`serve`] is the endpoint
+    //! a Restate server registers.
+    pub use zidane_restate::{
+        AbortRequest, AgentFactory, CancelToolRequest, Control, Delivery, ENTRY_NAME, JournalCounts, JournalError,
+        MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock, ReplayRuntime, ReplayTracker, RunRequest, RunResponse,
+        TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent, endpoint, serve, service_options, turn_key,
+    };
 }
 
 #[cfg(feature = "sqlite")]

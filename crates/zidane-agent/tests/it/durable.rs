@@ -1024,3 +1024,16 @@ async fn the_heartbeat_keeps_a_live_holders_lease_past_its_lifetime() {
         Err(AgentError::RunLeaseHeld(_))
     ));
 }
+
+/// A checkpoint runtime and a replay runtime cannot both run an agent's
+/// steps: asking for both is refused, not resolved by one silently winning.
+#[tokio::test]
+async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir.path().join("sessions.db"));
+    let p = provider(vec![]);
+    let mut options = durable_options(&p, &rt, dir.path().join("log"), false);
+    options.replay_runtime = Some(Arc::new(zidane_core::seams::MemoryRuntime));
+    let refused = zidane_agent::create_agent(options).err();
+    assert!(matches!(refused, Some(zidane_agent::AgentError::TwoRuntimes)), "{refused:?}");
+}

@@ -7125,7 +7125,7 @@ pub static CATALOGUE: &[HookInfo] = &[
         rust_type: "ReplayDone",
         emitter: Emitter::Adapter,
         mutable: false,
-        emitted: false,
+        emitted: true,
         summary: "A durable replay caught up with its journal and went live.",
         spec: HookSpec::of::<ReplayDone>(),
     },

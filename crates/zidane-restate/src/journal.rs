@@ -1,0 +1,721 @@
+//! The replay-mode durable runtime: every step of a run becomes an entry of
+//! the Restate invocation's journal, written by one driver that owns the
+//! handler's context.
+//!
+//! A tool batch runs its calls concurrently, so the order in which steps
+//! reach the journal is not fixed from one attempt to the next. The journal
+//! is therefore read as a sequence of self-describing entries (each names
+//! its step) rather than matched position by position: on a replay, the
+//! driver reads entries until it finds the one a step asks for, keeping the
+//! others for the steps that will ask next, and the first entry that is not
+//! in the journal is where the invocation goes live. Every entry is a
+//! `ctx.run` under one name, [`ENTRY_NAME`], because Restate compares a
+//! replayed entry's name with the one the handler asks for, and a reader
+//! that does not know which step comes next cannot name it. Writes to the
+//! object's K/V state follow the entry that carries their value, so a
+//! replay issues the same writes at the same places.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use restate_sdk::context::{ContextSideEffects, ContextWriteState, ObjectContext, RunFuture};
+use restate_sdk::serde::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use zidane_core::events::{ReplayDone, SharedError, ToolStateOp};
+use zidane_core::seams::{
+    Durability, DurableMode, DurableRuntime, Step, StepError, StepKey, StepKind, StepValue, ToolStep, ToolStepOutcome,
+};
+use zidane_core::tool::apply_ops;
+use zidane_hooks::HookBus;
+use zidane_loop::Clock;
+use zidane_loop::pairing::RESUMED_INTERRUPTED_MESSAGE;
+use zidane_provider::{BoxFuture, SessionTurn};
+
+/// The name of every journal entry the runtime writes.
+pub const ENTRY_NAME: &str = "zidane";
+
+/// The K/V key of the number of turns a session holds.
+pub const TURN_COUNT_KEY: &str = "turns";
+
+/// The K/V key of a session's committed tool state.
+pub const TOOL_STATE_KEY: &str = "tool-state";
+
+/// The K/V key of the session's turn `index` (zero-padded, so keys sort in
+/// turn order).
+pub fn turn_key(index: usize) -> String {
+    format!("turn:{index:08}")
+}
+
+/// Why the journal could not take a step.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The invocation is being suspended: it writes nothing more and runs
+    /// again from its journal.
+    #[error("the invocation is suspended; Restate runs it again from its journal")]
+    Suspended,
+    /// The driver stopped (the handler ended or lost its Restate
+    /// connection).
+    #[error("the invocation's journal is closed")]
+    Closed,
+    /// Restate refused an entry.
+    #[error("the journal refused an entry: {0}")]
+    Refused(String),
+}
+
+/// A step's identity in an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Key {
+    run: String,
+    turn: u32,
+    kind: String,
+    name: String,
+}
+
+impl From<&StepKey> for Key {
+    fn from(key: &StepKey) -> Self {
+        Key {
+            run: key.run_id.clone(),
+            turn: key.turn,
+            kind: key.kind.as_str().to_owned(),
+            name: key.name.clone(),
+        }
+    }
+}
+
+/// A message for a running invocation, delivered by the object's shared
+/// handlers and journaled, so a replay hands the run the same messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Control {
+    /// `Agent::steer`.
+    Steer {
+        /// The message.
+        text: String,
+    },
+    /// `Agent::follow_up`.
+    FollowUp {
+        /// The message.
+        text: String,
+    },
+    /// `Agent::abort_with`.
+    Abort {
+        /// Why.
+        reason: Option<String>,
+    },
+    /// `Agent::cancel_tool`.
+    #[serde(rename_all = "camelCase")]
+    CancelTool {
+        /// The call.
+        call_id: String,
+        /// Why.
+        reason: Option<String>,
+    },
+}
+
+/// One journal entry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "entry", rename_all = "camelCase")]
+enum Entry {
+    /// An unsafe tool call is about to run (its dispatch marker).
+    Begin { key: Key },
+    /// A step finished with `value`.
+    Done { key: Key, value: Box<StepValue> },
+    /// An unsafe call whose earlier attempt died while running it.
+    Interrupted { key: Key },
+    /// Turns written to the session, from index `from` (`replace`: the
+    /// session's turns are these).
+    Turns {
+        from: usize,
+        turns: Vec<SessionTurn>,
+        #[serde(default)]
+        replace: bool,
+    },
+    /// A control message handed to the run.
+    Control { control: Control },
+    /// The K/V writes before it reached Restate (the SDK sends a write with
+    /// the next entry, and a run's turns should be readable while it waits
+    /// for the model).
+    Stored,
+}
+
+/// What the journal says about a step about to run.
+enum Begun {
+    /// An earlier attempt finished it.
+    Recorded(Box<StepValue>),
+    /// Run it.
+    Live,
+    /// An earlier attempt died in this unsafe call.
+    Interrupted,
+}
+
+type Reply<T> = oneshot::Sender<Result<T, JournalError>>;
+
+enum Request {
+    Begin {
+        key: Key,
+        unsafe_call: bool,
+        reply: Reply<Begun>,
+    },
+    Done {
+        key: Key,
+        value: Box<StepValue>,
+        reply: Reply<()>,
+    },
+    Append {
+        turns: Vec<SessionTurn>,
+        reply: Reply<()>,
+    },
+    Replace {
+        turns: Vec<SessionTurn>,
+        reply: Reply<()>,
+    },
+}
+
+/// Fires `replay:done` once per invocation, when the first step that is not
+/// in the journal goes live (never when the journal replays to the end).
+#[derive(Clone)]
+pub struct ReplayTracker {
+    hooks: HookBus,
+    fired: Arc<AtomicBool>,
+}
+
+impl ReplayTracker {
+    /// A tracker that emits on `hooks`.
+    pub fn new(hooks: HookBus) -> Self {
+        ReplayTracker {
+            hooks,
+            fired: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The invocation went live: the first call emits `replay:done`.
+    pub async fn live(&self) {
+        if self.fired.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Err(e) = self.hooks.emit(&mut ReplayDone::new()).await {
+            tracing::warn!(target: "zidane", "replay:done handler failed: {e}");
+        }
+    }
+
+    /// Whether `replay:done` fired.
+    pub fn went_live(&self) -> bool {
+        self.fired.load(Ordering::Acquire)
+    }
+}
+
+/// The runtime an agent runs on inside a Restate handler: each step asks
+/// the invocation's driver, which answers it from the journal or lets it
+/// run and journals its value.
+pub struct ReplayRuntime {
+    requests: mpsc::UnboundedSender<Request>,
+}
+
+impl std::fmt::Debug for ReplayRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayRuntime").finish_non_exhaustive()
+    }
+}
+
+impl ReplayRuntime {
+    async fn ask<T>(&self, request: impl FnOnce(Reply<T>) -> Request) -> Result<T, JournalError> {
+        let (reply, answer) = oneshot::channel();
+        self.requests.send(request(reply)).map_err(|_| JournalError::Closed)?;
+        answer.await.map_err(|_| JournalError::Closed)?
+    }
+
+    pub(crate) async fn append(&self, turns: Vec<SessionTurn>) -> Result<(), JournalError> {
+        self.ask(|reply| Request::Append { turns, reply }).await
+    }
+
+    pub(crate) async fn replace(&self, turns: Vec<SessionTurn>) -> Result<(), JournalError> {
+        self.ask(|reply| Request::Replace { turns, reply }).await
+    }
+}
+
+fn shared(error: JournalError) -> SharedError {
+    Arc::new(error)
+}
+
+impl DurableRuntime for ReplayRuntime {
+    fn mode(&self) -> DurableMode {
+        DurableMode::Replay
+    }
+
+    fn step<'a>(
+        &'a self,
+        step: Step,
+        work: BoxFuture<'a, Result<StepValue, SharedError>>,
+    ) -> BoxFuture<'a, Result<StepValue, StepError>> {
+        Box::pin(async move {
+            let key = Key::from(&step.key);
+            let unsafe_call = step.key.kind == StepKind::ToolCall && step.durability == Durability::Unsafe;
+            let begun = self
+                .ask(|reply| Request::Begin {
+                    key: key.clone(),
+                    unsafe_call,
+                    reply,
+                })
+                .await
+                .map_err(|e| StepError::Work(shared(e)))?;
+            match begun {
+                Begun::Recorded(value) => Ok(*value),
+                Begun::Interrupted => Ok(StepValue::Tool(ToolStep {
+                    outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
+                    state: Vec::new(),
+                    resume_state: serde_json::Map::new(),
+                })),
+                Begun::Live => {
+                    let value = work.await.map_err(StepError::Work)?;
+                    // A value the journal did not take stops the run: going
+                    // on would run steps a retry cannot find.
+                    self.ask(|reply| Request::Done {
+                        key,
+                        value: Box::new(value.clone()),
+                        reply,
+                    })
+                    .await
+                    .map_err(|e| StepError::Work(shared(e)))?;
+                    Ok(value)
+                }
+            }
+        })
+    }
+}
+
+/// Ids that repeat on every attempt of one invocation (derived from its
+/// id), and the wall clock for times. Step keys carry the run id, so a
+/// replay must mint the same ids in the same order.
+#[derive(Debug)]
+pub struct ReplayClock {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl ReplayClock {
+    /// Ids `{invocation_id}-{n}`.
+    pub fn new(invocation_id: &str) -> Self {
+        ReplayClock {
+            prefix: invocation_id.to_owned(),
+            next: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Clock for ReplayClock {
+    fn now_ms(&self) -> u64 {
+        zidane_loop::SystemClock::default().now_ms()
+    }
+
+    fn id(&self) -> String {
+        format!("{}-{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    fn jitter(&self) -> f64 {
+        0.5
+    }
+}
+
+/// What the object hands the driver at the start of an invocation.
+pub(crate) struct Start {
+    /// Turns the session held (read from K/V state).
+    pub turns: usize,
+    /// The committed tool state.
+    pub tool_state: BTreeMap<String, Value>,
+}
+
+/// Applies journaled control messages to the run.
+pub(crate) type ApplyControl = Arc<dyn Fn(&Control) + Send + Sync>;
+
+/// The single writer of an invocation's journal.
+pub(crate) struct Driver {
+    requests: mpsc::UnboundedReceiver<Request>,
+    controls: mpsc::UnboundedReceiver<Control>,
+    suspend: tokio::sync::watch::Receiver<bool>,
+    apply: Option<ApplyControl>,
+    tracker: Option<ReplayTracker>,
+    live: bool,
+    done: HashMap<Key, StepValue>,
+    begun: HashSet<Key>,
+    /// Turns the K/V state holds (as far as the journal read so far says).
+    stored_turns: usize,
+    /// Turns the run has handed over so far.
+    handed_turns: usize,
+    replaces_read: usize,
+    replaces_asked: usize,
+    tool_state: BTreeMap<String, Value>,
+    pending_controls: Vec<Control>,
+    suspended: bool,
+    /// Entries read back and written, for the run's report.
+    pub(crate) replayed: u64,
+    pub(crate) written: u64,
+}
+
+/// The entry as a replay reads it: a `Turns` entry goes through its JSON
+/// once, so the K/V writes made from it carry the same bytes on every
+/// attempt.
+fn settled(entry: Entry) -> Entry {
+    if !matches!(entry, Entry::Turns { .. }) {
+        return entry;
+    }
+    match serde_json::to_vec(&entry).and_then(|bytes| serde_json::from_slice(&bytes)) {
+        Ok(read) => read,
+        Err(_) => entry,
+    }
+}
+
+/// The sending halves the object keeps.
+pub(crate) struct DriverHandles {
+    pub runtime: Arc<ReplayRuntime>,
+    pub controls: mpsc::UnboundedSender<Control>,
+    pub suspend: tokio::sync::watch::Sender<bool>,
+}
+
+impl Driver {
+    pub(crate) fn new(start: Start) -> (Driver, DriverHandles) {
+        let (requests_tx, requests) = mpsc::unbounded_channel();
+        let (controls_tx, controls) = mpsc::unbounded_channel();
+        let (suspend_tx, suspend) = tokio::sync::watch::channel(false);
+        let driver = Driver {
+            requests,
+            controls,
+            suspend,
+            apply: None,
+            tracker: None,
+            live: false,
+            done: HashMap::new(),
+            begun: HashSet::new(),
+            stored_turns: start.turns,
+            handed_turns: start.turns,
+            replaces_read: 0,
+            replaces_asked: 0,
+            tool_state: start.tool_state,
+            pending_controls: Vec::new(),
+            suspended: false,
+            replayed: 0,
+            written: 0,
+        };
+        let handles = DriverHandles {
+            runtime: Arc::new(ReplayRuntime { requests: requests_tx }),
+            controls: controls_tx,
+            suspend: suspend_tx,
+        };
+        (driver, handles)
+    }
+
+    /// Where `replay:done` goes and how control messages reach the run
+    /// (the agent, which is made with this driver's runtime).
+    pub(crate) fn attach(&mut self, tracker: ReplayTracker, apply: ApplyControl) {
+        self.tracker = Some(tracker);
+        self.apply = Some(apply);
+    }
+
+    /// Whether a suspend stopped the invocation.
+    pub(crate) fn suspended(&self) -> bool {
+        self.suspended
+    }
+
+    /// Serves requests until `finished` resolves (the run ended), then
+    /// answers what is left in the queue.
+    pub(crate) async fn drive(&mut self, ctx: &ObjectContext<'_>, finished: impl std::future::Future<Output = ()>) {
+        let mut finished = std::pin::pin!(finished);
+        let mut controls_open = true;
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut finished => break,
+                control = self.controls.recv(), if controls_open => match control {
+                    Some(control) => self.control(ctx, control).await,
+                    None => controls_open = false,
+                },
+                request = self.requests.recv() => match request {
+                    Some(request) => self.serve(ctx, request).await,
+                    None => break,
+                },
+            }
+        }
+        while let Ok(request) = self.requests.try_recv() {
+            self.serve(ctx, request).await;
+        }
+        self.check_suspended();
+    }
+
+    /// Whether a suspend came: from then on nothing is written.
+    fn check_suspended(&mut self) -> bool {
+        if *self.suspend.borrow() {
+            self.suspended = true;
+        }
+        self.suspended
+    }
+
+    async fn serve(&mut self, ctx: &ObjectContext<'_>, request: Request) {
+        if self.check_suspended() {
+            match request {
+                Request::Begin { reply, .. } => {
+                    let _ = reply.send(Err(JournalError::Suspended));
+                }
+                Request::Done { reply, .. } | Request::Append { reply, .. } | Request::Replace { reply, .. } => {
+                    let _ = reply.send(Err(JournalError::Suspended));
+                }
+            }
+            return;
+        }
+        match request {
+            Request::Begin {
+                key,
+                unsafe_call,
+                reply,
+            } => {
+                let answer = self.begin(ctx, key, unsafe_call).await;
+                let _ = reply.send(answer);
+            }
+            Request::Done { key, value, reply } => {
+                let answer = self.write(ctx, Entry::Done { key, value }).await;
+                let _ = reply.send(answer);
+            }
+            Request::Append { turns, reply } => {
+                let answer = self.append(ctx, turns).await;
+                let _ = reply.send(answer);
+            }
+            Request::Replace { turns, reply } => {
+                let answer = self.replace(ctx, turns).await;
+                let _ = reply.send(answer);
+            }
+        }
+    }
+
+    /// A control message: journaled, then handed to the run. One that
+    /// arrives while the invocation replays waits until it goes live (an
+    /// entry cannot be written before the journal's end).
+    async fn control(&mut self, ctx: &ObjectContext<'_>, control: Control) {
+        if self.check_suspended() {
+            return;
+        }
+        if !self.live {
+            self.pending_controls.push(control);
+            return;
+        }
+        if self.write(ctx, Entry::Control { control }).await.is_err() {
+            tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
+        }
+    }
+
+    async fn begin(&mut self, ctx: &ObjectContext<'_>, key: Key, unsafe_call: bool) -> Result<Begun, JournalError> {
+        loop {
+            if let Some(value) = self.done.get(&key) {
+                return Ok(Begun::Recorded(Box::new(value.clone())));
+            }
+            let interrupted = unsafe_call && self.begun.contains(&key);
+            if self.live {
+                if interrupted {
+                    self.write(ctx, Entry::Interrupted { key }).await?;
+                    return Ok(Begun::Interrupted);
+                }
+                if unsafe_call {
+                    self.write(ctx, Entry::Begin { key }).await?;
+                }
+                return Ok(Begun::Live);
+            }
+            // When the journal has no more, the probe's own entry is the
+            // step's: the interrupted report, or the dispatch marker (which
+            // a safe step does not need, and a later replay ignores).
+            let live_entry = if interrupted {
+                Entry::Interrupted { key: key.clone() }
+            } else {
+                Entry::Begin { key: key.clone() }
+            };
+            if self.probe(ctx, live_entry).await? {
+                return Ok(if interrupted { Begun::Interrupted } else { Begun::Live });
+            }
+        }
+    }
+
+    async fn append(&mut self, ctx: &ObjectContext<'_>, turns: Vec<SessionTurn>) -> Result<(), JournalError> {
+        let from = self.handed_turns;
+        let end = from + turns.len();
+        loop {
+            if self.stored_turns >= end {
+                self.handed_turns = end;
+                return Ok(());
+            }
+            let skip = self.stored_turns.saturating_sub(from);
+            let entry = Entry::Turns {
+                from: from + skip,
+                turns: turns[skip..].to_vec(),
+                replace: false,
+            };
+            if self.live {
+                self.write(ctx, entry).await?;
+            } else if !self.probe(ctx, entry).await? {
+                continue;
+            }
+            self.handed_turns = end;
+            return Ok(());
+        }
+    }
+
+    async fn replace(&mut self, ctx: &ObjectContext<'_>, turns: Vec<SessionTurn>) -> Result<(), JournalError> {
+        self.replaces_asked += 1;
+        let len = turns.len();
+        loop {
+            if self.replaces_read >= self.replaces_asked {
+                self.handed_turns = len;
+                return Ok(());
+            }
+            let entry = Entry::Turns {
+                from: 0,
+                turns: turns.clone(),
+                replace: true,
+            };
+            if self.live {
+                self.write(ctx, entry).await?;
+            } else if !self.probe(ctx, entry).await? {
+                continue;
+            }
+            self.handed_turns = len;
+            return Ok(());
+        }
+    }
+
+    /// Asks the journal for its next entry with `live_entry` as the closure:
+    /// a replayed entry is applied (`Ok(false)`); when the journal has no
+    /// more, `live_entry` is written and applied and the invocation is live
+    /// (`Ok(true)`).
+    async fn probe(&mut self, ctx: &ObjectContext<'_>, live_entry: Entry) -> Result<bool, JournalError> {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        let entry = live_entry;
+        let read = ctx
+            .run(move || async move {
+                flag.store(true, Ordering::Release);
+                Ok(Json(entry))
+            })
+            .name(ENTRY_NAME)
+            .await
+            .map_err(|e| JournalError::Refused(e.to_string()))?
+            .into_inner();
+        let went_live = ran.load(Ordering::Acquire);
+        if went_live {
+            self.written += 1;
+            self.go_live(ctx).await;
+        } else {
+            self.replayed += 1;
+        }
+        let wrote_state = went_live && matches!(read, Entry::Turns { .. });
+        self.apply(ctx, settled(read));
+        if wrote_state {
+            self.stored(ctx).await?;
+        }
+        if went_live {
+            self.flush_controls(ctx).await;
+        }
+        Ok(went_live)
+    }
+
+    async fn go_live(&mut self, _ctx: &ObjectContext<'_>) {
+        if !self.live {
+            self.live = true;
+            if let Some(tracker) = &self.tracker {
+                tracker.live().await;
+            }
+        }
+    }
+
+    async fn flush_controls(&mut self, ctx: &ObjectContext<'_>) {
+        for control in std::mem::take(&mut self.pending_controls) {
+            if self.write(ctx, Entry::Control { control }).await.is_err() {
+                tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
+            }
+        }
+    }
+
+    /// Writes `entry` (live only) and applies it.
+    async fn write(&mut self, ctx: &ObjectContext<'_>, entry: Entry) -> Result<(), JournalError> {
+        debug_assert!(
+            self.live,
+            "entries are written only once the journal is read to its end"
+        );
+        let written = ctx
+            .run(move || async move { Ok(Json(entry)) })
+            .name(ENTRY_NAME)
+            .await
+            .map_err(|e| JournalError::Refused(e.to_string()))?
+            .into_inner();
+        self.written += 1;
+        let wrote_state = matches!(written, Entry::Turns { .. });
+        self.apply(ctx, settled(written));
+        if wrote_state {
+            self.stored(ctx).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the K/V writes made so far, with a `Stored` entry.
+    async fn stored(&mut self, ctx: &ObjectContext<'_>) -> Result<(), JournalError> {
+        ctx.run(|| async { Ok(Json(Entry::Stored)) })
+            .name(ENTRY_NAME)
+            .await
+            .map_err(|e| JournalError::Refused(e.to_string()))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Applies an entry to what the driver knows, and issues the K/V writes
+    /// it carries (the same on every attempt: they are made from the entry).
+    fn apply(&mut self, ctx: &ObjectContext<'_>, entry: Entry) {
+        match entry {
+            Entry::Begin { key } => {
+                self.begun.insert(key);
+            }
+            Entry::Interrupted { key } => {
+                self.begun.remove(&key);
+                self.done.insert(
+                    key,
+                    StepValue::Tool(ToolStep {
+                        outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
+                        state: Vec::new(),
+                        resume_state: serde_json::Map::new(),
+                    }),
+                );
+            }
+            Entry::Done { key, value } => {
+                self.begun.remove(&key);
+                if let StepValue::Tool(ToolStep { state, .. }) = &*value
+                    && !state.is_empty()
+                {
+                    self.commit_tool_state(ctx, state);
+                }
+                self.done.insert(key, *value);
+            }
+            Entry::Turns { from, turns, replace } => {
+                if replace {
+                    self.replaces_read += 1;
+                }
+                for (i, turn) in turns.iter().enumerate() {
+                    ctx.set(&turn_key(from + i), Json(turn.clone()));
+                }
+                let end = from + turns.len();
+                ctx.set(TURN_COUNT_KEY, end as u64);
+                self.stored_turns = if replace { end } else { self.stored_turns.max(end) };
+            }
+            // Handed to the run when written, and again on each replay
+            // (each attempt's run is a new one).
+            Entry::Control { control } => {
+                if let Some(apply) = &self.apply {
+                    apply(&control);
+                }
+            }
+            Entry::Stored => {}
+        }
+    }
+
+    fn commit_tool_state(&mut self, ctx: &ObjectContext<'_>, ops: &[ToolStateOp]) {
+        apply_ops(&mut self.tool_state, ops);
+        ctx.set(TOOL_STATE_KEY, Json(self.tool_state.clone()));
+    }
+}

@@ -1,0 +1,199 @@
+//! `zidane-restate`: serves the `ZidaneAgent` Virtual Object over HTTP/2
+//! for a Restate server to register as a deployment. Each session's agent
+//! has the basic coding tools in a folder of its own under `--workspace`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use zidane_agent::AgentOptions;
+use zidane_loop::Behavior;
+use zidane_provider::{AnthropicConfig, AnthropicProvider, OpenAiConfig, OpenAiProvider, Provider};
+use zidane_restate::ZidaneAgent;
+
+const USAGE: &str = "\
+zidane-restate: zidane agents as a Restate service (Virtual Object `ZidaneAgent`, keyed by session id)
+
+Usage: zidane-restate [OPTIONS]
+
+Options:
+  --bind ADDR         where the endpoint listens (default 127.0.0.1:9080)
+  --provider NAME     anthropic (ANTHROPIC_API_KEY) or openai (OPENAI_API_KEY); default: whichever key is set
+  --base-url URL      the provider's base URL
+  --model MODEL       the model
+  --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
+  --max-turns N       a turn cap for every run (a run's request may lower it)
+  -h, --help          this text
+
+Register it with a Restate server (`restate deployments register http://ADDR`), then start runs at
+the ingress: POST /ZidaneAgent/<session>/run {\"prompt\": \"...\"}.";
+
+struct Args {
+    bind: SocketAddr,
+    provider: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    workspace: Option<PathBuf>,
+    max_turns: Option<u32>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = Args {
+        bind: SocketAddr::from(([127, 0, 0, 1], 9080)),
+        provider: None,
+        base_url: None,
+        model: None,
+        workspace: None,
+        max_turns: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "-h" || flag == "--help" {
+            return Err(String::new());
+        }
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--bind" => {
+                let v = value()?;
+                args.bind = v
+                    .parse()
+                    .map_err(|_| format!("--bind: `{v}` is not an address like 127.0.0.1:9080"))?;
+            }
+            "--provider" => args.provider = Some(value()?),
+            "--base-url" => args.base_url = Some(value()?),
+            "--model" => args.model = Some(value()?),
+            "--workspace" => args.workspace = Some(PathBuf::from(value()?)),
+            "--max-turns" => {
+                let v = value()?;
+                args.max_turns = Some(v.parse().map_err(|_| format!("--max-turns: `{v}` is not a number"))?);
+            }
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    Ok(args)
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn provider(args: &Args) -> Result<Arc<dyn Provider>, String> {
+    let kind = match args.provider.as_deref() {
+        Some(kind) => kind.to_owned(),
+        None if env("ANTHROPIC_API_KEY").is_some() => "anthropic".to_owned(),
+        None if env("OPENAI_API_KEY").is_some() => "openai".to_owned(),
+        None => return Err("no provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY".to_owned()),
+    };
+    match kind.as_str() {
+        "anthropic" => {
+            let mut config =
+                AnthropicConfig::from_env().map_err(|_| "--provider anthropic needs ANTHROPIC_API_KEY".to_owned())?;
+            if let Some(url) = &args.base_url {
+                let root = url.trim_end_matches('/');
+                config = config.with_base_url(root.strip_suffix("/v1").unwrap_or(root).to_owned());
+            }
+            if let Some(model) = &args.model {
+                config = config.with_model(model.clone());
+            }
+            AnthropicProvider::new(config)
+                .map(|p| Arc::new(p) as Arc<dyn Provider>)
+                .map_err(|e| e.to_string())
+        }
+        "openai" => {
+            let key = env("OPENAI_API_KEY").ok_or_else(|| "--provider openai needs OPENAI_API_KEY".to_owned())?;
+            let mut config = OpenAiConfig::openai(key);
+            if let Some(url) = &args.base_url {
+                config = config.with_base_url(url.clone());
+            }
+            if let Some(model) = &args.model {
+                config = config.with_model(model.clone());
+            }
+            OpenAiProvider::new(config)
+                .map(|p| Arc::new(p) as Arc<dyn Provider>)
+                .map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown provider `{other}` (anthropic or openai)")),
+    }
+}
+
+/// A session's folder: its id made safe as one path component.
+fn session_folder(root: &std::path::Path, session: &str) -> PathBuf {
+    let safe: String = session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "_".to_owned()
+    } else {
+        safe
+    };
+    root.join(safe)
+}
+
+#[allow(clippy::print_stderr)] // the program's own messages
+fn fail(message: &str) -> ExitCode {
+    if message.is_empty() {
+        eprintln!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("zidane-restate: {message}");
+    ExitCode::from(2)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(args) => args,
+        Err(message) => return fail(&message),
+    };
+    let provider = match provider(&args) {
+        Ok(p) => p,
+        Err(message) => return fail(&message),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => return fail(&format!("the current folder cannot be read: {e}")),
+    };
+    let workspace = args.workspace.clone();
+    let max_turns = args.max_turns;
+    let object = ZidaneAgent::new(move |session: &str| {
+        let root = match &workspace {
+            Some(root) => {
+                let folder = session_folder(root, session);
+                std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+                folder
+            }
+            None => cwd.clone(),
+        };
+        let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(&root));
+        Ok(AgentOptions {
+            provider: vec![Arc::clone(&provider)],
+            name: Some("zidane".into()),
+            system: Some(preset.system),
+            tools: preset.tools,
+            execution: Some(preset.execution),
+            max_tokens: Some(zidane_provider::anthropic::DEFAULT_MAX_TOKENS),
+            behavior: Behavior {
+                max_turns,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    });
+    let listener = match tokio::net::TcpListener::bind(args.bind).await {
+        Ok(l) => l,
+        Err(e) => return fail(&format!("cannot listen on {}: {e}", args.bind)),
+    };
+    zidane_restate::serve(object, listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
+    ExitCode::SUCCESS
+}

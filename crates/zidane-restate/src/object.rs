@@ -1,0 +1,447 @@
+//! The agent as a Restate Virtual Object keyed by session id.
+//!
+//! `run` is exclusive: Restate runs one invocation per key at a time, so
+//! runs of one session queue behind each other and no lease is needed. The
+//! other handlers are shared and run beside it: `turns` and `toolState`
+//! read the session from K/V state, and `steer`, `followUp`, `abort`, `cancelTool` and
+//! `suspend` hand a message to the run in flight.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use restate_sdk::context::{ContextReadState, ObjectContext, SharedObjectContext};
+use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
+use restate_sdk::serde::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use zidane_agent::{
+    Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, Session, SessionInfo, SessionRun, SessionStore,
+    StoreError, create_agent,
+};
+use zidane_core::events::{AgentStats, ToolStateOp};
+use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
+use zidane_provider::{BoxFuture, ContentBlock, Role, SessionTurn};
+
+use crate::journal::{
+    Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Start, TOOL_STATE_KEY, TURN_COUNT_KEY,
+    turn_key,
+};
+
+/// Builds the options of a session's agent (provider, model, tools,
+/// hooks); the object fills in the runtime, clock, session and store.
+pub type AgentFactory = Arc<dyn Fn(&str) -> Result<AgentOptions, String> + Send + Sync>;
+
+/// What `run` takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRequest {
+    /// The prompt.
+    pub prompt: String,
+    /// A system prompt for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// A turn cap for this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+}
+
+/// What `run` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResponse {
+    /// The final assistant turn's text.
+    pub text: String,
+    /// The run's statistics.
+    pub stats: AgentStats,
+    /// Journal entries this attempt read back, and wrote.
+    pub journal: JournalCounts,
+}
+
+/// How much of an attempt came from the journal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalCounts {
+    /// Entries read back from earlier attempts.
+    pub replayed: u64,
+    /// Entries this attempt wrote.
+    pub written: u64,
+}
+
+/// A message for the run in flight (`steer`, `followUp`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageRequest {
+    /// The message.
+    pub text: String,
+}
+
+/// `abort`'s and `suspend`'s input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortRequest {
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `cancelTool`'s input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelToolRequest {
+    /// The call.
+    pub call_id: String,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Whether a message reached a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    /// `false`: no run of this session is in flight in this process.
+    pub delivered: bool,
+}
+
+/// A run in flight, as the shared handlers reach it.
+struct Running {
+    controls: mpsc::UnboundedSender<Control>,
+    suspend: watch::Sender<bool>,
+    agent: Arc<Agent>,
+}
+
+/// The Virtual Object `ZidaneAgent`: one per session id.
+pub struct ZidaneAgent {
+    factory: AgentFactory,
+    running: Arc<Mutex<HashMap<String, Running>>>,
+}
+
+impl ZidaneAgent {
+    /// An object whose agents `factory` configures.
+    pub fn new(factory: impl Fn(&str) -> Result<AgentOptions, String> + Send + Sync + 'static) -> Self {
+        ZidaneAgent {
+            factory: Arc::new(factory),
+            running: Arc::default(),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn deliver(&self, key: &str, control: Control) -> Json<Delivery> {
+        let delivered = self
+            .running()
+            .get(key)
+            .is_some_and(|running| running.controls.send(control).is_ok());
+        Json(Delivery { delivered })
+    }
+}
+
+/// An error a retry may get past (the journal or the connection to
+/// Restate), or one it would only repeat (a configuration or provider
+/// failure the run already retried), which ends the invocation.
+fn failure(error: zidane_agent::AgentError) -> HandlerError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(e) = source {
+        if e.downcast_ref::<JournalError>().is_some() {
+            return HandlerError::from(error.to_string());
+        }
+        source = e.source();
+    }
+    TerminalError::new(error.to_string()).into()
+}
+
+fn last_text(turns: &[SessionTurn]) -> String {
+    turns
+        .iter()
+        .rev()
+        .find(|t| t.role == Role::Assistant)
+        .map(|t| {
+            t.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default()
+}
+
+#[restate_sdk::object]
+impl ZidaneAgent {
+    /// Runs the agent on the session's turns, each step journaled.
+    #[handler]
+    async fn run(&self, ctx: ObjectContext<'_>, request: Json<RunRequest>) -> HandlerResult<Json<RunResponse>> {
+        let request = request.into_inner();
+        let key = ctx.key().to_owned();
+        // The session as the K/V state holds it; these reads are the same
+        // journal entries on every attempt.
+        let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
+        let mut turns = Vec::with_capacity(count);
+        for i in 0..count {
+            if let Some(turn) = ctx.get::<Json<SessionTurn>>(&turn_key(i)).await? {
+                turns.push(turn.into_inner());
+            }
+        }
+        let tool_state = ctx
+            .get::<Json<BTreeMap<String, Value>>>(TOOL_STATE_KEY)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+
+        let (mut driver, handles) = Driver::new(Start {
+            turns: turns.len(),
+            tool_state: tool_state.clone(),
+        });
+        let mut options = (self.factory)(&key).map_err(TerminalError::new)?;
+        options.replay_runtime = Some(Arc::clone(&handles.runtime) as Arc<dyn zidane_core::seams::DurableRuntime>);
+        options.clock = Some(Arc::new(ReplayClock::new(ctx.invocation_id())));
+        options.session = None;
+        options.session_id = Some(key.clone());
+        options.store = Some(Arc::new(JournalStore {
+            runtime: Arc::clone(&handles.runtime),
+            session: Session {
+                id: key.clone(),
+                turns,
+                ..Default::default()
+            },
+            tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
+        }));
+        options.tool_state = None;
+        let agent = Arc::new(create_agent(options).map_err(|e| TerminalError::new(e.to_string()))?);
+        let applied = Arc::clone(&agent);
+        driver.attach(
+            ReplayTracker::new(agent.hooks().clone()),
+            Arc::new(move |control: &Control| apply(&applied, control)),
+        );
+        self.running().insert(
+            key.clone(),
+            Running {
+                controls: handles.controls.clone(),
+                suspend: handles.suspend.clone(),
+                agent: Arc::clone(&agent),
+            },
+        );
+
+        let mut run_options = AgentRunOptions::prompt(request.prompt);
+        run_options.system = request.system;
+        if let Some(max) = request.max_turns {
+            run_options.behavior.max_turns = Some(Some(max));
+        }
+        let (finished_tx, finished_rx) = oneshot::channel::<()>();
+        let run = async {
+            let result = agent.run(run_options).await;
+            let _ = finished_tx.send(());
+            result
+        };
+        let drive = driver.drive(&ctx, async {
+            let _ = finished_rx.await;
+        });
+        let (result, ()) = tokio::join!(run, drive);
+        self.running().remove(&key);
+        let turns = agent.turns();
+        agent.destroy().await;
+        drop(handles);
+
+        if driver.suspended() {
+            // Restate runs the invocation again; it replays to here and goes on.
+            return Err(HandlerError::from(JournalError::Suspended.to_string()));
+        }
+        let stats = result.map_err(failure)?;
+        Ok(Json(RunResponse {
+            text: last_text(&turns),
+            stats,
+            journal: JournalCounts {
+                replayed: driver.replayed,
+                written: driver.written,
+            },
+        }))
+    }
+
+    /// The session's turns, also while a run is in flight (the turns it has
+    /// written so far).
+    #[handler]
+    async fn turns(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<SessionTurn>>> {
+        let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
+        let mut turns = Vec::with_capacity(count);
+        for i in 0..count {
+            if let Some(turn) = ctx.get::<Json<SessionTurn>>(&turn_key(i)).await? {
+                turns.push(turn.into_inner());
+            }
+        }
+        Ok(Json(turns))
+    }
+
+    /// The session's committed tool state.
+    #[handler(name = "toolState")]
+    async fn tool_state(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<BTreeMap<String, Value>>> {
+        let state = ctx
+            .get::<Json<BTreeMap<String, Value>>>(TOOL_STATE_KEY)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+        Ok(Json(state))
+    }
+
+    /// `Agent::steer` on the run in flight.
+    #[handler]
+    async fn steer(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        message: Json<MessageRequest>,
+    ) -> HandlerResult<Json<Delivery>> {
+        let text = message.into_inner().text;
+        Ok(self.deliver(ctx.key(), Control::Steer { text }))
+    }
+
+    /// `Agent::follow_up` on the run in flight.
+    #[handler(name = "followUp")]
+    async fn follow_up(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        message: Json<MessageRequest>,
+    ) -> HandlerResult<Json<Delivery>> {
+        let text = message.into_inner().text;
+        Ok(self.deliver(ctx.key(), Control::FollowUp { text }))
+    }
+
+    /// `Agent::abort_with` on the run in flight: it ends as aborted.
+    #[handler]
+    async fn abort(&self, ctx: SharedObjectContext<'_>, request: Json<AbortRequest>) -> HandlerResult<Json<Delivery>> {
+        let reason = request.into_inner().reason;
+        Ok(self.deliver(ctx.key(), Control::Abort { reason }))
+    }
+
+    /// `Agent::cancel_tool` on the run in flight.
+    #[handler(name = "cancelTool")]
+    async fn cancel_tool(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        request: Json<CancelToolRequest>,
+    ) -> HandlerResult<Json<Delivery>> {
+        let CancelToolRequest { call_id, reason } = request.into_inner();
+        Ok(self.deliver(ctx.key(), Control::CancelTool { call_id, reason }))
+    }
+
+    /// Stops the run in flight without a trace in its journal: the
+    /// invocation fails with a retryable error, and Restate runs it again
+    /// from its journal.
+    #[handler]
+    async fn suspend(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Delivery>> {
+        let agent = {
+            let running = self.running();
+            let Some(run) = running.get(ctx.key()) else {
+                return Ok(Json(Delivery { delivered: false }));
+            };
+            // The journal takes nothing more from this attempt, whatever
+            // the run does while it stops.
+            let _ = run.suspend.send(true);
+            Arc::clone(&run.agent)
+        };
+        // On a replay runtime, `Agent::suspend` aborts the run.
+        agent.suspend(zidane_agent::SuspendOptions::default()).await;
+        Ok(Json(Delivery { delivered: true }))
+    }
+}
+
+/// Hands a journaled control message to the run.
+fn apply(agent: &Agent, control: &Control) {
+    match control {
+        Control::Steer { text } => {
+            let _ = agent.steer(text.as_str(), QueuedMessageOptions::default());
+        }
+        Control::FollowUp { text } => {
+            let _ = agent.follow_up(text.as_str(), QueuedMessageOptions::default());
+        }
+        Control::Abort { reason } => agent.abort_with(reason.as_deref().unwrap_or("aborted")),
+        Control::CancelTool { call_id, reason } => {
+            let _ = agent.cancel_tool(call_id, reason.as_deref());
+        }
+    }
+}
+
+/// The session store of one invocation: the session read from K/V state,
+/// and every write journaled through the driver (which then writes K/V).
+/// Run records and metadata are not kept: Restate keeps the invocations.
+struct JournalStore {
+    runtime: Arc<ReplayRuntime>,
+    session: Session,
+    tool_state: Arc<SeededToolState>,
+}
+
+fn store_error(error: JournalError) -> StoreError {
+    Arc::new(error)
+}
+
+impl SessionStore for JournalStore {
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<Session>, StoreError>> {
+        let session = (id == self.session.id).then(|| self.session.clone());
+        Box::pin(async move { Ok(session) })
+    }
+
+    fn create<'a>(&'a self, _id: &'a str, _now_ms: u64) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn append_turns<'a>(
+        &'a self,
+        _id: &'a str,
+        turns: &'a [SessionTurn],
+        _now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.runtime.append(turns.to_vec()).await.map_err(store_error) })
+    }
+
+    fn replace_turns<'a>(
+        &'a self,
+        _id: &'a str,
+        turns: &'a [SessionTurn],
+        _now_ms: u64,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.runtime.replace(turns.to_vec()).await.map_err(store_error) })
+    }
+
+    fn set_meta<'a>(&'a self, _id: &'a str, _key: &'a str, _value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn save_run<'a>(&'a self, _id: &'a str, _run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>> {
+        let info = SessionInfo {
+            id: self.session.id.clone(),
+            turns: self.session.turns.len() as u32,
+            created_at: 0,
+            updated_at: 0,
+            title: String::new(),
+            interrupted: false,
+        };
+        Box::pin(async move { Ok(vec![info]) })
+    }
+
+    fn tool_state(&self, _id: &str) -> Arc<dyn ToolStateStore> {
+        Arc::clone(&self.tool_state) as Arc<dyn ToolStateStore>
+    }
+}
+
+/// The tool state read from K/V at the invocation's start. A call's writes
+/// travel in its step value and reach K/V through the journal.
+struct SeededToolState(Mutex<BTreeMap<String, Value>>);
+
+impl ToolStateStore for SeededToolState {
+    fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, ToolFailure>> {
+        let snapshot = self.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Box::pin(async move { Ok(snapshot) })
+    }
+
+    fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), ToolFailure>> {
+        apply_ops(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner), ops);
+        Box::pin(async { Ok(()) })
+    }
+}

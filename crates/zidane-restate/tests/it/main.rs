@@ -1,0 +1,260 @@
+//! `zidane-restate` against a real Restate server (installed pinned by
+//! `cargo xtask restate-server`): runs through the ingress, `kill -9` of
+//! the service and of the server mid-run, and runs of one session queued.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod controls;
+mod harness;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::{Reply, Restate, Service, answer, model, results, shell_call};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// One Restate server at a time: each test starts its own, and two at once
+/// would only compete for the machine's two cores.
+pub(crate) static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The turns `turns` answers with, as (role, first block's type).
+fn shape(turns: &Value) -> Vec<(String, String)> {
+    turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["role"].as_str().unwrap().to_owned(),
+                t["content"][0]["type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The tool result for `id` in a request body.
+fn result_of(body: &str, id: &str) -> Value {
+    let sent: Value = serde_json::from_str(body).unwrap();
+    sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {body}"))
+}
+
+/// A two-turn tool run completes through the ingress; while its second
+/// model call is held, the shared `turns` handler reads the turns written
+/// so far.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_run_completes_and_its_turns_are_readable_mid_run() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let gate = Arc::new(Notify::new());
+    let held = Arc::clone(&gate);
+    let (url, bodies, mut arrived) = model(move |body, _| match results(body) {
+        0 => Reply::Stream(shell_call("toolu_a", "echo ran >> effects.log")),
+        _ => Reply::After(Arc::clone(&held), answer("All done.")),
+    })
+    .await;
+    let restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+
+    let id = restate.send("s1", "run", &json!({"prompt": "Log a line."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    let turns = restate.call("s1", "turns", None).await;
+    assert_eq!(turns.status, 200, "{turns:?}");
+    assert_eq!(
+        shape(&turns.json()),
+        [
+            ("user".to_owned(), "text".to_owned()),
+            ("assistant".to_owned(), "tool_use".to_owned()),
+            ("user".to_owned(), "tool_result".to_owned()),
+        ],
+        "the turns of the run so far, read while it waits for the model"
+    );
+    gate.notify_one();
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "All done.");
+    assert_eq!(output["stats"]["status"], "completed");
+    assert_eq!(output["stats"]["toolCalls"], 1);
+    assert_eq!(output["journal"]["replayed"], 0, "one attempt: nothing replayed");
+    assert_eq!(bodies.lock().unwrap().len(), 2);
+    assert_eq!(service.lines("s1", "effects.log"), 1);
+    let turns = restate.call("s1", "turns", None).await.json();
+    assert_eq!(turns.as_array().unwrap().len(), 4, "prompt, call, result, answer");
+}
+
+/// `kill -9` of the service during a model call, then during a tool call:
+/// each time the restarted service replays the journal. Finished steps do
+/// not run again (the model sees no repeated request but the one in flight,
+/// the first command ran once), and the command in flight is reported
+/// interrupted instead of running twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_killed_mid_model_call_and_mid_tool_call_finishes_the_run() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, mut arrived) = model(move |body, index| match (results(body), index) {
+        (0, _) => Reply::Stream(shell_call("toolu_a", "echo ran >> effects.log")),
+        // The second model call: the first attempt hangs (the service is
+        // killed in it), the retry answers with a long command.
+        (1, 1) => Reply::Hang,
+        (1, _) => Reply::Stream(shell_call(
+            "toolu_b",
+            "echo long >> long.log; mkfifo started.fifo 2>/dev/null; echo started > started.fifo; sleep 30",
+        )),
+        _ => Reply::Stream(answer("Finished after two crashes.")),
+    })
+    .await;
+    let restate = Restate::start().await;
+    let mut service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+    std::fs::create_dir_all(service.folder("s2")).unwrap();
+
+    let id = restate
+        .send("s2", "run", &json!({"prompt": "Run both commands."}), &[])
+        .await;
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    // In the second model call.
+    service.kill().await;
+    service.restart().await;
+    assert_eq!(arrived.recv().await, Some(2), "the model call in flight is asked again");
+
+    // In the long command: it has started once it writes to the FIFO.
+    let fifo = service.folder("s2").join("started.fifo");
+    harness::until("the long command", Duration::from_secs(30), || {
+        let fifo = fifo.clone();
+        async move { fifo.exists() }
+    })
+    .await;
+    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
+    assert_eq!(started.await.unwrap().trim(), "started");
+    service.kill().await;
+    service.restart().await;
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Finished after two crashes.", "{output}");
+    assert_eq!(output["stats"]["status"], "completed");
+    assert!(output["journal"]["replayed"].as_u64().unwrap() > 0, "{output}");
+
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(
+        bodies.len(),
+        4,
+        "first call, the call in flight at the first kill and its retry, the call after the interrupted command"
+    );
+    assert_eq!(bodies[1], bodies[2], "the retry asks the same question");
+    assert_eq!(service.lines("s2", "effects.log"), 1, "the finished command ran once");
+    assert_eq!(service.lines("s2", "long.log"), 1, "the command in flight ran once");
+    let first = result_of(&bodies[3], "toolu_a");
+    assert_ne!(first["is_error"], true, "{first}");
+    let interrupted = result_of(&bodies[3], "toolu_b");
+    assert_eq!(interrupted["is_error"], true, "{interrupted}");
+    assert!(
+        interrupted["content"].to_string().contains("interrupted"),
+        "{interrupted}"
+    );
+}
+
+/// `kill -9` of the Restate server during a model call: restarted on its
+/// data, it invokes the service again, which replays the journal; the
+/// finished command does not run again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restate_server_killed_mid_run_finishes_the_run() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, mut arrived) = model(move |body, index| match (results(body), index) {
+        (0, _) => Reply::Stream(shell_call("toolu_a", "echo ran >> effects.log")),
+        (1, 1) => Reply::Hang,
+        _ => Reply::Stream(answer("Finished after the server came back.")),
+    })
+    .await;
+    let mut restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+
+    let id = restate.send("s3", "run", &json!({"prompt": "Log a line."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    let before = restate.pid();
+    restate.kill().await;
+    restate.restart().await;
+    assert_ne!(restate.pid(), before, "a fresh server process, on the same data");
+
+    let output = restate.output(&id).await;
+    assert_eq!(
+        output["text"],
+        "Finished after the server came back.",
+        "{output}\n{}",
+        restate.log()
+    );
+    assert!(output["journal"]["replayed"].as_u64().unwrap() > 0, "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3, "the call in flight is asked again, nothing before it");
+    assert_eq!(bodies[1], bodies[2]);
+    assert_eq!(service.lines("s3", "effects.log"), 1, "the finished command ran once");
+}
+
+/// Two runs sent to one session run one after the other, the second on the
+/// first's turns; a run sent twice with one idempotency key runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_of_one_session_queue_and_an_idempotency_key_starts_one_run() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let gate = Arc::new(Notify::new());
+    let held = Arc::clone(&gate);
+    let (url, bodies, mut arrived) = model(move |body, _| {
+        if body.contains("Third") {
+            Reply::Stream(answer("third answer"))
+        } else if body.contains("Second") {
+            Reply::Stream(answer("second answer"))
+        } else {
+            Reply::After(Arc::clone(&held), answer("first answer"))
+        }
+    })
+    .await;
+    let restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+
+    let first = restate
+        .send("s4", "run", &json!({"prompt": "First question."}), &[])
+        .await;
+    assert_eq!(arrived.recv().await, Some(0));
+    let second = restate
+        .send("s4", "run", &json!({"prompt": "Second question."}), &[])
+        .await;
+    // The second waits behind the first (one exclusive handler per key): the
+    // model hears nothing of it until the first is answered.
+    gate.notify_one();
+    assert_eq!(restate.output(&first).await["text"], "first answer");
+    assert_eq!(restate.output(&second).await["text"], "second answer");
+    let bodies_now = bodies.lock().unwrap().clone();
+    assert_eq!(bodies_now.len(), 2);
+    let sent: Value = serde_json::from_str(&bodies_now[1]).unwrap();
+    let texts: Vec<String> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"][0]["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        texts,
+        ["First question.", "first answer", "Second question."],
+        "the second run continues the first's conversation"
+    );
+
+    let key = [("idempotency-key", "third-once")];
+    let a = restate
+        .send("s4", "run", &json!({"prompt": "Third question."}), &key)
+        .await;
+    let b = restate
+        .send("s4", "run", &json!({"prompt": "Third question."}), &key)
+        .await;
+    assert_eq!(a, b, "one invocation for one idempotency key");
+    assert_eq!(restate.output(&a).await["text"], "third answer");
+    assert_eq!(bodies.lock().unwrap().len(), 3, "the third run ran once");
+    let turns = restate.call("s4", "turns", None).await.json();
+    assert_eq!(turns.as_array().unwrap().len(), 6);
+}

@@ -1,0 +1,453 @@
+//! `cargo xtask restate-cluster`: three Restate servers on loopback with
+//! replication 2, the `zidane-restate` service, several sessions running
+//! tool-calling runs at once, and `kill -9` of the node that leads the most
+//! partitions while they run. Every run must complete and no finished step
+//! may run again; the report counts runs, steps, repeated model requests
+//! and repeated commands, and the time to complete.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{Result, restate_binary, root};
+
+const SESSIONS: usize = 8;
+/// Tool calls per run (each a `shell` command), then an answer.
+const CALLS: usize = 6;
+/// How long the model takes to answer, so runs are in flight at the kill.
+const MODEL_DELAY: Duration = Duration::from_millis(150);
+
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// One HTTP/1.1 exchange; `None` when the connection fails.
+fn http(method: &str, url: &str, body: Option<&Value>) -> Option<(u16, String)> {
+    let rest = url.strip_prefix("http://")?;
+    let (host, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let mut stream = TcpStream::connect(host).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(120))).ok()?;
+    let payload = body.map(Value::to_string).unwrap_or_default();
+    let content_type = if body.is_some() {
+        "content-type: application/json\r\n"
+    } else {
+        ""
+    };
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n{content_type}content-length: {}\r\n\r\n{payload}",
+        payload.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = String::new();
+        let mut rest = body;
+        while let Some((size, tail)) = rest.split_once("\r\n") {
+            let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+                break;
+            };
+            if n == 0 || tail.len() < n {
+                break;
+            }
+            out.push_str(&tail[..n]);
+            rest = tail[n..].trim_start_matches("\r\n");
+        }
+        out
+    } else {
+        body.to_owned()
+    };
+    Some((status, body))
+}
+
+fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) -> Result {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        if Instant::now() > deadline {
+            return Err(format!("restate-cluster: timed out waiting for {what}"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+struct Node {
+    name: String,
+    fabric: u16,
+    admin: u16,
+    ingress: u16,
+    child: Option<Child>,
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn start_node(dir: &Path, index: usize, fabric: &[u16], first: bool) -> Result<Node> {
+    let mut node = Node {
+        name: format!("n{}", index + 1),
+        fabric: fabric[index],
+        admin: free_port()?,
+        ingress: free_port()?,
+        child: None,
+    };
+    let addresses: Vec<String> = fabric.iter().map(|p| format!("\"http://127.0.0.1:{p}\"")).collect();
+    let log = std::fs::File::create(dir.join(format!("{}.log", node.name))).map_err(|e| e.to_string())?;
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let child = Command::new(restate_binary("restate-server"))
+        .args(["--no-logo", "--base-dir"])
+        .arg(dir.join(&node.name))
+        .env("RESTATE_DISABLE_TELEMETRY", "true")
+        .env("RESTATE_NODE_NAME", &node.name)
+        .env("RESTATE_CLUSTER_NAME", "zidane-cluster-check")
+        .env("RESTATE_DEFAULT_REPLICATION", "2")
+        .env("RESTATE_AUTO_PROVISION", if first { "true" } else { "false" })
+        .env(
+            "RESTATE_METADATA_CLIENT__ADDRESSES",
+            format!("[{}]", addresses.join(",")),
+        )
+        .env("RESTATE_LISTEN_MODE", "tcp")
+        .env("RESTATE_BIND_IP", "127.0.0.1")
+        .env(
+            "RESTATE_ADVERTISED_ADDRESS",
+            format!("http://127.0.0.1:{}", node.fabric),
+        )
+        .env("RESTATE_BIND_PORT", node.fabric.to_string())
+        .env("RESTATE_ADMIN__BIND_ADDRESS", format!("127.0.0.1:{}", node.admin))
+        .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{}", node.ingress))
+        .env("RESTATE_DEFAULT_NUM_PARTITIONS", PARTITIONS.to_string())
+        .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MB")
+        .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true")
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .map_err(|e| format!("could not start restate-server: {e}"))?;
+    node.child = Some(child);
+    Ok(node)
+}
+
+/// The model: every request gets a `shell` call until the run has made
+/// `CALLS` of them, then an answer. Requests are counted by (session, how
+/// many results they carry), so a repeated one shows.
+struct Model {
+    requests: Mutex<BTreeMap<(String, usize), usize>>,
+    /// Requests whose newest tool result reports an interrupted call.
+    interrupted: std::sync::atomic::AtomicUsize,
+}
+
+fn sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or_default()))
+        .collect()
+}
+
+fn reply(session: &str, results: usize) -> String {
+    let start = json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 40, "output_tokens": 1}}});
+    if results < CALLS {
+        let command = format!("echo {session}:{results} >> effects.log");
+        let input = json!({ "command": command }).to_string();
+        sse(&[
+            start,
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": format!("toolu_{results}"), "name": "shell", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+            json!({"type": "message_stop"}),
+        ])
+    } else {
+        sse(&[
+            start,
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": format!("{session} done")}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+            json!({"type": "message_stop"}),
+        ])
+    }
+}
+
+fn serve_model(model: Arc<Model>) -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let model = Arc::clone(&model);
+            std::thread::spawn(move || {
+                let _ = answer_connection(stream, &model);
+            });
+        }
+    });
+    Ok(port)
+}
+
+fn answer_connection(stream: TcpStream, model: &Model) -> std::io::Result<()> {
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut length = 0usize;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0u8; length];
+        reader.read_exact(&mut body)?;
+        let body = String::from_utf8_lossy(&body);
+        let results = body.matches("\"tool_result\"").count();
+        if body
+            .rsplit("\"tool_result\"")
+            .next()
+            .is_some_and(|last| results > 0 && last.contains("was interrupted"))
+        {
+            model.interrupted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let session = body
+            .split("Session ")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next())
+            .unwrap_or("?")
+            .to_owned();
+        *model
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry((session.clone(), results))
+            .or_default() += 1;
+        std::thread::sleep(MODEL_DELAY);
+        let payload = reply(&session, results);
+        write!(
+            writer,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{payload}",
+            payload.len()
+        )?;
+    }
+}
+
+/// Partitions the cluster runs (`RESTATE_DEFAULT_NUM_PARTITIONS`).
+const PARTITIONS: usize = 4;
+
+/// Partitions led by each node, from `restatectl partitions list`.
+fn leaders(fabric: u16) -> Result<BTreeMap<String, usize>> {
+    let out = Command::new(restate_binary("restatectl"))
+        .args(["-s", &format!("http://127.0.0.1:{fabric}"), "partitions", "list"])
+        .output()
+        .map_err(|e| format!("could not run restatectl: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut leads: BTreeMap<String, usize> = BTreeMap::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() > 2 && fields[2] == "Leader" {
+            let node = fields[1].split(':').next().unwrap_or_default().to_ascii_lowercase();
+            *leads.entry(node).or_default() += 1;
+        }
+    }
+    Ok(leads)
+}
+
+/// The node leading the most partitions, once every partition has a leader.
+fn busiest_leader(fabric: u16) -> Result<String> {
+    let mut leads = BTreeMap::new();
+    wait_for("every partition to have a leader", Duration::from_secs(90), || {
+        leads = leaders(fabric).unwrap_or_default();
+        leads.values().sum::<usize>() >= PARTITIONS
+    })?;
+    println!("restate-cluster: partitions led {leads:?}");
+    leads
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(node, _)| node)
+        .ok_or_else(|| "restate-cluster: no partition leader".to_owned())
+}
+
+pub(crate) fn run() -> Result {
+    if !restate_binary("restate-server").exists() {
+        crate::restate_server()?;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    crate::run(&cargo, &["build", "--release", "-p", "zidane-restate"], &[])?;
+    let dir: PathBuf = root().join("target/restate-cluster");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+
+    let fabric = [free_port()?, free_port()?, free_port()?];
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        nodes.push(start_node(&dir, i, &fabric, i == 0)?);
+    }
+    for node in &nodes {
+        let admin = format!("http://127.0.0.1:{}/health", node.admin);
+        let ingress = format!("http://127.0.0.1:{}/restate/health", node.ingress);
+        wait_for(&format!("{} to be up", node.name), Duration::from_secs(90), || {
+            http("GET", &admin, None).is_some_and(|(s, _)| s == 200)
+                && http("GET", &ingress, None).is_some_and(|(s, _)| s == 200)
+        })?;
+    }
+    println!("restate-cluster: three nodes up, replication 2");
+
+    let model = Arc::new(Model {
+        requests: Mutex::default(),
+        interrupted: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let model_port = serve_model(Arc::clone(&model))?;
+    let service_port = free_port()?;
+    let workspace = dir.join("sessions");
+    std::fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
+    let service_log = std::fs::File::create(dir.join("service.log")).map_err(|e| e.to_string())?;
+    let mut service = Command::new(root().join("target/release/zidane-restate"))
+        .args(["--bind", &format!("127.0.0.1:{service_port}")])
+        .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
+        .arg("--workspace")
+        .arg(&workspace)
+        .env("ANTHROPIC_API_KEY", "sk-cluster-check")
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(service_log))
+        .spawn()
+        .map_err(|e| format!("could not start zidane-restate: {e}"))?;
+    wait_for("the service", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", service_port)).is_ok()
+    })?;
+    let admin = format!("http://127.0.0.1:{}", nodes[0].admin);
+    let registered = http(
+        "POST",
+        &format!("{admin}/deployments"),
+        Some(&json!({"uri": format!("http://127.0.0.1:{service_port}")})),
+    );
+    if !registered.as_ref().is_some_and(|(s, _)| *s == 201 || *s == 200) {
+        let _ = service.kill();
+        return Err(format!(
+            "restate-cluster: registering the service failed: {registered:?}"
+        ));
+    }
+
+    let victim = busiest_leader(fabric[0])?;
+    let survivor = nodes
+        .iter()
+        .find(|n| n.name != victim)
+        .map(|n| n.ingress)
+        .ok_or("restate-cluster: no surviving node")?;
+    let started = Instant::now();
+    let mut ids = Vec::new();
+    for s in 0..SESSIONS {
+        let session = format!("s{s}");
+        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/run/send");
+        let prompt = json!({"prompt": format!("Session {session}. Run the commands.")});
+        let (status, body) = http("POST", &url, Some(&prompt)).ok_or("restate-cluster: the ingress did not answer")?;
+        if status != 202 {
+            let _ = service.kill();
+            return Err(format!("restate-cluster: sending a run failed: {status} {body}"));
+        }
+        let id: Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        ids.push((session, id["invocationId"].as_str().unwrap_or_default().to_owned()));
+    }
+    // Mid-run: about a third of the model calls are answered.
+    std::thread::sleep(MODEL_DELAY * (CALLS as u32) / 2);
+    let answered_before: usize = model
+        .requests
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .values()
+        .sum();
+    if let Some(node) = nodes.iter_mut().find(|n| n.name == victim)
+        && let Some(mut child) = node.child.take()
+    {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let killed_at = started.elapsed();
+    println!(
+        "restate-cluster: kill -9 of {victim} (the busiest partition leader) after {} ms, {answered_before} model requests in",
+        killed_at.as_millis()
+    );
+
+    let mut failures = Vec::new();
+    for (session, id) in &ids {
+        let url = format!("http://127.0.0.1:{survivor}/restate/invocation/{id}/attach");
+        match http("GET", &url, None) {
+            Some((200, body)) if body.contains(&format!("{session} done")) => {}
+            other => failures.push(format!("{session}: {other:?}")),
+        }
+    }
+    let elapsed = started.elapsed();
+    let _ = service.kill();
+    let _ = service.wait();
+
+    let requests = model
+        .requests
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let total: usize = requests.values().sum();
+    let repeated_requests: usize = requests.values().map(|n| n - 1).sum();
+    let sessions_with_repeats = requests.iter().filter(|(_, n)| **n > 1).count();
+    let mut commands = 0;
+    let mut repeated_commands = 0;
+    for (session, _) in &ids {
+        let log = std::fs::read_to_string(workspace.join(session).join("effects.log")).unwrap_or_default();
+        let mut seen = BTreeMap::<&str, usize>::new();
+        for line in log.lines() {
+            *seen.entry(line).or_default() += 1;
+        }
+        commands += seen.len();
+        repeated_commands += seen.values().map(|n| n - 1).sum::<usize>();
+        if seen.len() != CALLS {
+            failures.push(format!("{session}: {} distinct commands, expected {CALLS}", seen.len()));
+        }
+    }
+    println!(
+        "restate-cluster: {} runs, {} completed",
+        ids.len(),
+        ids.len() - failures.len().min(ids.len())
+    );
+    println!(
+        "restate-cluster: steps: {} model requests for {} model calls ({repeated_requests} asked again, in {sessions_with_repeats} runs), {commands} commands ({repeated_commands} run again)",
+        total,
+        SESSIONS * (CALLS + 1)
+    );
+    println!(
+        "restate-cluster: commands reported interrupted to the model: {}",
+        model.interrupted.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    println!(
+        "restate-cluster: all runs ended {} ms after they were sent ({} ms after the kill)",
+        elapsed.as_millis(),
+        (elapsed - killed_at).as_millis()
+    );
+    if !failures.is_empty() {
+        return Err(format!("restate-cluster: runs failed:\n  {}", failures.join("\n  ")));
+    }
+    if repeated_commands > 0 {
+        return Err("restate-cluster: a finished command ran again".to_owned());
+    }
+    // A model call in flight at the kill may be asked again, once per run.
+    if requests.values().any(|n| *n > 2) {
+        return Err("restate-cluster: a model call was asked more than twice".to_owned());
+    }
+    Ok(())
+}
