@@ -1035,5 +1035,8 @@ async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
     let mut options = durable_options(&p, &rt, dir.path().join("log"), false);
     options.replay_runtime = Some(Arc::new(zidane_core::seams::MemoryRuntime));
     let refused = zidane_agent::create_agent(options).err();
-    assert!(matches!(refused, Some(zidane_agent::AgentError::TwoRuntimes)), "{refused:?}");
+    assert!(
+        matches!(refused, Some(zidane_agent::AgentError::TwoRuntimes)),
+        "{refused:?}"
+    );
 }
