@@ -217,3 +217,43 @@ async fn an_aborted_run_ends_as_aborted() {
     let output: Value = restate.output(&id).await;
     assert_eq!(output["stats"]["status"], "aborted", "{output}");
 }
+
+/// A control message is journaled: after a suspend, the new attempt is
+/// handed the same follow-up at the same place and the run answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_survives_a_suspend() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, mut arrived) = model(move |body, index| {
+        if body.contains("Say goodbye too.") {
+            Reply::Stream(crate::harness::answer("Goodbye."))
+        } else if results(body) == 0 {
+            Reply::Stream(calls(&[("toolu_n", "note"), ("toolu_l", "look")]))
+        } else if index == 1 {
+            Reply::Hang
+        } else {
+            Reply::Stream(crate::harness::answer("Noted."))
+        }
+    })
+    .await;
+    let counts = Arc::new(Counts::default());
+    let restate = Restate::start().await;
+    let uri = serve(&url, Arc::clone(&counts)).await;
+    restate.register(&uri).await;
+
+    let id = restate.send("c4", "run", &json!({"prompt": "Take a note."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    let follow_up = restate
+        .call("c4", "followUp", Some(&json!({"text": "Say goodbye too."})))
+        .await;
+    assert_eq!(follow_up.json(), json!({"delivered": true}));
+    let suspended = restate.call("c4", "suspend", None).await;
+    assert_eq!(suspended.json(), json!({"delivered": true}));
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Goodbye.", "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 4, "the call in flight asked again, then the follow-up");
+    assert!(bodies[3].contains("Say goodbye too."));
+    assert_eq!(counts.notes.load(Ordering::SeqCst), 1);
+}

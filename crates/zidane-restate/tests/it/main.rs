@@ -9,7 +9,7 @@ mod harness;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::{Reply, Restate, Service, answer, model, results, shell_call};
+use harness::{Reply, Restate, Service, answer, http, model, results, shell_call};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -60,6 +60,20 @@ async fn a_tool_run_completes_and_its_turns_are_readable_mid_run() {
     let restate = Restate::start().await;
     let service = Service::start(&url).await;
     restate.register(&service.uri).await;
+    // A model stream or a tool call writes nothing to the journal until it
+    // ends: `run` is registered with a long inactivity timeout.
+    let registered = http("GET", &format!("{}/services/ZidaneAgent", restate.admin), &[], None)
+        .await
+        .unwrap()
+        .json();
+    let run = registered["handlers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == "run")
+        .unwrap();
+    assert_eq!(run["inactivity_timeout"], "30m", "{run}");
+    assert_eq!(registered["retry_policy"]["initial_interval"], "100ms", "{registered}");
 
     let id = restate.send("s1", "run", &json!({"prompt": "Log a line."}), &[]).await;
     assert_eq!(arrived.recv().await, Some(0));
