@@ -154,16 +154,7 @@ fn mcp_servers() -> Result {
     if npm_ready {
         println!("mcp-servers: npm servers present in {dir_text}");
     } else {
-        let mut args = vec![
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--prefix",
-            dir_text.as_str(),
-        ];
-        args.extend(NPM_SERVERS);
-        run("npm", &args, &[])?;
+        npm_install(&dir, NPM_SERVERS, &[])?;
     }
     let py = dir.join("py");
     if py.join("mcp_server_time").exists() && py.join("mcp").exists() {
@@ -201,6 +192,13 @@ fn restate_server() -> Result {
         println!("restate-server: present in {}", dir.display());
         return Ok(());
     }
+    // The package's post-install script only reports a download; the
+    // binaries come in the platform packages.
+    npm_install(&dir, RESTATE, &[("SCARF_ANALYTICS", "false")])
+}
+
+/// `npm install` of pinned `packages` into `dir`, saving no manifest.
+fn npm_install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result {
     let dir_text = dir.display().to_string();
     let mut args = vec![
         "install",
@@ -210,10 +208,8 @@ fn restate_server() -> Result {
         "--prefix",
         dir_text.as_str(),
     ];
-    args.extend(RESTATE);
-    // The package's post-install script only reports a download; the
-    // binaries come in the platform packages.
-    run("npm", &args, &[("SCARF_ANALYTICS", "false")])
+    args.extend(packages);
+    run("npm", &args, env)
 }
 
 /// The conformance suite and the Node it needs (22 or later), pinned.
@@ -231,16 +227,7 @@ fn conformance() -> Result {
     if suite.exists() && node_bin.join("node").exists() {
         println!("conformance: suite present in {dir_text}");
     } else {
-        let mut args = vec![
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--prefix",
-            dir_text.as_str(),
-        ];
-        args.extend(CONFORMANCE);
-        run("npm", &args, &[])?;
+        npm_install(&dir, CONFORMANCE, &[])?;
     }
     run(
         &cargo,

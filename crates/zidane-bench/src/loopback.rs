@@ -86,34 +86,41 @@ pub fn http_ok(body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Reads one HTTP/1.1 request from `stream` into `buf` (which keeps what
+/// arrives after it): the length of its head and of its body, so the
+/// request is `buf[..head + body]`. `None` when the connection ends first.
+pub async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(usize, usize)> {
+    let mut chunk = vec![0u8; 64 * 1024];
+    let head_end = loop {
+        if let Some(p) = memchr_find(buf, b"\r\n\r\n") {
+            break p + 4;
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = std::str::from_utf8(&buf[..head_end])
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    Some((head_end, len))
+}
+
 async fn serve(mut stream: TcpStream, responses: Arc<Vec<Vec<u8>>>, record: Option<Arc<Mutex<Vec<Vec<u8>>>>>) {
     let _ = stream.set_nodelay(true);
     let mut buf = Vec::with_capacity(64 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        let head_end = loop {
-            if let Some(p) = memchr_find(&buf, b"\r\n\r\n") {
-                break p + 4;
-            }
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        };
-        let head = std::str::from_utf8(&buf[..head_end])
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        while buf.len() < head_end + len {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
+    while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
         let body = &buf[head_end..head_end + len];
         // Requests alternate user/assistant; the assistant count is the turn.
         let turn = count(body, b"\"role\":\"assistant\"");

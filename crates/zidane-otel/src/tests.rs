@@ -1,8 +1,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
+use zidane_bench::loopback::read_request;
 use zidane_core::events::{RedactKind, TracingRedact};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_loop::{LoopConfig, RunLoop, RunOptions};
@@ -26,31 +27,10 @@ async fn receiver(status: u16) -> (String, Arc<Mutex<Vec<(String, Value)>>>, Arc
             let seen_heads = Arc::clone(&seen_heads);
             tokio::spawn(async move {
                 let mut buf = Vec::new();
-                let mut chunk = [0u8; 65536];
-                loop {
-                    let head_end = loop {
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p + 4;
-                        }
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    };
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
                     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
                     seen_heads.lock().unwrap().push(head.clone());
                     let path = head.split_whitespace().nth(1).unwrap_or_default().to_owned();
-                    let len: usize = head
-                        .to_ascii_lowercase()
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
-                        .unwrap_or(0);
-                    while buf.len() < head_end + len {
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
                     let body: Value = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
                     buf.drain(..head_end + len);
                     seen.lock().unwrap().push((path, body));

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+use zidane_bench::loopback::read_request;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wire {
@@ -88,29 +89,7 @@ async fn server_with(
             let fixed = fixed.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
-                let mut chunk = [0u8; 65536];
-                loop {
-                    let head_end = loop {
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p + 4;
-                        }
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    };
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while buf.len() < head_end + len {
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
                     let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
                     buf.drain(..head_end + len);
                     seen.lock().unwrap().push(body.clone());

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, Command};
 use tokio::sync::{Notify, mpsc};
+use zidane_bench::loopback::read_request;
 
 /// The pinned server `cargo xtask restate-server` installs.
 pub fn restate_server_binary() -> PathBuf {
@@ -352,29 +353,11 @@ pub async fn model(
             let (seen, respond, arrived_tx) = (Arc::clone(&seen), Arc::clone(&respond), arrived_tx.clone());
             tokio::spawn(async move {
                 let mut buf = Vec::new();
-                let mut chunk = [0u8; 65536];
+                let mut chunk = [0u8; 1024];
                 loop {
-                    let head_end = loop {
-                        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            break p + 4;
-                        }
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
+                    let Some((head_end, len)) = read_request(&mut stream, &mut buf).await else {
+                        return;
                     };
-                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-                    let len: usize = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0);
-                    while buf.len() < head_end + len {
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
                     let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
                     buf.drain(..head_end + len);
                     let index = {
@@ -418,9 +401,8 @@ fn sse(events: &[(&str, Value)]) -> String {
         .collect()
 }
 
-/// A stream that calls `shell` with `command` (call id `id`).
-pub fn shell_call(id: &str, command: &str) -> String {
-    let input = json!({ "command": command }).to_string();
+/// A one-block stream: `block` started, filled by `delta`, then `stop`.
+fn one_block(block: Value, delta: Value, stop: &str) -> String {
     sse(&[
         (
             "message_start",
@@ -428,43 +410,38 @@ pub fn shell_call(id: &str, command: &str) -> String {
         ),
         (
             "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": "shell", "input": {}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": block}),
         ),
         (
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
         ),
         ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
         (
             "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 20}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}}),
         ),
         ("message_stop", json!({"type": "message_stop"})),
     ])
 }
 
+/// A stream that calls `shell` with `command` (call id `id`).
+pub fn shell_call(id: &str, command: &str) -> String {
+    let input = json!({ "command": command }).to_string();
+    one_block(
+        json!({"type": "tool_use", "id": id, "name": "shell", "input": {}}),
+        json!({"type": "input_json_delta", "partial_json": input}),
+        "tool_use",
+    )
+}
+
 /// A stream that answers `text`.
 pub fn answer(text: &str) -> String {
-    sse(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 50, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-        ),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ])
+    one_block(
+        json!({"type": "text", "text": ""}),
+        json!({"type": "text_delta", "text": text}),
+        "end_turn",
+    )
 }
 
 /// How many tool results a request carries.
