@@ -108,6 +108,25 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
+/// Starts `command` with its output appended to `log`; it dies with the test.
+fn spawn_logged(mut command: Command, log: &Path) -> Child {
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+    command
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+/// `kill -9` of a child, waited for.
+async fn kill9(child: &mut Option<Child>) {
+    if let Some(mut child) = child.take() {
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+    }
+}
+
 /// A Restate server on free loopback ports, its data in a folder that
 /// outlives a restart.
 pub struct Restate {
@@ -135,12 +154,8 @@ impl Restate {
 
     async fn spawn(&mut self) {
         let (fabric, admin, ingress) = self.ports;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.path().join("server.log"))
-            .unwrap();
-        let child = Command::new(restate_server_binary())
+        let mut command = Command::new(restate_server_binary());
+        command
             .args(["--no-logo", "--base-dir"])
             .arg(self.dir.path().join("data"))
             .env("RESTATE_DISABLE_TELEMETRY", "true")
@@ -153,13 +168,8 @@ impl Restate {
             .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress}"))
             .env("RESTATE_DEFAULT_NUM_PARTITIONS", "4")
             .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MB")
-            .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
+            .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true");
+        self.child = Some(spawn_logged(command, &self.dir.path().join("server.log")));
         let (admin, ingress) = (self.admin.clone(), self.ingress.clone());
         until("the Restate server", Duration::from_secs(60), || {
             let (admin, ingress) = (admin.clone(), ingress.clone());
@@ -174,10 +184,7 @@ impl Restate {
 
     /// `kill -9`.
     pub async fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.start_kill().unwrap();
-            child.wait().await.unwrap();
-        }
+        kill9(&mut self.child).await;
     }
 
     /// The server's process id.
@@ -273,12 +280,8 @@ impl Service {
     }
 
     async fn spawn(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.workspace.path().join("service.log"))
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_zidane-restate"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_zidane-restate"));
+        command
             .args([
                 "--bind",
                 &format!("127.0.0.1:{}", self.port),
@@ -288,13 +291,8 @@ impl Service {
             ])
             .arg(self.workspace.path())
             .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
+            .env("RUST_LOG", "warn");
+        self.child = Some(spawn_logged(command, &self.workspace.path().join("service.log")));
         let addr = format!("127.0.0.1:{}", self.port);
         until("the service", Duration::from_secs(30), || {
             let addr = addr.clone();
@@ -305,10 +303,7 @@ impl Service {
 
     /// `kill -9`.
     pub async fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            child.start_kill().unwrap();
-            child.wait().await.unwrap();
-        }
+        kill9(&mut self.child).await;
     }
 
     pub async fn restart(&mut self) {
