@@ -176,8 +176,9 @@ enum Request {
     },
 }
 
-/// Fires `replay:done` once per invocation, when the first step that is not
-/// in the journal goes live (never when the journal replays to the end).
+/// Fires `replay:done` once per invocation attempt, when the first step that
+/// is not in the journal starts its work (a model stream or a tool body);
+/// never when the journal replays to the end.
 #[derive(Clone)]
 pub struct ReplayTracker {
     hooks: HookBus,
@@ -519,6 +520,7 @@ impl Driver {
                 if unsafe_call {
                     self.write(ctx, Entry::Begin { key }).await?;
                 }
+                self.step_live().await;
                 return Ok(Begun::Live);
             }
             // When the journal has no more, the probe's own entry is the
@@ -530,7 +532,11 @@ impl Driver {
                 Entry::Begin { key: key.clone() }
             };
             if self.probe(ctx, live_entry).await? {
-                return Ok(if interrupted { Begun::Interrupted } else { Begun::Live });
+                if interrupted {
+                    return Ok(Begun::Interrupted);
+                }
+                self.step_live().await;
+                return Ok(Begun::Live);
             }
         }
     }
@@ -602,7 +608,7 @@ impl Driver {
         let went_live = ran.load(Ordering::Acquire);
         if went_live {
             self.written += 1;
-            self.go_live(ctx).await;
+            self.live = true;
         } else {
             self.replayed += 1;
         }
@@ -617,12 +623,12 @@ impl Driver {
         Ok(went_live)
     }
 
-    async fn go_live(&mut self, _ctx: &ObjectContext<'_>) {
-        if !self.live {
-            self.live = true;
-            if let Some(tracker) = &self.tracker {
-                tracker.live().await;
-            }
+    /// A step's work is about to run live: the first one of the attempt
+    /// fires `replay:done` (turns or a control message written after the
+    /// journal's end are not a step, and an interrupted call runs nothing).
+    async fn step_live(&self) {
+        if let Some(tracker) = &self.tracker {
+            tracker.live().await;
         }
     }
 

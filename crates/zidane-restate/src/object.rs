@@ -242,7 +242,14 @@ impl ZidaneAgent {
             let _ = finished_rx.await;
         });
         let (result, ()) = tokio::join!(run, drive);
-        self.running().remove(&key);
+        {
+            // An attempt that lost its Restate connection may still be
+            // ending while the next one runs here: each removes only itself.
+            let mut running = self.running();
+            if running.get(&key).is_some_and(|r| Arc::ptr_eq(&r.agent, &agent)) {
+                running.remove(&key);
+            }
+        }
         let turns = agent.turns();
         agent.destroy().await;
         drop(handles);
@@ -342,8 +349,9 @@ impl ZidaneAgent {
             let _ = run.suspend.send(true);
             Arc::clone(&run.agent)
         };
-        // On a replay runtime, `Agent::suspend` aborts the run.
-        agent.suspend(zidane_agent::SuspendOptions::default()).await;
+        // On a replay runtime, `Agent::suspend` aborts the run. It resolves
+        // once the run stopped, which this answer does not wait for.
+        tokio::spawn(async move { agent.suspend(zidane_agent::SuspendOptions::default()).await });
         Ok(Json(Delivery { delivered: true }))
     }
 }

@@ -2,13 +2,13 @@
 //! tools and hooks), against a real Restate server: `replay:done`, a
 //! parallel batch with tool state, `steer`, `suspend` and `abort`.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use zidane_agent::AgentOptions;
-use zidane_core::events::ReplayDone;
+use zidane_core::events::{AgentDone, ReplayDone};
 use zidane_core::tool::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::HookMap;
 use zidane_provider::{AnthropicConfig, AnthropicProvider, Provider};
@@ -23,6 +23,9 @@ struct Counts {
     replay_done: AtomicUsize,
     notes: AtomicUsize,
     looks: AtomicUsize,
+    /// Taken by the first run that ends: it says so on the first `Notify`,
+    /// then waits for the second before it ends.
+    hold_end: Mutex<Option<(Arc<Notify>, Arc<Notify>)>>,
 }
 
 /// Serves `ZidaneAgent` in this process: the model at `url`, an unsafe
@@ -31,7 +34,12 @@ async fn serve(url: &str, counts: Arc<Counts>) -> String {
     let provider: Arc<dyn Provider> =
         Arc::new(AnthropicProvider::new(AnthropicConfig::new("sk-test").with_base_url(url)).unwrap());
     let object = ZidaneAgent::new(move |_session| {
-        let (c1, c2, c3) = (Arc::clone(&counts), Arc::clone(&counts), Arc::clone(&counts));
+        let (c1, c2, c3, c4) = (
+            Arc::clone(&counts),
+            Arc::clone(&counts),
+            Arc::clone(&counts),
+            Arc::clone(&counts),
+        );
         let tools = ToolSet::new()
             .with(
                 FnTool::new("note", "Writes a note", json!({"type": "object"}), move |_input, cx| {
@@ -59,10 +67,21 @@ async fn serve(url: &str, counts: Arc<Counts>) -> String {
             provider: vec![Arc::clone(&provider)],
             model: vec!["claude-sonnet-4-5".into()],
             tools,
-            hooks: HookMap::new().on_sync::<ReplayDone, _>(move |_ev, _cx| {
-                c3.replay_done.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }),
+            hooks: HookMap::new()
+                .on_sync::<ReplayDone, _>(move |_ev, _cx| {
+                    c3.replay_done.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                })
+                .on::<AgentDone, _>(move |_ev, _cx| {
+                    let hold = c4.hold_end.lock().unwrap().take();
+                    Box::pin(async move {
+                        if let Some((reached, release)) = hold {
+                            reached.notify_one();
+                            release.notified().await;
+                        }
+                        Ok(())
+                    })
+                }),
             ..Default::default()
         })
     });
@@ -256,4 +275,51 @@ async fn a_follow_up_survives_a_suspend() {
     assert_eq!(bodies.len(), 4, "the call in flight asked again, then the follow-up");
     assert!(bodies[3].contains("Say goodbye too."));
     assert_eq!(counts.notes.load(Ordering::SeqCst), 1);
+}
+
+/// An attempt whose journal holds every step replays to its end without
+/// going live: no model request, no tool body, no `replay:done`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_to_the_journals_end_never_goes_live() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, _arrived) = model(move |body, _| {
+        if results(body) == 0 {
+            Reply::Stream(calls(&[("toolu_l", "look")]))
+        } else {
+            Reply::Stream(crate::harness::answer("Looked."))
+        }
+    })
+    .await;
+    let counts = Arc::new(Counts::default());
+    let (reached, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    *counts.hold_end.lock().unwrap() = Some((Arc::clone(&reached), Arc::clone(&release)));
+    let restate = Restate::start().await;
+    let uri = serve(&url, Arc::clone(&counts)).await;
+    restate.register(&uri).await;
+
+    let id = restate.send("c5", "run", &json!({"prompt": "Look."}), &[]).await;
+    // Every step is journaled; the run is ending. A suspend now makes
+    // Restate run the invocation again from a complete journal.
+    reached.notified().await;
+    let suspended = restate.call("c5", "suspend", None).await;
+    assert_eq!(suspended.json(), json!({"delivered": true}));
+    release.notify_one();
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Looked.", "{output}");
+    assert_eq!(
+        output["journal"]["written"], 0,
+        "the second attempt wrote nothing: {output}"
+    );
+    assert_eq!(
+        bodies.lock().unwrap().len(),
+        2,
+        "no model request on the second attempt"
+    );
+    assert_eq!(counts.looks.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        counts.replay_done.load(Ordering::SeqCst),
+        1,
+        "the first attempt went live, the second never did"
+    );
 }
