@@ -8,7 +8,8 @@
 //! - the replay runtime inside a `ZidaneAgent` invocation on a real Restate
 //!   server (single node, loopback), started through the ingress.
 //!
-//! Per-turn wall time is the median over every turn of every run (from
+//! Per-turn wall time is the median over every turn of every run (201
+//! turns by default, `BENCH_TURNS=N` to change; from
 //! `turn:before` to the next); CPU is this process's user + system time
 //! per turn (agent, model server and, for replay, the service), and for
 //! replay also the Restate server's.
@@ -98,7 +99,7 @@ fn main() {
         std::env::var("BENCH_TURNS")
             .ok()
             .and_then(|t| t.parse().ok())
-            .unwrap_or(51)
+            .unwrap_or(201)
     } else {
         4
     };
