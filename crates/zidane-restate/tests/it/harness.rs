@@ -239,11 +239,17 @@ impl Restate {
     /// Waits for invocation `id` to end and returns its output (retrying
     /// while the server is restarting).
     pub async fn output(&self, id: &str) -> Value {
+        let response = self.ended(id).await;
+        assert_eq!(response.status, 200, "{response:?}");
+        response.json()
+    }
+
+    /// Waits for invocation `id` to end: the ingress's answer.
+    pub async fn ended(&self, id: &str) -> Response {
         let url = format!("{}/restate/invocation/{id}/attach", self.ingress);
         for _ in 0..600 {
             if let Some(response) = http("GET", &url, &[], None).await {
-                assert_eq!(response.status, 200, "{response:?}");
-                return response.json();
+                return response;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -329,6 +335,8 @@ pub enum Reply {
     After(Arc<Notify>, String),
     /// Never answers (the connection stays open until the client goes).
     Hang,
+    /// Answers with this status and JSON body.
+    Status(u16, String),
 }
 
 /// A loopback Anthropic-format server: `respond` picks each reply from the
@@ -362,12 +370,13 @@ pub async fn model(
                     };
                     let reply = respond(&body, index);
                     let _ = arrived_tx.send(index);
-                    let payload = match reply {
-                        Reply::Stream(payload) => payload,
+                    let (status, kind, payload) = match reply {
+                        Reply::Stream(payload) => (200, "text/event-stream", payload),
                         Reply::After(gate, payload) => {
                             gate.notified().await;
-                            payload
+                            (200, "text/event-stream", payload)
                         }
+                        Reply::Status(status, payload) => (status, "application/json", payload),
                         Reply::Hang => {
                             // Holds the connection until the client closes it.
                             let _ = stream.read(&mut chunk).await;
@@ -376,7 +385,7 @@ pub async fn model(
                         }
                     };
                     let response = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{payload}",
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
                         payload.len()
                     );
                     if stream.write_all(response.as_bytes()).await.is_err() {

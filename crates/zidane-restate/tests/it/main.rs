@@ -272,3 +272,48 @@ async fn runs_of_one_session_queue_and_an_idempotency_key_starts_one_run() {
     let turns = restate.call("s4", "turns", None).await.json();
     assert_eq!(turns.as_array().unwrap().len(), 6);
 }
+
+/// A provider error no retry can cure (a 400) ends the invocation with a
+/// terminal failure naming it, instead of Restate retrying it forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_the_provider_refuses_fails_the_invocation_for_good() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let refusal = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}});
+    let (url, bodies, _arrived) = model(move |_, _| Reply::Status(400, refusal.to_string())).await;
+    let restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+
+    let id = restate.send("s5", "run", &json!({"prompt": "Hello."}), &[]).await;
+    let ended = restate.ended(&id).await;
+    assert_eq!(ended.status, 500, "{ended:?}");
+    assert!(
+        ended.body.contains("prompt is too long"),
+        "the failure names the provider's reason: {ended:?}"
+    );
+    assert_eq!(
+        bodies.lock().unwrap().len(),
+        1,
+        "asked once: no retry of the step, none of the invocation"
+    );
+}
+
+/// The program's own errors: an unknown flag, and no provider key.
+#[tokio::test]
+async fn the_program_refuses_bad_flags_and_a_missing_key() {
+    let unknown = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane-restate"))
+        .arg("--bogus")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown option `--bogus`"));
+    let keyless = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane-restate"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(keyless.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&keyless.stderr).contains("no provider is configured"));
+}
