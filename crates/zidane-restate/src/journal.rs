@@ -443,7 +443,23 @@ impl Driver {
         while let Ok(request) = self.requests.try_recv() {
             self.serve(ctx, request).await;
         }
-        self.check_suspended();
+        if !self.check_suspended() {
+            self.read_to_end(ctx).await;
+        }
+    }
+
+    /// Reads the rest of the journal. The handler's answer is itself a
+    /// journal entry, and Restate refuses it while the journal holds
+    /// entries this attempt did not read (the turns of an aborted run, a
+    /// late control message). The probe that finds the end writes a
+    /// `Stored` marker.
+    async fn read_to_end(&mut self, ctx: &ObjectContext<'_>) {
+        while !self.live {
+            if let Err(e) = self.probe(ctx, Entry::Stored).await {
+                tracing::warn!(target: "zidane", "the journal could not be read to its end: {e}");
+                return;
+            }
+        }
     }
 
     /// Whether a suspend came: from then on nothing is written.

@@ -278,7 +278,9 @@ async fn a_follow_up_survives_a_suspend() {
 }
 
 /// An attempt whose journal holds every step replays to its end without
-/// going live: no model request, no tool body, no `replay:done`.
+/// going live: no model request, no tool body, no `replay:done`; and it
+/// reads the entries after the run's last step (a late control message)
+/// before it answers, which Restate otherwise refuses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_to_the_journals_end_never_goes_live() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -298,9 +300,16 @@ async fn a_replay_to_the_journals_end_never_goes_live() {
     restate.register(&uri).await;
 
     let id = restate.send("c5", "run", &json!({"prompt": "Look."}), &[]).await;
-    // Every step is journaled; the run is ending. A suspend now makes
-    // Restate run the invocation again from a complete journal.
+    // Every step is journaled; the run is ending. A follow-up now is
+    // journaled after the run's last step (the run has no turn left to
+    // answer it in), and a suspend makes Restate run the invocation again
+    // from that journal: the new attempt must read it to its end before it
+    // may answer.
     reached.notified().await;
+    let late = restate
+        .call("c5", "followUp", Some(&json!({"text": "Too late."})))
+        .await;
+    assert_eq!(late.json(), json!({"delivered": true}));
     let suspended = restate.call("c5", "suspend", None).await;
     assert_eq!(suspended.json(), json!({"delivered": true}));
     release.notify_one();
@@ -308,8 +317,8 @@ async fn a_replay_to_the_journals_end_never_goes_live() {
     let output = restate.output(&id).await;
     assert_eq!(output["text"], "Looked.", "{output}");
     assert_eq!(
-        output["journal"]["written"], 0,
-        "the second attempt wrote nothing: {output}"
+        output["journal"]["written"], 1,
+        "the second attempt wrote only the marker that found the journal's end: {output}"
     );
     assert_eq!(
         bodies.lock().unwrap().len(),

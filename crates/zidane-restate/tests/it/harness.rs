@@ -244,16 +244,22 @@ impl Restate {
         response.json()
     }
 
-    /// Waits for invocation `id` to end: the ingress's answer.
+    /// Waits for invocation `id` to end (at most 90 s): the ingress's answer.
     pub async fn ended(&self, id: &str) -> Response {
         let url = format!("{}/restate/invocation/{id}/attach", self.ingress);
-        for _ in 0..600 {
-            if let Some(response) = http("GET", &url, &[], None).await {
-                return response;
+        let attach = async {
+            loop {
+                if let Some(response) = http("GET", &url, &[], None).await {
+                    return response;
+                }
+                // The server is restarting.
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        match tokio::time::timeout(Duration::from_secs(90), attach).await {
+            Ok(response) => response,
+            Err(_) => panic!("invocation {id} did not end within 90 s\n{}", self.log()),
         }
-        panic!("invocation {id} did not end");
     }
 
     pub fn log(&self) -> String {
