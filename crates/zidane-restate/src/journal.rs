@@ -161,10 +161,11 @@ enum Request {
         unsafe_call: bool,
         reply: Reply<Begun>,
     },
+    /// Answered with the value back, as journaled.
     Done {
         key: Key,
         value: Box<StepValue>,
-        reply: Reply<()>,
+        reply: Reply<Box<StepValue>>,
     },
     Append {
         turns: Vec<SessionTurn>,
@@ -266,27 +267,33 @@ impl DurableRuntime for ReplayRuntime {
                 .map_err(|e| StepError::Work(shared(e)))?;
             match begun {
                 Begun::Recorded(value) => Ok(*value),
-                Begun::Interrupted => Ok(StepValue::Tool(ToolStep {
-                    outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
-                    state: Vec::new(),
-                    resume_state: serde_json::Map::new(),
-                })),
+                Begun::Interrupted => Ok(interrupted()),
                 Begun::Live => {
                     let value = work.await.map_err(StepError::Work)?;
                     // A value the journal did not take stops the run: going
                     // on would run steps a retry cannot find.
-                    self.ask(|reply| Request::Done {
-                        key,
-                        value: Box::new(value.clone()),
-                        reply,
-                    })
-                    .await
-                    .map_err(|e| StepError::Work(shared(e)))?;
-                    Ok(value)
+                    let value = self
+                        .ask(|reply| Request::Done {
+                            key,
+                            value: Box::new(value),
+                            reply,
+                        })
+                        .await
+                        .map_err(|e| StepError::Work(shared(e)))?;
+                    Ok(*value)
                 }
             }
         })
     }
+}
+
+/// What an unsafe call whose earlier attempt died in it answers.
+fn interrupted() -> StepValue {
+    StepValue::Tool(ToolStep {
+        outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
+        state: Vec::new(),
+        resume_state: serde_json::Map::new(),
+    })
 }
 
 /// Ids that repeat on every attempt of one invocation (derived from its
@@ -476,7 +483,10 @@ impl Driver {
                 Request::Begin { reply, .. } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
-                Request::Done { reply, .. } | Request::Append { reply, .. } | Request::Replace { reply, .. } => {
+                Request::Done { reply, .. } => {
+                    let _ = reply.send(Err(JournalError::Suspended));
+                }
+                Request::Append { reply, .. } | Request::Replace { reply, .. } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
             }
@@ -492,7 +502,9 @@ impl Driver {
                 let _ = reply.send(answer);
             }
             Request::Done { key, value, reply } => {
-                let answer = self.write(ctx, Entry::Done { key, value }).await;
+                let answer = self.write(ctx, Entry::Done { key, value }).await.and_then(|value| {
+                    value.ok_or_else(|| JournalError::Refused("a step's entry came back without its value".into()))
+                });
                 let _ = reply.send(answer);
             }
             Request::Append { turns, reply } => {
@@ -629,7 +641,10 @@ impl Driver {
             self.replayed += 1;
         }
         let wrote_state = went_live && matches!(read, Entry::Turns { .. });
-        self.apply(ctx, settled(read));
+        // A replayed step's value waits here for the step to ask.
+        if let Some((key, value)) = self.apply(ctx, settled(read)) {
+            self.done.insert(key, *value);
+        }
         if wrote_state {
             self.stored(ctx).await?;
         }
@@ -656,8 +671,9 @@ impl Driver {
         }
     }
 
-    /// Writes `entry` (live only) and applies it.
-    async fn write(&mut self, ctx: &ObjectContext<'_>, entry: Entry) -> Result<(), JournalError> {
+    /// Writes `entry` (live only) and applies it; a `Done` entry's value
+    /// comes back to the step that wrote it (nothing asks for it again).
+    async fn write(&mut self, ctx: &ObjectContext<'_>, entry: Entry) -> Result<Option<Box<StepValue>>, JournalError> {
         debug_assert!(
             self.live,
             "entries are written only once the journal is read to its end"
@@ -670,11 +686,11 @@ impl Driver {
             .into_inner();
         self.written += 1;
         let wrote_state = matches!(written, Entry::Turns { .. });
-        self.apply(ctx, settled(written));
+        let value = self.apply(ctx, settled(written)).map(|(_, value)| value);
         if wrote_state {
             self.stored(ctx).await?;
         }
-        Ok(())
+        Ok(value)
     }
 
     /// Sends the K/V writes made so far, with a `Stored` entry.
@@ -689,21 +705,15 @@ impl Driver {
 
     /// Applies an entry to what the driver knows, and issues the K/V writes
     /// it carries (the same on every attempt: they are made from the entry).
-    fn apply(&mut self, ctx: &ObjectContext<'_>, entry: Entry) {
+    /// A step's value is handed back with its key.
+    fn apply(&mut self, ctx: &ObjectContext<'_>, entry: Entry) -> Option<(Key, Box<StepValue>)> {
         match entry {
             Entry::Begin { key } => {
                 self.begun.insert(key);
             }
             Entry::Interrupted { key } => {
                 self.begun.remove(&key);
-                self.done.insert(
-                    key,
-                    StepValue::Tool(ToolStep {
-                        outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
-                        state: Vec::new(),
-                        resume_state: serde_json::Map::new(),
-                    }),
-                );
+                return Some((key, Box::new(interrupted())));
             }
             Entry::Done { key, value } => {
                 self.begun.remove(&key);
@@ -712,7 +722,7 @@ impl Driver {
                 {
                     self.commit_tool_state(ctx, state);
                 }
-                self.done.insert(key, *value);
+                return Some((key, value));
             }
             Entry::Turns { from, turns, replace } => {
                 if replace {
@@ -734,6 +744,7 @@ impl Driver {
             }
             Entry::Stored => {}
         }
+        None
     }
 
     fn commit_tool_state(&mut self, ctx: &ObjectContext<'_>, ops: &[ToolStateOp]) {

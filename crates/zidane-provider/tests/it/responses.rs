@@ -5,13 +5,13 @@
 use serde_json::{Value, json};
 use zidane_provider::sse::SseEvent;
 use zidane_provider::{
-    ContentBlock, DocumentSource, FinishReason, ImageSource, Message, MessageAccumulator, Role, StreamEvent,
-    StreamOptions, ThinkingLevel, ToolChoice, ToolResultContent, ToolSpec, responses,
+    ContentBlock, FinishReason, Message, MessageAccumulator, Role, StreamEvent, StreamOptions, ThinkingLevel,
+    ToolChoice, ToolResultContent, ToolSpec, responses,
 };
 
 use std::sync::OnceLock;
 
-use crate::schema::{assert_valid, components, validator_in};
+use crate::schema::{assert_valid, components, mixed_media_prompt, validator_in};
 
 /// A validator of the Responses schemas. Their `oneOf`s are unions whose
 /// variants overlap (a user message with a content list is both an
@@ -269,30 +269,7 @@ fn a_text_answer_a_cut_answer_and_failures() {
 fn request_bodies_match_create_response() {
     let schema = validator("CreateResponse");
     let conversation = vec![
-        Message::new(
-            Role::User,
-            vec![
-                ContentBlock::text("Compare these."),
-                ContentBlock::Image {
-                    source: ImageSource::Url {
-                        url: "https://example.com/a.png".into(),
-                    },
-                },
-                ContentBlock::Image {
-                    source: ImageSource::Base64 {
-                        media_type: "image/png".into(),
-                        data: "iVBORw0KGgo=".into(),
-                    },
-                },
-                ContentBlock::Document {
-                    source: DocumentSource::Base64 {
-                        media_type: "application/pdf".into(),
-                        data: "JVBERi0=".into(),
-                    },
-                    title: Some("report.pdf".into()),
-                },
-            ],
-        ),
+        mixed_media_prompt(),
         Message::new(
             Role::Assistant,
             vec![

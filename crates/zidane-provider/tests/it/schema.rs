@@ -73,6 +73,35 @@ pub(crate) fn assert_valid(validator: &jsonschema::Validator, instance: &Value, 
     );
 }
 
+/// A user message with text, an image by URL, an inline image and a PDF:
+/// every kind of prompt part the request formats map.
+pub(crate) fn mixed_media_prompt() -> Message {
+    Message::new(
+        Role::User,
+        vec![
+            ContentBlock::text("Compare these."),
+            ContentBlock::Image {
+                source: ImageSource::Url {
+                    url: "https://example.com/a.png".into(),
+                },
+            },
+            ContentBlock::Image {
+                source: ImageSource::Base64 {
+                    media_type: "image/png".into(),
+                    data: "iVBORw0KGgo=".into(),
+                },
+            },
+            ContentBlock::Document {
+                source: DocumentSource::Base64 {
+                    media_type: "application/pdf".into(),
+                    data: "JVBERi0=".into(),
+                },
+                title: Some("report.pdf".into()),
+            },
+        ],
+    )
+}
+
 #[test]
 fn request_bodies_match_create_chat_completion_request() {
     let validator = validator("CreateChatCompletionRequest");
@@ -82,30 +111,7 @@ fn request_bodies_match_create_chat_completion_request() {
         input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
     };
     let conversation = vec![
-        Message::new(
-            Role::User,
-            vec![
-                ContentBlock::text("Compare these."),
-                ContentBlock::Image {
-                    source: ImageSource::Url {
-                        url: "https://example.com/a.png".into(),
-                    },
-                },
-                ContentBlock::Image {
-                    source: ImageSource::Base64 {
-                        media_type: "image/png".into(),
-                        data: "iVBORw0KGgo=".into(),
-                    },
-                },
-                ContentBlock::Document {
-                    source: DocumentSource::Base64 {
-                        media_type: "application/pdf".into(),
-                        data: "JVBERi0=".into(),
-                    },
-                    title: Some("report.pdf".into()),
-                },
-            ],
-        ),
+        mixed_media_prompt(),
         Message::new(
             Role::Assistant,
             vec![
