@@ -273,8 +273,9 @@ async fn runs_of_one_session_queue_and_an_idempotency_key_starts_one_run() {
     assert_eq!(turns.as_array().unwrap().len(), 6);
 }
 
-/// A provider error no retry can cure (a 400) ends the invocation with a
-/// terminal failure naming it, instead of Restate retrying it forever.
+/// A malformed request is refused naming the problem; a provider error no
+/// retry can cure (a 400) ends the invocation with a terminal failure naming
+/// it, instead of Restate retrying it forever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_the_provider_refuses_fails_the_invocation_for_good() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -283,6 +284,14 @@ async fn a_request_the_provider_refuses_fails_the_invocation_for_good() {
     let restate = Restate::start().await;
     let service = Service::start(&url).await;
     restate.register(&service.uri).await;
+
+    // A request that is not a run request is refused at once, naming why.
+    let malformed = restate.call("s5", "run", Some(&json!({"promt": "Hello."}))).await;
+    assert_eq!(malformed.status, 400, "{malformed:?}");
+    assert!(malformed.body.contains("missing field `prompt`"), "{malformed:?}");
+    let garbled = restate.call("s5", "steer", Some(&json!(42))).await;
+    assert_eq!(garbled.status, 400, "{garbled:?}");
+    assert!(bodies.lock().unwrap().is_empty(), "nothing reached the model");
 
     let id = restate.send("s5", "run", &json!({"prompt": "Hello."}), &[]).await;
     let ended = restate.ended(&id).await;
