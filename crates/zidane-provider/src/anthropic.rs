@@ -469,8 +469,8 @@ struct Envelope<'a> {
     input_transformations: Option<Vec<Value>>,
 }
 
-#[derive(Deserialize)]
-struct Delta<'a> {
+#[derive(Deserialize, Default)]
+pub(crate) struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
     ty: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -486,6 +486,53 @@ struct Delta<'a> {
     /// Why a refusal happened (`type`, `category`, `explanation`).
     #[serde(default)]
     stop_details: Option<Value>,
+}
+
+/// The three deltas that make up nearly all of a stream (text, reasoning
+/// and tool input), read straight from the compact layout the API writes:
+/// `{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}`.
+/// Anything else, the same event laid out another way included, gives
+/// `None` and goes through the general envelope, so both paths agree on
+/// every input.
+pub(crate) fn compact_delta(data: &[u8]) -> Option<(usize, Delta<'_>)> {
+    const HEAD: &[u8] = br#"{"type":"content_block_delta","index":"#;
+    const KINDS: [(&str, &[u8]); 3] = [
+        ("text_delta", br#"text_delta","text":"#),
+        ("input_json_delta", br#"input_json_delta","partial_json":"#),
+        ("thinking_delta", br#"thinking_delta","thinking":"#),
+    ];
+    let rest = data.strip_prefix(HEAD)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    // JSON numbers carry no leading zero.
+    if digits == 0 || digits > 9 || (digits > 1 && rest[0] == b'0') {
+        return None;
+    }
+    let index = rest[..digits]
+        .iter()
+        .fold(0usize, |n, d| n * 10 + usize::from(d - b'0'));
+    let rest = rest[digits..].strip_prefix(br#","delta":{"type":""#)?;
+    let (ty, rest) = KINDS
+        .iter()
+        .find_map(|(ty, tag)| rest.strip_prefix(*tag).map(|rest| (*ty, rest)))?;
+    let quoted = rest.strip_suffix(b"}}")?;
+    let inner = quoted.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    let value = if inner.iter().all(|&b| b != b'"' && b != b'\\' && b >= 0x20) {
+        Cow::Borrowed(std::str::from_utf8(inner).ok()?)
+    } else {
+        // Escapes; or a quote that ends the string early, which the parser
+        // refuses as trailing characters.
+        Cow::Owned(serde_json::from_slice::<String>(quoted).ok()?)
+    };
+    let mut delta = Delta {
+        ty: Some(Cow::Borrowed(ty)),
+        ..Delta::default()
+    };
+    match ty {
+        "text_delta" => delta.text = Some(value),
+        "input_json_delta" => delta.partial_json = Some(value),
+        _ => delta.thinking = Some(value),
+    }
+    Some((index, delta))
 }
 
 #[derive(Deserialize, Default)]
@@ -585,6 +632,12 @@ impl Decoder {
     /// classified error; data that is not JSON is an
     /// [`ErrorKind::InvalidResponse`] error.
     pub fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        if sse.event.as_deref() != Some(b"error")
+            && let Some((index, delta)) = compact_delta(&sse.data)
+        {
+            self.delta(index, Some(delta), &sse.data, out);
+            return Ok(());
+        }
         let env: Envelope<'_> = serde_json::from_slice(&sse.data).map_err(|e| {
             ProviderError::new(
                 ErrorKind::InvalidResponse,

@@ -387,3 +387,76 @@ mod accumulator {
         );
     }
 }
+
+mod compact_delta {
+    use bytes::Bytes;
+
+    use crate::StreamEvent;
+    use crate::anthropic::{Decoder, compact_delta};
+    use crate::sse::SseEvent;
+
+    fn decode(data: &str) -> Vec<StreamEvent> {
+        let mut decoder = Decoder::new("anthropic");
+        let start = r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"t1","name":"echo","input":{}}}"#;
+        let mut out = Vec::new();
+        for data in [start, data] {
+            let sse = SseEvent {
+                event: Some(Bytes::from_static(b"content_block_delta")),
+                data: Bytes::copy_from_slice(data.as_bytes()),
+                id: None,
+                retry: None,
+            };
+            decoder.decode(&sse, &mut out).unwrap();
+        }
+        out.remove(0);
+        out
+    }
+
+    /// The same event with a space after each comma: valid JSON the fast
+    /// path never takes.
+    fn spaced(data: &str) -> String {
+        data.replacen(",\"", ", \"", 2)
+    }
+
+    #[test]
+    fn the_compact_layout_is_read_directly_and_agrees_with_the_envelope() {
+        let cases = [
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there!"}}"#,
+            r#"{"type":"content_block_delta","index":12,"delta":{"type":"text_delta","text":"caf\u00e9 \"quoted\"\n\\ é 𝄞"}}"#,
+            r#"{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"text\": \"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me see."}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#,
+        ];
+        for data in cases {
+            assert!(compact_delta(data.as_bytes()).is_some(), "{data}");
+            let spaced = spaced(data);
+            assert!(compact_delta(spaced.as_bytes()).is_none(), "{spaced}");
+            assert_eq!(decode(data), decode(&spaced), "{data}");
+        }
+        assert_eq!(
+            decode(cases[1]),
+            vec![StreamEvent::TextDelta {
+                index: 12,
+                text: "café \"quoted\"\n\\ é 𝄞".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn anything_else_takes_the_envelope() {
+        for data in [
+            // A quote that closes the string early, then more fields.
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","extra":"b"}}"#,
+            // A leading zero, which JSON does not allow.
+            r#"{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"a"}}"#,
+            // A raw control character, which JSON does not allow in a string.
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\tb\"}}",
+            // A string that never ends.
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"c2ln"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}} "#,
+        ] {
+            assert!(compact_delta(data.as_bytes()).is_none(), "{data}");
+        }
+    }
+}

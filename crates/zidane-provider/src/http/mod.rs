@@ -6,7 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -390,6 +390,9 @@ pub(crate) struct SseBody<B, D> {
     idle: Pin<Box<tokio::time::Sleep>>,
     idle_timeout: Duration,
     signal: AbortSignal,
+    /// The waker the signal already holds: polls with the same waker check
+    /// the flag alone instead of registering again.
+    abort_waker: Option<Waker>,
     provider: String,
     request_id: Option<String>,
     /// An error to report once the events decoded before it are delivered.
@@ -424,6 +427,7 @@ where
             idle: Box::pin(tokio::time::sleep(idle_timeout)),
             idle_timeout,
             signal,
+            abort_waker: None,
             provider,
             request_id,
             pending_error: None,
@@ -486,7 +490,15 @@ where
             if this.done {
                 return Poll::Ready(None);
             }
-            if this.signal.poll_aborted(cx).is_ready() {
+            let registered = this.abort_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+            let aborted_now = if registered {
+                this.signal.is_aborted()
+            } else {
+                let ready = this.signal.poll_aborted(cx).is_ready();
+                this.abort_waker = Some(cx.waker().clone());
+                ready
+            };
+            if aborted_now {
                 let error = aborted(&this.provider, &this.signal);
                 return this.fail(error);
             }
