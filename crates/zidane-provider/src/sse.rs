@@ -10,7 +10,7 @@
 //! single `data:` line (every provider's case) borrows its bytes from the read
 //! buffer without copying.
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +88,63 @@ impl SseDecoder {
             }
         }
         self.buf.extend_from_slice(chunk);
+        self.scan(out);
+    }
+
+    /// Feeds a chunk the decoder may keep: the lines it holds whole are
+    /// sliced out of it without a copy, and only a line still unfinished
+    /// at its end is copied into the decoder's buffer. Same events as
+    /// [`SseDecoder::feed`].
+    pub fn feed_bytes(&mut self, mut chunk: Bytes, out: &mut Vec<SseEvent>) {
+        if self.skip_lf && !chunk.is_empty() {
+            self.skip_lf = false;
+            if chunk[0] == b'\n' {
+                chunk.advance(1);
+            }
+        }
+        if !self.started || !self.buf.is_empty() {
+            // A line (or the byte-order-mark check) is pending in the
+            // buffer: finish it there, with its line end.
+            let Some(end) = memchr::memchr2(b'\n', b'\r', &chunk) else {
+                self.buf.extend_from_slice(&chunk);
+                return self.scan(out);
+            };
+            let crlf = chunk[end] == b'\r' && chunk.get(end + 1) == Some(&b'\n');
+            let take = end + 1 + usize::from(crlf);
+            self.buf.extend_from_slice(&chunk[..take]);
+            chunk.advance(take);
+            self.scan(out);
+            if !chunk.is_empty() {
+                // A CR that ended the buffer is followed by something else.
+                self.skip_lf = false;
+            }
+            if !self.started || !self.buf.is_empty() {
+                self.buf.extend_from_slice(&chunk);
+                return self.scan(out);
+            }
+        }
+        loop {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', &chunk) else {
+                self.buf.extend_from_slice(&chunk);
+                self.scanned = self.buf.len();
+                return;
+            };
+            let line = chunk.slice(..end);
+            let mut next = end + 1;
+            if chunk[end] == b'\r' {
+                if chunk.get(next) == Some(&b'\n') {
+                    next += 1;
+                } else if next == chunk.len() {
+                    self.skip_lf = true;
+                }
+            }
+            chunk.advance(next);
+            self.line(line, out);
+        }
+    }
+
+    /// Checks the byte-order mark, then dispatches the lines `buf` holds.
+    fn scan(&mut self, out: &mut Vec<SseEvent>) {
         if !self.started {
             let n = self.buf.len().min(BOM.len());
             if self.buf[..n] != BOM[..n] {

@@ -507,7 +507,7 @@ where
                     let deadline = tokio::time::Instant::now() + this.idle_timeout;
                     this.idle.as_mut().reset(deadline);
                     if let Ok(data) = frame.into_data() {
-                        this.sse.feed(&data, &mut this.frames);
+                        this.sse.feed_bytes(data, &mut this.frames);
                         this.drain_frames();
                         // One line or event past the bound is refused, not
                         // buffered whole.

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use bytes::Bytes;
 use zidane_provider::sse::{SseDecoder, SseEvent};
 use zidane_provider::{AssistantMessage, MessageAccumulator, ProviderError, StreamEvent, anthropic, openai};
 
@@ -38,16 +39,24 @@ pub fn fixture_files(dir: &str) -> Vec<String> {
 
 /// Splits `bytes` at `cuts` and runs the pieces through the SSE decoder.
 pub fn sse_events(bytes: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
-    let mut decoder = SseDecoder::new();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
-        let cut = cut.clamp(start, bytes.len());
-        decoder.feed(&bytes[start..cut], &mut out);
-        start = cut;
-    }
-    decoder.finish(&mut out);
-    out
+    let [copied, kept] = [false, true].map(|keep| {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        let mut start = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+            let cut = cut.clamp(start, bytes.len());
+            if keep {
+                decoder.feed_bytes(Bytes::copy_from_slice(&bytes[start..cut]), &mut out);
+            } else {
+                decoder.feed(&bytes[start..cut], &mut out);
+            }
+            start = cut;
+        }
+        decoder.finish(&mut out);
+        out
+    });
+    assert_eq!(copied, kept, "feed and feed_bytes disagree at cuts {cuts:?}");
+    copied
 }
 
 #[derive(Clone, Copy, Debug)]
