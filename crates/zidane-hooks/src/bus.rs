@@ -196,6 +196,8 @@ struct Inner {
     /// Handlers on the bus, all events together: lets `emit` and `has` skip
     /// the registry entirely on a bus nobody listens to.
     total: AtomicUsize,
+    /// Moves on every change of the registry (see [`HookBus::version`]).
+    version: AtomicU64,
 }
 
 /// The hook bus: a cheap-to-clone handle to one shared registry.
@@ -231,6 +233,7 @@ impl HookBus {
                 registry: RwLock::new(Registry::default()),
                 context: RwLock::new(None),
                 total: AtomicUsize::new(0),
+                version: AtomicU64::new(0),
             }),
         }
     }
@@ -327,6 +330,7 @@ impl HookBus {
             next.push(entry);
             *slot = Box::new(TypedSlot::<E> { entries: next.into() });
             self.inner.total.fetch_add(1, Ordering::Release);
+            self.inner.version.fetch_add(1, Ordering::Release);
         }
         HookHandle {
             type_id,
@@ -346,6 +350,7 @@ impl HookBus {
         let removed = slot.remove(handle.id);
         if removed {
             self.inner.total.fetch_sub(1, Ordering::Release);
+            self.inner.version.fetch_add(1, Ordering::Release);
             if slot.len() == 0 {
                 registry.remove(&handle.type_id);
             }
@@ -361,6 +366,14 @@ impl HookBus {
             return false;
         }
         self.read().contains_key(&TypeId::of::<E>())
+    }
+
+    /// A number that moves whenever a handler is added or removed. An
+    /// emitter that would ask [`HookBus::has`] on every event of a stream
+    /// keeps the answers and asks again only when this has moved.
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.inner.version.load(Ordering::Acquire)
     }
 
     /// How many handlers listen to `E`.
@@ -422,6 +435,7 @@ impl HookBus {
             && slot.remove(id)
         {
             self.inner.total.fetch_sub(1, Ordering::Release);
+            self.inner.version.fetch_add(1, Ordering::Release);
             if slot.len() == 0 {
                 registry.remove(&type_id);
             }

@@ -96,6 +96,28 @@ async fn once_runs_once_and_off_removes() {
 }
 
 #[tokio::test]
+async fn the_version_moves_with_every_change_of_the_handlers_and_only_then() {
+    let bus = HookBus::new();
+    let v0 = bus.version();
+    let h = push_sync::<Alpha>(&bus, 1, |e| &mut e.log);
+    let v1 = bus.version();
+    assert_ne!(v1, v0, "registering");
+    let mut ev = Alpha::default();
+    bus.emit(&mut ev).await.unwrap();
+    assert!(bus.has::<Alpha>());
+    assert_eq!(bus.version(), v1, "emitting and asking change nothing");
+    bus.once_sync::<Beta, _>(|_, _| Ok(()));
+    let v2 = bus.version();
+    assert_ne!(v2, v1);
+    bus.emit(&mut Beta::default()).await.unwrap();
+    let v3 = bus.version();
+    assert_ne!(v3, v2, "a once handler that ran is gone");
+    assert!(bus.clone().off(h));
+    assert_ne!(bus.version(), v3, "removing, through a clone");
+    assert!(!bus.has::<Alpha>() && !bus.has::<Beta>());
+}
+
+#[tokio::test]
 async fn erroring_handler_stops_the_chain_and_reaches_the_emitter() {
     let bus = HookBus::new();
     push_sync::<Alpha>(&bus, 1, |e| &mut e.log);

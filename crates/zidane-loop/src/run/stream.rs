@@ -22,6 +22,7 @@ use zidane_core::events::{
     StreamServerToolResultInit, StreamServerToolUseInit, StreamStartInit, StreamTextInit, StreamThinkingInit,
 };
 use zidane_core::seams::{Durability, Step, StepError, StepKey, StepKind, StepValue};
+use zidane_hooks::HookBus;
 
 use super::{RunCx, RunLoop, TurnFailure};
 
@@ -47,6 +48,36 @@ pub(crate) struct Streamed {
     /// Server tool calls of this stream (id, tool name): a result names
     /// the tool of the call it answers.
     server_tools: Vec<(String, String)>,
+    /// Which per-event hooks are observed, asked again only when the bus
+    /// changes.
+    listening: Listening,
+}
+
+/// The answers of [`HookBus::has`] for the hooks a stream may fire on every
+/// event, as of one [`HookBus::version`].
+#[derive(Clone, Copy)]
+struct Listening {
+    version: u64,
+    text: bool,
+    thinking: bool,
+    progress: bool,
+}
+
+impl Listening {
+    fn of(hooks: &HookBus) -> Self {
+        Listening {
+            version: hooks.version(),
+            text: hooks.has::<StreamText>(),
+            thinking: hooks.has::<StreamThinking>(),
+            progress: hooks.has::<StreamProgress>(),
+        }
+    }
+
+    fn refresh(&mut self, hooks: &HookBus) {
+        if hooks.version() != self.version {
+            *self = Listening::of(hooks);
+        }
+    }
 }
 
 impl Streamed {
@@ -171,29 +202,40 @@ impl RunLoop {
 
             let mut stream = provider.stream(&request, stream_signal.clone());
             let mut acc = MessageAccumulator::new();
+            let listening = Listening::of(hooks);
             let mut streamed = Streamed {
                 text: StreamedText::new(),
                 thinking: StreamedText::new(),
                 text_bytes: 0,
                 thinking_bytes: 0,
                 tool_bytes: 0,
-                keeps_text: hooks.has::<StreamText>(),
+                keeps_text: listening.text,
                 segments: Vec::new(),
                 server_tools: Vec::new(),
+                listening,
             };
             let mut last_progress: Option<tokio::time::Instant> = None;
             let mut outcome: Result<(), ProviderError> = Ok(());
             while let Some(item) = std::future::poll_fn(|c| stream.as_mut().poll_next(c)).await {
                 match item {
                     Ok(event) => {
-                        self.stream_hooks(cx, turn_id, &model, &event, &mut streamed).await;
+                        streamed.listening.refresh(hooks);
+                        // The deltas nobody observes are only counted: no
+                        // hook future is built for them.
+                        match &event {
+                            StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
+                            StreamEvent::TextDelta { text, .. } if !streamed.keeps_text && !streamed.listening.text => {
+                                streamed.text_bytes += text.len();
+                            }
+                            _ => self.stream_hooks(cx, turn_id, &model, &event, &mut streamed).await,
+                        }
                         match &event {
                             StreamEvent::TextDelta { index, .. } if streamed.keeps_text => {
                                 acc.push_text_elsewhere(*index);
                             }
                             _ => acc.push(&event),
                         }
-                        if hooks.has::<StreamProgress>() {
+                        if streamed.listening.progress {
                             let now = tokio::time::Instant::now();
                             if last_progress.is_none_or(|t| now.duration_since(t) >= cx.behavior.progress_interval) {
                                 last_progress = Some(now);
@@ -385,20 +427,12 @@ impl RunLoop {
         }
     }
 
-    pub(crate) async fn stream_hooks(
-        &self,
-        cx: &RunCx,
-        turn_id: &str,
-        model: &str,
-        event: &StreamEvent,
-        streamed: &mut Streamed,
-    ) {
-        let hooks = &self.inner.config.hooks;
+    async fn stream_hooks(&self, cx: &RunCx, turn_id: &str, model: &str, event: &StreamEvent, streamed: &mut Streamed) {
         match event {
             StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
             StreamEvent::TextDelta { text, index } => {
                 streamed.text_bytes += text.len();
-                if streamed.keeps_text || hooks.has::<StreamText>() {
+                if streamed.keeps_text || streamed.listening.text {
                     if streamed.segments.last().is_none_or(|(i, _)| i != index) {
                         streamed.segments.push((*index, streamed.text.len()));
                     }
@@ -416,7 +450,7 @@ impl RunLoop {
             }
             StreamEvent::ThinkingDelta { text, .. } => {
                 streamed.thinking_bytes += text.len();
-                if hooks.has::<StreamThinking>() {
+                if streamed.listening.thinking {
                     streamed.thinking.push_str(text);
                     let mut ev = StreamThinking::new(StreamThinkingInit {
                         run_id: cx.run_id.clone(),

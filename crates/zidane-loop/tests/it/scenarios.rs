@@ -13,7 +13,7 @@ use zidane_core::events::{
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_loop::{Behavior, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RunErrorKind, RunOptions, ToolBudget};
 use zidane_provider::scripted::{Script, ScriptedProvider, Step};
-use zidane_provider::{ContentBlock, ErrorKind, FinishReason, ProviderError};
+use zidane_provider::{ContentBlock, ErrorKind, FinishReason, ProviderError, StreamEvent};
 
 use crate::harness::{Harness, harness, harness_with, stats};
 
@@ -906,6 +906,42 @@ async fn stream_text_events_share_the_text_so_far_without_copying_it() {
             ("world".to_owned(), "Hello, world".to_owned()),
         ]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_hook_registered_mid_stream_sees_the_rest_of_the_stream() {
+    use zidane_core::events::{StreamText, StreamThinking};
+    let delta = |index, text: &str| StreamEvent::TextDelta {
+        index,
+        text: text.into(),
+    };
+    let script = Script::new()
+        .event(StreamEvent::ThinkingDelta {
+            index: 0,
+            text: "Let me see.".into(),
+        })
+        .event(delta(1, "Hel"))
+        .event(delta(1, "lo"))
+        .end(FinishReason::Stop);
+    // A loop without the harness's recorders: nothing observes
+    // `stream:text` when the stream starts, and the handler arrives with
+    // the first reasoning delta.
+    let provider: Arc<dyn zidane_provider::Provider> = Arc::new(ScriptedProvider::new("mock", [script]));
+    let looped = zidane_loop::RunLoop::new(zidane_loop::LoopConfig::new(provider));
+    let deltas: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let bus = looped.hooks().clone();
+    let d = Arc::clone(&deltas);
+    looped.hooks().once_sync::<StreamThinking, _>(move |_, _| {
+        let d = Arc::clone(&d);
+        bus.on_sync::<StreamText, _>(move |ev, _| {
+            d.lock().unwrap().push(ev.delta().to_owned());
+            Ok(())
+        });
+        Ok(())
+    });
+    let stats = looped.run(RunOptions::prompt("Greet.")).await.unwrap();
+    assert_eq!(*deltas.lock().unwrap(), ["Hel", "lo"]);
+    assert_eq!(stats.status, RunStatus::Completed);
 }
 
 #[tokio::test(start_paused = true)]
