@@ -192,11 +192,9 @@ fn stale(session_id: &str, held: u64, current: u64) -> StoreError {
 /// `session_id` at `epoch`.
 fn fence(tx: &Transaction<'_>, session_id: &str, owner: &str, epoch: u64) -> Result<(), StoreError> {
     let row: Option<(String, i64)> = tx
-        .query_row(
-            "SELECT owner, epoch FROM leases WHERE session_id = ?1",
-            [session_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT owner, epoch FROM leases WHERE session_id = ?1")
+        .map_err(err)?
+        .query_row([session_id], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()
         .map_err(err)?;
     match row {
@@ -475,29 +473,30 @@ impl CheckpointRuntime {
         let (rid, turns) = (run_id.to_owned(), turns.to_vec());
         let now = self.clock.now_ms() as i64;
         self.fenced(session_id, move |tx, sid| {
+            // Every turn runs these: their statements are kept prepared.
             let next: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
-                    [sid],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1")
+                .map_err(err)?
+                .query_row([sid], |r| r.get(0))
                 .map_err(err)?;
             insert_turns(tx, sid, next, &turns)?;
-            tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![sid, now])
+            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
+                .map_err(err)?
+                .execute(params![sid, now])
                 .map_err(err)?;
             if let Some(last) = turns.last() {
-                tx.execute(
+                tx.prepare_cached(
                     "UPDATE runs SET body = json_set(body, '$.loopTurn', ?3, '$.lastTurnId', ?4, '$.endTurn', ?5)
                      WHERE session_id = ?1 AND id = ?2",
-                    params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64],
                 )
+                .map_err(err)?
+                .execute(params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64])
                 .map_err(err)?;
             }
-            tx.execute(
-                "DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2",
-                params![rid, loop_turn as i64],
-            )
-            .map_err(err)?;
+            tx.prepare_cached("DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2")
+                .map_err(err)?
+                .execute(params![rid, loop_turn as i64])
+                .map_err(err)?;
             Ok(())
         })
         .await

@@ -172,11 +172,9 @@ impl SqliteStore {
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(err)?;
             let next: i64 = tx
-                .query_row(
-                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
-                    [&id],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1")
+                .map_err(err)?
+                .query_row([&id], |r| r.get(0))
                 .map_err(err)?;
             if let Some(expected) = expected
                 && next as usize != expected
@@ -189,10 +187,9 @@ impl SqliteStore {
             }
             insert_turns(&tx, &id, next, &turns)?;
             let updated = tx
-                .execute(
-                    "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-                    params![id, now_ms as i64],
-                )
+                .prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
+                .map_err(err)?
+                .execute(params![id, now_ms as i64])
                 .map_err(err)?;
             if updated == 0 {
                 return Err(err(format!("no session `{id}`")));
