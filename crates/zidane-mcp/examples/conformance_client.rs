@@ -13,8 +13,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use serde_json::{Value, json};
 use zidane_core::events::McpAuthUrl;
 use zidane_core::tool::ToolContext;
@@ -24,12 +22,12 @@ use zidane_mcp::{
     ElicitationAnswer, ElicitationRequest, McpError, McpServerConfig, McpTransportConfig, connect_mcp_servers,
     login_mcp_server,
 };
-use zidane_provider::{AbortSignal, HttpClient, Timeouts};
+use zidane_provider::{AbortSignal, HttpClient, RequestBody, Timeouts};
 
 /// Follows the authorization URL's redirects, as a browser would.
 async fn browse(http: HttpClient, mut url: String) {
     for _ in 0..5 {
-        let Ok(request) = http::Request::get(&url).body(Full::new(Bytes::new())) else {
+        let Ok(request) = http::Request::get(&url).body(RequestBody::default()) else {
             return;
         };
         let Ok(response) = http.send_raw("browser", request, &AbortSignal::never()).await else {

@@ -15,7 +15,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -24,7 +24,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::{Sse, SseStream};
-use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, Timeouts};
+use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody, Timeouts};
 
 use crate::connection::McpError;
 use crate::oauth::{Challenge, OAuthError, OAuthTokens};
@@ -194,7 +194,7 @@ impl McpHttpClient {
         })
     }
 
-    async fn send(&self, request: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, Error> {
+    async fn send(&self, request: Request<RequestBody>) -> Result<http::Response<Incoming>, Error> {
         self.http
             .send_raw("mcp", request, &AbortSignal::never())
             .await
@@ -207,7 +207,7 @@ impl McpHttpClient {
     async fn send_authed(
         &self,
         configured: Option<String>,
-        make: impl Fn(Option<String>) -> Result<Request<Full<Bytes>>, Error>,
+        make: impl Fn(Option<String>) -> Result<Request<RequestBody>, Error>,
     ) -> Result<http::Response<Incoming>, Error> {
         let Some(session) = &self.oauth else {
             return self.send(make(configured)?).await;
@@ -307,9 +307,9 @@ fn request(
     builder
 }
 
-fn build(builder: http::request::Builder, body: Bytes) -> Result<Request<Full<Bytes>>, Error> {
+fn build(builder: http::request::Builder, body: Bytes) -> Result<Request<RequestBody>, Error> {
     builder
-        .body(Full::new(body))
+        .body(RequestBody::from(body))
         .map_err(|e| StreamableHttpError::Client(ProviderError::new(ErrorKind::InvalidRequest, "mcp", e.to_string())))
 }
 

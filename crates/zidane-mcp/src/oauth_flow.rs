@@ -9,12 +9,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use bytes::Bytes;
 use http::{Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use zidane_provider::{AbortSignal, HttpClient};
+use zidane_provider::{AbortSignal, HttpClient, RequestBody};
 
 use crate::oauth::{Challenge, OAuthClient, OAuthConfig, OAuthError, OAuthStore, OAuthTokens};
 
@@ -233,7 +233,7 @@ impl OAuthFlow {
         let request = Request::post(&self.server_url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .body(RequestBody::from(Bytes::from_static(body.as_bytes())))
             .map_err(|e| OAuthError::Http(e.to_string()))?;
         let response = self
             .http
@@ -460,7 +460,7 @@ impl OAuthFlow {
         let request = Request::get(url)
             .header("accept", "application/json")
             .header("mcp-protocol-version", "2025-06-18")
-            .body(Full::new(Bytes::new()))
+            .body(RequestBody::from(Bytes::new()))
             .map_err(|e| OAuthError::Http(e.to_string()))?;
         let response = self
             .http
@@ -635,7 +635,7 @@ impl OAuthFlow {
         let request = Request::post(endpoint)
             .header("content-type", "application/json")
             .header("accept", "application/json")
-            .body(Full::new(Bytes::from(body.to_string())))
+            .body(RequestBody::from(Bytes::from(body.to_string())))
             .map_err(|e| OAuthError::Http(e.to_string()))?;
         let answer = self.send_json(request).await?;
         let client_id = answer["client_id"]
@@ -678,12 +678,12 @@ impl OAuthFlow {
             _ => pairs.push(("client_id", client.client_id.as_str())),
         }
         let request = request
-            .body(Full::new(Bytes::from(form(pairs))))
+            .body(RequestBody::from(Bytes::from(form(pairs))))
             .map_err(|e| OAuthError::Http(e.to_string()))?;
         self.send_json(request).await
     }
 
-    async fn send_json(&self, request: Request<Full<Bytes>>) -> Result<Value, OAuthError> {
+    async fn send_json(&self, request: Request<RequestBody>) -> Result<Value, OAuthError> {
         let response = self
             .http
             .send_raw("mcp-oauth", request, &AbortSignal::never())

@@ -12,12 +12,11 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::Full;
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use sse_stream::{Sse, SseStream};
-use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError};
+use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody};
 
 use crate::connection::McpError;
 
@@ -84,7 +83,7 @@ pub(crate) async fn connect(
         request = request.header(name, value);
     }
     let request = request
-        .body(Full::new(Bytes::new()))
+        .body(RequestBody::from(Bytes::new()))
         .map_err(|e| McpError::spawn("cannot build the request", e))?;
     let opening = async {
         let response = http
@@ -154,7 +153,7 @@ impl Transport<RoleClient> for LegacySse {
                 request = request.header(name, value);
             }
             let request = request
-                .body(Full::new(Bytes::from(body)))
+                .body(RequestBody::from(Bytes::from(body)))
                 .map_err(|e| ProviderError::new(ErrorKind::InvalidRequest, PROVIDER, e.to_string()))?;
             // The answer comes on the event stream; the POST only says accepted.
             http.send(PROVIDER, request, &AbortSignal::never()).await.map(drop)

@@ -38,7 +38,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 use zidane_core::events::{
@@ -48,7 +47,7 @@ use zidane_core::events::{
 };
 use zidane_hooks::{HookBus, HookCx, HookError, HookMap, HookScope};
 use zidane_provider::{
-    AbortSignal, ContentBlock, FinishReason, HttpClient, ProviderError, Role, Timeouts, ToolResultContent,
+    AbortSignal, ContentBlock, FinishReason, HttpClient, ProviderError, RequestBody, Role, Timeouts, ToolResultContent,
 };
 
 pub use span::parse_traceparent;
@@ -766,7 +765,7 @@ impl Inner {
             request = request.header(name.as_str(), value.as_str());
         }
         let request = request
-            .body(Full::new(Bytes::from(body)))
+            .body(RequestBody::from(Bytes::from(body)))
             .map_err(|e| format!("the request could not be built: {e}"))?;
         let signal = AbortSignal::never();
         match self.client.send_for_body("otlp", request, &signal).await {

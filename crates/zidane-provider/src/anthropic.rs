@@ -53,6 +53,27 @@ pub struct Request {
 /// last block of the newest user message. Every message except the one that
 /// carries a breakpoint reuses its memoized bytes.
 pub fn request_body(options: &StreamOptions) -> Request {
+    let parts = request_parts(options);
+    let mut body = Vec::with_capacity(parts.chunks.iter().map(Bytes::len).sum());
+    for chunk in &parts.chunks {
+        body.extend_from_slice(chunk);
+    }
+    Request {
+        body: Bytes::from(body),
+        betas: parts.betas,
+    }
+}
+
+/// The body of [`request_body`] as the pieces it is made of, for sending
+/// without joining them: the head (everything before the first message),
+/// each message's memoized bytes as shared handles, and the closing
+/// brackets. Joined, they are exactly [`request_body`]'s bytes.
+pub(crate) struct RequestParts {
+    pub(crate) chunks: Vec<Bytes>,
+    pub(crate) betas: Vec<&'static str>,
+}
+
+pub(crate) fn request_parts(options: &StreamOptions) -> RequestParts {
     let ttl = options.cache_ttl.unwrap_or_default();
     let mut betas = Vec::new();
     if ttl == CacheTtl::OneHour {
@@ -111,39 +132,27 @@ pub fn request_body(options: &StreamOptions) -> Request {
         body.extend_from_slice(b"{}");
     }
     // Splice the messages in as bytes: `{...}` becomes `{...,"messages":[..]}`.
-    // Memoized messages are shared handles; the body is sized once, then
-    // filled by plain copies.
+    // Each message's bytes start with the comma that separates it from the
+    // one before, so the pieces are the memos themselves (shared handles)
+    // and only the first loses its comma.
     let breakpoint = options.messages.iter().rposition(|m| m.role() == Role::User);
-    let fresh = breakpoint
-        .map(|i| render_message(&options.messages[i], Some(ttl)))
-        .unwrap_or_default();
-    let parts: Vec<&[u8]> = options
-        .messages
-        .iter()
-        .enumerate()
-        .map(|(i, message)| {
-            if Some(i) == breakpoint {
-                &fresh[..]
-            } else {
-                message.wire_bytes(WireFormat::AnthropicMessages, |m| render_message(m, None))
-            }
-        })
-        .filter(|b| !b.is_empty())
-        .collect();
     body.pop();
-    body.reserve(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 16);
     body.extend_from_slice(b",\"messages\":[");
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
+    let mut chunks = Vec::with_capacity(options.messages.len() + 2);
+    chunks.push(Bytes::from(body));
+    for (i, message) in options.messages.iter().enumerate() {
+        let part = if Some(i) == breakpoint {
+            render_message(message, Some(ttl))
+        } else {
+            message.wire_chunk(WireFormat::AnthropicMessages, |m| render_message(m, None))
+        };
+        if part.is_empty() {
+            continue;
         }
-        body.extend_from_slice(part);
+        chunks.push(if chunks.len() == 1 { part.slice(1..) } else { part });
     }
-    body.extend_from_slice(b"]}");
-    Request {
-        body: Bytes::from(body),
-        betas,
-    }
+    chunks.push(Bytes::from_static(b"]}"));
+    RequestParts { chunks, betas }
 }
 
 fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
@@ -156,7 +165,12 @@ fn render_message(message: &Message, cache: Option<CacheTtl>) -> Bytes {
         blocks: &blocks,
         cache,
     };
-    serde_json::to_vec(&wire).map(Message::exact).unwrap_or_default()
+    // With its leading separator (see `request_parts`).
+    let mut bytes = vec![b','];
+    match serde_json::to_writer(&mut bytes, &wire) {
+        Ok(()) => Message::exact(bytes),
+        Err(_) => Bytes::new(),
+    }
 }
 
 /// Blocks the API would refuse are left out: empty text, and reasoning

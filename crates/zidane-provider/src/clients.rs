@@ -1,14 +1,12 @@
 //! The HTTP providers: Anthropic Messages and OpenAI Chat Completions (with
 //! presets for OpenAI, OpenRouter, Cerebras and any compatible server).
 
-use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Request};
-use http_body_util::Full;
 use serde::Deserialize;
 
 use crate::abort::AbortSignal;
 use crate::error::{ErrorKind, ProviderError};
-use crate::http::{ApiKey, HttpClient, SseBody, Timeouts, event_stream, expect_event_stream, request_id};
+use crate::http::{ApiKey, HttpClient, RequestBody, SseBody, Timeouts, event_stream, expect_event_stream, request_id};
 use crate::openai::{Dialect, MaxTokensField};
 use crate::options::StreamOptions;
 use crate::provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta};
@@ -173,7 +171,7 @@ impl AnthropicProvider {
         AnthropicProvider { config, meta, client }
     }
 
-    fn request(&self, path: &str, body: Bytes, betas: &[&str]) -> Result<Request<Full<Bytes>>, ProviderError> {
+    fn request(&self, path: &str, body: RequestBody, betas: &[&str]) -> Result<Request<RequestBody>, ProviderError> {
         let url = format!("{}{path}", self.config.base_url.trim_end_matches('/'));
         let mut builder = Request::post(url)
             .header("content-type", "application/json")
@@ -197,7 +195,7 @@ impl AnthropicProvider {
         for (k, v) in &self.config.headers {
             builder = builder.header(k.as_str(), v.as_str());
         }
-        builder.body(Full::new(body)).map_err(|e| {
+        builder.body(body.into()).map_err(|e| {
             ProviderError::new(
                 ErrorKind::InvalidRequest,
                 &self.config.name,
@@ -245,8 +243,8 @@ impl Provider for AnthropicProvider {
 
     fn stream(&self, options: &StreamOptions, signal: AbortSignal) -> EventStream {
         let options = self.with_default_model(options);
-        let wire = anthropic::request_body(&options);
-        let request = self.request("/v1/messages", wire.body, &wire.betas);
+        let wire = anthropic::request_parts(&options);
+        let request = self.request("/v1/messages", RequestBody::chunks(wire.chunks), &wire.betas);
         let client = self.client.clone();
         let name = self.config.name.clone();
         let secret = self.config.auth.secret();
@@ -271,7 +269,7 @@ impl Provider for AnthropicProvider {
             let body = anthropic::count_tokens_body(&options);
             let request = self.request(
                 "/v1/messages/count_tokens",
-                body,
+                body.into(),
                 &anthropic::request_body(&options).betas,
             )?;
             let bytes = self
@@ -509,7 +507,7 @@ impl Provider for OpenAiProvider {
             }
         }
         let request = built.and_then(|()| {
-            builder.body(Full::new(body)).map_err(|e| {
+            builder.body(body.into()).map_err(|e| {
                 ProviderError::new(ErrorKind::InvalidRequest, &name, "could not build the request").with_source(e)
             })
         });
@@ -532,7 +530,7 @@ impl Provider for OpenAiProvider {
 async fn open_stream<D: crate::http::WireDecoder>(
     client: HttpClient,
     name: String,
-    request: Result<Request<Full<Bytes>>, ProviderError>,
+    request: Result<Request<RequestBody>, ProviderError>,
     signal: AbortSignal,
     secret: Option<String>,
     decoder: fn(&str) -> D,

@@ -56,4 +56,4 @@ pub use usage::{FinishReason, TurnUsage};
 #[cfg(feature = "http")]
 pub use clients::{AnthropicConfig, AnthropicProvider, Auth, OpenAiApi, OpenAiConfig, OpenAiProvider};
 #[cfg(feature = "http")]
-pub use http::{ApiKey, HttpClient, Timeouts};
+pub use http::{ApiKey, HttpClient, RequestBody, Timeouts};

@@ -399,6 +399,12 @@ impl Message {
         self.wire.0.0[format as usize].get_or_init(|| render(self))
     }
 
+    /// The same memo as [`Message::wire_bytes`], as a shared handle that a
+    /// request body can hold without copying it.
+    pub(crate) fn wire_chunk(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> Bytes {
+        self.wire.0.0[format as usize].get_or_init(|| render(self)).clone()
+    }
+
     /// A fingerprint of this message computed once by `compute` and kept
     /// until the message changes (cache telemetry hashes each message once).
     /// Every caller must pass the same function.

@@ -110,6 +110,37 @@ mod memo {
         options.messages[1].set_role(crate::Role::User);
         assert!(!options.messages[1].has_wire_bytes(WireFormat::OpenAiChat));
     }
+
+    #[test]
+    fn a_request_is_sent_as_the_memos_themselves() {
+        let options = StreamOptions::new(
+            "m",
+            vec![
+                Message::user("one"),
+                Message::assistant("two \"quoted\""),
+                Message::assistant(""),
+                Message::user("three"),
+                Message::assistant("four"),
+            ],
+        );
+        let parts = anthropic::request_parts(&options);
+        let joined: Vec<u8> = parts.chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        assert_eq!(joined, anthropic::request_body(&options).body);
+        let body: serde_json::Value = serde_json::from_slice(&joined).unwrap();
+        assert_eq!(body["messages"].as_array().unwrap().len(), 4, "the empty message is left out");
+
+        // head, four messages, the closing brackets.
+        assert_eq!(parts.chunks.len(), 6);
+        let memo = |i: usize| options.messages[i].wire_chunk(WireFormat::AnthropicMessages, |_| unreachable!());
+        // The first message's piece is its memo without the leading comma;
+        // the others are their memos. No byte was copied.
+        assert_eq!(parts.chunks[1].as_ptr(), memo(0)[1..].as_ptr());
+        assert_eq!(parts.chunks[2].as_ptr(), memo(1).as_ptr());
+        assert_eq!(parts.chunks[4].as_ptr(), memo(4).as_ptr());
+        // The newest user message carries the cache breakpoint: rendered fresh.
+        assert!(!options.messages[3].has_wire_bytes(WireFormat::AnthropicMessages));
+        assert!(parts.chunks[3].starts_with(b",{\"role\":\"user\""));
+    }
 }
 
 mod errors {

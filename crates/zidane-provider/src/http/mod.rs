@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use http::{HeaderMap, Request, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -81,12 +81,70 @@ impl Default for Timeouts {
 
 type Connector = HttpsConnector<HttpConnector>;
 
+/// A request body sent as the pieces it is made of, in order: a body built
+/// from shared handles (a transcript's memoized messages) goes out through
+/// vectored writes, never joined into one buffer.
+#[derive(Debug, Default)]
+pub struct RequestBody {
+    chunks: VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl RequestBody {
+    /// A body of `chunks`, sent one after the other (empty ones are left out).
+    pub fn chunks(chunks: impl IntoIterator<Item = Bytes>) -> Self {
+        let chunks: VecDeque<Bytes> = chunks.into_iter().filter(|c| !c.is_empty()).collect();
+        let remaining = chunks.iter().map(|c| c.len() as u64).sum();
+        RequestBody { chunks, remaining }
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.remaining
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+impl From<Bytes> for RequestBody {
+    fn from(bytes: Bytes) -> Self {
+        RequestBody::chunks([bytes])
+    }
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let chunk = self.chunks.pop_front();
+        if let Some(chunk) = &chunk {
+            self.remaining -= chunk.len() as u64;
+        }
+        Poll::Ready(chunk.map(|c| Ok(http_body::Frame::data(c))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.remaining)
+    }
+}
+
 /// A pooled HTTP/1.1 + HTTP/2 client. Cheap to clone; clones share the
 /// connection pool, so keep-alive connections (and their TLS sessions) are
 /// reused across turns.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client<Connector, Full<Bytes>>,
+    client: Client<Connector, RequestBody>,
     timeouts: Timeouts,
 }
 
@@ -137,7 +195,7 @@ impl HttpClient {
     pub async fn send(
         &self,
         provider: &str,
-        request: Request<Full<Bytes>>,
+        request: Request<RequestBody>,
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
         let response = self.send_raw(provider, request, signal).await?;
@@ -153,7 +211,7 @@ impl HttpClient {
     pub async fn send_raw(
         &self,
         provider: &str,
-        request: Request<Full<Bytes>>,
+        request: Request<RequestBody>,
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
         let response = tokio::select! {
@@ -186,7 +244,7 @@ impl HttpClient {
     pub async fn send_for_body(
         &self,
         provider: &str,
-        request: Request<Full<Bytes>>,
+        request: Request<RequestBody>,
         signal: &AbortSignal,
     ) -> Result<Bytes, ProviderError> {
         let response = self.send(provider, request, signal).await?;
