@@ -195,7 +195,7 @@ impl AnthropicProvider {
         for (k, v) in &self.config.headers {
             builder = builder.header(k.as_str(), v.as_str());
         }
-        builder.body(body.into()).map_err(|e| {
+        builder.body(body).map_err(|e| {
             ProviderError::new(
                 ErrorKind::InvalidRequest,
                 &self.config.name,
@@ -485,8 +485,11 @@ impl Provider for OpenAiProvider {
             std::borrow::Cow::Borrowed(options)
         };
         let (body, path) = match self.config.api {
-            OpenAiApi::ChatCompletions => (openai::request_body(&options, self.config.dialect), "chat/completions"),
-            OpenAiApi::Responses => (responses::request_body(&options), "responses"),
+            OpenAiApi::ChatCompletions => (
+                RequestBody::chunks(openai::request_parts(&options, self.config.dialect)),
+                "chat/completions",
+            ),
+            OpenAiApi::Responses => (responses::request_body(&options).into(), "responses"),
         };
         let name = self.config.name.clone();
         let url = format!("{}/{path}", self.config.base_url.trim_end_matches('/'));
@@ -507,7 +510,7 @@ impl Provider for OpenAiProvider {
             }
         }
         let request = built.and_then(|()| {
-            builder.body(body.into()).map_err(|e| {
+            builder.body(body).map_err(|e| {
                 ProviderError::new(ErrorKind::InvalidRequest, &name, "could not build the request").with_source(e)
             })
         });

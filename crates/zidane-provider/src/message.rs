@@ -393,14 +393,8 @@ impl Message {
         Bytes::from(bytes)
     }
 
-    /// The memoized wire bytes of this message in `format`, computed once
-    /// (borrowed: no reference count is touched on the hot path).
-    pub(crate) fn wire_bytes(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> &[u8] {
-        self.wire.0.0[format as usize].get_or_init(|| render(self))
-    }
-
-    /// The same memo as [`Message::wire_bytes`], as a shared handle that a
-    /// request body can hold without copying it.
+    /// The memoized wire bytes of this message in `format`, computed once,
+    /// as a shared handle a request body holds without copying them.
     pub(crate) fn wire_chunk(&self, format: WireFormat, render: impl FnOnce(&Message) -> Bytes) -> Bytes {
         self.wire.0.0[format as usize].get_or_init(|| render(self)).clone()
     }

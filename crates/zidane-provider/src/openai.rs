@@ -38,6 +38,18 @@ pub struct Dialect {
 /// Builds the body of `POST {base}/chat/completions` with `stream: true` and
 /// usage reporting. Every message reuses its memoized bytes.
 pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
+    let chunks = request_parts(options, dialect);
+    let mut body = Vec::with_capacity(chunks.iter().map(Bytes::len).sum());
+    for chunk in &chunks {
+        body.extend_from_slice(chunk);
+    }
+    Bytes::from(body)
+}
+
+/// The body of [`request_body`] as its pieces, for sending without joining
+/// them: the head (with the system message), each message's memoized bytes
+/// as shared handles, and the closing brackets.
+pub(crate) fn request_parts(options: &StreamOptions, dialect: Dialect) -> Vec<Bytes> {
     let header = Header {
         model: &options.model,
         stream: true,
@@ -63,14 +75,7 @@ pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
         body.clear();
         body.extend_from_slice(b"{}");
     }
-    let parts: Vec<&[u8]> = options
-        .messages
-        .iter()
-        .map(|m| m.wire_bytes(WireFormat::OpenAiChat, render_message))
-        .filter(|b| !b.is_empty())
-        .collect();
     body.pop();
-    body.reserve(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 256);
     body.extend_from_slice(b",\"messages\":[");
     let mut first = true;
     if let Some((head, tail)) = options.system_halves() {
@@ -89,15 +94,18 @@ pub fn request_body(options: &StreamOptions, dialect: Dialect) -> Bytes {
             first = false;
         }
     }
-    for part in &parts {
-        if !first {
-            body.push(b',');
+    let mut chunks = Vec::with_capacity(options.messages.len() + 2);
+    chunks.push(Bytes::from(body));
+    for message in &options.messages {
+        let part = message.wire_chunk(WireFormat::OpenAiChat, render_message);
+        if part.is_empty() {
+            continue;
         }
+        chunks.push(if first { part.slice(1..) } else { part });
         first = false;
-        body.extend_from_slice(part);
     }
-    body.extend_from_slice(b"]}");
-    Bytes::from(body)
+    chunks.push(Bytes::from_static(b"]}"));
+    chunks
 }
 
 fn reasoning_effort(level: ThinkingLevel) -> Option<&'static str> {
@@ -222,11 +230,10 @@ impl serde::Serialize for ResponseFormat<'_> {
 /// travel as `tool` messages (first, so they follow the assistant's calls),
 /// the rest as one `user` or `assistant` message.
 fn render_message(message: &Message) -> Bytes {
+    // Each message with its leading separator (see `request_parts`).
     let mut out = Vec::new();
     let mut push = |value: &dyn erased::Json| {
-        if !out.is_empty() {
-            out.push(b',');
-        }
+        out.push(b',');
         value.write(&mut out);
     };
     match message.role() {

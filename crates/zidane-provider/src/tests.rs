@@ -127,7 +127,11 @@ mod memo {
         let joined: Vec<u8> = parts.chunks.iter().flat_map(|c| c.iter().copied()).collect();
         assert_eq!(joined, anthropic::request_body(&options).body);
         let body: serde_json::Value = serde_json::from_slice(&joined).unwrap();
-        assert_eq!(body["messages"].as_array().unwrap().len(), 4, "the empty message is left out");
+        assert_eq!(
+            body["messages"].as_array().unwrap().len(),
+            4,
+            "the empty message is left out"
+        );
 
         // head, four messages, the closing brackets.
         assert_eq!(parts.chunks.len(), 6);
@@ -140,6 +144,43 @@ mod memo {
         // The newest user message carries the cache breakpoint: rendered fresh.
         assert!(!options.messages[3].has_wire_bytes(WireFormat::AnthropicMessages));
         assert!(parts.chunks[3].starts_with(b",{\"role\":\"user\""));
+
+        // Chat Completions: the system message goes with the head, and a
+        // message of several wire messages (tool results) is one piece.
+        let mut options = options;
+        options.system = Some("Be brief.".into());
+        options.messages.push(Message::new(
+            crate::Role::User,
+            ["t1", "t2"]
+                .map(|id| crate::ContentBlock::ToolResult {
+                    tool_use_id: id.into(),
+                    content: crate::ToolResultContent::Text("done".into()),
+                    is_error: false,
+                })
+                .to_vec(),
+        ));
+        let dialect = openai::Dialect::default();
+        let chunks = openai::request_parts(&options, dialect);
+        let joined: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        assert_eq!(joined, openai::request_body(&options, dialect));
+        let body: serde_json::Value = serde_json::from_slice(&joined).unwrap();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "user", "assistant", "tool", "tool"]
+        );
+        let memo = |i: usize| options.messages[i].wire_chunk(WireFormat::OpenAiChat, |_| unreachable!());
+        assert_eq!(
+            chunks[1].as_ptr(),
+            memo(0).as_ptr(),
+            "after the system message, the first keeps its comma"
+        );
+        assert_eq!(chunks[5].as_ptr(), memo(5).as_ptr());
     }
 }
 
