@@ -429,7 +429,6 @@ impl RunLoop {
 
     async fn stream_hooks(&self, cx: &RunCx, turn_id: &str, model: &str, event: &StreamEvent, streamed: &mut Streamed) {
         match event {
-            StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
             StreamEvent::TextDelta { text, index } => {
                 streamed.text_bytes += text.len();
                 if streamed.keeps_text || streamed.listening.text {
