@@ -32,8 +32,15 @@ pub fn restate_server_binary() -> PathBuf {
 
 /// A free loopback port (bound, then released for the process to take).
 pub fn free_port() -> u16 {
-    let listener = StdListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    free_ports::<1>()[0]
+}
+
+/// `N` distinct free loopback ports: all are held until each is chosen, so
+/// the kernel cannot hand one out twice (a server given the same port for
+/// two listeners never comes up).
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let listeners: Vec<StdListener> = (0..N).map(|_| StdListener::bind("127.0.0.1:0").unwrap()).collect();
+    std::array::from_fn(|i| listeners[i].local_addr().unwrap().port())
 }
 
 /// Waits, on real time, for `check` to hold: these tests wait for other
@@ -143,7 +150,7 @@ impl Restate {
             dir: tempfile::tempdir().unwrap(),
             admin: String::new(),
             ingress: String::new(),
-            ports: (free_port(), free_port(), free_port()),
+            ports: free_ports::<3>().into(),
             child: None,
         };
         server.admin = format!("http://127.0.0.1:{}", server.ports.1);
