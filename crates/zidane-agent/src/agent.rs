@@ -86,6 +86,9 @@ pub(crate) struct Inner {
     #[cfg(feature = "mcp")]
     pub(crate) mcp: Mcp,
     pub(crate) _hooks_scope: Mutex<Option<HookScope>>,
+    /// Folder checkpoints, when kept.
+    pub(crate) checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    pub(crate) _checkpoint_scope: Option<HookScope>,
 }
 
 /// The session an agent is bound to: its id, metadata and runs (the turns
@@ -190,6 +193,7 @@ fn build(
         mcp_oauth_store,
         #[cfg(feature = "mcp")]
         mcp_elicitation,
+        checkpoints,
     } = options;
     let Some(primary) = provider.first() else {
         return Err(AgentError::NoProvider);
@@ -236,6 +240,8 @@ fn build(
 
     let bus = HookBus::new();
     let scope = hooks.install(&bus, HOOK_SPECS)?;
+    // Before each tool batch that may change the folder.
+    let checkpoint_scope = checkpoints.as_ref().map(|c| c.install(&bus));
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(SystemClock::default()));
     let session_key = session.as_ref().map(|s| s.id.clone()).or_else(|| session_id.clone());
     let tool_state = tool_state.or_else(|| {
@@ -391,6 +397,8 @@ fn build(
                 connection: tokio::sync::Mutex::new(None),
             },
             _hooks_scope: Mutex::new(Some(scope)),
+            checkpoints,
+            _checkpoint_scope: checkpoint_scope,
         }),
     };
     agent.inner.compaction.bind(&agent);
@@ -700,6 +708,12 @@ impl Agent {
             loop_turn: resume.as_ref().map_or(0, |r| r.run.loop_turn),
             last_turn_id: resume.as_ref().and_then(|r| r.run.last_turn_id.clone()),
         };
+        if let (Some(checkpoints), Some(id)) = (&self.inner.checkpoints, &session_id) {
+            match &resume {
+                None => checkpoints.begin(id, &run_id, first_turn, &label).await,
+                Some(_) => checkpoints.resume(id, &run_id),
+            }
+        }
         if let Some(id) = &session_id {
             if resume.is_none() {
                 let mut ev = SessionStart::new(SessionStartInit {
@@ -860,6 +874,9 @@ impl Agent {
         }
         self.keep_active_skills().await;
         let end_turn = self.inner.looped.turn_count() as u32;
+        if let Some(checkpoints) = &self.inner.checkpoints {
+            checkpoints.end(end_turn).await;
+        }
         if let Some(id) = &session_id {
             let stale = matches!(&outcome, Err(e) if matches!(e.kind, zidane_loop::RunErrorKind::StaleEpoch(_)));
             let status = match &outcome {

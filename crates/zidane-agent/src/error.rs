@@ -87,6 +87,13 @@ pub enum AgentError {
     /// `resume` needs a checkpoint runtime (`AgentOptions::durable`).
     #[error("resume needs a checkpoint durable runtime (`durable`)")]
     NotDurable,
+    /// Folder checkpoints were asked for on an agent without them
+    /// (`AgentOptions::checkpoints`).
+    #[error("this agent keeps no folder checkpoints (`checkpoints`)")]
+    NoCheckpoints,
+    /// A folder checkpoint, rewind or fork failed.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoints::CheckpointError),
     /// `resume` needs a session (`session` or `session_id`).
     #[error("resume needs a session (`session` or `session_id`)")]
     NoSession,

@@ -13,6 +13,7 @@ mod approvals;
 mod background;
 mod binding;
 mod cache;
+pub mod checkpoints;
 mod compact;
 mod context;
 mod decide;

@@ -139,6 +139,15 @@ pub struct AgentOptions {
     /// requests are declined and the capability is not offered.
     #[cfg(feature = "mcp")]
     pub mcp_elicitation: Option<zidane_mcp::ElicitationHandler>,
+    /// Folder checkpoints: the working folder recorded before each prompt
+    /// and each tool batch that may change it, for [`Agent::checkpoints`],
+    /// [`Agent::rewind`] and [`Agent::fork`]. One per agent (it follows the
+    /// agent's run); runs need a session.
+    ///
+    /// [`Agent::checkpoints`]: crate::Agent::checkpoints
+    /// [`Agent::rewind`]: crate::Agent::rewind
+    /// [`Agent::fork`]: crate::Agent::fork
+    pub checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
 }
 
 /// One run's options.

@@ -70,6 +70,36 @@ CREATE TABLE IF NOT EXISTS artifacts (
     body TEXT NOT NULL,
     PRIMARY KEY (session_id, id)
 );
+CREATE TABLE IF NOT EXISTS checkpoint_blobs (
+    hash TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_manifests (
+    id TEXT PRIMARY KEY,
+    base TEXT,
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoint_manifest_blobs (
+    manifest TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (manifest, hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS checkpoint_manifest_blobs_hash ON checkpoint_manifest_blobs (hash);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    run_id TEXT,
+    kind TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    turn_index INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    root TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    manifest TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS checkpoints_step ON checkpoints (session_id, run_id, kind, step) WHERE run_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS checkpoints_session ON checkpoints (session_id, id);
 CREATE TABLE IF NOT EXISTS mcp_oauth (
     server TEXT PRIMARY KEY,
     tokens TEXT NOT NULL

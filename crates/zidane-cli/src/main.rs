@@ -9,6 +9,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
 mod approve;
+mod checkpoints;
 mod logging;
 mod output;
 mod setup;
@@ -188,6 +189,12 @@ async fn run(args: Args) -> Result<(), Failure> {
     {
         return mcp_login(&args, rest, store).await;
     }
+    if let Some(id) = &args.delete_session {
+        return crate::checkpoints::delete(&args, &store, id).await;
+    }
+    if let Some(age) = args.prune_older_than {
+        return crate::checkpoints::prune(&args, &store, age).await;
+    }
     if args.list_sessions {
         let sessions = store
             .list()
@@ -208,6 +215,15 @@ async fn run(args: Args) -> Result<(), Failure> {
             }
             listing.push('\n');
         }
+        if let Ok(bytes) = zidane::checkpoints::CheckpointStore::storage_bytes(&store).await
+            && bytes > 0
+        {
+            listing.push_str(&format!(
+                "Checkpoints take {} in {}.\n",
+                crate::checkpoints::size(bytes),
+                store.path().display()
+            ));
+        }
         return emit(&listing);
     }
     if let Some(dir) = &args.cwd
@@ -219,6 +235,16 @@ async fn run(args: Args) -> Result<(), Failure> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
     };
+    let checkpoints = crate::checkpoints::open(&args, &cwd, &store);
+    if args.list_checkpoints {
+        return crate::checkpoints::list(&args, &store, &checkpoints).await;
+    }
+    if args.undo {
+        return crate::checkpoints::rewind(&args, &store, &checkpoints, None).await;
+    }
+    if let Some(n) = args.rewind {
+        return crate::checkpoints::rewind(&args, &store, &checkpoints, Some(n)).await;
+    }
     let folders = skill_folders(&args, &cwd);
     if args.list_skills {
         let (skills, problems) = zidane::agent::load_skill_folders(&folders);
@@ -240,6 +266,17 @@ async fn run(args: Args) -> Result<(), Failure> {
         return emit(&listing);
     }
     let prompt = read_prompt(&args)?;
+    let forked = match &args.fork {
+        Some(spec) => {
+            let new_id = session_id(&args, &store).await?;
+            let id = crate::checkpoints::fork(&args, spec, &store, &checkpoints, &new_id).await?;
+            if prompt.trim().is_empty() {
+                return Ok(());
+            }
+            Some(id)
+        }
+        None => None,
+    };
     if prompt.trim().is_empty() && !args.resume {
         return Err(Failure::usage(
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
@@ -247,7 +284,10 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     let mcp = mcp_servers(&args)?;
     let provider = provider(&args)?;
-    let session = session_id(&args, &store).await?;
+    let session = match forked {
+        Some(id) => id,
+        None => session_id(&args, &store).await?,
+    };
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
     let preset = zidane::presets::basic(preset_options);
@@ -326,6 +366,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         // Logins (`zidane mcp login`) keep their tokens in the sessions file.
         mcp_oauth_store: Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
         mcp_elicitation: elicitation,
+        checkpoints: (!args.no_checkpoints).then(|| Arc::clone(&checkpoints)),
         ..Default::default()
     })
     .map_err(|e| Failure::usage(e.to_string()))?;
@@ -365,6 +406,9 @@ async fn run(args: Args) -> Result<(), Failure> {
         }
     });
 
+    let started_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     let outcome = if prompt.trim().is_empty() {
         // `--resume` alone: continue the interrupted run, if any.
         match agent.resume(DurableResumeOptions::default()).await {
@@ -386,6 +430,9 @@ async fn run(args: Args) -> Result<(), Failure> {
         && let Err(e) = traces.flush().await
     {
         eprintln!("⚠ {e}");
+    }
+    if !args.no_checkpoints {
+        crate::checkpoints::after_run(args.json, &session, &checkpoints, started_ms).await;
     }
     let summary = collector.latest();
     match outcome {

@@ -122,6 +122,79 @@ pub(crate) struct Args {
     /// Print the run summary (JSON) at the end.
     #[arg(long)]
     pub(crate) summary: bool,
+    /// List the checkpoints of the session (`--session`, else this folder's
+    /// latest): each prompt with the files it created, modified and deleted.
+    #[arg(long)]
+    pub(crate) list_checkpoints: bool,
+    /// Take back the last prompt's changes to the files (the conversation
+    /// stays; `--rewind` also rewinds it).
+    #[arg(long, conflicts_with_all = ["rewind", "fork"])]
+    pub(crate) undo: bool,
+    /// Rewind to checkpoint N (before its prompt): the files the later
+    /// prompts changed go back and the conversation keeps the turns before
+    /// it. Without N, a list to pick from (on a terminal).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0", conflicts_with = "fork")]
+    pub(crate) rewind: Option<usize>,
+    /// What `--undo` / `--rewind` take back: `files`, `conversation` or
+    /// `both` (default: `files` for `--undo`, `both` for `--rewind`).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) restore: Option<Restore>,
+    /// With `--undo` / `--rewind` / `--fork --with-files`: restore the other
+    /// files when some changed since the agent left them (those are left
+    /// alone and listed); without it a conflict changes nothing.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Do not ask before an undo, a rewind or a deletion.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+    /// A new session from SESSION's checkpoint N (its turns before that
+    /// prompt; all of them without N); a prompt given runs in it.
+    #[arg(long, value_name = "SESSION[:N]")]
+    pub(crate) fork: Option<String>,
+    /// With `--fork SESSION:N`: restore the folder to checkpoint N too.
+    #[arg(long, requires = "fork")]
+    pub(crate) with_files: bool,
+    /// Delete a session: its turns, runs and checkpoints (contents no other
+    /// session uses are removed).
+    #[arg(long, value_name = "ID")]
+    pub(crate) delete_session: Option<String>,
+    /// Delete the sessions unchanged for this long (`30d`, `12h`, `90m`,
+    /// `2w`) and the checkpoint contents only they used.
+    #[arg(long, value_name = "AGE", value_parser = age)]
+    pub(crate) prune_older_than: Option<std::time::Duration>,
+    /// Take no folder checkpoints for this run.
+    #[arg(long)]
+    pub(crate) no_checkpoints: bool,
+    /// Checkpoints kept per session (the oldest are dropped past it, with a
+    /// note; default 100; also `ZIDANE_MAX_CHECKPOINTS`).
+    #[arg(long, env = "ZIDANE_MAX_CHECKPOINTS", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_checkpoints: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Restore {
+    Files,
+    Conversation,
+    Both,
+}
+
+/// `--prune-older-than`: a number and a unit (`s`, `m`, `h`, `d`, `w`).
+fn age(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not an age like 30d, 12h, 90m or 2w"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" | "" => 86_400,
+        "w" => 7 * 86_400,
+        _ => return Err(format!("`{text}`: the unit is one of s, m, h, d, w")),
+    };
+    Ok(std::time::Duration::from_secs(n.saturating_mul(secs)))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

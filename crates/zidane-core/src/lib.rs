@@ -11,7 +11,8 @@
 //!   live [`Workspace`] pair a call acts through;
 //! - [`seams`]: the durable runtime, the turn sink, the compactor and the
 //!   spawner, which the loop calls and the agent (or a host) implements;
-//! - [`read_state`]: what the tools read this session.
+//! - [`read_state`]: what the tools read this session;
+//! - [`checkpoint`]: folder snapshots and the store that keeps them.
 //!
 //! Architecture invariant: this crate defines contracts and holds no engine.
 //! It depends on the hook bus and the provider vocabulary only, never on the
@@ -19,6 +20,7 @@
 //! stands beside the others.
 
 pub mod bubble;
+pub mod checkpoint;
 pub mod events;
 pub mod execution;
 pub mod read_state;

@@ -16,6 +16,7 @@
 //! - [`mcp`]: MCP servers as tools;
 //! - [`hooks`]: the typed async hook bus underneath;
 //! - [`runloop`]: the bare run loop, for hosts that need no agent;
+//! - [`checkpoints`]: folder checkpoints, undo, rewind and fork;
 //! - `restate` (feature `restate`): agents as durable Restate services.
 //!
 //! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
@@ -290,6 +291,25 @@ pub mod restate {
         AbortRequest, AgentFactory, CancelToolRequest, Control, Delivery, ENTRY_NAME, JournalCounts, JournalError,
         MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock, ReplayRuntime, ReplayTracker, RunRequest, RunResponse,
         TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent, endpoint, serve, service_options, turn_key,
+    };
+}
+
+pub mod checkpoints {
+    //! Folder checkpoints: the working folder recorded before every prompt
+    //! and every tool batch that may change it (contents kept once, by
+    //! hash), so a prompt's changes can be listed, undone, rewound or
+    //! forked. Give an agent a [`Checkpoints`] (`AgentOptions::checkpoints`)
+    //! and use `Agent::checkpoints`, `Agent::rewind` and `Agent::fork`; the
+    //! [`CheckpointStore`] contract is implemented by `SqliteStore` (feature
+    //! `sqlite`), in the sessions file.
+    pub use zidane_agent::checkpoints::{
+        Changes, Checkpoint, CheckpointError, Checkpoints, CheckpointsConfig, Conflict, ForkOutcome, READ_ONLY_TOOLS,
+        RestoreAction, RestoreStep, RewindOptions, RewindOutcome, RewindPlan, RewindReport, diff, fork_session,
+        rewind_conversation,
+    };
+    pub use zidane_core::checkpoint::{
+        CheckpointStore, CheckpointStoreError, EntryKind, Manifest, ManifestEntry, NewSnapshot, NotCovered,
+        NotCoveredReason, PruneReport, Snapshot, SnapshotKind, StoredManifest,
     };
 }
 

@@ -10,6 +10,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use zidane_bench::loopback::read_request;
 
+mod checkpoints;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wire {
     Anthropic,
