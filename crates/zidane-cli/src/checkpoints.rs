@@ -25,7 +25,9 @@ pub(crate) fn open(args: &Args, cwd: &Path, store: &SqliteStore) -> Arc<Checkpoi
     // The sessions file (and background output beside it) is never part of
     // the folder's checkpoints, even when it lives inside the folder.
     if let Some(dir) = store.path().parent().filter(|d| !d.as_os_str().is_empty()) {
-        config.exclude.push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
+        config
+            .exclude
+            .push(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()));
     }
     Arc::new(Checkpoints::new(
         Arc::new(store.clone()) as Arc<dyn CheckpointStore>,
@@ -208,16 +210,17 @@ fn show_plan(plan: &RewindPlan) -> String {
 }
 
 fn show_report(report: &RewindReport) -> String {
-    let mut text = format!(
-        "{} restored, {} removed",
-        report.restored.len(),
-        report.removed.len()
-    );
+    let mut text = format!("{} restored, {} removed", report.restored.len(), report.removed.len());
     if !report.kept.is_empty() {
         text.push_str(&format!(
             ", {} left alone ({})",
             report.kept.len(),
-            report.kept.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", ")
+            report
+                .kept
+                .iter()
+                .map(|c| c.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     text
@@ -245,7 +248,9 @@ pub(crate) async fn rewind(
             list.len()
         )));
     };
-    let restore = args.restore.unwrap_or(if args.undo { Restore::Files } else { Restore::Both });
+    let restore = args
+        .restore
+        .unwrap_or(if args.undo { Restore::Files } else { Restore::Both });
     let files = matches!(restore, Restore::Files | Restore::Both);
     let conversation = matches!(restore, Restore::Conversation | Restore::Both);
     let loaded = store.load(&session).await.map_err(failed)?;
@@ -309,12 +314,7 @@ pub(crate) async fn rewind(
         return Err(Failure::usage("nothing changed"));
     }
     let report = match plan {
-        Some(plan) => Some(
-            checkpoints
-                .apply_rewind(plan, turns_now, force)
-                .await
-                .map_err(failed)?,
-        ),
+        Some(plan) => Some(checkpoints.apply_rewind(plan, turns_now, force).await.map_err(failed)?),
         None => None,
     };
     let branch = if drops_turns {
@@ -339,9 +339,7 @@ pub(crate) async fn rewind(
             text.push_str(&format!(": {}", show_report(report)));
         }
         if let Some(branch) = &branch {
-            text.push_str(&format!(
-                "; the conversation before the rewind is session {branch}"
-            ));
+            text.push_str(&format!("; the conversation before the rewind is session {branch}"));
         }
         eprintln!("{text}");
         for note in checkpoints.take_notes() {
@@ -412,9 +410,15 @@ pub(crate) async fn delete(args: &Args, store: &SqliteStore, id: &str) -> Result
     let after = store.storage_bytes().await.map_err(failed)?;
     let freed = before.saturating_sub(after);
     if args.json {
-        emit(&format!("{}\n", json!({"type": "deleted", "session": id, "checkpointBytesFreed": freed})))
+        emit(&format!(
+            "{}\n",
+            json!({"type": "deleted", "session": id, "checkpointBytesFreed": freed})
+        ))
     } else {
-        emit(&format!("Deleted session {id} ({} of checkpoints freed).\n", size(freed)))
+        emit(&format!(
+            "Deleted session {id} ({} of checkpoints freed).\n",
+            size(freed)
+        ))
     }
 }
 

@@ -215,16 +215,18 @@ async fn run(args: Args) -> Result<(), Failure> {
             }
             listing.push('\n');
         }
+        emit(&listing)?;
+        // On standard error: standard output stays one line per session.
         if let Ok(bytes) = zidane::checkpoints::CheckpointStore::storage_bytes(&store).await
             && bytes > 0
         {
-            listing.push_str(&format!(
-                "Checkpoints take {} in {}.\n",
+            eprintln!(
+                "Checkpoints take {} in {}.",
                 crate::checkpoints::size(bytes),
                 store.path().display()
-            ));
+            );
         }
-        return emit(&listing);
+        return Ok(());
     }
     if let Some(dir) = &args.cwd
         && !dir.is_dir()

@@ -264,6 +264,10 @@ pub trait CheckpointStore: Send + Sync {
     fn snapshots<'a>(&'a self, session_id: &'a str) -> BoxFuture<'a, Result<Vec<Snapshot>, CheckpointStoreError>>;
     /// A manifest by id.
     fn manifest<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<StoredManifest>, CheckpointStoreError>>;
+    /// Writes a stored manifest again under its id (the same folder state,
+    /// written another way: whole instead of as changes), with its base and
+    /// the contents it refers to replaced.
+    fn rewrite_manifest(&self, manifest: StoredManifest) -> BoxFuture<'_, Result<(), CheckpointStoreError>>;
     /// Removes snapshots by id (their manifests and contents stay until
     /// [`prune`](Self::prune)).
     fn delete_snapshots(&self, ids: Vec<i64>) -> BoxFuture<'_, Result<(), CheckpointStoreError>>;

@@ -48,13 +48,13 @@ impl Agent {
         let checkpoints = Arc::clone(self.checkpointer()?);
         let session = self.bound_session().await?;
         let list = checkpoints.list(&session).await?;
-        let target = list
-            .get(index.wrapping_sub(1))
-            .ok_or_else(|| crate::checkpoints::CheckpointError::NoSuchCheckpoint {
-                session: session.clone(),
-                index,
-                count: list.len(),
-            })?;
+        let target =
+            list.get(index.wrapping_sub(1))
+                .ok_or_else(|| crate::checkpoints::CheckpointError::NoSuchCheckpoint {
+                    session: session.clone(),
+                    index,
+                    count: list.len(),
+                })?;
         let mut outcome = RewindOutcome {
             checkpoint: index,
             ..Default::default()

@@ -15,7 +15,7 @@ mod plan;
 mod scan;
 #[cfg(feature = "sqlite")]
 mod sqlite;
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -206,7 +206,10 @@ pub(crate) fn groups(snapshots: Vec<Snapshot>) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     for s in snapshots {
         if s.kind.opens_checkpoint() {
-            groups.push(Group { start: s, rest: Vec::new() });
+            groups.push(Group {
+                start: s,
+                rest: Vec::new(),
+            });
         } else if let Some(last) = groups.last_mut() {
             last.rest.push(s);
         }
@@ -493,8 +496,8 @@ impl Checkpoints {
                 depth: *depth,
             });
         }
-        let whole = serde_json::to_vec(&Body::Full(manifest.clone()))
-            .map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
+        let whole =
+            serde_json::to_vec(&Body::Full(manifest.clone())).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
         let id = scan::hash(&whole);
         let (stored, depth) = match &previous {
             Some((base, prev, depth)) if *depth < MAX_DELTA_DEPTH => {
@@ -646,6 +649,32 @@ impl Checkpoints {
             .flat_map(|g| std::iter::once(g.start.id).chain(g.rest.iter().map(|s| s.id)))
             .collect();
         self.store.delete_snapshots(ids).await.map_err(CheckpointError::Store)?;
+        // A kept manifest written as changes from a dropped one is written
+        // whole, so the dropped states' contents can go.
+        let kept: BTreeSet<&str> = all[dropped..]
+            .iter()
+            .flat_map(|g| std::iter::once(&g.start).chain(&g.rest))
+            .map(|s| s.manifest.as_str())
+            .collect();
+        for id in &kept {
+            let Some(stored) = self.store.manifest(id).await.map_err(CheckpointError::Store)? else {
+                continue;
+            };
+            if stored.base.as_deref().is_some_and(|b| !kept.contains(b)) {
+                let (manifest, _) = self.load_manifest(id).await?;
+                let body = serde_json::to_vec(&Body::Full((*manifest).clone()))
+                    .map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
+                self.store
+                    .rewrite_manifest(StoredManifest {
+                        id: (*id).to_owned(),
+                        base: None,
+                        body,
+                        blobs: manifest.entries.values().filter_map(|e| e.hash.clone()).collect(),
+                    })
+                    .await
+                    .map_err(CheckpointError::Store)?;
+            }
+        }
         self.store.prune().await.map_err(CheckpointError::Store)?;
         self.note(format!(
             "dropped the {dropped} oldest checkpoint(s) of session {session} (keeping {cap})"
@@ -817,7 +846,9 @@ impl Checkpoints {
 
     /// Ends a run's checkpoints: the folder as the run left it.
     pub(crate) async fn end(&self, turn_index: u32) {
-        let Some(active) = lock(&self.active).take() else { return };
+        let Some(active) = lock(&self.active).take() else {
+            return;
+        };
         if let Err(e) = self
             .snapshot(
                 &active.session,
@@ -861,14 +892,7 @@ impl Checkpoints {
             Box::pin(async move {
                 if let (true, Some(active)) = (wanted, active)
                     && let Err(e) = this
-                        .snapshot(
-                            &active.session,
-                            Some(&active.run),
-                            SnapshotKind::Tool,
-                            step,
-                            0,
-                            "",
-                        )
+                        .snapshot(&active.session, Some(&active.run), SnapshotKind::Tool, step, 0, "")
                         .await
                 {
                     this.failed(&e);

@@ -185,7 +185,8 @@ pub(crate) fn plan(
         }
         // A folder the agent left is still the agent's when only its mode
         // is compared (files added to it are paths of their own).
-        let agents = same(now, left) || matches!((now, left), (Some(n), Some(l)) if n.kind == EntryKind::Dir && l.kind == EntryKind::Dir);
+        let agents = same(now, left)
+            || matches!((now, left), (Some(n), Some(l)) if n.kind == EntryKind::Dir && l.kind == EntryKind::Dir);
         if !agents {
             conflicts.push(Conflict {
                 path: (*path).to_owned(),
@@ -247,7 +248,10 @@ fn io(path: &Path, source: std::io::Error) -> CheckpointError {
 
 /// The file a restore writes beside `path` before the rename.
 fn beside(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}{RESTORE_SUFFIX}"))
 }
 
@@ -339,7 +343,9 @@ pub(crate) async fn apply(plan: &RewindPlan, store: &dyn CheckpointStore) -> Res
         }
     }
     for step in create_dirs {
-        let RestoreAction::CreateDir { mode } = step.action else { continue };
+        let RestoreAction::CreateDir { mode } = step.action else {
+            continue;
+        };
         let path = root.join(&step.path);
         let creating = path.clone();
         blocking(move || {
@@ -351,7 +357,9 @@ pub(crate) async fn apply(plan: &RewindPlan, store: &dyn CheckpointStore) -> Res
         report.restored.push(format!("{}/", step.path));
     }
     for step in writes {
-        let RestoreAction::Write { kind, hash, mode } = &step.action else { continue };
+        let RestoreAction::Write { kind, hash, mode } = &step.action else {
+            continue;
+        };
         let content = store
             .blob(hash)
             .await

@@ -34,7 +34,9 @@ fn stat_fields(meta: &std::fs::Metadata) -> (u32, i64, u64) {
     use std::os::unix::fs::MetadataExt;
     (
         meta.mode() & 0o7777,
-        meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec()),
+        meta.mtime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(meta.mtime_nsec()),
         meta.ino(),
     )
 }
@@ -52,7 +54,10 @@ fn stat_fields(meta: &std::fs::Metadata) -> (u32, i64, u64) {
 /// The path of `path` under `root`, `/`-separated (`None` for the root).
 pub(crate) fn relative(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
-    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
@@ -79,7 +84,10 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
         .sort_by_file_name(std::cmp::Ord::cmp)
         .filter_entry(move |entry| {
             if entry.file_name() == ".git"
-                || entry.file_name().to_string_lossy().ends_with(super::plan::RESTORE_SUFFIX)
+                || entry
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(super::plan::RESTORE_SUFFIX)
                 || exclude.iter().any(|ex| entry.path().starts_with(ex))
             {
                 return false;
@@ -92,7 +100,11 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
                 }
                 return true;
             }
-            let folder = if is_dir { Some(entry.path()) } else { entry.path().parent() };
+            let folder = if is_dir {
+                Some(entry.path())
+            } else {
+                entry.path().parent()
+            };
             if let Some(rel) = folder.and_then(|f| relative(&cap_root, f)) {
                 if capped.folders.last() != Some(&rel) {
                     capped.folders.push(rel);
@@ -116,7 +128,9 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
                 continue;
             }
         };
-        let Some(rel) = relative(root, entry.path()) else { continue };
+        let Some(rel) = relative(root, entry.path()) else {
+            continue;
+        };
         let meta = match entry.metadata() {
             Ok(meta) => meta,
             Err(e) => {

@@ -43,7 +43,10 @@ impl SqliteStore {
                 // A sub-agent's session is `<parent>/spawn-<call>`.
                 let children = format!("{id}{}%", crate::CHILD_SESSION_MARK);
                 let found = tx
-                    .execute("DELETE FROM sessions WHERE id = ?1 OR id LIKE ?2", params![id, children])
+                    .execute(
+                        "DELETE FROM sessions WHERE id = ?1 OR id LIKE ?2",
+                        params![id, children],
+                    )
                     .map_err(err)?;
                 for table in ["steps", "tool_state", "artifacts", "leases", "checkpoints"] {
                     tx.execute(
@@ -247,13 +250,42 @@ impl CheckpointStore for SqliteStore {
         })
     }
 
+    fn rewrite_manifest(&self, manifest: StoredManifest) -> BoxFuture<'_, Result<(), CheckpointStoreError>> {
+        self.blocking(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            tx.execute(
+                "UPDATE checkpoint_manifests SET base = ?2, body = ?3 WHERE id = ?1",
+                params![manifest.id, manifest.base, manifest.body],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "DELETE FROM checkpoint_manifest_blobs WHERE manifest = ?1",
+                [&manifest.id],
+            )
+            .map_err(err)?;
+            {
+                let mut stmt = tx
+                    .prepare_cached("INSERT OR IGNORE INTO checkpoint_manifest_blobs (manifest, hash) VALUES (?1, ?2)")
+                    .map_err(err)?;
+                for hash in &manifest.blobs {
+                    stmt.execute(params![manifest.id, hash]).map_err(err)?;
+                }
+            }
+            tx.commit().map_err(err)
+        })
+    }
+
     fn delete_snapshots(&self, ids: Vec<i64>) -> BoxFuture<'_, Result<(), CheckpointStoreError>> {
         self.blocking(move |conn| {
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(err)?;
             {
-                let mut stmt = tx.prepare_cached("DELETE FROM checkpoints WHERE id = ?1").map_err(err)?;
+                let mut stmt = tx
+                    .prepare_cached("DELETE FROM checkpoints WHERE id = ?1")
+                    .map_err(err)?;
                 for id in &ids {
                     stmt.execute([id]).map_err(err)?;
                 }

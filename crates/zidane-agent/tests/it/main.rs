@@ -4,6 +4,8 @@
 mod agent;
 mod approvals;
 mod background;
+#[cfg(feature = "sqlite")]
+mod checkpoints;
 mod compaction;
 mod deviations;
 #[cfg(feature = "sqlite")]

@@ -15,20 +15,30 @@ use super::{anthropic_sse, kill_once_started, server_with, spawn_zidane, started
 /// prompt), then a closing answer once results came back.
 fn script(body: &str) -> String {
     let request: Value = serde_json::from_str(body).unwrap_or_default();
-    let last = request["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+    let last = request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
     let last_text = last.to_string();
     let calls: Vec<(&str, Value)> = if last_text.contains("tool_result") {
         Vec::new()
     } else if last_text.contains("[change]") {
         vec![
-            ("write_file", json!({"path": "new.txt", "content": "created by the agent\n"})),
+            (
+                "write_file",
+                json!({"path": "new.txt", "content": "created by the agent\n"}),
+            ),
             (
                 "shell",
                 json!({"command": "sed -i 's/beta/gamma/' edit.txt && rm gone.txt && mkdir -p newdir/deeper && echo x > newdir/deeper/inner.txt && mv move.txt moved.txt && chmod 600 script.sh && echo more >> ignored.log && head -c 64 /dev/urandom >> bin.dat"}),
             ),
         ]
     } else if last_text.contains("[second]") {
-        vec![("shell", json!({"command": "echo second > second.txt && echo appended >> keep.txt"}))]
+        vec![(
+            "shell",
+            json!({"command": "echo second > second.txt && echo appended >> keep.txt"}),
+        )]
     } else if last_text.contains("[long]") {
         vec![(
             "shell",
@@ -39,11 +49,23 @@ fn script(body: &str) -> String {
     };
     if calls.is_empty() {
         return anthropic_sse(&[
-            ("message_start", json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 50, "output_tokens": 1}}})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}})),
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 50, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}}),
+            ),
             ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-            ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}})),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+            ),
             ("message_stop", json!({"type": "message_stop"})),
         ]);
     }
@@ -132,7 +154,13 @@ async fn undo_takes_back_a_prompts_changes_exactly() {
     seed(work.path());
     let before = tree(work.path());
     let (url, _) = server_with(None, script).await;
-    let out = run(home.path(), work.path(), &url, &["--session", "s1", "Make the changes [change]"]).await;
+    let out = run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "s1", "Make the changes [change]"],
+    )
+    .await;
     let after = tree(work.path());
     assert!(after.contains_key("new.txt") && after.contains_key("moved.txt") && !after.contains_key("gone.txt"));
     assert!(
@@ -189,7 +217,13 @@ async fn a_file_changed_by_the_person_is_not_overwritten() {
     let work = tempfile::tempdir().unwrap();
     seed(work.path());
     let (url, _) = server_with(None, script).await;
-    run(home.path(), work.path(), &url, &["--session", "s1", "Make the changes [change]"]).await;
+    run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "s1", "Make the changes [change]"],
+    )
+    .await;
     std::fs::write(work.path().join("edit.txt"), "the person's own edit\n").unwrap();
 
     let refused = zidane(home.path(), work.path(), &KEY, &["--undo"]).await;
@@ -223,16 +257,29 @@ async fn rewind_and_fork() {
     let (url, bodies) = server_with(None, script).await;
     run(home.path(), work.path(), &url, &["--session", "s1", "First [change]"]).await;
     let after_first = tree(work.path());
-    run(home.path(), work.path(), &url, &["--session", "s1", "--resume", "Second [second]"]).await;
+    run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "s1", "--resume", "Second [second]"],
+    )
+    .await;
     assert!(work.path().join("second.txt").exists());
 
     let out = zidane(home.path(), work.path(), &KEY, &["--rewind", "2", "--json"]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let line: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(line["checkpoint"], 2);
-    assert_eq!(line["turnsKept"], 4, "prompt, calls, results, answer of the first prompt");
+    assert_eq!(
+        line["turnsKept"], 4,
+        "prompt, calls, results, answer of the first prompt"
+    );
     let branch = line["branch"].as_str().unwrap().to_owned();
-    assert_eq!(tree(work.path()), after_first, "only the second prompt's changes are taken back");
+    assert_eq!(
+        tree(work.path()),
+        after_first,
+        "only the second prompt's changes are taken back"
+    );
 
     let store = zidane::agent::SqliteStore::open(home.path().join("sessions.db")).unwrap();
     use zidane::agent::SessionStore;
@@ -245,10 +292,19 @@ async fn rewind_and_fork() {
 
     // The next prompt continues from the rewound conversation.
     let requests_before = bodies.lock().unwrap().len();
-    run(home.path(), work.path(), &url, &["--session", "s1", "--resume", "Third"]).await;
+    run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "s1", "--resume", "Third"],
+    )
+    .await;
     let sent: Value = serde_json::from_str(&bodies.lock().unwrap()[requests_before]).unwrap();
     let sent_text = sent["messages"].to_string();
-    assert!(sent_text.contains("First [change]") && !sent_text.contains("Second [second]"), "{sent_text}");
+    assert!(
+        sent_text.contains("First [change]") && !sent_text.contains("Second [second]"),
+        "{sent_text}"
+    );
 
     // Conversation only: the files stay.
     std::fs::write(work.path().join("untracked-later.txt"), "x").unwrap();
@@ -296,7 +352,11 @@ async fn fork_with_files_runs_the_prompt_in_the_new_session() {
         &["--fork", "s1:1", "--with-files", "--session", "try-2", "Another try"],
     )
     .await;
-    assert!(text(&out.stderr).contains("forked session s1 at checkpoint 1 into try-2"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("forked session s1 at checkpoint 1 into try-2"),
+        "{}",
+        text(&out.stderr)
+    );
     let mut now = tree(work.path());
     let mut expected = before;
     now.remove("ignored.log");
@@ -306,7 +366,11 @@ async fn fork_with_files_runs_the_prompt_in_the_new_session() {
     use zidane::agent::SessionStore;
     let forked = store.load("try-2").await.unwrap().unwrap();
     assert_eq!(forked.turns.len(), 2, "the prompt ran in the fork");
-    assert_eq!(store.load("s1").await.unwrap().unwrap().turns.len(), 4, "the source is untouched");
+    assert_eq!(
+        store.load("s1").await.unwrap().unwrap().turns.len(),
+        4,
+        "the source is untouched"
+    );
 }
 
 /// `kill -9` while a command runs, then `--resume`: the run's prompt and
@@ -322,7 +386,15 @@ async fn a_resumed_run_takes_no_second_checkpoint() {
     let mut child = spawn_zidane(
         home.path(),
         work.path(),
-        &["--base-url", &url, "--sandbox", "off", "--session", "k", "Run it [long]"],
+        &[
+            "--base-url",
+            &url,
+            "--sandbox",
+            "off",
+            "--session",
+            "k",
+            "Run it [long]",
+        ],
     );
     kill_once_started(&mut child, &fifo).await;
     let resumed = zidane(
@@ -338,7 +410,13 @@ async fn a_resumed_run_takes_no_second_checkpoint() {
     let snapshots = store.snapshots("k").await.unwrap();
     let kinds: Vec<&str> = snapshots.iter().map(|s| s.kind.as_str()).collect();
     assert_eq!(kinds, ["prompt", "tool", "end"], "one of each: {snapshots:?}");
-    let listed = zidane(home.path(), work.path(), &KEY, &["--list-checkpoints", "--json", "--session", "k"]).await;
+    let listed = zidane(
+        home.path(),
+        work.path(),
+        &KEY,
+        &["--list-checkpoints", "--json", "--session", "k"],
+    )
+    .await;
     let cp: Value = serde_json::from_str(text(&listed.stdout).trim()).unwrap();
     assert_eq!(cp["changes"]["created"], json!(["killed.txt"]));
     let undone = zidane(home.path(), work.path(), &KEY, &["--undo", "--session", "k"]).await;
@@ -364,7 +442,11 @@ async fn storage_is_named_bounded_and_pruned() {
         text(&out.stderr)
     );
     let listed = zidane(home.path(), work.path(), &KEY, &["--list-sessions"]).await;
-    assert!(text(&listed.stdout).contains("Checkpoints take"), "{}", text(&listed.stdout));
+    assert!(
+        text(&listed.stderr).contains("Checkpoints take"),
+        "{}",
+        text(&listed.stderr)
+    );
 
     let store = zidane::agent::SqliteStore::open(home.path().join("sessions.db")).unwrap();
     assert!(store.storage_bytes().await.unwrap() > 0);
