@@ -239,7 +239,17 @@ pub(crate) async fn rewind(
         return Err(Failure::usage(format!("session {session} has no checkpoints")));
     }
     let index = match index {
-        None => list.len(),
+        // A rewind a crash cut off is finished first.
+        None => match list.last() {
+            Some(last) if !last.finished && last.rewind_to.is_some() => {
+                let to = last.rewind_to.unwrap_or(list.len());
+                if !args.json {
+                    eprintln!("zidane: the rewind to checkpoint {to} was cut off; finishing it");
+                }
+                to
+            }
+            _ => list.len(),
+        },
         Some(given) => pick(args, &list, given)?,
     };
     let Some(target) = list.get(index - 1) else {

@@ -181,6 +181,12 @@ pub struct Checkpoint {
     pub not_covered: Vec<NotCovered>,
     /// The snapshot that opens it.
     pub snapshot_id: i64,
+    /// For a rewind: the checkpoint it rewound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewind_to: Option<usize>,
+    /// Whether its run (or rewind) got to its end: a rewind cut off by a
+    /// crash is not, and running it again finishes it.
+    pub finished: bool,
 }
 
 /// The snapshots of one checkpoint: the one that opens it, then those taken
@@ -707,6 +713,8 @@ impl Checkpoints {
                 changes: diff(&start, &end),
                 not_covered,
                 snapshot_id: group.start.id,
+                rewind_to: (group.start.kind == SnapshotKind::Rewind).then_some(group.start.step as usize),
+                finished: group.closing().is_some(),
             });
         }
         Ok(out)
@@ -791,7 +799,9 @@ impl Checkpoints {
                     session_id: session.clone(),
                     run_id: None,
                     kind: SnapshotKind::Rewind,
-                    step: 0,
+                    // The checkpoint rewound to: a rewind cut off is run
+                    // again to it.
+                    step: plan.index as u32,
                     turn_index,
                     label,
                     root: root.clone(),

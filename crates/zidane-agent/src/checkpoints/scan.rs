@@ -54,17 +54,22 @@ fn stat_fields(meta: &std::fs::Metadata) -> (u32, i64, u64) {
 /// The path of `path` under `root`, `/`-separated (`None` for the root).
 pub(crate) fn relative(root: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(root).ok()?;
+    if rel.as_os_str().is_empty() {
+        return None;
+    }
+    if cfg!(unix) {
+        return Some(rel.to_string_lossy().into_owned());
+    }
     let parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    (!parts.is_empty()).then(|| parts.join("/"))
+    Some(parts.join("/"))
 }
 
 /// Walks `root`: every path not ignored, with its stat, and the paths left
 /// out, named.
 pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>, Vec<NotCovered>) {
-    let mut found = BTreeMap::new();
     let exclude = limits.exclude.clone();
     // The file cap is applied as the walk goes (past it, folders are not
     // entered): what it leaves out is named by folder.
@@ -81,7 +86,7 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
         .require_git(false)
         .follow_links(false)
         .add_custom_ignore_filename(".zidaneignore")
-        .sort_by_file_name(std::cmp::Ord::cmp)
+        .threads(2)
         .filter_entry(move |entry| {
             if entry.file_name() == ".git"
                 || entry
@@ -114,74 +119,92 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
             }
             false
         })
-        .build();
-    let mut not_covered = Vec::new();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                let path = error_path(&e).and_then(|p| relative(root, &p)).unwrap_or_default();
-                not_covered.push(NotCovered {
-                    path,
-                    reason: NotCoveredReason::Unreadable { message: e.to_string() },
-                });
-                continue;
+        .build_parallel();
+    let seen: Mutex<(BTreeMap<String, Found>, Vec<NotCovered>)> = Mutex::default();
+    walker.run(|| {
+        Box::new(|entry| {
+            if let Some(visited) = visit(root, limits.max_file_size, entry) {
+                let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                match visited {
+                    Ok((rel, f)) => {
+                        seen.0.insert(rel, f);
+                    }
+                    Err(left) => seen.1.push(left),
+                }
             }
-        };
-        let Some(rel) = relative(root, entry.path()) else {
-            continue;
-        };
-        let meta = match entry.metadata() {
-            Ok(meta) => meta,
-            Err(e) => {
-                not_covered.push(NotCovered {
-                    path: rel,
-                    reason: NotCoveredReason::Unreadable { message: e.to_string() },
-                });
-                continue;
-            }
-        };
-        let file_type = meta.file_type();
-        let kind = if file_type.is_dir() {
-            EntryKind::Dir
-        } else if file_type.is_symlink() {
-            EntryKind::Link
-        } else if file_type.is_file() {
-            EntryKind::File
-        } else {
-            // Sockets, pipes and devices hold no content to keep.
-            continue;
-        };
-        if kind == EntryKind::File && meta.len() > limits.max_file_size {
-            not_covered.push(NotCovered {
-                path: rel,
-                reason: NotCoveredReason::TooLarge {
-                    size: meta.len(),
-                    cap: limits.max_file_size,
-                },
-            });
-            continue;
-        }
-        let (mode, mtime_ns, ino) = stat_fields(&meta);
-        found.insert(
-            rel,
-            Found {
-                kind,
-                mode,
-                size: meta.len(),
-                mtime_ns,
-                ino,
-            },
-        );
-    }
+            ignore::WalkState::Continue
+        })
+    });
+    let (found, mut not_covered) = seen.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     let capped = std::mem::take(&mut *counted.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     let mut folders = capped.folders;
+    folders.sort();
     folders.dedup();
     not_covered.extend(folders.into_iter().map(|path| NotCovered {
         path,
         reason: NotCoveredReason::TooManyFiles { cap: limits.max_files },
     }));
     (found, not_covered)
+}
+
+/// One entry of the walk: its path and stat, or why it is left out (`None`
+/// for the root and for what holds no content: sockets, pipes, devices).
+fn visit(
+    root: &Path,
+    max_file_size: u64,
+    entry: Result<ignore::DirEntry, ignore::Error>,
+) -> Option<Result<(String, Found), NotCovered>> {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(e) => {
+            let path = error_path(&e).and_then(|p| relative(root, &p)).unwrap_or_default();
+            return Some(Err(NotCovered {
+                path,
+                reason: NotCoveredReason::Unreadable { message: e.to_string() },
+            }));
+        }
+    };
+    let rel = relative(root, entry.path())?;
+    let meta = match entry.metadata() {
+        Ok(meta) => meta,
+        Err(e) => {
+            return Some(Err(NotCovered {
+                path: rel,
+                reason: NotCoveredReason::Unreadable { message: e.to_string() },
+            }));
+        }
+    };
+    let file_type = meta.file_type();
+    let kind = if file_type.is_dir() {
+        EntryKind::Dir
+    } else if file_type.is_symlink() {
+        EntryKind::Link
+    } else if file_type.is_file() {
+        EntryKind::File
+    } else {
+        // Sockets, pipes and devices hold no content to keep.
+        return None;
+    };
+    if kind == EntryKind::File && meta.len() > max_file_size {
+        return Some(Err(NotCovered {
+            path: rel,
+            reason: NotCoveredReason::TooLarge {
+                size: meta.len(),
+                cap: max_file_size,
+            },
+        }));
+    }
+    let (mode, mtime_ns, ino) = stat_fields(&meta);
+    Some(Ok((
+        rel,
+        Found {
+            kind,
+            mode,
+            size: meta.len(),
+            mtime_ns,
+            ino,
+        },
+    )))
 }
 
 /// What the file cap has counted and left out.

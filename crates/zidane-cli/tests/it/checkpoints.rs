@@ -39,6 +39,11 @@ fn script(body: &str) -> String {
             "shell",
             json!({"command": "echo second > second.txt && echo appended >> keep.txt"}),
         )]
+    } else if last_text.contains("[many]") {
+        vec![(
+            "shell",
+            json!({"command": "for f in f*.txt; do echo changed > $f; done"}),
+        )]
     } else if last_text.contains("[long]") {
         vec![(
             "shell",
@@ -464,4 +469,76 @@ async fn storage_is_named_bounded_and_pruned() {
     let line: Value = serde_json::from_str(text(&pruned.stdout).trim()).unwrap();
     assert_eq!(line["sessions"], json!(["s2"]));
     assert_eq!(store.storage_bytes().await.unwrap(), 0);
+}
+
+/// `kill -9` in the middle of an undo that restores 1,500 files, then
+/// `zidane --undo` again: the cut-off rewind is finished (not taken back),
+/// and every file is whole, old or new, never half written.
+#[tokio::test]
+async fn an_undo_cut_off_by_kill_finishes_when_run_again() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let count = 1500;
+    for i in 0..count {
+        std::fs::write(work.path().join(format!("f{i:04}.txt")), format!("original {i}\n")).unwrap();
+    }
+    let (url, _) = server_with(None, script).await;
+    run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "m", "Change them all [many]"],
+    )
+    .await;
+    let first = work.path().join("f0000.txt");
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), "changed\n");
+
+    let mut child = spawn_zidane(home.path(), work.path(), &["--undo", "--session", "m"]);
+    // Killed once the first file is back (each restore is synced to disk,
+    // so the rest takes a while).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&first).unwrap_or_default() != "original 0\n" {
+        assert!(std::time::Instant::now() < deadline, "the undo never started");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let _ = child.start_kill();
+    child.wait().await.unwrap();
+    let restored = (0..count)
+        .filter(|i| {
+            let text = std::fs::read_to_string(work.path().join(format!("f{i:04}.txt"))).unwrap();
+            assert!(
+                text == "changed\n" || text == format!("original {i}\n"),
+                "whole, old or new: {text:?}"
+            );
+            text != "changed\n"
+        })
+        .count();
+
+    let again = zidane(home.path(), work.path(), &KEY, &["--undo", "--session", "m"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    if restored < count {
+        assert!(
+            text(&again.stderr).contains("was cut off; finishing it"),
+            "{}",
+            text(&again.stderr)
+        );
+    }
+    for i in 0..count {
+        assert_eq!(
+            std::fs::read_to_string(work.path().join(format!("f{i:04}.txt"))).unwrap(),
+            format!("original {i}\n")
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".zidane-restore"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "a file half written when killed is replaced: {leftovers:?}"
+    );
 }
