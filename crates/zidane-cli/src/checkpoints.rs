@@ -489,16 +489,15 @@ pub(crate) fn size(bytes: u64) -> String {
 /// checkpoints have for the person.
 pub(crate) async fn after_run(json_lines: bool, session: &str, checkpoints: &Checkpoints, since_ms: u64) {
     let notes = checkpoints.take_notes();
-    let list = checkpoints.list(session).await;
-    let latest = match &list {
-        Ok(list) => list.last().filter(|cp| cp.created_at >= since_ms),
+    let latest = match checkpoints.latest(session).await {
+        Ok(latest) => latest.filter(|cp| cp.created_at >= since_ms),
         Err(e) => {
             eprintln!("zidane: cannot read the checkpoints: {e}");
             None
         }
     };
     if json_lines {
-        if let Some(cp) = latest {
+        if let Some(cp) = &latest {
             let mut value = serde_json::to_value(cp).unwrap_or_default();
             if let Some(map) = value.as_object_mut() {
                 map.insert("type".into(), json!("checkpoint"));
@@ -512,7 +511,7 @@ pub(crate) async fn after_run(json_lines: bool, session: &str, checkpoints: &Che
     for note in notes {
         eprintln!("zidane: {note}");
     }
-    if let Some(cp) = latest
+    if let Some(cp) = &latest
         && !cp.changes.is_empty()
     {
         let c = &cp.changes;

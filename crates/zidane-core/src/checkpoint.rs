@@ -178,6 +178,24 @@ pub struct NewSnapshot {
     pub manifest: String,
 }
 
+impl NewSnapshot {
+    /// The snapshot as stored under `id`.
+    pub fn stored(self, id: i64) -> Snapshot {
+        Snapshot {
+            id,
+            session_id: self.session_id,
+            run_id: self.run_id,
+            kind: self.kind,
+            step: self.step,
+            turn_index: self.turn_index,
+            label: self.label,
+            root: self.root,
+            created_at: self.created_at,
+            manifest: self.manifest,
+        }
+    }
+}
+
 /// A stored snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

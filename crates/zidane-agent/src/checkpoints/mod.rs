@@ -275,6 +275,13 @@ enum Body {
     },
 }
 
+/// [`Body::Full`] written from a borrowed manifest (the same bytes).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum WholeBody<'a> {
+    Full(&'a Manifest),
+}
+
 /// Manifests written as changes chain at most this deep before one is
 /// written whole (a load reads at most this many).
 const MAX_DELTA_DEPTH: u32 = 32;
@@ -503,7 +510,7 @@ impl Checkpoints {
             });
         }
         let whole =
-            serde_json::to_vec(&Body::Full(manifest.clone())).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
+            serde_json::to_vec(&WholeBody::Full(&manifest)).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
         let id = scan::hash(&whole);
         let (stored, depth) = match &previous {
             Some((base, prev, depth)) if *depth < MAX_DELTA_DEPTH => {
@@ -668,7 +675,7 @@ impl Checkpoints {
             };
             if stored.base.as_deref().is_some_and(|b| !kept.contains(b)) {
                 let (manifest, _) = self.load_manifest(id).await?;
-                let body = serde_json::to_vec(&Body::Full((*manifest).clone()))
+                let body = serde_json::to_vec(&WholeBody::Full(&manifest))
                     .map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
                 self.store
                     .rewrite_manifest(StoredManifest {
@@ -693,31 +700,48 @@ impl Checkpoints {
         let snapshots = self.store.snapshots(session).await.map_err(CheckpointError::Store)?;
         let groups = groups(snapshots);
         let mut out = Vec::with_capacity(groups.len());
-        for (i, group) in groups.iter().enumerate() {
-            let (start, _) = self.load_manifest(&group.start.manifest).await?;
-            let end = self.end_of(&groups, i, None).await?;
-            let mut not_covered = start.not_covered.clone();
-            for n in &end.not_covered {
-                if !not_covered.contains(n) {
-                    not_covered.push(n.clone());
-                }
-            }
-            out.push(Checkpoint {
-                index: i + 1,
-                kind: group.start.kind,
-                label: group.start.label.clone(),
-                created_at: group.start.created_at,
-                run_id: group.start.run_id.clone(),
-                turn_index: group.start.turn_index,
-                root: group.start.root.clone(),
-                changes: diff(&start, &end),
-                not_covered,
-                snapshot_id: group.start.id,
-                rewind_to: (group.start.kind == SnapshotKind::Rewind).then_some(group.start.step as usize),
-                finished: group.closing().is_some(),
-            });
+        for i in 0..groups.len() {
+            out.push(self.checkpoint(&groups, i).await?);
         }
         Ok(out)
+    }
+
+    /// The session's newest checkpoint (what [`list`](Self::list) ends
+    /// with, without reading the others' manifests).
+    pub async fn latest(&self, session: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let snapshots = self.store.snapshots(session).await.map_err(CheckpointError::Store)?;
+        let groups = groups(snapshots);
+        match groups.len() {
+            0 => Ok(None),
+            n => self.checkpoint(&groups, n - 1).await.map(Some),
+        }
+    }
+
+    /// Checkpoint `i` of `groups`, with its changes.
+    async fn checkpoint(&self, groups: &[Group], i: usize) -> Result<Checkpoint, CheckpointError> {
+        let group = &groups[i];
+        let (start, _) = self.load_manifest(&group.start.manifest).await?;
+        let end = self.end_of(groups, i, None).await?;
+        let mut not_covered = start.not_covered.clone();
+        for n in &end.not_covered {
+            if !not_covered.contains(n) {
+                not_covered.push(n.clone());
+            }
+        }
+        Ok(Checkpoint {
+            index: i + 1,
+            kind: group.start.kind,
+            label: group.start.label.clone(),
+            created_at: group.start.created_at,
+            run_id: group.start.run_id.clone(),
+            turn_index: group.start.turn_index,
+            root: group.start.root.clone(),
+            changes: diff(&start, &end),
+            not_covered,
+            snapshot_id: group.start.id,
+            rewind_to: (group.start.kind == SnapshotKind::Rewind).then_some(group.start.step as usize),
+            finished: group.closing().is_some(),
+        })
     }
 
     /// The folder as checkpoint `i` left it: its closing snapshot, else the

@@ -188,13 +188,18 @@ pub(crate) fn plan(
         let agents = same(now, left)
             || matches!((now, left), (Some(n), Some(l)) if n.kind == EntryKind::Dir && l.kind == EntryKind::Dir);
         if !agents {
-            conflicts.push(Conflict {
-                path: (*path).to_owned(),
-                reason: format!(
+            let reason = if now.map(|n| n.kind) == left.map(|l| l.kind) {
+                "changed since the agent left it".to_owned()
+            } else {
+                format!(
                     "changed since the agent left it (now {}, the agent left {})",
                     describe(now),
                     describe(left)
-                ),
+                )
+            };
+            conflicts.push(Conflict {
+                path: (*path).to_owned(),
+                reason,
             });
             continue;
         }

@@ -180,18 +180,7 @@ impl CheckpointStore for SqliteStore {
             .map_err(err)?;
             let id = tx.last_insert_rowid();
             tx.commit().map_err(err)?;
-            Ok(Snapshot {
-                id,
-                session_id: snapshot.session_id,
-                run_id: snapshot.run_id,
-                kind: snapshot.kind,
-                step: snapshot.step,
-                turn_index: snapshot.turn_index,
-                label: snapshot.label,
-                root: snapshot.root,
-                created_at: snapshot.created_at,
-                manifest: snapshot.manifest,
-            })
+            Ok(snapshot.stored(id))
         })
     }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use zidane::checkpoints::CheckpointStore;
 
-use super::{anthropic_sse, kill_once_started, server_with, spawn_zidane, started_fifo, text, zidane};
+use super::{answer_sse, anthropic_sse, kill_once_started, server_with, spawn_zidane, started_fifo, text, zidane};
 
 /// The tool calls each prompt's first turn makes (keyed by a tag in the
 /// prompt), then a closing answer once results came back.
@@ -53,26 +53,7 @@ fn script(body: &str) -> String {
         Vec::new()
     };
     if calls.is_empty() {
-        return anthropic_sse(&[
-            (
-                "message_start",
-                json!({"type": "message_start", "message": {"id": "m2", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 50, "output_tokens": 1}}}),
-            ),
-            (
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            ),
-            (
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}}),
-            ),
-            ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-            (
-                "message_delta",
-                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
-            ),
-            ("message_stop", json!({"type": "message_stop"})),
-        ]);
+        return answer_sse("Done.", 3);
     }
     let mut events = vec![(
         "message_start",
@@ -541,4 +522,50 @@ async fn an_undo_cut_off_by_kill_finishes_when_run_again() {
         leftovers.is_empty(),
         "a file half written when killed is replaced: {leftovers:?}"
     );
+}
+
+/// On a terminal (a pseudo-terminal from `script`), `--rewind` without a
+/// number lists the checkpoints, asks which, shows what it will change and
+/// asks before changing it; the answers typed are taken.
+#[tokio::test]
+async fn on_a_terminal_rewind_asks_which_and_whether() {
+    use tokio::io::AsyncWriteExt;
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    seed(work.path());
+    let (url, _) = server_with(None, script).await;
+    run(home.path(), work.path(), &url, &["--session", "t", "First [change]"]).await;
+    run(
+        home.path(),
+        work.path(),
+        &url,
+        &["--session", "t", "--resume", "Second [second]"],
+    )
+    .await;
+    assert!(work.path().join("second.txt").exists());
+
+    let command = format!("{} --rewind --session t", env!("CARGO_BIN_EXE_zidane"));
+    let mut child = tokio::process::Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("ZIDANE_HOME", home.path())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .current_dir(work.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"2\ny\n").await.unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    drop(stdin);
+    let screen = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{screen}");
+    assert!(screen.contains("Rewind to which checkpoint (1-2)?"), "{screen}");
+    assert!(screen.contains("remove   second.txt"), "{screen}");
+    assert!(screen.contains("restore  keep.txt"), "{screen}");
+    assert!(screen.contains("Go ahead? [y/N]"), "{screen}");
+    assert!(screen.contains("zidane: rewound"), "{screen}");
+    assert!(!work.path().join("second.txt").exists());
+    assert_eq!(std::fs::read_to_string(work.path().join("keep.txt")).unwrap(), "keep\n");
 }
