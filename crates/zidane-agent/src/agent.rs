@@ -240,8 +240,12 @@ fn build(
 
     let bus = HookBus::new();
     let scope = hooks.install(&bus, HOOK_SPECS)?;
-    // Before each tool batch that may change the folder.
+    // Before each tool batch that may change the folder; on a replay-mode
+    // runtime each snapshot is a journaled step.
     let checkpoint_scope = checkpoints.as_ref().map(|c| c.install(&bus));
+    if let (Some(checkpoints), Some(runtime)) = (&checkpoints, &replay_runtime) {
+        checkpoints.journal_steps(Arc::clone(runtime));
+    }
     let clock: Arc<dyn Clock> = clock.unwrap_or_else(|| Arc::new(SystemClock::default()));
     let session_key = session.as_ref().map(|s| s.id.clone()).or_else(|| session_id.clone());
     let tool_state = tool_state.or_else(|| {

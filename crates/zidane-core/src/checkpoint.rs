@@ -238,6 +238,37 @@ pub struct StoredManifest {
     pub blobs: Vec<String>,
 }
 
+/// A snapshot as a durable runtime journals it: the record, and the
+/// manifest it names when that manifest was new (its body as text: the
+/// engine writes manifests as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournaledSnapshot {
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// The manifest's base, when it was new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_base: Option<String>,
+    /// The manifest's body, when it was new (empty: stored before).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub manifest_body: String,
+    /// The contents the new manifest refers to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blobs: Vec<String>,
+}
+
+impl JournaledSnapshot {
+    /// The manifest it carries, if it carries one.
+    pub fn manifest(&self) -> Option<StoredManifest> {
+        (!self.manifest_body.is_empty()).then(|| StoredManifest {
+            id: self.snapshot.manifest.clone(),
+            base: self.manifest_base.clone(),
+            body: self.manifest_body.clone().into_bytes(),
+            blobs: self.blobs.clone(),
+        })
+    }
+}
+
 /// What a prune removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

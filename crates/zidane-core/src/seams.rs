@@ -23,6 +23,9 @@ pub enum StepValue {
     Tool(ToolStep),
     /// A loop decision.
     Decision(Value),
+    /// A folder checkpoint taken (its snapshot and, when the folder's
+    /// state was new, its manifest).
+    Checkpoint(Box<crate::checkpoint::JournaledSnapshot>),
 }
 
 /// A settled tool call: what the body returned (or how it failed) and the
@@ -62,6 +65,9 @@ pub enum StepKind {
     ToolCall,
     /// A loop decision (continue with a follow-up or stop).
     Decision,
+    /// A folder checkpoint (on a replay-mode runtime, so a replay does not
+    /// take it again).
+    Checkpoint,
 }
 
 impl StepKind {
@@ -71,6 +77,7 @@ impl StepKind {
             StepKind::ModelCall => "model-call",
             StepKind::ToolCall => "tool-call",
             StepKind::Decision => "decision",
+            StepKind::Checkpoint => "checkpoint",
         }
     }
 }

@@ -1050,6 +1050,7 @@ pub(crate) fn step_kind(value: &StepValue) -> &'static str {
         StepValue::Model(_) => "model",
         StepValue::Tool(_) => "tool",
         StepValue::Decision(_) => "decision",
+        StepValue::Checkpoint(_) => "checkpoint",
     }
 }
 

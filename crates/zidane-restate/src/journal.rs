@@ -722,6 +722,13 @@ impl Driver {
                 {
                     self.commit_tool_state(ctx, state);
                 }
+                // A folder checkpoint joins the object's state as it is
+                // journaled (again, with the same bytes, on a replay).
+                if let StepValue::Checkpoint(journaled) = &*value {
+                    let id = journaled.snapshot.id;
+                    ctx.set(&crate::checkpoints::checkpoint_key(id), Json((**journaled).clone()));
+                    ctx.set(crate::checkpoints::CHECKPOINT_COUNT_KEY, id as u64);
+                }
                 return Some((key, value));
             }
             Entry::Turns { from, turns, replace } => {

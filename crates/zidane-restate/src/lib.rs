@@ -11,9 +11,11 @@
 //! - [`ReplayTracker`]: fires `replay:done` when an invocation goes live.
 //! - [`serve`]: an HTTP/2 endpoint Restate registers as a deployment.
 
+mod checkpoints;
 mod journal;
 mod object;
 
+pub use checkpoints::{CHECKPOINT_COUNT_KEY, checkpoint_key};
 pub use journal::{
     Control, ENTRY_NAME, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, TOOL_STATE_KEY, TURN_COUNT_KEY,
     turn_key,

@@ -138,6 +138,20 @@ fn session_folder(root: &std::path::Path, session: &str) -> PathBuf {
 }
 
 #[allow(clippy::print_stderr)] // the program's own messages
+/// Where checkpoint contents are kept: `DIR/.checkpoints.db` under
+/// `--workspace`, else `.zidane/checkpoints.db` in the shared folder (which
+/// its own checkpoints leave out).
+fn checkpoint_contents(
+    workspace: &Option<PathBuf>,
+    cwd: &std::path::Path,
+) -> Result<zidane_agent::SqliteStore, String> {
+    let path = match workspace {
+        Some(root) => root.join(".checkpoints.db"),
+        None => cwd.join(".zidane").join("checkpoints.db"),
+    };
+    zidane_agent::SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn fail(message: &str) -> ExitCode {
     if message.is_empty() {
         eprintln!("{USAGE}");
@@ -173,7 +187,21 @@ async fn main() -> ExitCode {
             None => cwd.clone(),
         };
         let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(&root));
+        // Folder checkpoints: records in the object's state, contents in a
+        // file of the workspace (outside every session's folder).
+        let contents = checkpoint_contents(&workspace, &cwd)?;
+        let mut config = zidane_agent::checkpoints::CheckpointsConfig::new(&root);
+        if workspace.is_none() {
+            // The shared folder holds the contents file itself.
+            let dir = cwd.join(".zidane");
+            config.exclude.push(std::fs::canonicalize(&dir).unwrap_or(dir));
+        }
+        let checkpoints = zidane_agent::checkpoints::Checkpoints::new(
+            Arc::new(contents) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
+            config,
+        );
         Ok(AgentOptions {
+            checkpoints: Some(Arc::new(checkpoints)),
             provider: vec![Arc::clone(&provider)],
             name: Some("zidane".into()),
             system: Some(preset.system),

@@ -23,10 +23,13 @@ use zidane_core::events::{AgentStats, ToolStateOp};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
 use zidane_provider::{BoxFuture, ContentBlock, Role, SessionTurn};
 
+use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
     Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Start, TOOL_STATE_KEY, TURN_COUNT_KEY,
     turn_key,
 };
+use zidane_agent::checkpoints::Checkpoints;
+use zidane_core::checkpoint::{JournaledSnapshot, Snapshot};
 
 /// Builds the options of a session's agent (provider, model, tools,
 /// hooks); the object fills in the runtime, clock, session and store.
@@ -212,6 +215,25 @@ impl ZidaneAgent {
             tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
         }));
         options.tool_state = None;
+        // The host's checkpoints keep their contents where the host put
+        // them; their records live in the object's state.
+        if let Some(checkpoints) = options.checkpoints.take() {
+            let count = ctx.get::<u64>(CHECKPOINT_COUNT_KEY).await?.unwrap_or(0) as i64;
+            let mut journaled = Vec::with_capacity(count as usize);
+            for id in 1..=count {
+                if let Some(entry) = ctx.get::<Json<JournaledSnapshot>>(&checkpoint_key(id)).await? {
+                    journaled.push(entry.into_inner());
+                }
+            }
+            let store = StateCheckpoints::new(Arc::clone(checkpoints.store()), journaled);
+            let mut config = checkpoints.config().clone();
+            // Every checkpoint of the session stays in its state.
+            config.max_checkpoints = usize::MAX;
+            options.checkpoints = Some(Arc::new(Checkpoints::new(
+                Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
+                config,
+            )));
+        }
         let agent = Arc::new(create_agent(options).map_err(|e| TerminalError::new(e.to_string()))?);
         let applied = Arc::clone(&agent);
         driver.attach(
@@ -281,6 +303,20 @@ impl ZidaneAgent {
             }
         }
         Ok(Json(turns))
+    }
+
+    /// The session's folder checkpoints, oldest first (their records; the
+    /// contents stay on the service's disk).
+    #[handler]
+    async fn checkpoints(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<Snapshot>>> {
+        let count = ctx.get::<u64>(CHECKPOINT_COUNT_KEY).await?.unwrap_or(0) as i64;
+        let mut snapshots = Vec::with_capacity(count as usize);
+        for id in 1..=count {
+            if let Some(entry) = ctx.get::<Json<JournaledSnapshot>>(&checkpoint_key(id)).await? {
+                snapshots.push(entry.into_inner().snapshot);
+            }
+        }
+        Ok(Json(snapshots))
     }
 
     /// The session's committed tool state.

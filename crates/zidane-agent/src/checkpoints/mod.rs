@@ -23,11 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use zidane_core::checkpoint::JournaledSnapshot;
 use zidane_core::checkpoint::{
     CheckpointStore, CheckpointStoreError, EntryKind, Manifest, ManifestEntry, NewSnapshot, NotCovered, Snapshot,
     SnapshotKind, StoredManifest,
 };
-use zidane_core::events::TurnAfter;
+use zidane_core::events::{SharedError, TurnAfter};
+use zidane_core::seams::{Durability, DurableRuntime, Step, StepKey, StepKind, StepValue};
 use zidane_hooks::{HookBus, HookScope};
 use zidane_provider::ContentBlock;
 
@@ -124,6 +126,9 @@ pub enum CheckpointError {
     /// The session a fork would create exists.
     #[error("a session `{0}` exists already")]
     SessionExists(String),
+    /// A durable runtime could not journal a checkpoint step.
+    #[error("the checkpoint step could not be journaled: {0}")]
+    Journal(String),
     /// A background step failed to finish.
     #[error("a checkpoint task failed: {0}")]
     Task(String),
@@ -319,6 +324,7 @@ pub struct Checkpoints {
     manifests: Mutex<HashMap<String, (Arc<Manifest>, u32)>>,
     active: Mutex<Option<Active>>,
     notes: Mutex<Vec<String>>,
+    journal: Mutex<Option<Arc<dyn DurableRuntime>>>,
 }
 
 impl std::fmt::Debug for Checkpoints {
@@ -360,12 +366,18 @@ impl Checkpoints {
             manifests: Mutex::new(HashMap::new()),
             active: Mutex::new(None),
             notes: Mutex::new(Vec::new()),
+            journal: Mutex::new(None),
         }
     }
 
     /// The folder.
     pub fn root(&self) -> &Path {
         &self.config.root
+    }
+
+    /// How it takes checkpoints.
+    pub fn config(&self) -> &CheckpointsConfig {
+        &self.config
     }
 
     /// The store.
@@ -582,7 +594,11 @@ impl Checkpoints {
 
     /// Saves a scan as a snapshot (the stored one when the run already took
     /// it at this step).
-    pub(crate) async fn save(&self, scanned: Scanned, snapshot: NewSnapshot) -> Result<Snapshot, CheckpointError> {
+    pub(crate) async fn save(
+        &self,
+        scanned: Scanned,
+        snapshot: NewSnapshot,
+    ) -> Result<(Snapshot, StoredManifest), CheckpointError> {
         let session = snapshot.session_id.clone();
         let stored = scanned.stored.unwrap_or_else(|| StoredManifest {
             id: scanned.id.clone(),
@@ -592,7 +608,7 @@ impl Checkpoints {
         });
         let saved = self
             .store
-            .save_snapshot(snapshot, stored)
+            .save_snapshot(snapshot, stored.clone())
             .await
             .map_err(CheckpointError::Store)?;
         lock(&self.manifests).insert(scanned.id.clone(), (Arc::clone(&scanned.manifest), scanned.depth));
@@ -602,12 +618,14 @@ impl Checkpoints {
             manifest: scanned.manifest,
             depth: scanned.depth,
         });
-        Ok(saved)
+        Ok((saved, stored))
     }
 
     /// Takes a snapshot now. With a run, the snapshot that run already took
     /// at `kind` and `step` is returned instead of taking a second (a
-    /// resumed run does not checkpoint a step twice).
+    /// resumed run does not checkpoint a step twice); on a replay-mode
+    /// runtime the snapshot is a journaled step, so a replay answers it from
+    /// the journal without walking the folder.
     pub async fn snapshot(
         &self,
         session: &str,
@@ -617,6 +635,85 @@ impl Checkpoints {
         turn_index: u32,
         label: &str,
     ) -> Result<Snapshot, CheckpointError> {
+        let journal = lock(&self.journal).clone();
+        let (Some(runtime), Some(run_id)) = (journal, run) else {
+            return self
+                .take(session, run, kind, step, turn_index, label)
+                .await
+                .map(|(snapshot, _)| snapshot);
+        };
+        let key = StepKey {
+            run_id: run_id.to_owned(),
+            turn: step,
+            kind: StepKind::Checkpoint,
+            name: kind.as_str().to_owned(),
+        };
+        let work = async {
+            let (snapshot, manifest) = self
+                .take(session, run, kind, step, turn_index, label)
+                .await
+                .map_err(|e| Arc::new(e) as SharedError)?;
+            Ok(StepValue::Checkpoint(Box::new(JournaledSnapshot {
+                snapshot,
+                manifest_base: manifest.base,
+                manifest_body: String::from_utf8(manifest.body).unwrap_or_default(),
+                blobs: manifest.blobs,
+            })))
+        };
+        let step = Step {
+            key,
+            durability: Durability::Safe,
+        };
+        match runtime.step(step, Box::pin(work)).await {
+            Ok(StepValue::Checkpoint(journaled)) => {
+                // A replayed snapshot joins the store's view as a live one did.
+                let manifest = journaled.manifest().unwrap_or_else(|| StoredManifest {
+                    id: journaled.snapshot.manifest.clone(),
+                    base: None,
+                    body: Vec::new(),
+                    blobs: Vec::new(),
+                });
+                let s = journaled.snapshot;
+                let record = NewSnapshot {
+                    session_id: s.session_id,
+                    run_id: s.run_id,
+                    kind: s.kind,
+                    step: s.step,
+                    turn_index: s.turn_index,
+                    label: s.label,
+                    root: s.root,
+                    created_at: s.created_at,
+                    manifest: s.manifest,
+                };
+                self.store
+                    .save_snapshot(record, manifest)
+                    .await
+                    .map_err(CheckpointError::Store)
+            }
+            Ok(_) => Err(CheckpointError::Corrupt(
+                "a checkpoint step was answered with another step's value".into(),
+            )),
+            Err(e) => Err(CheckpointError::Journal(e.to_string())),
+        }
+    }
+
+    /// Journals snapshots taken during runs as steps of `runtime` (a
+    /// replay-mode runtime: a replayed invocation gets the snapshots it
+    /// took instead of taking them again).
+    pub(crate) fn journal_steps(&self, runtime: Arc<dyn DurableRuntime>) {
+        *lock(&self.journal) = Some(runtime);
+    }
+
+    /// The snapshot itself: found, or scanned and saved.
+    async fn take(
+        &self,
+        session: &str,
+        run: Option<&str>,
+        kind: SnapshotKind,
+        step: u32,
+        turn_index: u32,
+        label: &str,
+    ) -> Result<(Snapshot, StoredManifest), CheckpointError> {
         if let Some(run) = run
             && let Some(found) = self
                 .store
@@ -624,7 +721,13 @@ impl Checkpoints {
                 .await
                 .map_err(CheckpointError::Store)?
         {
-            return Ok(found);
+            let manifest = StoredManifest {
+                id: found.manifest.clone(),
+                base: None,
+                body: Vec::new(),
+                blobs: Vec::new(),
+            };
+            return Ok((found, manifest));
         }
         let scanned = self.scan(session).await?;
         for left in &scanned.manifest.not_covered {
@@ -816,7 +919,7 @@ impl Checkpoints {
         let label = format!("before rewinding to checkpoint {} ({})", plan.index, plan.label);
         let session = plan.session.clone();
         let root = plan.root.to_string_lossy().into_owned();
-        let before = self
+        let (before, _) = self
             .save(
                 plan.current_scan(),
                 NewSnapshot {

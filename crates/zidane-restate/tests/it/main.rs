@@ -171,6 +171,46 @@ async fn a_service_killed_mid_model_call_and_mid_tool_call_finishes_the_run() {
         interrupted["content"].to_string().contains("interrupted"),
         "{interrupted}"
     );
+
+    // The folder checkpoints are journaled steps kept in the object's
+    // state: the two replays took none of them again.
+    let checkpoints = restate.call("s2", "checkpoints", None).await;
+    assert_eq!(checkpoints.status, 200, "{checkpoints:?}");
+    let snapshots = checkpoints.json();
+    let taken: Vec<(String, u64)> = snapshots
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["kind"].as_str().unwrap().to_owned(), s["step"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        taken,
+        [
+            ("prompt".to_owned(), 0),
+            ("tool".to_owned(), 1),
+            ("tool".to_owned(), 2),
+            ("end".to_owned(), 6),
+        ],
+        "{snapshots}"
+    );
+    // Each records the folder as it was: nothing, then the first command's
+    // file, then both files.
+    let manifests: Vec<&str> = snapshots
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["manifest"].as_str().unwrap())
+        .collect();
+    assert_eq!(manifests[0], manifests[1], "no file before the first batch");
+    assert_ne!(manifests[1], manifests[2], "effects.log before the second batch");
+    assert_ne!(manifests[2], manifests[3], "long.log by the end");
+    let ids: Vec<u64> = snapshots
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
 }
 
 /// `kill -9` of the Restate server during a model call: restarted on its
