@@ -288,9 +288,10 @@ pub mod restate {
     //! `replay:done` when an invocation goes live; [`serve`] is the endpoint
     //! a Restate server registers.
     pub use zidane_restate::{
-        AbortRequest, AgentFactory, CancelToolRequest, Control, Delivery, ENTRY_NAME, JournalCounts, JournalError,
-        MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock, ReplayRuntime, ReplayTracker, RunRequest, RunResponse,
-        TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent, endpoint, serve, service_options, turn_key,
+        AbortRequest, AgentFactory, CHECKPOINT_COUNT_KEY, CancelToolRequest, Control, Delivery, ENTRY_NAME,
+        JournalCounts, JournalError, MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock, ReplayRuntime, ReplayTracker,
+        RunRequest, RunResponse, TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent, checkpoint_key, endpoint, serve,
+        service_options, turn_key,
     };
 }
 
@@ -308,8 +309,8 @@ pub mod checkpoints {
         rewind_conversation,
     };
     pub use zidane_core::checkpoint::{
-        CheckpointStore, CheckpointStoreError, EntryKind, Manifest, ManifestEntry, NewSnapshot, NotCovered,
-        NotCoveredReason, PruneReport, Snapshot, SnapshotKind, StoredManifest,
+        CheckpointStore, CheckpointStoreError, EntryKind, JournaledSnapshot, Manifest, ManifestEntry, NewSnapshot,
+        NotCovered, NotCoveredReason, PruneReport, Snapshot, SnapshotKind, StoredManifest,
     };
 }
 
