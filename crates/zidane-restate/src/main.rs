@@ -137,12 +137,11 @@ fn session_folder(root: &std::path::Path, session: &str) -> PathBuf {
     root.join(safe)
 }
 
-#[allow(clippy::print_stderr)] // the program's own messages
 /// Where checkpoint contents are kept: `DIR/.checkpoints.db` under
 /// `--workspace`, else `.zidane/checkpoints.db` in the shared folder (which
 /// its own checkpoints leave out).
 fn checkpoint_contents(
-    workspace: &Option<PathBuf>,
+    workspace: Option<&std::path::Path>,
     cwd: &std::path::Path,
 ) -> Result<zidane_agent::SqliteStore, String> {
     let path = match workspace {
@@ -152,6 +151,7 @@ fn checkpoint_contents(
     zidane_agent::SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+#[allow(clippy::print_stderr)] // the program's own messages
 fn fail(message: &str) -> ExitCode {
     if message.is_empty() {
         eprintln!("{USAGE}");
@@ -189,7 +189,7 @@ async fn main() -> ExitCode {
         let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(&root));
         // Folder checkpoints: records in the object's state, contents in a
         // file of the workspace (outside every session's folder).
-        let contents = checkpoint_contents(&workspace, &cwd)?;
+        let contents = checkpoint_contents(workspace.as_deref(), &cwd)?;
         let mut config = zidane_agent::checkpoints::CheckpointsConfig::new(&root);
         if workspace.is_none() {
             // The shared folder holds the contents file itself.
