@@ -94,6 +94,7 @@ fn ci() -> Result {
     mcp_servers()?;
     println!("\n$ cargo xtask restate-server");
     restate_server()?;
+    feature_checks(cargo)?;
     run(
         cargo,
         &[
@@ -133,6 +134,29 @@ fn ci() -> Result {
         &[],
     )?;
     println!("\nci: every step passed");
+    Ok(())
+}
+
+/// Builds every crate with no feature and with each feature alone (code,
+/// tests, examples and benchmarks), so a gate that only `--all-features`
+/// satisfies fails here.
+fn feature_checks(cargo: &str) -> Result {
+    let metadata = tidy::cargo_json(&root(), &["metadata", "--no-deps", "--format-version", "1", "--locked"])?;
+    for (name, feature) in tidy::feature_builds(&metadata) {
+        let mut args = vec![
+            "check",
+            "--quiet",
+            "-p",
+            &name,
+            "--all-targets",
+            "--no-default-features",
+            "--locked",
+        ];
+        if let Some(feature) = &feature {
+            args.extend(["--features", feature]);
+        }
+        run(cargo, &args, &[])?;
+    }
     Ok(())
 }
 

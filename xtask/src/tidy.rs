@@ -113,8 +113,27 @@ fn cargo_text(root: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-fn cargo_json(root: &Path, args: &[&str]) -> Result<Value> {
+pub(crate) fn cargo_json(root: &Path, args: &[&str]) -> Result<Value> {
     serde_json::from_str(&cargo_text(root, args)?).map_err(|e| format!("cargo {} output: {e}", args[0]))
+}
+
+/// Each workspace crate's features one at a time: `(crate, None)` for no
+/// feature at all, `(crate, Some(feature))` for one alone. Crates without
+/// features are left out (`--all-features` covers them).
+pub(crate) fn feature_builds(metadata: &Value) -> Vec<(String, Option<String>)> {
+    let mut builds = Vec::new();
+    for pkg in metadata["packages"].as_array().into_iter().flatten() {
+        let (Some(name), Some(features)) = (pkg["name"].as_str(), pkg["features"].as_object()) else {
+            continue;
+        };
+        let own: Vec<&String> = features.keys().filter(|f| *f != "default").collect();
+        if own.is_empty() {
+            continue;
+        }
+        builds.push((name.to_owned(), None));
+        builds.extend(own.into_iter().map(|f| (name.to_owned(), Some(f.clone()))));
+    }
+    builds
 }
 
 /// A crate's normal and build dependencies on other workspace crates.
@@ -443,6 +462,22 @@ mod tests {
         assert_eq!(
             check_mcp_feature(&off),
             vec!["zidane: `mcp` must be a default feature of the facade"]
+        );
+    }
+
+    #[test]
+    fn every_feature_of_every_crate_is_built_alone() {
+        let metadata = serde_json::json!({"packages": [
+            {"name": "a", "features": {"default": ["x"], "x": [], "y": ["x"]}},
+            {"name": "b", "features": {}},
+        ]});
+        assert_eq!(
+            feature_builds(&metadata),
+            vec![
+                ("a".to_owned(), None),
+                ("a".to_owned(), Some("x".to_owned())),
+                ("a".to_owned(), Some("y".to_owned())),
+            ]
         );
     }
 

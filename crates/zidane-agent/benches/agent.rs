@@ -25,15 +25,17 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use zidane_core::durable::CheckpointBackend;
 
 use serde_json::json;
 use zidane_agent::{
-    AgentOptions, AgentRunOptions, CheckpointOptions, CheckpointRuntime, DurableOptions, MemoryStore, SessionStore,
-    SqliteStore, Synchronous, create_agent,
+    AgentOptions, AgentRunOptions, CheckpointOptions, CheckpointRuntime, DurableOptions, SqliteStore, Synchronous,
+    create_agent,
 };
 use zidane_bench::loopback::{RawClient, median, mock_server};
 use zidane_bench::{measuring, report};
 use zidane_core::events::{StreamText, TurnBefore};
+use zidane_core::session::{MemoryStore, SessionStore};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_loop::Behavior;
 use zidane_provider::{AnthropicConfig, AnthropicProvider, HttpClient, Provider, Timeouts};

@@ -151,8 +151,8 @@ pub(crate) struct Approvals {
 }
 
 impl Approvals {
-    pub(crate) fn bind_root(&self, root: &Arc<Inner>) {
-        let _ = self.root.set(Arc::downgrade(root));
+    pub(crate) fn bind_root(&self, root: Weak<Inner>) {
+        let _ = self.root.set(root);
     }
 
     fn root(&self) -> Option<Agent> {
@@ -209,12 +209,12 @@ pub(crate) struct Policy {
     pub(crate) approver: Option<Arc<dyn ToolCallApprover>>,
     pub(crate) approvals: Arc<Approvals>,
     /// The agent the policy decides for (session, depth, parent run).
-    pub(crate) agent: OnceLock<Weak<Inner>>,
+    pub(crate) agent: Weak<Inner>,
 }
 
 impl Policy {
     async fn decide(&self, request: &ToolCallRequest, signal: &AbortSignal) -> PolicyVerdict {
-        let agent = self.agent.get().and_then(Weak::upgrade);
+        let agent = self.agent.upgrade();
         let (session_id, parent_run_id, depth) = match &agent {
             Some(inner) => (
                 lock(&inner.session).as_ref().map(|s| s.id.clone()),

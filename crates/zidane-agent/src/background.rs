@@ -245,7 +245,7 @@ async fn watch(
             }
             None => {
                 let Some(period) = watchdog else { continue };
-                let tasks = agent.inner.execution.list_background(&handle).await;
+                let tasks = agent.inner.exec.context().list_background(&handle).await;
                 let now = tokio::time::Instant::now();
                 let owner = agent.inner.background.owner.clone();
                 for task in tasks.iter().filter(|t| t.is_running() && t.owner == owner) {
@@ -382,7 +382,7 @@ impl Agent {
         if records.is_empty() {
             return;
         }
-        let known = self.inner.execution.list_background(handle).await;
+        let known = self.inner.exec.context().list_background(handle).await;
         let owner = self.inner.background.owner();
         let mut kept = serde_json::Map::new();
         for (id, record) in &records {
@@ -393,7 +393,8 @@ impl Agent {
             }
             match self
                 .inner
-                .execution
+                .exec
+                .context()
                 .attach_background(handle, &task, owner.clone())
                 .await
             {
@@ -418,10 +419,10 @@ impl Agent {
     /// Kills a background task from the host (the model hears of it as a
     /// notification). `false`: no such task, or no handle bound yet.
     pub async fn kill_background_task(&self, task_id: &str) -> bool {
-        let Some(handle) = self.inner.handle.lock().await.clone() else {
+        let Some(handle) = self.inner.exec.current().await else {
             return false;
         };
-        self.inner.execution.kill_background(&handle, task_id).await
+        self.inner.exec.context().kill_background(&handle, task_id).await
     }
 
     /// Hands what is queued to the running run as a message for its next
@@ -458,7 +459,7 @@ impl Agent {
         self.inner.background.flush().await;
         let mut exits = std::mem::take(&mut self.inner.background.queue().exits);
         let owner = self.inner.background.owner.clone();
-        let pulled = self.inner.execution.list_background(handle).await;
+        let pulled = self.inner.exec.context().list_background(handle).await;
         {
             let queue = self.inner.background.queue();
             for task in pulled.iter().filter(|t| t.owner == owner) {
@@ -490,13 +491,14 @@ impl Agent {
     /// (`background:adopt` each): their exits are reported here.
     pub(crate) async fn adopt_tasks(&self, handle: &ExecutionHandle) {
         let owner = self.inner.background.owner();
-        for task in self.inner.execution.list_background(handle).await {
+        for task in self.inner.exec.context().list_background(handle).await {
             if !task.is_running() || task.owner == owner.owner {
                 continue;
             }
             if let Some(task) = self
                 .inner
-                .execution
+                .exec
+                .context()
                 .claim_background(handle, &task.task_id, owner.clone())
                 .await
             {
@@ -510,7 +512,7 @@ impl Agent {
     /// (`background:reassign` each, on this agent's bus), so they outlive
     /// the child and their exits reach a live owner.
     pub(crate) async fn take_over_tasks(&self, child: &Agent, child_id: &str) {
-        let Some(handle) = child.inner.handle.lock().await.clone() else {
+        let Some(handle) = child.inner.exec.current().await else {
             return;
         };
         child.inner.background.flush().await;
@@ -519,13 +521,14 @@ impl Agent {
         self.inner.background.queue().exits.extend(left);
         let owner = self.inner.background.owner();
         let from = child.inner.background.owner.clone();
-        for task in self.inner.execution.list_background(&handle).await {
+        for task in self.inner.exec.context().list_background(&handle).await {
             if !task.is_running() || task.owner != from {
                 continue;
             }
             if let Some(task) = self
                 .inner
-                .execution
+                .exec
+                .context()
                 .claim_background(&handle, &task.task_id, owner.clone())
                 .await
             {

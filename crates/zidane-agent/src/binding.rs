@@ -4,18 +4,19 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use zidane_core::durable::CheckpointBackend;
 use zidane_core::events::{
     ArtifactRecorded, ArtifactRecordedInit, MessageError, SessionArtifact, SessionMeta, SessionSave, SessionTurns,
     SharedError,
 };
-use zidane_core::seams::{ArtifactRecord, TurnMark, TurnSink};
+use zidane_core::sink::{ArtifactRecord, TurnMark, TurnSink};
 
+use zidane_core::clock::Clock;
 use zidane_hooks::HookBus;
-use zidane_loop::Clock;
 use zidane_provider::{BoxFuture, SessionTurn};
 
-use crate::session::{Session, SessionRun, SessionStore};
 use zidane_core::events::{SessionMetaInit, SessionSaveInit, SessionTurnsInit};
+use zidane_core::session::{Session, SessionRun, SessionStore};
 
 use crate::agent::{Agent, SessionState, lock};
 use crate::error::AgentError;
@@ -30,7 +31,6 @@ impl Agent {
                 None => state.runs.push(run.clone()),
             }
         }
-        #[cfg(feature = "sqlite")]
         if let Some(d) = &self.inner.durable {
             return d.runtime.save_run(session_id, &run).await.map_err(store_error);
         }
@@ -143,14 +143,12 @@ pub(crate) struct SessionSink {
     pub(crate) clock: Arc<dyn Clock>,
     /// A durable agent's turns go through its runtime (fenced on the
     /// session's lease, with the run's position).
-    #[cfg(feature = "sqlite")]
-    pub(crate) durable: Option<Arc<crate::durable::CheckpointRuntime>>,
+    pub(crate) durable: Option<Arc<dyn CheckpointBackend>>,
 }
 
 /// A store failure as the agent reports it (a lost lease is its own error).
-#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn store_error(e: SharedError) -> AgentError {
-    match e.downcast_ref::<zidane_core::seams::StaleEpochError>() {
+    match e.downcast_ref::<zidane_core::durable::StaleEpochError>() {
         Some(stale) => AgentError::StaleEpoch {
             error: stale.clone(),
             stats: Box::default(),
@@ -166,14 +164,10 @@ impl TurnSink for SessionSink {
             let (Some(store), Some(id)) = (&self.store, id) else {
                 return Ok(());
             };
-            #[cfg(feature = "sqlite")]
-            if let Some(rt) = &self.durable {
-                rt.replace_turns(&id, turns).await?;
-            } else {
-                store.replace_turns(&id, turns, self.clock.now_ms()).await?;
+            match &self.durable {
+                Some(rt) => rt.replace_turns(&id, turns).await?,
+                None => store.replace_turns(&id, turns, self.clock.now_ms()).await?,
             }
-            #[cfg(not(feature = "sqlite"))]
-            store.replace_turns(&id, turns, self.clock.now_ms()).await?;
             if let Some(state) = lock(&self.session).as_mut() {
                 state.turn_count = turns.len();
             }
@@ -224,12 +218,7 @@ impl TurnSink for SessionSink {
             let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {
                 return Ok(());
             };
-            #[cfg(feature = "sqlite")]
-            let durable = self.durable.as_ref();
-            #[cfg(not(feature = "sqlite"))]
-            let durable: Option<&()> = None;
-            match (durable, &self.store) {
-                #[cfg(feature = "sqlite")]
+            match (&self.durable, &self.store) {
                 (Some(rt), _) => rt.append_turns(&id, mark.run_id, mark.turn, turns).await?,
                 (_, Some(store)) => {
                     let expected = lock(&self.session).as_ref().map_or(0, |s| s.turn_count);
@@ -239,7 +228,6 @@ impl TurnSink for SessionSink {
                 }
                 _ => {}
             }
-            let _ = mark;
             let count = {
                 let mut session = lock(&self.session);
                 let Some(state) = session.as_mut() else { return Ok(()) };

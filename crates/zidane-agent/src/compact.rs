@@ -2,7 +2,7 @@
 //! most recently read files and any `compact:restore` additions re-attached.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::json;
@@ -15,7 +15,7 @@ use zidane_provider::{
     StreamEvent, StreamOptions, ToolResultContent,
 };
 
-use crate::agent::{Agent, Inner, estimate_tokens, lock};
+use crate::agent::{Agent, Inner, estimate_tokens};
 use crate::error::AgentError;
 use zidane_core::events::{CompactEndInit, CompactProgressInit, CompactRestoreInit, CompactStartInit};
 
@@ -75,17 +75,17 @@ const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far so that it 
 pub(crate) struct Compaction {
     auto: Option<AutoCompact>,
     provider: Arc<dyn Provider>,
-    agent: Mutex<Weak<Inner>>,
+    agent: Weak<Inner>,
     failures: AtomicU32,
     running: AtomicBool,
 }
 
 impl Compaction {
-    pub(crate) fn new(auto: Option<AutoCompact>, provider: Arc<dyn Provider>) -> Self {
+    pub(crate) fn new(auto: Option<AutoCompact>, provider: Arc<dyn Provider>, agent: Weak<Inner>) -> Self {
         Compaction {
             auto,
             provider,
-            agent: Mutex::new(Weak::new()),
+            agent,
             failures: AtomicU32::new(0),
             running: AtomicBool::new(false),
         }
@@ -95,12 +95,8 @@ impl Compaction {
         self.auto.as_ref().map(|a| a.threshold)
     }
 
-    pub(crate) fn bind(&self, agent: &Agent) {
-        *lock(&self.agent) = Arc::downgrade(&agent.inner);
-    }
-
     fn agent(&self) -> Option<Agent> {
-        lock(&self.agent).upgrade().map(|inner| Agent { inner })
+        self.agent.upgrade().map(|inner| Agent { inner })
     }
 
     pub(crate) async fn manual(&self, agent: &Agent, options: CompactOptions) -> Result<CompactionResult, AgentError> {
@@ -108,12 +104,11 @@ impl Compaction {
             .keep_turns
             .unwrap_or_else(|| self.auto.as_ref().map_or(4, |a| a.keep_turns));
         let controller = AbortController::new();
-        *lock(&agent.inner.compact_abort) = Some(controller.clone());
+        let signal = controller.signal();
+        let scope = agent.inner.control.compaction(controller);
         let turns = agent.turns();
-        let outcome = self
-            .compact(agent, &turns, keep, CompactReason::Manual, &controller.signal())
-            .await;
-        *lock(&agent.inner.compact_abort) = None;
+        let outcome = self.compact(agent, &turns, keep, CompactReason::Manual, &signal).await;
+        drop(scope);
         let (replacement, result) = outcome?;
         if let Some(turns) = replacement {
             agent.run_loop().set_turns(turns);

@@ -104,9 +104,8 @@ pub enum AgentError {
     #[error("`durable` (a checkpoint runtime) and `replay_runtime` cannot both be set")]
     TwoRuntimes,
     /// Another live process holds the session's lease.
-    #[cfg(feature = "sqlite")]
     #[error(transparent)]
-    RunLeaseHeld(#[from] crate::durable::RunLeaseHeldError),
+    RunLeaseHeld(#[from] zidane_core::durable::RunLeaseHeldError),
     /// Another process took the session over while this run was on it; the
     /// run stopped and wrote nothing more.
     #[error("{error}")]

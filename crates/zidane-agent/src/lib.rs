@@ -1,7 +1,8 @@
 //! `create_agent` and the `Agent`: one `run()` over a provider, tools, hooks
-//! and a session; sessions in a store (memory, or one SQLite file with the
-//! `sqlite` feature), compaction, cache estimates, context accounting,
-//! decisions, and where tools run.
+//! and a session; sessions in a store (`zidane_core::session`: memory, or
+//! one SQLite file with the `sqlite` feature), durable runs on a checkpoint
+//! backend (`zidane_core::durable`), compaction, cache estimates, context
+//! accounting, decisions, and where tools run.
 //!
 //! Architecture invariant: the agent composes the crates below it (loop,
 //! providers, telemetry, run summary, MCP) and is the only one that does;
@@ -17,16 +18,12 @@ pub mod checkpoints;
 mod compact;
 mod context;
 mod decide;
-#[cfg(feature = "sqlite")]
 mod durable;
 mod error;
 mod extensions;
-#[cfg(feature = "mcp")]
 mod mcp;
 mod options;
-#[cfg(feature = "sqlite")]
 mod resume;
-mod session;
 mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -40,8 +37,7 @@ pub use approvals::{
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
-#[cfg(feature = "sqlite")]
-pub use durable::{CheckpointOptions, CheckpointRuntime, DurableOptions, LeaseInfo, OnInterrupted, RunLeaseHeldError};
+pub use durable::DurableOptions;
 pub use error::AgentError;
 #[cfg(feature = "mcp")]
 pub use extensions::McpConfigTransform;
@@ -52,13 +48,9 @@ pub use options::{
     AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, DurableResumeOptions, Prompt,
     QueuedMessageOptions, SuspendOptions,
 };
-pub use session::SessionRunOptions;
-pub use session::{
-    MemoryStore, Session, SessionConflict, SessionInfo, SessionRun, SessionRunStatus, SessionStore, StoreError,
-};
 pub use skills::{
     ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders, parse_skill,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteStore, Synchronous};
+pub use sqlite::{CheckpointOptions, CheckpointRuntime, SqliteStore, Synchronous};
 pub use subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};

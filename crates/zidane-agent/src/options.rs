@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use zidane_core::ToolSet;
+use zidane_core::clock::Clock;
 use zidane_core::events::ExecutionHandle;
 use zidane_core::tool::{ReadStateMap, ToolStateStore};
 use zidane_hooks::HookMap;
-use zidane_loop::{Behavior, BehaviorOverride, Clock, ModelRef};
+use zidane_loop::{Behavior, BehaviorOverride, ModelRef};
 use zidane_provider::{CacheTtl, ContentBlock, Pricing, Provider, ThinkingLevel};
 
 use zidane_core::execution::ExecutionContext;
@@ -17,7 +18,7 @@ use zidane_mcp::{McpConnector, McpServerConfig, McpToolWrap};
 
 use crate::compact::AutoCompact;
 use crate::decide::Decisions;
-use crate::session::{Session, SessionStore};
+use zidane_core::session::{Session, SessionStore};
 
 /// Options of [`create_agent`](crate::create_agent). Only `provider` is required.
 #[derive(Clone, Default)]
@@ -72,7 +73,6 @@ pub struct AgentOptions {
     /// runtime's store: `store` may be left unset (or must be that store).
     /// Unset: nothing is recorded and [`Agent::resume`](crate::Agent::resume)
     /// is refused.
-    #[cfg(feature = "sqlite")]
     pub durable: Option<crate::durable::DurableOptions>,
     /// A replay-mode durable runtime (a durable-execution engine's, such as
     /// `zidane-restate`'s): every model call, tool call and decision goes

@@ -4,18 +4,17 @@
 
 use std::collections::BTreeSet;
 
+use zidane_core::durable::{
+    INTERRUPTED_CALL_MESSAGE as HEALED_INTERRUPTED, LeaseError, StepKind, StepRecord, StepValue, ToolStepOutcome,
+};
 use zidane_core::events::{AgentStats, ResumeMismatch, ResumeMismatchInit, RunStatus};
-use zidane_core::seams::{StepKind, StepValue, ToolStepOutcome};
 use zidane_provider::{AbortSignal, ContentBlock, Role, SessionTurn, ToolResultContent};
 
-use crate::agent::{Agent, Resumed, lock};
+use crate::agent::{Agent, lock};
 use crate::binding::store_error;
-use crate::durable::{AcquireError, Record};
 use crate::error::AgentError;
 use crate::options::{AgentRunOptions, DurableResumeOptions};
-use crate::session::{SessionRun, SessionRunStatus};
-
-use zidane_loop::pairing::RESUMED_INTERRUPTED_MESSAGE as HEALED_INTERRUPTED;
+use zidane_core::session::{SessionRun, SessionRunStatus};
 
 impl Agent {
     /// Takes the session's lease for this agent (kept until `destroy`).
@@ -28,10 +27,10 @@ impl Agent {
         let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
             return Ok(());
         };
-        let taken = match durable.runtime.acquire(&id).await {
+        let taken = match std::sync::Arc::clone(&durable.runtime).acquire(id.clone()).await {
             Ok(taken) => taken,
-            Err(AcquireError::Held(e)) => return Err(AgentError::RunLeaseHeld(e)),
-            Err(AcquireError::Store(e)) => return Err(AgentError::Store(e)),
+            Err(LeaseError::Held(e)) => return Err(AgentError::RunLeaseHeld(e)),
+            Err(LeaseError::Store(e)) => return Err(AgentError::Store(e)),
         };
         if taken {
             self.ensure_session_stored(&id).await?;
@@ -73,7 +72,13 @@ impl Agent {
     /// The session's run a dead process left unfinished (the newest one).
     fn interrupted_run(&self) -> Option<SessionRun> {
         let session = lock(&self.inner.session);
-        session.as_ref()?.runs.iter().rev().find(|r| is_interrupted(r)).cloned()
+        session
+            .as_ref()?
+            .runs
+            .iter()
+            .rev()
+            .find(|r| r.is_interrupted())
+            .cloned()
     }
 
     /// Continues the session's run that a process death (or a suspend) left
@@ -159,8 +164,7 @@ impl Agent {
         }
         durable.runtime.load_records(&run.id, &records);
         let options = run_options.unwrap_or_default();
-        let resumed = Resumed { run };
-        self.run_started(options, signal.clone(), Some(resumed)).await.map(Some)
+        self.launch(options, Some(run), signal.clone()).await.map(Some)
     }
 
     /// Closes every run a dead process left in the session: what its step
@@ -218,13 +222,8 @@ impl Agent {
     }
 }
 
-/// A run a resume (or a heal) picks up: resumable, and not ended.
-pub(crate) fn is_interrupted(run: &SessionRun) -> bool {
-    run.resumable && matches!(run.status, SessionRunStatus::Running | SessionRunStatus::Suspended)
-}
-
 /// Why a run's records no longer fit its saved turns, if they do not.
-fn mismatch(run: &SessionRun, records: &[Record], turns: &[SessionTurn]) -> Option<String> {
+fn mismatch(run: &SessionRun, records: &[StepRecord], turns: &[SessionTurn]) -> Option<String> {
     let resume_turn = run.loop_turn + 1;
     if turns.last().map(|t| &t.id) != run.last_turn_id.as_ref() {
         return Some("the saved turns no longer end at the run's last saved turn".into());
@@ -269,7 +268,7 @@ fn finished(turns: &[SessionTurn]) -> bool {
 /// The turns a dead run's records hold beyond its saved turns: its last
 /// assistant turn and, when it called tools, their results (a finished
 /// call's recorded result, an unfinished one reported interrupted).
-fn recover(run: &SessionRun, records: &[Record], clock: &dyn zidane_loop::Clock) -> Vec<SessionTurn> {
+fn recover(run: &SessionRun, records: &[StepRecord], clock: &dyn zidane_core::clock::Clock) -> Vec<SessionTurn> {
     let turn = run.loop_turn + 1;
     let Some(message) = records.iter().find_map(|r| match (&r.value, r.kind, r.turn) {
         (StepValue::Model(m), StepKind::ModelCall, t) if t == turn => Some(m),

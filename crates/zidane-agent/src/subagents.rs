@@ -173,15 +173,12 @@ enum Prior {
     /// Nothing: the child starts.
     Fresh,
     /// A run that a process death left: the child continues it.
-    #[cfg(feature = "sqlite")]
     Interrupted,
     /// A run that finished: its answer is the result, nothing runs again.
-    #[cfg(feature = "sqlite")]
     Finished(AgentStats),
 }
 
 /// The statistics of a finished run, rebuilt from its saved turns.
-#[cfg(feature = "sqlite")]
 fn stats_from_turns(turns: &[zidane_provider::SessionTurn]) -> AgentStats {
     let mut stats = AgentStats::default();
     for turn in turns.iter().filter(|t| t.role == Role::Assistant) {
@@ -281,17 +278,16 @@ impl RunSpawner {
             cache_ttl: inner.cache_ttl,
             clock: Some(Arc::clone(&inner.clock)),
             pricing: Some(config.pricing.clone()),
-            execution: Some(Arc::clone(&inner.execution)),
+            execution: Some(Arc::clone(inner.exec.context())),
             handle: Some(self.handle.clone()),
             read_state: read_state.then(|| Arc::clone(&config.read_state)),
             spawn: inner.spawn.clone(),
             // A durable parent's child keeps its own records, in a session
             // of the same store named after the spawning call.
-            #[cfg(feature = "sqlite")]
             durable: child_session
                 .and(inner.durable.clone())
                 .map(|d| crate::durable::DurableOptions {
-                    on_interrupted: crate::durable::OnInterrupted::Heal,
+                    on_interrupted: zidane_core::durable::OnInterrupted::Heal,
                     ..d
                 }),
             session_id: child_session.map(str::to_owned),
@@ -302,13 +298,9 @@ impl RunSpawner {
     /// The child's session when the parent's runs are durable:
     /// `<parent session>/spawn-<call id>`, so a resumed parent finds it.
     fn child_session(&self, call_id: &str) -> Option<String> {
-        #[cfg(feature = "sqlite")]
-        if self.parent.inner.durable.is_some() {
-            let parent = crate::agent::lock(&self.parent.inner.session).as_ref()?.id.clone();
-            return Some(format!("{parent}{CHILD_SESSION_MARK}{call_id}"));
-        }
-        let _ = call_id;
-        None
+        self.parent.inner.durable.as_ref()?;
+        let parent = crate::agent::lock(&self.parent.inner.session).as_ref()?.id.clone();
+        Some(format!("{parent}{CHILD_SESSION_MARK}{call_id}"))
     }
 
     async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
@@ -316,28 +308,25 @@ impl RunSpawner {
     }
 
     /// What a durable child's session holds from an earlier process.
-    #[cfg_attr(not(feature = "sqlite"), allow(clippy::unused_async))]
     async fn prior(&self, session_id: &str) -> Prior {
-        #[cfg(feature = "sqlite")]
-        if let Some(d) = &self.parent.inner.durable {
-            let store = d.runtime.session_store();
-            // An unreadable store shows when the child's run saves.
-            let Ok(Some(session)) = store.load(session_id).await else {
-                return Prior::Fresh;
-            };
-            return match session.runs.last() {
-                None => Prior::Fresh,
-                Some(run) if crate::resume::is_interrupted(run) => Prior::Interrupted,
-                Some(run) if run.status == crate::session::SessionRunStatus::Completed => {
-                    let from = (run.first_turn as usize).min(session.turns.len());
-                    Prior::Finished(stats_from_turns(&session.turns[from..]))
-                }
-                // Aborted or failed earlier: the task runs again.
-                Some(_) => Prior::Fresh,
-            };
+        let Some(d) = &self.parent.inner.durable else {
+            return Prior::Fresh;
+        };
+        let store = d.runtime.session_store();
+        // An unreadable store shows when the child's run saves.
+        let Ok(Some(session)) = store.load(session_id).await else {
+            return Prior::Fresh;
+        };
+        match session.runs.last() {
+            None => Prior::Fresh,
+            Some(run) if run.is_interrupted() => Prior::Interrupted,
+            Some(run) if run.status == zidane_core::session::SessionRunStatus::Completed => {
+                let from = (run.first_turn as usize).min(session.turns.len());
+                Prior::Finished(stats_from_turns(&session.turns[from..]))
+            }
+            // Aborted or failed earlier: the task runs again.
+            Some(_) => Prior::Fresh,
         }
-        let _ = session_id;
-        Prior::Fresh
     }
 
     /// Takes a slot: at once, or (top level only) after `spawn:queued`.
@@ -496,7 +485,6 @@ impl RunSpawner {
             let _bubbling = bubbling;
             let outcome = match prior {
                 Prior::Fresh => runner.run(run_options).await,
-                #[cfg(feature = "sqlite")]
                 Prior::Interrupted => {
                     let resume = crate::options::DurableResumeOptions {
                         run: Some(run_options.clone()),
@@ -509,7 +497,6 @@ impl RunSpawner {
                         Err(e) => Err(e),
                     }
                 }
-                #[cfg(feature = "sqlite")]
                 Prior::Finished(stats) => runner.load_session().await.map(|()| stats),
             };
             let _ = tx.send(settle.finish(outcome).await);

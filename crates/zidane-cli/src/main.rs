@@ -357,7 +357,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             ..Default::default()
         }),
         durable: Some(DurableOptions {
-            runtime: Arc::clone(&runtime),
+            runtime: runtime.clone(),
             on_interrupted: if args.resume {
                 OnInterrupted::Resume
             } else {

@@ -9,8 +9,14 @@
 //!   [`ToolSet`] an agent offers and durable tool state;
 //! - [`execution`]: where tools run, the [`ExecutionContext`] trait and the
 //!   live [`Workspace`] pair a call acts through;
-//! - [`seams`]: the durable runtime, the turn sink, the compactor and the
-//!   spawner, which the loop calls and the agent (or a host) implements;
+//! - [`durable`]: durable steps, the runtime the loop runs each through, and
+//!   the checkpoint backend a durable agent keeps its sessions and leases in;
+//! - [`session`]: sessions, their runs, and the [`SessionStore`] they live in;
+//! - [`clock`]: where a run gets its timestamps, ids and jitter;
+//! - [`spawn`], [`policy`], [`sink`], [`compact`]: the seams the loop calls
+//!   and the agent (or a host) implements (sub-agents, the tool-call policy,
+//!   the turn sink, the compactor); [`seams`] names them under their former
+//!   path;
 //! - [`read_state`]: what the tools read this session;
 //! - [`checkpoint`]: folder snapshots and the store that keeps them.
 //!
@@ -21,13 +27,22 @@
 
 pub mod bubble;
 pub mod checkpoint;
+pub mod clock;
+pub mod compact;
+pub mod durable;
 pub mod events;
 pub mod execution;
+pub mod policy;
 pub mod read_state;
 pub mod seams;
+pub mod session;
+pub mod sink;
+pub mod spawn;
 pub mod tool;
 
+pub use clock::{Clock, SystemClock};
 pub use execution::{ExecutionContext, Workspace};
+pub use session::SessionStore;
 pub use tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
 
 /// Runs futures concurrently on the current task (no spawning, so they may

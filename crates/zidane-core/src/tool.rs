@@ -6,6 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use zidane_hooks::HookBus;
 use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
@@ -13,7 +14,7 @@ use zidane_provider::{AbortSignal, BoxFuture, ToolResultContent, ToolSpec};
 use crate::events::ToolProgressEventInit;
 use crate::events::{ToolProgress, ToolProgressEvent, ToolResultMetadata, ToolStateOp};
 use crate::execution::Workspace;
-use crate::seams::{Durability, SpawnError, SpawnRequest, SpawnResult, Spawning};
+use crate::spawn::{SpawnError, SpawnRequest, SpawnResult, Spawning};
 
 /// What a tool body returns.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -647,4 +648,16 @@ impl ToolContext {
         });
         let _ = p.hooks.emit(&mut ev).await;
     }
+}
+
+/// Whether a step may run again after a crash.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    /// Idempotent: a resume runs a pending one again.
+    Safe,
+    /// Has effects: a resume reports a pending one as interrupted instead
+    /// of running it twice. The default for tools.
+    #[default]
+    Unsafe,
 }

@@ -13,9 +13,10 @@ use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
 
 use crate::behavior::RepeatMode;
 use crate::error::RunErrorKind;
-use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, RESUMED_INTERRUPTED_MESSAGE, TOOL_USE_CANCELLED_MESSAGE};
+use crate::pairing::{INTERRUPT_MESSAGE_FOR_TOOL_USE, TOOL_USE_CANCELLED_MESSAGE};
 use crate::run::{RunCx, RunLoop, tracing_warn};
 use crate::validate::InputValidator;
+use zidane_core::durable::INTERRUPTED_CALL_MESSAGE;
 use zidane_core::events::{
     BudgetExceeded, GateDecision, GuardAction, MessageError, RepeatGuardExceeded, SharedError, ToolAfter,
     ToolBatchResumed, ToolBefore, ToolBudgetExceeded, ToolCancelled, ToolCounts, ToolDispatched, ToolError, ToolGate,
@@ -207,7 +208,7 @@ impl RunLoop {
                 .get(&call.name)
                 .is_none_or(|t| t.durability() == Durability::Unsafe)
         {
-            return c.result(RESUMED_INTERRUPTED_MESSAGE.to_owned(), true);
+            return c.result(INTERRUPTED_CALL_MESSAGE.to_owned(), true);
         }
         if let Some(reason) = cx.malformed.get(&call.id) {
             self.dispatched(&c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)

@@ -7,7 +7,6 @@
 //! spawning goes through a trait that `zidane-agent` implements.
 
 pub mod behavior;
-pub mod clock;
 mod dispatch;
 mod error;
 pub mod pairing;
@@ -15,6 +14,7 @@ mod run;
 pub mod validate;
 
 pub use behavior::{Behavior, BehaviorOverride, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
-pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{BudgetCap, RunError, RunErrorKind};
-pub use run::{LoopConfig, ModelRef, ResumeFrom, RunLoop, RunOptions};
+pub use run::{
+    BehaviorTransform, LoopConfig, ModelRef, ResumeFrom, RunLoop, RunOptions, SystemAddition, ToolTransform,
+};

@@ -14,10 +14,6 @@ pub const INTERRUPT_MESSAGE_FOR_TOOL_USE: &str = "[Request interrupted by user f
 /// What the model receives for a call cancelled on its own.
 pub const TOOL_USE_CANCELLED_MESSAGE: &str = "The user cancelled this tool call.";
 
-/// The result of an `unsafe` call a process that died left unfinished (a
-/// resumed or healed durable run): whether it took effect is unknown.
-pub const RESUMED_INTERRUPTED_MESSAGE: &str = "Tool error: this call was interrupted (the process running it stopped before it finished), so it may or may not have taken effect. Check the current state before running it again.";
-
 /// One repair the pass made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repair {

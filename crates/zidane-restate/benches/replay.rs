@@ -25,15 +25,17 @@ mod harness;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use zidane_core::durable::CheckpointBackend;
 
 use serde_json::json;
 use zidane_agent::{
-    AgentOptions, AgentRunOptions, CheckpointOptions, CheckpointRuntime, DurableOptions, SessionStore, SqliteStore,
-    Synchronous, create_agent,
+    AgentOptions, AgentRunOptions, CheckpointOptions, CheckpointRuntime, DurableOptions, SqliteStore, Synchronous,
+    create_agent,
 };
 use zidane_bench::loopback::{median, mock_server};
 use zidane_bench::{measuring, report};
 use zidane_core::events::TurnBefore;
+use zidane_core::session::SessionStore;
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::HookMap;
 use zidane_loop::Behavior;

@@ -24,14 +24,14 @@ use restate_sdk::serde::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use zidane_core::clock::Clock;
+use zidane_core::durable::INTERRUPTED_CALL_MESSAGE;
 use zidane_core::events::{ReplayDone, SharedError, ToolStateOp};
 use zidane_core::seams::{
     Durability, DurableMode, DurableRuntime, Step, StepError, StepKey, StepKind, StepValue, ToolStep, ToolStepOutcome,
 };
 use zidane_core::tool::apply_ops;
 use zidane_hooks::HookBus;
-use zidane_loop::Clock;
-use zidane_loop::pairing::RESUMED_INTERRUPTED_MESSAGE;
 use zidane_provider::{BoxFuture, SessionTurn};
 
 /// The name of every journal entry the runtime writes.
@@ -290,7 +290,7 @@ impl DurableRuntime for ReplayRuntime {
 /// What an unsafe call whose earlier attempt died in it answers.
 fn interrupted() -> StepValue {
     StepValue::Tool(ToolStep {
-        outcome: ToolStepOutcome::Failed(RESUMED_INTERRUPTED_MESSAGE.to_owned()),
+        outcome: ToolStepOutcome::Failed(INTERRUPTED_CALL_MESSAGE.to_owned()),
         state: Vec::new(),
         resume_state: serde_json::Map::new(),
     })
@@ -317,7 +317,7 @@ impl ReplayClock {
 
 impl Clock for ReplayClock {
     fn now_ms(&self) -> u64 {
-        zidane_loop::SystemClock::default().now_ms()
+        zidane_core::clock::SystemClock::default().now_ms()
     }
 
     fn id(&self) -> String {

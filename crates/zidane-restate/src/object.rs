@@ -15,11 +15,9 @@ use restate_sdk::serde::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
-use zidane_agent::{
-    Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, Session, SessionInfo, SessionRun, SessionStore,
-    StoreError, create_agent,
-};
+use zidane_agent::{Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, create_agent};
 use zidane_core::events::{AgentStats, ToolStateOp};
+use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
 use zidane_provider::{BoxFuture, ContentBlock, Role, SessionTurn};
 

@@ -2,9 +2,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use zidane_core::clock::FixedClock;
 use zidane_core::events::{GuardAction, ToolGate};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
-use zidane_loop::{Behavior, FixedClock, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions};
+use zidane_loop::{Behavior, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{ErrorKind, FinishReason, Provider, ProviderError};
 

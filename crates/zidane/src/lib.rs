@@ -262,10 +262,11 @@ pub mod runloop {
     //! The bare run loop (`zidane-loop`), for hosts that drive a
     //! conversation without an agent: turns, the tool pipeline, retries and
     //! fallback, budgets and guards; and the seams it calls.
+    pub use zidane_core::clock::{Clock, FixedClock, SystemClock};
     pub use zidane_core::seams;
     pub use zidane_loop::{
-        Behavior, BehaviorOverride, BudgetCap, Clock, FixedClock, LoopConfig, ModelRef, RepeatGuard, RepeatMode,
-        RetryPolicy, RunError, RunErrorKind, RunLoop, RunOptions, SystemClock, ToolBudget, pairing, validate,
+        Behavior, BehaviorOverride, BudgetCap, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
+        RunErrorKind, RunLoop, RunOptions, ToolBudget, pairing, validate,
     };
 }
 
@@ -314,19 +315,19 @@ pub mod checkpoints {
     };
 }
 
-#[cfg(feature = "sqlite")]
 pub mod durable {
-    //! The `zidane/durable` entry point: the checkpoint runtime on the
-    //! embedded SQLite store (step records, leases with epochs), its
-    //! options, the stores it holds, and the two errors a durable run can
-    //! end with. Pass it as `AgentOptions::durable`; `Agent::resume` and
-    //! `Agent::suspend` use it.
-    pub use zidane_agent::{
-        CheckpointOptions, CheckpointRuntime, DurableOptions, DurableResumeOptions, LeaseInfo, OnInterrupted,
-        RunLeaseHeldError, SqliteStore, SuspendOptions, Synchronous,
-    };
-    pub use zidane_core::seams::{
-        Durability, DurableMode, DurableRuntime, MemoryRuntime, StaleEpochError, StepKey, StepKind, StepValue,
+    //! The `zidane/durable` entry point: the [`CheckpointBackend`] contract
+    //! a durable agent records its runs in (step records, leases with
+    //! epochs, the fenced turn append), the checkpoint runtime on the
+    //! embedded SQLite store that implements it (feature `sqlite`), its
+    //! options, and the two errors a durable run can end with. Pass it as
+    //! `AgentOptions::durable`; `Agent::resume` and `Agent::suspend` use it.
+    #[cfg(feature = "sqlite")]
+    pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, SqliteStore, Synchronous};
+    pub use zidane_agent::{DurableOptions, DurableResumeOptions, SuspendOptions};
+    pub use zidane_core::durable::{
+        CheckpointBackend, Durability, DurableMode, DurableRuntime, INTERRUPTED_CALL_MESSAGE, LeaseError, LeaseInfo,
+        MemoryRuntime, OnInterrupted, RunLeaseHeldError, StaleEpochError, StepKey, StepKind, StepRecord, StepValue,
     };
     pub use zidane_core::tool::{MemoryToolState, ToolStateStore};
 }
@@ -348,9 +349,8 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecideHookContext, DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, MemoryStore, Prompt,
-        QueuedMessageOptions, SegmentSource, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions,
-        SessionRunStatus, SessionStore, StoreError, SuspendOptions, create_agent, hook_names,
+        DecideHookContext, DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, Prompt,
+        QueuedMessageOptions, SegmentSource, SuspendOptions, create_agent, hook_names,
     };
     pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
@@ -374,6 +374,10 @@ pub mod agent {
     pub use zidane_core::execution::{ExecutionContext, Workspace};
     pub use zidane_core::seams::{
         ChildLedger, SpawnError, SpawnRequest, SpawnResult, Spawner, Spawning, SubagentSummary,
+    };
+    pub use zidane_core::session::{
+        MemoryStore, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
+        SessionStore, StoreError,
     };
     pub use zidane_core::tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
     pub use zidane_loop::{

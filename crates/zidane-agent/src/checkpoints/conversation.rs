@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{CheckpointError, Checkpoints, RewindReport, now_ms};
-use crate::session::{SessionRunStatus, SessionStore};
+use zidane_core::session::{SessionRunStatus, SessionStore};
 
 /// What a rewind takes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,9 @@ use std::time::Duration;
 use serde_json::json;
 use zidane_agent::{
     AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, CompactOptions, ContextOptions, DecisionRequest,
-    Decisions, MemoryStore, QueuedMessageOptions, Session, create_agent,
+    Decisions, QueuedMessageOptions, create_agent,
 };
+use zidane_core::session::{MemoryStore, Session};
 use zidane_hooks::{DynHandler, HookMap};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{FinishReason, Provider, StreamEvent, ThinkingLevel, UsageReport};
@@ -324,8 +325,8 @@ async fn context_accounting_works_before_the_first_run() {
 #[tokio::test(start_paused = true)]
 async fn rejected_reasoning_is_scrubbed_from_the_history_and_the_request_goes_again() {
     use std::sync::{Arc, Mutex};
-    use zidane_agent::{MemoryStore, Session, SessionStore};
     use zidane_core::events::HistoryRepair;
+    use zidane_core::session::{MemoryStore, Session, SessionStore};
     use zidane_provider::{ContentBlock, ErrorKind, ProviderError, Role, SessionTurn};
 
     let store = Arc::new(MemoryStore::default());

@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zidane_agent::{
-    Agent, AgentOptions, AgentRunOptions, ApprovalDecision, ApprovalRequest, FnInterceptor, MemoryStore,
-    RememberedApproval, SessionStore, ToolCall, ToolCallApprover, ToolCallInterceptor, ToolCallVerdict, create_agent,
+    Agent, AgentOptions, AgentRunOptions, ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval,
+    ToolCall, ToolCallApprover, ToolCallInterceptor, ToolCallVerdict, create_agent,
 };
+use zidane_core::session::{MemoryStore, SessionStore};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{BoxFuture, ContentBlock, Provider, ToolResultContent};

@@ -471,7 +471,7 @@ async fn the_stall_watchdog_fires_once_per_quiet_period_and_rearms_on_output() {
 /// the model of the one that is gone.
 #[tokio::test]
 async fn a_later_process_takes_back_a_sessions_running_task_and_reports_a_lost_one() {
-    use zidane_agent::{MemoryStore, SessionStore};
+    use zidane_core::session::{MemoryStore, SessionStore};
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::default());
     let build = |model: &ScriptedProvider| {

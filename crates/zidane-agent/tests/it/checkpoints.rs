@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 use zidane_agent::checkpoints::{Checkpoints, CheckpointsConfig, RewindOptions};
-use zidane_agent::{AgentOptions, AgentRunOptions, SessionStore, SqliteStore, create_agent};
+use zidane_agent::{AgentOptions, AgentRunOptions, SqliteStore, create_agent};
 use zidane_core::checkpoint::CheckpointStore;
+use zidane_core::session::SessionStore;
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_provider::scripted::Script;
 

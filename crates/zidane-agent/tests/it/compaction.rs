@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use zidane_agent::{AgentOptions, AgentRunOptions, AutoCompact, CompactOptions, MemoryStore, create_agent};
+use zidane_agent::{AgentOptions, AgentRunOptions, AutoCompact, CompactOptions, create_agent};
 use zidane_core::events::{CompactRestore, ContextTransform};
+use zidane_core::session::MemoryStore;
 use zidane_provider::scripted::Script;
 use zidane_provider::{ContentBlock, FinishReason, Role, StreamEvent, UsageReport};
 
@@ -86,7 +87,7 @@ async fn crossing_the_threshold_between_tool_batches_compacts_before_the_next_re
     assert_eq!(compact.iter().filter(|n| **n == "compact:end").count(), 1);
     assert!(compact.contains(&"compact:restore"));
     // The compaction is persisted.
-    let saved = zidane_agent::SessionStore::load(store.as_ref(), "s")
+    let saved = zidane_core::session::SessionStore::load(store.as_ref(), "s")
         .await
         .unwrap()
         .unwrap();

@@ -198,7 +198,7 @@ async fn a_run_level_behavior_changes_only_the_fields_it_sets() {
 
 #[tokio::test(start_paused = true)]
 async fn a_given_session_the_store_lacks_is_created_there_with_its_turns() {
-    use zidane_agent::{MemoryStore, Session, SessionStore};
+    use zidane_core::session::{MemoryStore, Session, SessionStore};
     use zidane_provider::{Role, SessionTurn};
     let store = Arc::new(MemoryStore::new());
     let seeded = SessionTurn {
@@ -260,8 +260,8 @@ async fn automatic_decisions_skip_a_provider_that_cannot_make_them() {
 #[tokio::test(start_paused = true)]
 async fn session_hooks_report_the_session_and_its_turn_count() {
     use std::sync::Mutex;
-    use zidane_agent::MemoryStore;
     use zidane_core::events::{RunBeforeEnd, SessionTurns, SystemTransform};
+    use zidane_core::session::MemoryStore;
     let p = provider(vec![
         Script::call("c1", "echo", json!({"text": "a"})),
         Script::answer("done"),

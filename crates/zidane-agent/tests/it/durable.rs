@@ -7,17 +7,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use zidane_core::durable::CheckpointBackend;
 
 use serde_json::json;
 use zidane_agent::{
     AgentError, AgentOptions, AgentRunOptions, AutoCompact, CheckpointOptions, CheckpointRuntime, DurableOptions,
-    DurableResumeOptions, MemoryStore, SessionRunStatus, SuspendOptions, create_agent,
+    DurableResumeOptions, SuspendOptions, create_agent,
 };
+use zidane_core::clock::{Clock, FixedClock};
 use zidane_core::events::{
     CompactStart, ResumeMismatch, RunStatus, StreamText, ToolAfter, ToolBatchResumed, TurnAfter,
 };
+use zidane_core::session::{MemoryStore, SessionRunStatus};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
-use zidane_loop::{Clock, FixedClock};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{
     ContentBlock, FinishReason, Message, Provider, Role, StreamEvent, ToolResultContent, UsageReport,
@@ -925,8 +927,8 @@ async fn on_interrupted_resume_continues_the_dead_run_before_the_prompt() {
     let rt = runtime(&db);
     let agent = create_agent(AgentOptions {
         durable: Some(DurableOptions {
-            runtime: Arc::clone(&rt),
-            on_interrupted: zidane_agent::OnInterrupted::Resume,
+            runtime: rt.clone(),
+            on_interrupted: zidane_core::durable::OnInterrupted::Resume,
         }),
         ..durable_options(&p, &rt, log.clone(), false)
     })

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use zidane_agent::{
     AgentOptions, AgentRunOptions, ContextCategory, ContextOptions, Extension, FnInterceptor, SkillDefinition,
-    SkillsConfig, SubagentDefinition, ToolCall, ToolCallVerdict, create_agent,
+    SubagentDefinition, ToolCall, ToolCallVerdict, create_agent,
 };
 use zidane_core::events::{AgentStart, RunStatus, ToolTransform};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
@@ -177,6 +177,7 @@ async fn an_extension_folds_in_with_the_explicit_options_winning() {
     );
 }
 
+#[cfg(feature = "mcp")]
 #[tokio::test]
 async fn explicit_skills_replace_the_extensions_and_explicit_mcp_servers_win_by_name() {
     let model = provider(vec![]);
@@ -188,7 +189,7 @@ async fn explicit_skills_replace_the_extensions_and_explicit_mcp_servers_win_by_
         servers.retain(|s| s.name != "search");
     })];
     let agent = create_agent(AgentOptions {
-        skills: Some(SkillsConfig {
+        skills: Some(zidane_agent::SkillsConfig {
             skills: vec![skill("mine")],
             ..Default::default()
         }),

@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use serde_json::json;
-use zidane_agent::{AgentOptions, AgentRunOptions, SessionStore, SqliteStore, create_agent};
+use zidane_agent::{AgentOptions, AgentRunOptions, SqliteStore, create_agent};
+use zidane_core::session::SessionStore;
 use zidane_core::{FnTool, ToolOutput};
 use zidane_provider::scripted::Script;
 use zidane_provider::{ContentBlock, Role};
@@ -204,7 +205,8 @@ async fn a_process_killed_mid_batch_leaves_no_orphan_call() {
 /// once with "database is locked", and every turn is kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_on_one_file_lose_no_turn() {
-    use zidane_agent::{SessionStore, SqliteStore};
+    use zidane_agent::SqliteStore;
+    use zidane_core::session::SessionStore;
     use zidane_provider::{ContentBlock, Role, SessionTurn};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");

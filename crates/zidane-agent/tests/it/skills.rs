@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 use zidane_agent::{
-    AgentError, AgentOptions, AgentRunOptions, MemoryStore, SkillDefinition, SkillError, SkillPolicy, SkillsConfig,
-    create_agent, load_skill_folders,
+    AgentError, AgentOptions, AgentRunOptions, SkillDefinition, SkillError, SkillPolicy, SkillsConfig, create_agent,
+    load_skill_folders,
 };
 use zidane_core::events::{DeactivationReason, SkillsDeactivate};
+use zidane_core::session::MemoryStore;
 use zidane_provider::scripted::Script;
 use zidane_provider::{ContentBlock, SYSTEM_PROMPT_BOUNDARY, ToolResultContent};
 

@@ -8,13 +8,14 @@ use serde_json::json;
 use zidane_agent::{
     Agent, AgentOptions, AgentRunOptions, SpawnConfig, SubagentDefinition, SubagentTools, create_agent,
 };
+use zidane_core::clock::FixedClock;
 use zidane_core::events::{
     AgentStats, ChildRunStats, ChildSpawnBefore, ChildSpawnComplete, ChildToolAfter, ChildToolGate, HOOK_SPECS,
     RunStatus, SpawnBefore, SpawnError, SpawnQueued,
 };
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::DynHandler;
-use zidane_loop::{BehaviorOverride, FixedClock};
+use zidane_loop::BehaviorOverride;
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{
     AbortSignal, ContentBlock, EventStream, Provider, ProviderMeta, Role, StreamOptions, ToolResultContent, TurnUsage,

@@ -2,10 +2,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use zidane_agent::{Agent, AgentOptions, create_agent};
+use zidane_core::clock::FixedClock;
 use zidane_core::events::HOOK_SPECS;
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::DynHandler;
-use zidane_loop::FixedClock;
 use zidane_provider::Provider;
 use zidane_provider::scripted::{Script, ScriptedProvider};
 

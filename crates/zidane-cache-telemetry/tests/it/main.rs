@@ -5,12 +5,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use zidane_cache_telemetry::{CacheBreakLoggerOptions, install_cache_break_logger};
+use zidane_core::clock::FixedClock;
 use zidane_core::events::{
     CacheBreak, CacheBreakInfo, CacheDimensionName, CacheDrift, CacheDriftInfo, CacheSystemSection, ContextTransform,
     SystemTransform, TurnBefore,
 };
 use zidane_core::{FnTool, ToolOutput, ToolSet};
-use zidane_loop::{FixedClock, LoopConfig, RunLoop, RunOptions};
+use zidane_loop::{LoopConfig, RunLoop, RunOptions};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{FinishReason, Message, Provider, SYSTEM_PROMPT_BOUNDARY, StreamEvent, ToolSpec, UsageReport};
 

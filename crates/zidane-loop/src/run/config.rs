@@ -9,7 +9,7 @@ use zidane_hooks::{HookBus, HookMap};
 use zidane_provider::{AbortSignal, CacheTtl, ContentBlock, Pricing, Provider, ThinkingLevel};
 
 use crate::behavior::{Behavior, BehaviorOverride};
-use crate::clock::{Clock, SystemClock};
+use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::execution::Workspace;
 use zidane_core::seams::{Compactor, DurableRuntime, MemoryRuntime, Spawning, ToolCallPolicy, TurnSink};
 use zidane_core::tool::{MemoryToolState, ReadStateMap, ToolSet, ToolStateStore};
@@ -195,6 +195,67 @@ pub struct RunOptions {
     /// ([`ToolContext::spawn`](zidane_core::ToolContext::spawn)); the
     /// children's usage joins the run's totals and budgets.
     pub spawning: Spawning,
+    /// What the host adds to the system prompt for this run (to `system`,
+    /// or to the loop's when the run sets none), in order.
+    pub system_additions: Vec<SystemAddition>,
+    /// Changes the run's behavior once it is merged (the loop's under
+    /// `behavior`), in order.
+    pub behavior_transforms: Vec<BehaviorTransform>,
+    /// Changes the run's tools (the loop's with `extra_tools`, unless
+    /// `tools` is set), in order.
+    pub tool_transforms: Vec<ToolTransform>,
+}
+
+/// Changes the behavior a run starts with.
+pub type BehaviorTransform = Arc<dyn Fn(&mut Behavior) + Send + Sync>;
+/// Changes the tools one run offers (hide, describe, add).
+pub type ToolTransform = Arc<dyn Fn(&mut ToolSet) + Send + Sync>;
+
+/// A part a host adds to a run's system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemAddition {
+    /// A section after what is there, a blank line between.
+    Section(String),
+    /// Text for the dynamic half: after what is there when the prompt has
+    /// a [`SYSTEM_PROMPT_BOUNDARY`](zidane_provider::SYSTEM_PROMPT_BOUNDARY)
+    /// (a blank line between), else after a boundary it adds, so the cached
+    /// static half stays the same bytes.
+    Dynamic(String),
+}
+
+impl SystemAddition {
+    fn apply(&self, system: &mut String) {
+        match self {
+            SystemAddition::Section(text) => {
+                system.push_str("\n\n");
+                system.push_str(text);
+            }
+            SystemAddition::Dynamic(text) => {
+                if system.contains(zidane_provider::SYSTEM_PROMPT_BOUNDARY) {
+                    system.push_str("\n\n");
+                } else {
+                    system.push_str(zidane_provider::SYSTEM_PROMPT_BOUNDARY);
+                }
+                system.push_str(text);
+            }
+        }
+    }
+}
+
+impl RunOptions {
+    /// The run's own system prompt: `system` (or, with additions, the
+    /// loop's `base`) with the additions applied; `None` when the run
+    /// changes nothing.
+    pub(crate) fn run_system(&self, base: Option<&String>) -> Option<String> {
+        if self.system_additions.is_empty() {
+            return self.system.clone();
+        }
+        let mut system = self.system.clone().or_else(|| base.cloned()).unwrap_or_default();
+        for addition in &self.system_additions {
+            addition.apply(&mut system);
+        }
+        Some(system)
+    }
 }
 
 /// Where a resumed run picks up.

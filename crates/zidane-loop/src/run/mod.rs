@@ -3,10 +3,11 @@
 mod config;
 mod control;
 mod finish;
+mod recover;
 mod request;
 mod stream;
 
-pub use config::{LoopConfig, ModelRef, ResumeFrom, RunOptions};
+pub use config::{BehaviorTransform, LoopConfig, ModelRef, ResumeFrom, RunOptions, SystemAddition, ToolTransform};
 pub(crate) use control::{Control, Queued};
 
 use std::collections::BTreeMap;
@@ -225,7 +226,7 @@ impl RunLoop {
 
     /// Runs `options` to the end. Returns the run's statistics on completion,
     /// on a turn cap and on abort; a failure carries them too.
-    pub async fn run(&self, options: RunOptions) -> Result<AgentStats, RunError> {
+    pub async fn run(&self, mut options: RunOptions) -> Result<AgentStats, RunError> {
         if self.inner.running.swap(true, Ordering::AcqRel) {
             return Err(RunError {
                 kind: RunErrorKind::Busy,
@@ -235,7 +236,12 @@ impl RunLoop {
         let _running = RunningGuard(&self.inner);
         let config = &self.inner.config;
         let run_id = options.run_id.clone().unwrap_or_else(|| config.clock.id());
-        let behavior = options.behavior.apply(&config.behavior);
+        let mut behavior = options.behavior.apply(&config.behavior);
+        for transform in &options.behavior_transforms {
+            transform(&mut behavior);
+        }
+        options.system = options.run_system(config.system.as_ref());
+        options.system_additions.clear();
 
         // Per-run hooks: checked before anything happens, removed at the end.
         let scope: HookScope = match options.hooks.install(&config.hooks, events::HOOK_SPECS) {
@@ -283,16 +289,7 @@ impl RunLoop {
             turn: 0,
             continuing_pause: false,
             tool_specs: Vec::new(),
-            tools: match &options.tools {
-                Some(tools) => tools.clone(),
-                None => {
-                    let mut tools = config.tools.clone();
-                    for tool in &options.extra_tools {
-                        tools.insert(Arc::clone(tool));
-                    }
-                    tools
-                }
-            },
+            tools: self.run_tools(&options),
             workspace: options.workspace.clone(),
             spawning: options.spawning.clone(),
             malformed: BTreeMap::new(),
@@ -415,6 +412,25 @@ impl RunLoop {
         if let Err(e) = self.inner.config.hooks.emit(event).await {
             tracing_warn(&format!("{} handler failed: {e}", E::NAME));
         }
+    }
+
+    /// The run's tools: `tools`, or the loop's with `extra_tools`; then the
+    /// run's tool transforms.
+    fn run_tools(&self, options: &RunOptions) -> ToolSet {
+        let mut tools = match &options.tools {
+            Some(tools) => tools.clone(),
+            None => {
+                let mut tools = self.inner.config.tools.clone();
+                for tool in &options.extra_tools {
+                    tools.insert(Arc::clone(tool));
+                }
+                tools
+            }
+        };
+        for transform in &options.tool_transforms {
+            transform(&mut tools);
+        }
+        tools
     }
 
     /// Emits a decision or transform event: a handler's failure fails the run.

@@ -9,7 +9,6 @@ use zidane_provider::{
     StreamOptions, ToolResultContent, TurnUsage,
 };
 
-use crate::behavior::Behavior;
 use crate::error::RunErrorKind;
 use zidane_core::events::{
     ContextOverflow, HistoryRepair, HistoryRepairInit, ModelFallback, ModelTarget, ProviderDiagnostic,
@@ -24,6 +23,7 @@ use zidane_core::events::{
 use zidane_core::seams::{Durability, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_hooks::HookBus;
 
+use super::recover::{Attempts, FailedAttempt, Next, recover};
 use super::{RunCx, RunLoop, TurnFailure};
 
 /// Per-stream bookkeeping for the stream hooks.
@@ -81,6 +81,20 @@ impl Listening {
 }
 
 impl Streamed {
+    fn new(listening: Listening) -> Self {
+        Streamed {
+            text: StreamedText::new(),
+            thinking: StreamedText::new(),
+            text_bytes: 0,
+            thinking_bytes: 0,
+            tool_bytes: 0,
+            keeps_text: listening.text,
+            segments: Vec::new(),
+            server_tools: Vec::new(),
+            listening,
+        }
+    }
+
     /// The message, with the text this stream kept itself put back in its
     /// blocks (moved, not copied, in the usual case of one text block).
     fn finish(&mut self, acc: MessageAccumulator) -> AssistantMessage {
@@ -155,6 +169,10 @@ impl RunLoop {
         }
     }
 
+    /// The model call's attempts: one [`attempt`](Self::attempt) after
+    /// another, each failure answered by [`recover`] (elide old results,
+    /// strip rejected reasoning, retry after a delay, fall back to the next
+    /// model, or fail).
     async fn stream_attempts(
         &self,
         cx: &mut RunCx,
@@ -172,236 +190,355 @@ impl RunLoop {
         }
         let stream_signal = stream_ctl.signal();
         let mut request = Arc::new(request);
+        let mut attempts = Attempts::default();
+        loop {
+            let failed = self.attempt(cx, &mut request, turn_id, &stream_signal).await?;
+            let failed = match failed {
+                Ok(message) => return Ok(message),
+                Err(failed) => failed,
+            };
+            self.recover_from(cx, &mut request, turn_id, &mut attempts, failed, &stream_signal)
+                .await?;
+        }
+    }
+
+    /// One request to the current target, streamed through the stream
+    /// hooks: the message, or the failure to recover from (`Err` when the
+    /// run stops: aborted or suspended).
+    async fn attempt(
+        &self,
+        cx: &mut RunCx,
+        request: &mut Arc<StreamOptions>,
+        turn_id: &str,
+        stream_signal: &zidane_provider::AbortSignal,
+    ) -> Result<Result<AssistantMessage, FailedAttempt>, TurnFailure> {
         let config = &self.inner.config;
         let hooks = &config.hooks;
-        let mut provider_attempt = 0u32;
-        let mut transport_attempt = 0u32;
-        let mut overflow_passes = 0u32;
-        let mut repaired = false;
-        // Time spent waiting between attempts, against `max_total_delay`.
-        let mut waited = std::time::Duration::ZERO;
-        loop {
-            let (provider, model) = cx.targets[cx.target].clone();
-            if request.model != model {
-                Arc::make_mut(&mut request).model = model.clone();
-            }
-            {
-                let mut state = self.inner.lock();
-                state.last_request_at = Some(config.clock.now_ms());
-                state.last_request = Some(Arc::clone(&request));
-                state.last_provider = Some(Arc::clone(&provider));
-            }
-            let mut start = StreamStart::new(StreamStartInit {
-                run_id: cx.run_id.clone(),
-                turn: cx.turn,
-                turn_id: turn_id.to_owned(),
-                model: model.clone(),
-                started_at: config.clock.now_ms(),
-            });
-            self.observe(&mut start).await;
-
-            let mut stream = provider.stream(&request, stream_signal.clone());
-            let mut acc = MessageAccumulator::new();
-            let listening = Listening::of(hooks);
-            let mut streamed = Streamed {
-                text: StreamedText::new(),
-                thinking: StreamedText::new(),
-                text_bytes: 0,
-                thinking_bytes: 0,
-                tool_bytes: 0,
-                keeps_text: listening.text,
-                segments: Vec::new(),
-                server_tools: Vec::new(),
-                listening,
-            };
-            let mut last_progress: Option<tokio::time::Instant> = None;
-            let mut outcome: Result<(), ProviderError> = Ok(());
-            while let Some(item) = std::future::poll_fn(|c| stream.as_mut().poll_next(c)).await {
-                match item {
-                    Ok(event) => {
-                        streamed.listening.refresh(hooks);
-                        // The deltas nobody observes are only counted: no
-                        // hook future is built for them.
-                        match &event {
-                            StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
-                            StreamEvent::TextDelta { text, .. } if !streamed.keeps_text && !streamed.listening.text => {
-                                streamed.text_bytes += text.len();
-                            }
-                            _ => self.stream_hooks(cx, turn_id, &model, &event, &mut streamed).await,
-                        }
-                        match &event {
-                            StreamEvent::TextDelta { index, .. } if streamed.keeps_text => {
-                                acc.push_text_elsewhere(*index);
-                            }
-                            _ => acc.push(&event),
-                        }
-                        if streamed.listening.progress {
-                            let now = tokio::time::Instant::now();
-                            if last_progress.is_none_or(|t| now.duration_since(t) >= cx.behavior.progress_interval) {
-                                last_progress = Some(now);
-                                self.progress(cx, turn_id, &model, &acc, &streamed).await;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        outcome = Err(e);
-                        break;
-                    }
-                }
-            }
-            if outcome.is_ok() && !acc.is_finished() {
-                outcome = Err(ProviderError::new(
-                    ErrorKind::Transport,
-                    provider.name(),
-                    "the stream ended without its end event",
-                ));
-            }
-            let error = match outcome {
-                Ok(()) => {
-                    if hooks.has::<StreamProgress>() {
-                        self.progress(cx, turn_id, &model, &acc, &streamed).await;
-                    }
-                    let message = streamed.finish(acc);
-                    if hooks.has::<StreamEnd>() {
-                        let mut end = StreamEnd::new(StreamEndInit {
-                            run_id: cx.run_id.clone(),
-                            turn: cx.turn,
-                            turn_id: turn_id.to_owned(),
-                            model: model.clone(),
-                            text: message.text(),
-                        });
-                        self.observe(&mut end).await;
-                    }
-                    return Ok(message);
-                }
-                Err(e) => e,
-            };
-            // A failed attempt the server already billed (its usage came
-            // before the failure) still counts in the run's totals.
-            self.count_failed_attempt(cx, &model, acc.usage());
-            if self.suspending() {
-                return Err(TurnFailure::Suspended);
-            }
-            if cx.signal.is_aborted() || error.kind() == ErrorKind::Aborted {
-                let partial = streamed.finish(acc);
-                let keep = !partial.content.is_empty();
-                return Err(TurnFailure::Aborted(keep.then_some(partial)));
-            }
-            let discarded_text = streamed.text_bytes > 0;
-            let discarded_thinking = streamed.thinking_bytes > 0;
-            let shared: SharedError = Arc::new(ProviderError::clone(&error));
-
-            if error.kind() == ErrorKind::ContextExceeded && overflow_passes < cx.behavior.max_overflow_recoveries {
-                overflow_passes += 1;
-                if elide_tool_results(&mut Arc::make_mut(&mut request).messages, overflow_passes) {
-                    let mut ev = ContextOverflow::new(ContextOverflowInit {
-                        run_id: cx.run_id.clone(),
-                        turn: cx.turn,
-                        turn_id: turn_id.to_owned(),
-                        model: request.model.clone(),
-                        attempt: overflow_passes,
-                        err: shared,
-                    });
-                    self.observe(&mut ev).await;
-                    continue;
-                }
-            }
-
-            // Replayed reasoning the provider no longer accepts (a thinking
-            // block whose signature it rejects): it goes from the history,
-            // in memory and in the session, and the request is sent again.
-            if !repaired && rejects_reasoning(&error) {
-                repaired = true;
-                let scrubbed = strip_reasoning(&mut Arc::make_mut(&mut request).messages);
-                let turn_ids = self.strip_reasoning_from_history().await;
-                if scrubbed || !turn_ids.is_empty() {
-                    let mut ev = HistoryRepair::new(HistoryRepairInit {
-                        turn_ids,
-                        reason: format!("the provider rejected replayed reasoning: {}", error.message()),
-                        run_id: cx.run_id.clone(),
-                    });
-                    self.observe(&mut ev).await;
-                    continue;
-                }
-            }
-
-            let transport = error.kind() == ErrorKind::Transport;
-            let (attempt, max) = if transport {
-                transport_attempt += 1;
-                (transport_attempt, cx.behavior.retry.transport_max_attempts)
-            } else {
-                provider_attempt += 1;
-                (provider_attempt, cx.behavior.retry.max_attempts)
-            };
-            let delay = retry_delay(&cx.behavior, attempt, error.retry_after(), config.clock.jitter());
-            if error.is_retryable() && attempt < max && waited + delay <= cx.behavior.retry.max_total_delay {
-                waited += delay;
-                tracing::debug!(target: "zidane", attempt, max, "the model call failed, retrying in {}ms: {error}", delay.as_millis());
-                let mut ev = StreamRetry::new(StreamRetryInit {
-                    run_id: cx.run_id.clone(),
-                    turn: cx.turn,
-                    turn_id: turn_id.to_owned(),
-                    model: request.model.clone(),
-                    attempt,
-                    delay_ms: delay.as_millis() as u64,
-                    discarded_text,
-                    discarded_thinking,
-                    err: Arc::clone(&shared),
-                    max_attempts: max,
-                    next_attempt: attempt + 1,
-                    request_id: error.request_id().map(str::to_owned),
-                    status_code: error.status(),
-                });
-                self.observe(&mut ev).await;
-                tokio::select! {
-                    biased;
-                    () = stream_signal.aborted() => {
-                        return Err(if self.suspending() { TurnFailure::Suspended } else { TurnFailure::Aborted(None) });
-                    }
-                    () = tokio::time::sleep(delay) => {}
-                }
-                continue;
-            }
-            if cx.target + 1 < cx.targets.len() {
-                let from = ModelTarget {
-                    provider: provider.name().to_owned(),
-                    model: request.model.clone(),
-                };
-                cx.target += 1;
-                let (next, next_model) = &cx.targets[cx.target];
-                let to = ModelTarget {
-                    provider: next.name().to_owned(),
-                    model: next_model.clone(),
-                };
-                let mut ev = ModelFallback::new(ModelFallbackInit {
-                    run_id: cx.run_id.clone(),
-                    turn: cx.turn,
-                    turn_id: turn_id.to_owned(),
-                    model: request.model.clone(),
-                    discarded_thinking,
-                    err: shared,
-                    from,
-                    target_index: cx.target as u32,
-                    to,
-                });
-                self.observe(&mut ev).await;
-                provider_attempt = 0;
-                transport_attempt = 0;
-                continue;
-            }
-            tracing::debug!(target: "zidane", "the model call failed for good: {error}");
-            let mut ev = StreamError::new(StreamErrorInit {
-                run_id: cx.run_id.clone(),
-                turn: cx.turn,
-                turn_id: turn_id.to_owned(),
-                model: request.model.clone(),
-                err: shared,
-                status_code: error.status(),
-                request_id: error.request_id().map(str::to_owned),
-            });
-            self.observe(&mut ev).await;
-            return Err(TurnFailure::Failed(RunErrorKind::Provider(error)));
+        let (provider, model) = cx.targets[cx.target].clone();
+        if request.model != model {
+            Arc::make_mut(request).model = model.clone();
         }
+        {
+            let mut state = self.inner.lock();
+            state.last_request_at = Some(config.clock.now_ms());
+            state.last_request = Some(Arc::clone(request));
+            state.last_provider = Some(Arc::clone(&provider));
+        }
+        let mut start = StreamStart::new(StreamStartInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: model.clone(),
+            started_at: config.clock.now_ms(),
+        });
+        self.observe(&mut start).await;
+        let mut acc = MessageAccumulator::new();
+        let mut streamed = Streamed::new(Listening::of(hooks));
+        let mut outcome = self
+            .consume(cx, request, turn_id, &model, stream_signal, &mut acc, &mut streamed)
+            .await;
+        if outcome.is_ok() && !acc.is_finished() {
+            outcome = Err(ProviderError::new(
+                ErrorKind::Transport,
+                provider.name(),
+                "the stream ended without its end event",
+            ));
+        }
+        let error = match outcome {
+            Ok(()) => return Ok(Ok(self.finish_stream(cx, turn_id, &model, acc, streamed).await)),
+            Err(e) => e,
+        };
+        // A failed attempt the server already billed (its usage came
+        // before the failure) still counts in the run's totals.
+        self.count_failed_attempt(cx, &model, acc.usage());
+        if self.suspending() {
+            return Err(TurnFailure::Suspended);
+        }
+        if cx.signal.is_aborted() || error.kind() == ErrorKind::Aborted {
+            let partial = streamed.finish(acc);
+            let keep = !partial.content.is_empty();
+            return Err(TurnFailure::Aborted(keep.then_some(partial)));
+        }
+        Ok(Err(FailedAttempt {
+            discarded_text: streamed.text_bytes > 0,
+            discarded_thinking: streamed.thinking_bytes > 0,
+            error,
+        }))
+    }
+
+    /// Reads the stream to its end (or its first error) into `acc`, firing
+    /// the stream hooks on the way.
+    #[allow(clippy::too_many_arguments)]
+    async fn consume(
+        &self,
+        cx: &RunCx,
+        request: &StreamOptions,
+        turn_id: &str,
+        model: &str,
+        stream_signal: &zidane_provider::AbortSignal,
+        acc: &mut MessageAccumulator,
+        streamed: &mut Streamed,
+    ) -> Result<(), ProviderError> {
+        let hooks = &self.inner.config.hooks;
+        let provider = Arc::clone(&cx.targets[cx.target].0);
+        let mut stream = provider.stream(request, stream_signal.clone());
+        let mut last_progress: Option<tokio::time::Instant> = None;
+        while let Some(item) = std::future::poll_fn(|c| stream.as_mut().poll_next(c)).await {
+            let event = item?;
+            streamed.listening.refresh(hooks);
+            // The deltas nobody observes are only counted: no hook future
+            // is built for them.
+            match &event {
+                StreamEvent::ToolCallDelta { json, .. } => streamed.tool_bytes += json.len(),
+                StreamEvent::TextDelta { text, .. } if !streamed.keeps_text && !streamed.listening.text => {
+                    streamed.text_bytes += text.len();
+                }
+                _ => self.stream_hooks(cx, turn_id, model, &event, streamed).await,
+            }
+            match &event {
+                StreamEvent::TextDelta { index, .. } if streamed.keeps_text => acc.push_text_elsewhere(*index),
+                _ => acc.push(&event),
+            }
+            if streamed.listening.progress {
+                let now = tokio::time::Instant::now();
+                if last_progress.is_none_or(|t| now.duration_since(t) >= cx.behavior.progress_interval) {
+                    last_progress = Some(now);
+                    self.progress(cx, turn_id, model, acc, streamed).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A stream that finished: the last progress, the message, `stream:end`.
+    async fn finish_stream(
+        &self,
+        cx: &RunCx,
+        turn_id: &str,
+        model: &str,
+        acc: MessageAccumulator,
+        mut streamed: Streamed,
+    ) -> AssistantMessage {
+        let hooks = &self.inner.config.hooks;
+        if hooks.has::<StreamProgress>() {
+            self.progress(cx, turn_id, model, &acc, &streamed).await;
+        }
+        let message = streamed.finish(acc);
+        if hooks.has::<StreamEnd>() {
+            let mut end = StreamEnd::new(StreamEndInit {
+                run_id: cx.run_id.clone(),
+                turn: cx.turn,
+                turn_id: turn_id.to_owned(),
+                model: model.to_owned(),
+                text: message.text(),
+            });
+            self.observe(&mut end).await;
+        }
+        message
+    }
+
+    /// Carries out what [`recover`] decides for a failed attempt: `Ok` when
+    /// the call goes on (another attempt), `Err` when it ends.
+    async fn recover_from(
+        &self,
+        cx: &mut RunCx,
+        request: &mut Arc<StreamOptions>,
+        turn_id: &str,
+        attempts: &mut Attempts,
+        failed: FailedAttempt,
+        stream_signal: &zidane_provider::AbortSignal,
+    ) -> Result<(), TurnFailure> {
+        let jitter = self.inner.config.clock.jitter();
+        let shared: SharedError = Arc::new(ProviderError::clone(&failed.error));
+        attempts.elided = false;
+        loop {
+            let fallbacks = cx.targets.len() - cx.target - 1;
+            match recover(&failed.error, attempts, &cx.behavior, jitter, fallbacks) {
+                Next::ElideResults { pass } => {
+                    attempts.overflow_passes = pass;
+                    attempts.elided = true;
+                    if self.elide(cx, request, turn_id, pass, &shared).await {
+                        return Ok(());
+                    }
+                }
+                Next::StripReasoning => {
+                    attempts.repaired = true;
+                    if self.strip(cx, request, &failed.error).await {
+                        return Ok(());
+                    }
+                }
+                Next::Retry {
+                    transport,
+                    attempt,
+                    max,
+                    delay,
+                } => {
+                    attempts.count(transport, attempt, delay);
+                    return self
+                        .retry(
+                            cx,
+                            request,
+                            turn_id,
+                            &failed,
+                            &shared,
+                            (attempt, max, delay),
+                            stream_signal,
+                        )
+                        .await;
+                }
+                Next::Fallback => {
+                    *attempts = Attempts {
+                        provider: 0,
+                        transport: 0,
+                        ..*attempts
+                    };
+                    self.fall_back(cx, request, turn_id, &failed, shared).await;
+                    return Ok(());
+                }
+                Next::Fail => {
+                    self.fail_stream(cx, request, turn_id, &failed.error, shared).await;
+                    return Err(TurnFailure::Failed(RunErrorKind::Provider(failed.error)));
+                }
+            }
+        }
+    }
+
+    /// Elides older tool results (pass `pass`); whether anything changed
+    /// (then `context:overflow` fired).
+    async fn elide(
+        &self,
+        cx: &RunCx,
+        request: &mut Arc<StreamOptions>,
+        turn_id: &str,
+        pass: u32,
+        shared: &SharedError,
+    ) -> bool {
+        if !elide_tool_results(&mut Arc::make_mut(request).messages, pass) {
+            return false;
+        }
+        let mut ev = ContextOverflow::new(ContextOverflowInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: request.model.clone(),
+            attempt: pass,
+            err: Arc::clone(shared),
+        });
+        self.observe(&mut ev).await;
+        true
+    }
+
+    /// Replayed reasoning the provider no longer accepts (a thinking block
+    /// whose signature it rejects) goes from the history, in memory and in
+    /// the session; whether any went (then `history:repair` fired).
+    async fn strip(&self, cx: &RunCx, request: &mut Arc<StreamOptions>, error: &ProviderError) -> bool {
+        let scrubbed = strip_reasoning(&mut Arc::make_mut(request).messages);
+        let turn_ids = self.strip_reasoning_from_history().await;
+        if !scrubbed && turn_ids.is_empty() {
+            return false;
+        }
+        let mut ev = HistoryRepair::new(HistoryRepairInit {
+            turn_ids,
+            reason: format!("the provider rejected replayed reasoning: {}", error.message()),
+            run_id: cx.run_id.clone(),
+        });
+        self.observe(&mut ev).await;
+        true
+    }
+
+    /// `stream:retry`, then the delay (an abort or a suspend cuts it short
+    /// and ends the call).
+    #[allow(clippy::too_many_arguments)]
+    async fn retry(
+        &self,
+        cx: &RunCx,
+        request: &StreamOptions,
+        turn_id: &str,
+        failed: &FailedAttempt,
+        shared: &SharedError,
+        (attempt, max, delay): (u32, u32, Duration),
+        stream_signal: &zidane_provider::AbortSignal,
+    ) -> Result<(), TurnFailure> {
+        let error = &failed.error;
+        tracing::debug!(target: "zidane", attempt, max, "the model call failed, retrying in {}ms: {error}", delay.as_millis());
+        let mut ev = StreamRetry::new(StreamRetryInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: request.model.clone(),
+            attempt,
+            delay_ms: delay.as_millis() as u64,
+            discarded_text: failed.discarded_text,
+            discarded_thinking: failed.discarded_thinking,
+            err: Arc::clone(shared),
+            max_attempts: max,
+            next_attempt: attempt + 1,
+            request_id: error.request_id().map(str::to_owned),
+            status_code: error.status(),
+        });
+        self.observe(&mut ev).await;
+        tokio::select! {
+            biased;
+            () = stream_signal.aborted() => {
+                Err(if self.suspending() { TurnFailure::Suspended } else { TurnFailure::Aborted(None) })
+            }
+            () = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+
+    /// The next target of the fallback chain, with `model:fallback`.
+    async fn fall_back(
+        &self,
+        cx: &mut RunCx,
+        request: &StreamOptions,
+        turn_id: &str,
+        failed: &FailedAttempt,
+        shared: SharedError,
+    ) {
+        let from = ModelTarget {
+            provider: cx.targets[cx.target].0.name().to_owned(),
+            model: request.model.clone(),
+        };
+        cx.target += 1;
+        let (next, next_model) = &cx.targets[cx.target];
+        let to = ModelTarget {
+            provider: next.name().to_owned(),
+            model: next_model.clone(),
+        };
+        let mut ev = ModelFallback::new(ModelFallbackInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: request.model.clone(),
+            discarded_thinking: failed.discarded_thinking,
+            err: shared,
+            from,
+            target_index: cx.target as u32,
+            to,
+        });
+        self.observe(&mut ev).await;
+    }
+
+    /// The call failed for good: `stream:error`.
+    async fn fail_stream(
+        &self,
+        cx: &RunCx,
+        request: &StreamOptions,
+        turn_id: &str,
+        error: &ProviderError,
+        shared: SharedError,
+    ) {
+        tracing::debug!(target: "zidane", "the model call failed for good: {error}");
+        let mut ev = StreamError::new(StreamErrorInit {
+            run_id: cx.run_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+            model: request.model.clone(),
+            err: shared,
+            status_code: error.status(),
+            request_id: error.request_id().map(str::to_owned),
+        });
+        self.observe(&mut ev).await;
     }
 
     /// Adds what a failed attempt reported using to the run's totals (not
@@ -553,19 +690,6 @@ impl RunLoop {
         self.observe(&mut ev).await;
     }
 }
-/// The wait before attempt `attempt + 1`: the server's delay when it gave
-/// one, else exponential backoff with jitter; capped at `max_delay`.
-pub(crate) fn retry_delay(behavior: &Behavior, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
-    let policy = &behavior.retry;
-    if let Some(after) = retry_after {
-        return after.min(policy.max_delay);
-    }
-    let exp = policy
-        .base_delay
-        .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
-    // Jitter keeps 75-100% of the exponential delay, spreading retries.
-    exp.mul_f64(0.75 + 0.25 * jitter.clamp(0.0, 1.0)).min(policy.max_delay)
-}
 
 /// Replaces old tool results with a stub, keeping fewer recent messages intact
 /// on each pass. Returns whether anything changed.
@@ -593,13 +717,6 @@ fn elide_tool_results(messages: &mut [Message], pass: u32) -> bool {
         }
     }
     changed
-}
-
-/// Whether the provider refused the request for its replayed reasoning
-/// (Anthropic: `Invalid `signature` in `thinking` block`, a 400).
-fn rejects_reasoning(error: &ProviderError) -> bool {
-    let message = error.message().to_ascii_lowercase();
-    error.kind() == ErrorKind::InvalidRequest && message.contains("signature") && message.contains("thinking")
 }
 
 fn is_reasoning(block: &ContentBlock) -> bool {

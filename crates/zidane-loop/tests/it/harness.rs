@@ -4,9 +4,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use zidane_core::ToolSet;
+use zidane_core::clock::FixedClock;
 use zidane_core::events::{AgentStats, HOOK_SPECS};
 use zidane_hooks::DynHandler;
-use zidane_loop::{Behavior, FixedClock, LoopConfig, RunLoop};
+use zidane_loop::{Behavior, LoopConfig, RunLoop};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{ContentBlock, Provider};
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use zidane_core::clock::FixedClock;
 use zidane_core::events::{
     BudgetMode, GuardAction, SharedError, StreamServerToolUse, StreamThinking, ToolProgress, ToolProgressEvent,
     ToolStateCommitFailed, ToolStateOp,
@@ -14,7 +15,7 @@ use zidane_core::seams::TurnSink;
 use zidane_core::tool::{DescriptionOverride, ToolFailure, ToolStateStore};
 use zidane_core::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::HookBus;
-use zidane_loop::{Behavior, FixedClock, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolBudget};
+use zidane_loop::{Behavior, LoopConfig, RepeatGuard, RepeatMode, RunLoop, RunOptions, ToolBudget};
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{BoxFuture, ContentBlock, FinishReason, Provider, Role, SessionTurn, StreamEvent};
 

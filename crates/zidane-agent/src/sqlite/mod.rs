@@ -2,6 +2,10 @@
 //! SQLite file (write-ahead log, full sync: an acknowledged write survives a
 //! crash of the process or the machine).
 
+mod runtime;
+
+pub use runtime::{CheckpointOptions, CheckpointRuntime};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +16,7 @@ use zidane_core::events::{MessageError, ToolStateOp};
 use zidane_core::tool::ToolStateStore;
 use zidane_provider::{BoxFuture, Role, SessionTurn};
 
-use crate::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError, title};
+use zidane_core::session::{Session, SessionConflict, SessionInfo, SessionRun, SessionStore, StoreError, title};
 
 type Failure = zidane_core::tool::ToolFailure;
 
@@ -209,7 +213,7 @@ impl SqliteStore {
             if let Some(expected) = expected
                 && next as usize != expected
             {
-                return Err(Arc::new(crate::session::SessionConflict {
+                return Err(Arc::new(SessionConflict {
                     session_id: id,
                     expected,
                     found: next as usize,
@@ -642,21 +646,4 @@ impl zidane_mcp::oauth::OAuthStore for SqliteStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synchronous_sets_how_commits_are_synced() {
-        let dir = tempfile::tempdir().unwrap();
-        for (mode, want) in [(Synchronous::Full, 2), (Synchronous::Normal, 1)] {
-            let store = SqliteStore::open_with(dir.path().join(format!("{want}.db")), mode).unwrap();
-            let conn = store.connection();
-            let level: i64 = conn
-                .lock()
-                .unwrap()
-                .query_row("PRAGMA synchronous", [], |r| r.get(0))
-                .unwrap();
-            assert_eq!(level, want, "{mode:?}");
-        }
-    }
-}
+mod tests;

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::events::{SessionArtifact, SharedError};
+use crate::tool::{MemoryToolState, ToolStateStore};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zidane_core::events::{SessionArtifact, SharedError};
-use zidane_core::tool::{MemoryToolState, ToolStateStore};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 /// How a session run stands.
@@ -216,8 +216,8 @@ pub trait SessionStore: Send + Sync {
 }
 
 /// Keeps `incoming` in `kept`: an artifact of a known id replaces it where
-/// it stands, a new one goes last.
-pub(crate) fn keep_artifacts(kept: &mut Vec<SessionArtifact>, incoming: &[SessionArtifact]) {
+/// it stands, a new one goes last (how a store keeps artifacts).
+pub fn keep_artifacts(kept: &mut Vec<SessionArtifact>, incoming: &[SessionArtifact]) {
     for artifact in incoming {
         match kept.iter_mut().find(|a| a.id == artifact.id) {
             Some(slot) => *slot = artifact.clone(),
@@ -263,7 +263,7 @@ impl MemoryStore {
 }
 
 fn missing(id: &str) -> StoreError {
-    Arc::new(zidane_core::events::MessageError(format!("no session `{id}`")))
+    Arc::new(crate::events::MessageError(format!("no session `{id}`")))
 }
 
 impl SessionStore for MemoryStore {
@@ -348,7 +348,7 @@ impl SessionStore for MemoryStore {
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>> {
-        let mut list: Vec<SessionInfo> = self.with(|s| s.values().map(info).collect());
+        let mut list: Vec<SessionInfo> = self.with(|s| s.values().map(SessionInfo::of).collect());
         list.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
         Box::pin(async move { Ok(list) })
     }
@@ -386,23 +386,29 @@ impl SessionStore for MemoryStore {
     }
 }
 
-/// The listing line of a session.
-pub(crate) fn info(session: &Session) -> SessionInfo {
-    SessionInfo {
-        id: session.id.clone(),
-        turns: session.turns.len() as u32,
-        created_at: session.created_at,
-        updated_at: session.updated_at,
-        title: title(&session.turns),
-        interrupted: session
-            .runs
-            .iter()
-            .any(|r| r.resumable && matches!(r.status, SessionRunStatus::Running | SessionRunStatus::Suspended)),
+impl SessionInfo {
+    /// The listing line of `session`.
+    pub fn of(session: &Session) -> SessionInfo {
+        SessionInfo {
+            id: session.id.clone(),
+            turns: session.turns.len() as u32,
+            created_at: session.created_at,
+            updated_at: session.updated_at,
+            title: title(&session.turns),
+            interrupted: session.runs.iter().any(SessionRun::is_interrupted),
+        }
     }
 }
 
-/// The first user text, shortened.
-pub(crate) fn title(turns: &[SessionTurn]) -> String {
+impl SessionRun {
+    /// A run a resume (or a heal) picks up: resumable, and not ended.
+    pub fn is_interrupted(&self) -> bool {
+        self.resumable && matches!(self.status, SessionRunStatus::Running | SessionRunStatus::Suspended)
+    }
+}
+
+/// A session's title: its first user text, shortened to 80 characters.
+pub fn title(turns: &[SessionTurn]) -> String {
     let text = turns
         .iter()
         .find(|t| t.role == zidane_provider::Role::User)

@@ -10,6 +10,8 @@
 //! a note on the next prompt. Active skills are kept in the session's
 //! metadata (`skills.active`) and come back with it.
 
+mod agent;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};

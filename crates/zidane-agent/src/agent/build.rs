@@ -1,0 +1,362 @@
+//! `create_agent`: the options checked, then the parts assembled around one
+//! run loop. The agent's own seams (the session sink, compaction, the
+//! tool-call policy, `ctx.decide`) hold a weak reference to it, given at
+//! construction.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, Weak};
+
+use zidane_core::clock::{Clock, SystemClock};
+use zidane_core::events::HOOK_SPECS;
+use zidane_core::session::SessionStore;
+use zidane_hooks::HookBus;
+use zidane_loop::{LoopConfig, RunLoop};
+use zidane_tools::ProcessContext;
+
+use super::{Agent, ExecutionSlot, Inner, RunControl, SessionState, lock};
+use crate::binding::SessionSink;
+use crate::compact::Compaction;
+use crate::durable::DurableOptions;
+use crate::error::AgentError;
+use crate::mcp::Mcp;
+use crate::options::AgentOptions;
+use crate::subagents::Lineage;
+
+/// Creates an agent. Synchronous: the session loads on the first run,
+/// compaction or warm-up, and the execution handle is spawned then (or now,
+/// with `eager`, when a runtime is available).
+///
+/// Fails on an empty provider list, blank or duplicate provider names,
+/// unknown hook names, `session` together with `session_id`, and a
+/// `session_id` without a store.
+pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
+    let lineage = Lineage::root(&options.spawn);
+    build(options, lineage, Origin::default())
+}
+
+/// A sub-agent: an agent at `lineage`'s depth, reporting `parent_run_id`
+/// and the tracing carrier in its `agent:start`.
+pub(crate) fn create_child(
+    options: AgentOptions,
+    lineage: Lineage,
+    parent_run_id: Option<String>,
+    tracing_context: BTreeMap<String, String>,
+) -> Result<Agent, AgentError> {
+    build(
+        options,
+        lineage,
+        Origin {
+            parent_run_id,
+            tracing_context,
+        },
+    )
+}
+
+/// Where a child agent comes from (nothing, for a top-level agent).
+#[derive(Default)]
+struct Origin {
+    parent_run_id: Option<String>,
+    tracing_context: BTreeMap<String, String>,
+}
+
+fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agent, AgentError> {
+    let (mut options, transforms) = crate::extensions::fold(options);
+    check(&options)?;
+    let store = session_store(options.durable.as_ref(), options.store.take())?;
+    let mcp = Mcp::take(&mut options);
+    let eager = options.eager;
+    let hooks = HookBus::new();
+    let scope = options.hooks.install(&hooks, HOOK_SPECS)?;
+    let inner = Arc::new_cyclic(|agent: &Weak<Inner>| {
+        assemble(
+            options,
+            Parts {
+                hooks,
+                scope,
+                store,
+                mcp,
+                transforms,
+                lineage,
+                origin,
+                agent,
+            },
+        )
+    });
+    let agent = Agent { inner };
+    if agent.inner.lineage.depth == 0 {
+        agent.inner.lineage.approvals.bind_root(Arc::downgrade(&agent.inner));
+    }
+    if eager {
+        warm(&agent)?;
+    }
+    Ok(agent)
+}
+
+/// Refuses options that cannot make an agent.
+fn check(options: &AgentOptions) -> Result<(), AgentError> {
+    let providers = &options.provider;
+    if providers.is_empty() {
+        return Err(AgentError::NoProvider);
+    }
+    if providers.len() > 1 {
+        let mut names = BTreeSet::new();
+        for (index, p) in providers.iter().enumerate() {
+            if p.name().trim().is_empty() {
+                return Err(AgentError::BlankProviderName { index });
+            }
+            if !names.insert(p.name().to_owned()) {
+                return Err(AgentError::DuplicateProviderName {
+                    name: p.name().to_owned(),
+                });
+            }
+        }
+    }
+    options.hooks.validate(HOOK_SPECS)?;
+    options.spawn.hooks.validate(HOOK_SPECS)?;
+    if options.durable.is_some() && options.replay_runtime.is_some() {
+        return Err(AgentError::TwoRuntimes);
+    }
+    if let (Some(d), Some(s)) = (&options.durable, &options.store)
+        && !d.runtime.owns(&**s)
+    {
+        return Err(AgentError::DurableStoreMismatch);
+    }
+    let has_store = options.store.is_some() || options.durable.is_some();
+    if options.session.is_some() && options.session_id.is_some() {
+        return Err(AgentError::SessionAndSessionId);
+    }
+    if options.session_id.is_some() && !has_store {
+        return Err(AgentError::SessionIdWithoutStore);
+    }
+    if options.session.is_some() && !has_store {
+        return Err(AgentError::SessionWithoutStore);
+    }
+    Ok(())
+}
+
+/// The store sessions live in: a durable agent's is its backend's.
+fn session_store(
+    durable: Option<&DurableOptions>,
+    store: Option<Arc<dyn SessionStore>>,
+) -> Result<Option<Arc<dyn SessionStore>>, AgentError> {
+    Ok(store.or_else(|| durable.map(|d| d.runtime.session_store())))
+}
+
+/// What `build` made before the agent exists.
+struct Parts<'a> {
+    hooks: HookBus,
+    scope: zidane_hooks::HookScope,
+    store: Option<Arc<dyn SessionStore>>,
+    mcp: Mcp,
+    transforms: crate::extensions::Transforms,
+    lineage: Lineage,
+    origin: Origin,
+    /// The agent being built (upgradable once `build` returns).
+    agent: &'a Weak<Inner>,
+}
+
+/// Assembles the agent: the loop with the agent's seams, then the parts.
+fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
+    let Parts {
+        hooks,
+        scope,
+        store,
+        mcp,
+        transforms,
+        lineage,
+        origin,
+        agent,
+    } = parts;
+    let clock: Arc<dyn Clock> = options
+        .clock
+        .clone()
+        .unwrap_or_else(|| Arc::new(SystemClock::default()));
+    let shared_session: Arc<Mutex<Option<SessionState>>> = Arc::default();
+    let primary = Arc::clone(&options.provider[0]);
+    let compaction = Arc::new(Compaction::new(options.auto_compact.clone(), primary, agent.clone()));
+    let skills = crate::skills::Skills::new(options.skills.clone());
+    // Before each tool batch that may change the folder; on a replay-mode
+    // runtime each snapshot is a journaled step.
+    let checkpoint_scope = options.checkpoints.as_ref().map(|c| c.install(&hooks));
+    if let (Some(checkpoints), Some(runtime)) = (&options.checkpoints, &options.replay_runtime) {
+        checkpoints.journal_steps(Arc::clone(runtime));
+    }
+    let policy = (!options.interceptors.is_empty()).then(|| {
+        Arc::new(crate::approvals::Policy {
+            interceptors: options.interceptors.clone(),
+            approver: options.approve_tool_call.clone(),
+            approvals: Arc::clone(&lineage.approvals),
+            agent: agent.clone(),
+        }) as Arc<dyn zidane_core::policy::ToolCallPolicy>
+    });
+    let sink = Arc::new(SessionSink {
+        store: store.clone(),
+        session: Arc::clone(&shared_session),
+        hooks: hooks.clone(),
+        clock: Arc::clone(&clock),
+        durable: options.durable.as_ref().map(|d| Arc::clone(&d.runtime)),
+    });
+    let mut config = LoopConfig::new(Arc::clone(&options.provider[0]));
+    config.hooks = hooks.clone();
+    config.clock = Arc::clone(&clock);
+    config.sink = Some(sink);
+    config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::compact::Compactor>);
+    config.policy = policy;
+    config.depth = lineage.depth;
+    config.parent_run_id = origin.parent_run_id;
+    config.tracing_context = origin.tracing_context;
+    let session_key = options
+        .session
+        .as_ref()
+        .map(|s| s.id.clone())
+        .or_else(|| options.session_id.clone());
+    configure(
+        &mut config,
+        &options,
+        store.as_ref(),
+        session_key.as_deref(),
+        &skills,
+        &lineage,
+    );
+    let looped = RunLoop::new(config);
+    // Handlers reach the agent's decisions through their context.
+    hooks.provide(Arc::new(crate::decide::HookDecider { agent: agent.clone() }));
+    // A given session is checked against the store on the first run: one
+    // the store lacks is created there with its turns, so nothing is lost.
+    let session_to_check = options.session.as_ref().map(|s| s.id.clone());
+    if let Some(session) = options.session {
+        looped.set_turns(session.turns.clone());
+        *lock(&shared_session) = Some(SessionState {
+            id: session.id,
+            metadata: session.metadata,
+            runs: session.runs,
+            created_at: session.created_at,
+            turn_count: session.turns.len(),
+        });
+    }
+    Inner {
+        looped,
+        hooks,
+        providers: options.provider,
+        clock,
+        store,
+        session: shared_session,
+        pending_session_id: Mutex::new(options.session_id),
+        session_to_check: Mutex::new(session_to_check),
+        control: RunControl::new(),
+        exec: ExecutionSlot::new(
+            options
+                .execution
+                .unwrap_or_else(|| Arc::new(ProcessContext::current_dir())),
+            options.handle,
+        ),
+        cache_ttl: options.cache_ttl,
+        max_tokens: options.max_tokens,
+        compaction,
+        skills,
+        durable: options.durable,
+        decisions: options.decisions,
+        name: options.name,
+        spawn: options.spawn,
+        lineage,
+        live_children: Mutex::new(Vec::new()),
+        interceptors: options.interceptors,
+        approver: options.approve_tool_call,
+        transforms,
+        background: crate::background::Background::new(),
+        mcp,
+        _hooks_scope: scope,
+        checkpoints: options.checkpoints,
+        _checkpoint_scope: checkpoint_scope,
+    }
+}
+
+/// The loop's configuration from the options: providers, model, prompt,
+/// tools (with the skill tool, aliases and descriptions), behavior, tool
+/// state and the durable runtime.
+fn configure(
+    config: &mut LoopConfig,
+    options: &AgentOptions,
+    store: Option<&Arc<dyn SessionStore>>,
+    session_key: Option<&str>,
+    skills: &Arc<crate::skills::Skills>,
+    lineage: &Lineage,
+) {
+    config.providers.clone_from(&options.provider);
+    config.model.clone_from(&options.model);
+    config.system.clone_from(&options.system);
+    config.tools = options.tools.clone();
+    if skills.enabled() {
+        config.tools.insert(Arc::new(crate::skills::skill_tool(
+            Arc::clone(skills),
+            config.hooks.clone(),
+        )));
+    }
+    config.behavior = options.behavior.clone();
+    config.pricing = options.pricing.clone().unwrap_or_default();
+    config.agent_name.clone_from(&options.name);
+    config.artifacts = options.artifacts.unwrap_or(true);
+    // The named sub-agents are listed in the spawn tool's description (a
+    // child inherits the listing with its parent's tools).
+    if lineage.depth == 0
+        && config.tools.get("spawn").is_some()
+        && let Some(listing) = options.spawn.listing()
+    {
+        config.tools.append_description("spawn", &listing);
+    }
+    for (canonical, alias) in &options.tool_aliases {
+        config.tools = std::mem::take(&mut config.tools).alias(canonical.clone(), alias.clone());
+    }
+    for (canonical, description) in &options.tool_descriptions {
+        config.tools = std::mem::take(&mut config.tools).describe(canonical.clone(), description.clone());
+    }
+    let tool_state = options
+        .tool_state
+        .clone()
+        .or_else(|| store.zip(session_key).map(|(store, id)| store.tool_state(id)));
+    if let Some(tool_state) = tool_state {
+        config.tool_state = tool_state;
+    }
+    if let Some(d) = &options.durable {
+        config.runtime = Arc::clone(&d.runtime) as Arc<dyn zidane_core::durable::DurableRuntime>;
+        // The runtime commits a call's state with its step record.
+        config.tool_state_in_steps = options.tool_state.is_none() && session_key.is_some();
+    }
+    if let Some(runtime) = &options.replay_runtime {
+        config.runtime = Arc::clone(runtime);
+        // A replayed call's writes come back with its step value.
+        config.tool_state_in_steps = true;
+    }
+    if let Some(read_state) = &options.read_state {
+        config.read_state = Arc::clone(read_state);
+    }
+    if let Some(message) = &options.tool_kill_message {
+        config.cancel_reason.clone_from(message);
+    }
+}
+
+/// `eager`: the MCP servers connect and the skills resolve now, in the
+/// background (failures are on the bus; the next run or warm-up retries).
+fn warm(agent: &Agent) -> Result<(), AgentError> {
+    let servers = !agent.inner.mcp.is_empty();
+    let skills = agent.inner.skills.enabled();
+    if !servers && !skills {
+        return Ok(());
+    }
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return Err(AgentError::EagerWithoutRuntime);
+    };
+    if servers {
+        let warm = agent.clone();
+        rt.spawn(async move {
+            warm.inner.mcp.for_run(&warm.inner.hooks).await;
+        });
+    }
+    if skills {
+        let warm = agent.clone();
+        rt.spawn(async move {
+            warm.inner.skills.resolve(&warm.inner.hooks).await;
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! The `Agent`: what it holds, and the accessors a host reads it through.
+//!
+//! - [`build`]: `create_agent` checks the options and assembles the parts;
+//! - [`run`]: a run is planned (`prepare_run`, `prepare_resume`) and
+//!   executed (`execute`);
+//! - [`control`]: who holds the agent, aborts, suspend, steering;
+//! - [`execution`]: the execution handle, warm-up and destroy.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use zidane_core::clock::Clock;
+use zidane_core::events::{self, AgentStats, ExecutionHandle, RunStatus};
+use zidane_core::execution::ExecutionContext;
+use zidane_core::session::{Session, SessionRun, SessionStore};
+use zidane_hooks::{HookBus, HookScope};
+use zidane_loop::RunLoop;
+use zidane_provider::{CacheTtl, Provider, ProviderMeta, SessionTurn};
+
+mod build;
+mod control;
+mod execution;
+mod run;
+
+pub use build::create_agent;
+pub(crate) use build::create_child;
+pub(crate) use control::{BusyGuard, RunControl};
+pub(crate) use execution::ExecutionSlot;
+
+pub(crate) use crate::cache::estimate_tokens;
+use crate::compact::Compaction;
+use crate::decide::Decisions;
+use crate::durable::DurableOptions;
+use crate::error::AgentError;
+use crate::mcp::Mcp;
+
+/// What an agent holds. Each concern with state of its own is a part with
+/// private fields ([`RunControl`], [`ExecutionSlot`], [`Mcp`], the
+/// background tasks, the skills, compaction); the rest is configuration
+/// fixed at construction.
+pub(crate) struct Inner {
+    pub(crate) looped: RunLoop,
+    pub(crate) hooks: HookBus,
+    pub(crate) providers: Vec<Arc<dyn Provider>>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) store: Option<Arc<dyn SessionStore>>,
+    pub(crate) session: Arc<Mutex<Option<SessionState>>>,
+    pub(crate) pending_session_id: Mutex<Option<String>>,
+    pub(crate) session_to_check: Mutex<Option<String>>,
+    pub(crate) control: RunControl,
+    pub(crate) exec: ExecutionSlot,
+    pub(crate) cache_ttl: Option<CacheTtl>,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) compaction: Arc<Compaction>,
+    /// The skills (resolved on the first run or warm-up).
+    pub(crate) skills: Arc<crate::skills::Skills>,
+    /// The checkpoint backend, when runs are durable.
+    pub(crate) durable: Option<DurableOptions>,
+    pub(crate) decisions: Decisions,
+    pub(crate) name: Option<String>,
+    /// How `spawn` calls run.
+    pub(crate) spawn: crate::subagents::SpawnConfig,
+    /// Where the agent sits in its tree, and the tree's slot pool.
+    pub(crate) lineage: crate::subagents::Lineage,
+    /// What the extensions transform at each run.
+    pub(crate) transforms: crate::extensions::Transforms,
+    /// The tool-call interceptors and the approver (a child gets them too).
+    pub(crate) interceptors: Vec<Arc<dyn crate::approvals::ToolCallInterceptor>>,
+    pub(crate) approver: Option<Arc<dyn crate::approvals::ToolCallApprover>>,
+    /// Background tasks: their events, notifications and watchdog.
+    pub(crate) background: crate::background::Background,
+    /// Sub-agents running now, by child id (`cancel_tool` reaches their
+    /// calls too).
+    pub(crate) live_children: Mutex<Vec<(String, Agent)>>,
+    pub(crate) mcp: Mcp,
+    pub(crate) _hooks_scope: HookScope,
+    /// Folder checkpoints, when kept.
+    pub(crate) checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    pub(crate) _checkpoint_scope: Option<HookScope>,
+}
+
+/// The session an agent is bound to: its id, metadata and runs (the turns
+/// live in the loop).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionState {
+    pub(crate) id: String,
+    pub(crate) metadata: BTreeMap<String, Value>,
+    pub(crate) runs: Vec<SessionRun>,
+    pub(crate) created_at: u64,
+    /// Turns the session holds (what `session:turns` reports as `count`).
+    pub(crate) turn_count: usize,
+}
+
+/// An agent: a provider, tools, hooks and an optional session behind one
+/// [`Agent::run`]. Cheap to clone; clones are the same agent.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.inner.name)
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The last clone of the agent is gone: so is its hold on the session.
+        if let (Some(d), Some(id)) = (&self.durable, lock(&self.session).as_ref().map(|s| s.id.clone())) {
+            d.runtime.release(&id);
+        }
+    }
+}
+
+impl Inner {
+    /// The auto-compaction threshold, when auto-compaction is on.
+    pub(crate) fn compaction_threshold(&self) -> Option<f64> {
+        self.compaction.threshold()
+    }
+
+    /// The bound session's id, once loaded.
+    pub(crate) fn session_id(&self) -> Option<String> {
+        lock(&self.session).as_ref().map(|s| s.id.clone())
+    }
+}
+
+impl Agent {
+    /// Whether `destroy` ran (and no run resurrected the agent since).
+    pub fn is_destroyed(&self) -> bool {
+        self.inner.control.is_destroyed()
+    }
+
+    /// The hook bus.
+    pub fn hooks(&self) -> &HookBus {
+        &self.inner.hooks
+    }
+
+    /// The run loop underneath (the conversation, `last_request`, ...).
+    pub fn run_loop(&self) -> &RunLoop {
+        &self.inner.looped
+    }
+
+    /// A read-only copy of the primary provider's metadata.
+    pub fn meta(&self) -> ProviderMeta {
+        self.inner
+            .providers
+            .first()
+            .map(|p| p.meta().clone())
+            .unwrap_or_default()
+    }
+
+    /// The execution context.
+    pub fn execution(&self) -> &Arc<dyn ExecutionContext> {
+        self.inner.exec.context()
+    }
+
+    /// The live execution handle, once bound.
+    pub async fn handle(&self) -> Option<ExecutionHandle> {
+        self.inner.exec.current().await
+    }
+
+    /// Whether a run (or a compaction) is in progress.
+    pub fn is_running(&self) -> bool {
+        self.inner.control.is_running()
+    }
+
+    /// The conversation.
+    pub fn turns(&self) -> Vec<SessionTurn> {
+        self.inner.looped.turns()
+    }
+
+    /// The bound session (its turns are the agent's), once loaded.
+    pub fn session(&self) -> Option<Session> {
+        let state = lock(&self.inner.session).clone()?;
+        Some(Session {
+            id: state.id,
+            turns: self.turns(),
+            metadata: state.metadata,
+            runs: state.runs,
+            created_at: state.created_at,
+            updated_at: self.inner.clock.now_ms(),
+        })
+    }
+
+    /// The artifacts the session kept from tool results (files the basic
+    /// preset wrote or edited, what other tools declared), in the order
+    /// they were first kept; empty without a session or a store that keeps
+    /// them.
+    pub async fn artifacts(&self) -> Result<Vec<events::SessionArtifact>, AgentError> {
+        self.load_session().await?;
+        let (Some(store), Some(id)) = (&self.inner.store, self.inner.session_id()) else {
+            return Ok(Vec::new());
+        };
+        store.artifacts(&id).await.map_err(AgentError::Store)
+    }
+
+    /// The committed durable tool state (read-only).
+    pub fn tool_state(&self) -> BTreeMap<String, Value> {
+        self.inner.looped.committed_tool_state()
+    }
+
+    /// Holds the agent for one run or compaction.
+    pub(crate) fn claim(&self) -> Result<BusyGuard<'_>, AgentError> {
+        self.inner.control.claim()
+    }
+
+    /// A run that an abort or a suspend stopped before it started.
+    pub(crate) fn not_started(&self) -> AgentStats {
+        let mut stats = AgentStats::default();
+        stats.status = RunStatus::Aborted;
+        if self.inner.control.suspend_requested() {
+            stats.status = RunStatus::Suspended;
+            stats.suspended = true;
+        }
+        stats
+    }
+
+    /// Whether runs record steps (a checkpoint backend).
+    pub(crate) fn is_durable(&self) -> bool {
+        self.inner.durable.is_some()
+    }
+
+    pub(crate) async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
+        if let Err(e) = self.inner.hooks.emit(event).await {
+            tracing::warn!(target: "zidane", "{} handler failed: {e}", E::NAME);
+        }
+    }
+}
+
+/// The hook names of the vocabulary, for hosts that list them.
+pub fn hook_names() -> impl Iterator<Item = &'static str> {
+    events::CATALOGUE.iter().map(|h| h.name)
+}

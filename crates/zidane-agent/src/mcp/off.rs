@@ -1,0 +1,30 @@
+//! The MCP servers of a build without the `mcp` feature: none.
+
+use zidane_hooks::HookBus;
+
+use super::McpRun;
+use crate::error::AgentError;
+use crate::options::AgentOptions;
+
+/// No server: nothing to connect, nothing added to a run.
+pub(crate) struct Mcp;
+
+impl Mcp {
+    pub(crate) fn take(_options: &mut AgentOptions) -> Mcp {
+        Mcp
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        true
+    }
+
+    pub(crate) async fn for_run(&self, _hooks: &HookBus) -> McpRun {
+        McpRun::default()
+    }
+
+    pub(crate) async fn warmup(&self, _hooks: &HookBus) -> Result<(), AgentError> {
+        Ok(())
+    }
+
+    pub(crate) async fn close(&self) {}
+}

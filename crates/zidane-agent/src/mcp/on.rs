@@ -1,0 +1,170 @@
+//! The MCP servers of a build with the `mcp` feature: one bootstrap shared
+//! by concurrent callers, failed servers retried, the connection closed on
+//! destroy.
+
+use std::sync::Arc;
+
+use zidane_core::events::SharedError;
+use zidane_hooks::HookBus;
+use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
+
+use super::McpRun;
+use crate::agent::Agent;
+use crate::error::AgentError;
+use crate::options::AgentOptions;
+
+/// The agent's MCP servers and, once bootstrapped, their connection.
+pub(crate) struct Mcp {
+    servers: Vec<McpServerConfig>,
+    connector: Arc<dyn McpConnector>,
+    tool_wrap: Option<McpToolWrap>,
+    connection: tokio::sync::Mutex<Option<McpConnection>>,
+}
+
+impl Mcp {
+    /// Takes the MCP options out of `options`: every server gets the
+    /// agent's OAuth store and elicitation handler unless it names its own.
+    pub(crate) fn take(options: &mut AgentOptions) -> Mcp {
+        let store = options
+            .mcp_oauth_store
+            .take()
+            .unwrap_or_else(|| Arc::new(zidane_mcp::oauth::MemoryOAuthStore::default()));
+        let elicitation = options.mcp_elicitation.take();
+        let mut servers = std::mem::take(&mut options.mcp_servers);
+        for server in &mut servers {
+            server.oauth_store.get_or_insert_with(|| Arc::clone(&store));
+            if server.elicitation.is_none() {
+                server.elicitation.clone_from(&elicitation);
+            }
+        }
+        Mcp {
+            servers,
+            connector: options
+                .mcp_connector
+                .take()
+                .unwrap_or_else(|| Arc::new(DefaultConnector)),
+            tool_wrap: options.mcp_tool_wrap.take(),
+            connection: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Whether no server is configured.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The servers' tools and instructions for a run, connecting them the
+    /// first time and the ones that failed before again. A server that
+    /// fails is reported on the bus and left out; the others are used.
+    pub(crate) async fn for_run(&self, hooks: &HookBus) -> McpRun {
+        let (connection, _) = self.bootstrap(hooks, false).await;
+        connection.map_or_else(McpRun::default, |c| McpRun {
+            tools: c.tools(),
+            instructions: c.instructions(),
+        })
+    }
+
+    /// Connects every server, those that timed out before too; the
+    /// failures that remain are [`AgentError::McpBootstrap`].
+    pub(crate) async fn warmup(&self, hooks: &HookBus) -> Result<(), AgentError> {
+        let (_, failures) = self.bootstrap(hooks, true).await;
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(AgentError::McpBootstrap { failures })
+        }
+    }
+
+    /// Closes the connection (the next run connects again).
+    pub(crate) async fn close(&self) {
+        let connection = self.connection.lock().await.take();
+        if let Some(connection) = connection {
+            connection.close().await;
+        }
+    }
+
+    /// The connection, connecting the servers the first time and the ones
+    /// that failed before again; `None` without servers. With `revive`,
+    /// servers that timed out before are tried again too (a run skips them,
+    /// so each run does not wait out their bound again).
+    async fn bootstrap(&self, hooks: &HookBus, revive: bool) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
+        let mcp = self;
+        if mcp.servers.is_empty() {
+            return (None, Vec::new());
+        }
+        let mut slot = mcp.connection.lock().await;
+        let connection = match slot.take() {
+            Some(connection) if connection.failures().is_empty() => connection,
+            Some(mut connection) => {
+                let dead: Vec<String> = connection
+                    .failures()
+                    .into_iter()
+                    .filter(|(_, e)| !revive && is_dead(e))
+                    .map(|(name, _)| name)
+                    .collect();
+                let retry: Vec<McpServerConfig> = connection
+                    .failed_configs()
+                    .into_iter()
+                    .filter(|c| !dead.contains(&c.name))
+                    .collect();
+                if !retry.is_empty() {
+                    let mut retried = mcp.connector.connect(&retry, hooks).await;
+                    if let Some(wrap) = &mcp.tool_wrap {
+                        retried.wrap_tools(wrap);
+                    }
+                    connection.absorb(retried);
+                }
+                connection
+            }
+            None => {
+                let mut connection = mcp.connector.connect(&mcp.servers, hooks).await;
+                if let Some(wrap) = &mcp.tool_wrap {
+                    connection.wrap_tools(wrap);
+                }
+                connection
+            }
+        };
+        let failures = connection.failures();
+        *slot = Some(connection.clone());
+        (Some(connection), failures)
+    }
+}
+
+impl Agent {
+    /// The live MCP connection (`None` before the first run or warm-up and
+    /// after destroy).
+    pub async fn mcp_connection(&self) -> Option<McpConnection> {
+        self.inner.mcp.connection.lock().await.clone()
+    }
+
+    /// The configured MCP servers.
+    pub fn mcp_servers(&self) -> &[McpServerConfig] {
+        &self.inner.mcp.servers
+    }
+
+    /// Logs in to the OAuth-protected HTTP server `name` interactively:
+    /// `mcp:auth:url` carries the URL the person must open (a handler shows
+    /// it or opens a browser), then the tokens go to the agent's OAuth
+    /// store and `mcp:auth:success` fires (`mcp:auth:error` on failure).
+    /// The next run or warm-up connects the server with them.
+    pub async fn login_mcp_server(&self, name: &str) -> Result<(), AgentError> {
+        let Some(config) = self.inner.mcp.servers.iter().find(|s| s.name == name) else {
+            return Err(AgentError::UnknownMcpServer(name.to_owned()));
+        };
+        zidane_mcp::login_mcp_server(config, &self.inner.hooks)
+            .await
+            .map_err(|e| AgentError::McpLogin {
+                server: name.to_owned(),
+                error: Arc::new(e),
+            })
+    }
+}
+
+/// Whether a server's failure says it is dead (it never answered within its
+/// bound): runs skip it from then on, `warmup` tries it again.
+fn is_dead(error: &SharedError) -> bool {
+    matches!(
+        error.downcast_ref::<zidane_mcp::McpError>(),
+        Some(zidane_mcp::McpError::Timeout(_))
+    )
+}
