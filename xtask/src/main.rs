@@ -19,6 +19,7 @@
 
 mod cluster;
 mod codegen;
+mod shape;
 mod tidy;
 
 use std::path::{Path, PathBuf};

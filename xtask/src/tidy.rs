@@ -21,6 +21,15 @@ use crate::Result;
 /// The crate that may re-export other workspace crates.
 const FACADE: &str = "zidane";
 
+/// Crates whose functions (outside tests) must stay under the length limit.
+const SHORT_FUNCTIONS: &[&str] = &["zidane-agent", "zidane-loop"];
+
+/// The most lines a function of those crates may span.
+const FUNCTION_LIMIT: usize = 100;
+
+/// Crates whose files must not import each other in a cycle.
+const ACYCLIC: &[&str] = &["zidane-agent", "zidane-mcp"];
+
 /// Crates `zidane-provider` must not pull without its `http` feature.
 const HTTP_STACK: &[&str] = &["hyper", "hyper-util", "hyper-rustls", "rustls", "tokio"];
 
@@ -61,6 +70,18 @@ pub(crate) fn run(root: &Path) -> Result {
         if name == "zidane-agent" || name == FACADE {
             problems.extend(check_mcp_feature(pkg));
         }
+        if SHORT_FUNCTIONS.contains(&name) {
+            problems.extend(check_function_length(name, &dir.join("src"), &sources, FUNCTION_LIMIT));
+        }
+        if ACYCLIC.contains(&name) {
+            problems.extend(check_import_cycles(name, &dir.join("src"), &sources));
+        }
+    }
+    let readme = read(&root.join("README.md"))?;
+    let facade_docs = read(&root.join("crates/zidane/src/lib.rs"))?;
+    problems.extend(check_readme_crates(&members, &readme));
+    if let Some(facade) = packages.iter().find(|p| p["name"] == FACADE) {
+        problems.extend(check_features_documented(facade, &readme, &facade_docs));
     }
     let tree = cargo_text(
         root,
@@ -134,6 +155,79 @@ pub(crate) fn feature_builds(metadata: &Value) -> Vec<(String, Option<String>)> 
         builds.extend(own.into_iter().map(|f| (name.to_owned(), Some(f.clone()))));
     }
     builds
+}
+
+/// Functions of a crate longer than `limit` lines, outside tests.
+pub(crate) fn check_function_length(
+    name: &str,
+    src: &Path,
+    sources: &[(PathBuf, String)],
+    limit: usize,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (path, text) in sources {
+        if path.file_name().is_some_and(|f| f == "tests.rs") {
+            continue;
+        }
+        for (function, line, length) in crate::shape::long_functions(text, limit) {
+            let shown = path.strip_prefix(src).unwrap_or(path).display();
+            problems.push(format!(
+                "{name}: `{function}` ({shown}:{line}) is {length} lines; split it (the limit is {limit})"
+            ));
+        }
+    }
+    problems
+}
+
+/// Files of a crate that import each other in a cycle.
+pub(crate) fn check_import_cycles(name: &str, src: &Path, sources: &[(PathBuf, String)]) -> Vec<String> {
+    let files: Vec<(PathBuf, String)> = sources
+        .iter()
+        .filter(|(p, _)| p.file_name().is_none_or(|f| f != "tests.rs"))
+        .map(|(p, t)| (p.strip_prefix(src).unwrap_or(p).to_path_buf(), t.clone()))
+        .collect();
+    let graph = crate::shape::imports(&files);
+    crate::shape::cycles(&graph)
+        .into_iter()
+        .map(|cycle| {
+            format!(
+                "{name}: {} files import each other in a cycle: {}",
+                cycle.len(),
+                cycle.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// Workspace crates without a row in the README's crate table.
+pub(crate) fn check_readme_crates(members: &BTreeSet<String>, readme: &str) -> Vec<String> {
+    members
+        .iter()
+        .filter(|m| !readme.contains(&format!("| `{m}` |")))
+        .map(|m| format!("{m}: no row in the README's crate table"))
+        .collect()
+}
+
+/// Features of the facade that the README's feature list or the facade's
+/// crate docs do not name.
+pub(crate) fn check_features_documented(facade: &Value, readme: &str, facade_docs: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for feature in facade["features"].as_object().into_iter().flatten().map(|(f, _)| f) {
+        if feature == "default" {
+            continue;
+        }
+        if !readme.contains(&format!("- `{feature}`")) {
+            problems.push(format!(
+                "feature `{feature}` of the facade is not in the README's feature list"
+            ));
+        }
+        if !facade_docs.contains(&format!("`{feature}`")) {
+            problems.push(format!(
+                "feature `{feature}` of the facade is not named in its crate docs"
+            ));
+        }
+    }
+    problems
 }
 
 /// A crate's normal and build dependencies on other workspace crates.
@@ -462,6 +556,38 @@ mod tests {
         assert_eq!(
             check_mcp_feature(&off),
             vec!["zidane: `mcp` must be a default feature of the facade"]
+        );
+    }
+
+    #[test]
+    fn long_functions_and_import_cycles_are_named() {
+        let long = format!("fn long() {{\n{}}}\n", "    f();\n".repeat(5));
+        let sources = vec![
+            (PathBuf::from("src/a.rs"), format!("use crate::b::B;\n{long}")),
+            (
+                PathBuf::from("src/b.rs"),
+                "use crate::a::long;\npub struct B;".to_owned(),
+            ),
+            (PathBuf::from("src/tests.rs"), long.clone()),
+        ];
+        let length = check_function_length("k", Path::new("src"), &sources, 4);
+        assert_eq!(length, vec!["k: `long` (a.rs:2) is 7 lines; split it (the limit is 4)"]);
+        let cycles = check_import_cycles("k", Path::new("src"), &sources);
+        assert_eq!(cycles, vec!["k: 2 files import each other in a cycle: a, b"]);
+    }
+
+    #[test]
+    fn crates_and_features_must_be_documented() {
+        let members: BTreeSet<String> = ["a".to_owned(), "b".to_owned()].into();
+        assert_eq!(
+            check_readme_crates(&members, "| `a` | the a crate |"),
+            vec!["b: no row in the README's crate table"]
+        );
+        let facade = serde_json::json!({"features": {"default": ["x"], "x": [], "y": []}});
+        let problems = check_features_documented(&facade, "- `x`: …", "//! `x` and `y`");
+        assert_eq!(
+            problems,
+            vec!["feature `y` of the facade is not in the README's feature list"]
         );
     }
 

@@ -185,7 +185,7 @@ async fn watch(
     mut rx: mpsc::UnboundedReceiver<Note>,
     watchdog: Option<Duration>,
 ) {
-    let mut quiet: HashMap<String, (u64, tokio::time::Instant, bool)> = HashMap::new();
+    let mut quiet = Quiet::new();
     let period = watchdog.unwrap_or(Duration::from_secs(3600));
     let mut ticks = tokio::time::interval(watchdog.map_or(period, |p| (p / 4).max(Duration::from_millis(10))));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -200,86 +200,102 @@ async fn watch(
         let Some(inner) = inner.upgrade() else { return };
         let agent = Agent { inner };
         match note {
-            Some(Note::Started(task)) => {
-                let mut ev = BackgroundStart::new(BackgroundStartInit {
-                    command: task.command.clone(),
-                    cwd: task.cwd.clone(),
-                    output_path: task.output_path.clone(),
-                    pid: task.pid,
-                    started_at: task.started_at,
-                    task_id: task.task_id.clone(),
-                });
-                agent.observe(&mut ev).await;
-                agent.remember_task(&task).await;
-            }
+            Some(Note::Started(task)) => agent.task_started(&task).await,
             Some(Note::Exited(exited)) => {
                 let (task, exit) = *exited;
                 quiet.remove(&task.task_id);
-                let mut ev = BackgroundExit::new(BackgroundExitInit {
-                    command: exit.command.clone(),
-                    duration_ms: exit.duration_ms,
-                    exit_code: exit.exit_code,
-                    output_path: exit.output_path.clone(),
-                    signal: exit.signal.clone(),
-                    status: exit.status,
-                    task_id: exit.task_id.clone(),
-                });
-                agent.observe(&mut ev).await;
-                agent.forget_task(&task.task_id).await;
-                let background = &agent.inner.background;
-                let queued = {
-                    let mut queue = background.queue();
-                    let fresh =
-                        !queue.seen.contains(&exit.task_id) && !queue.exits.iter().any(|e| e.task_id == exit.task_id);
-                    if fresh {
-                        queue.exits.push(exit);
-                    }
-                    fresh
-                };
-                if queued && agent.is_running() {
-                    agent.deliver_now();
-                }
+                agent.task_exited(&task.task_id, exit).await;
             }
             Some(Note::Flush(done)) => {
                 let _ = done.send(());
             }
             None => {
-                let Some(period) = watchdog else { continue };
-                let tasks = agent.inner.exec.context().list_background(&handle).await;
-                let now = tokio::time::Instant::now();
-                let owner = agent.inner.background.owner.clone();
-                for task in tasks.iter().filter(|t| t.is_running() && t.owner == owner) {
-                    let entry = quiet
-                        .entry(task.task_id.clone())
-                        .or_insert((task.bytes_written, now, false));
-                    if entry.0 != task.bytes_written {
-                        // Fresh output re-arms the watchdog.
-                        *entry = (task.bytes_written, now, false);
-                        continue;
-                    }
-                    let stalled = now.duration_since(entry.1);
-                    if !entry.2 && stalled >= period {
-                        entry.2 = true;
-                        let stalled_ms = u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX);
-                        let mut ev = BackgroundStall::new(BackgroundStallInit {
-                            bytes_written: task.bytes_written,
-                            command: task.command.clone(),
-                            output_path: task.output_path.clone(),
-                            stalled_for_ms: stalled_ms,
-                            task_id: task.task_id.clone(),
-                        });
-                        agent.observe(&mut ev).await;
-                        agent
-                            .inner
-                            .background
-                            .queue()
-                            .notes
-                            .push(render_stall(task, stalled_ms));
-                        if agent.is_running() {
-                            agent.deliver_now();
-                        }
-                    }
+                if let Some(period) = watchdog {
+                    agent.check_stalls(&handle, period, &mut quiet).await;
                 }
+            }
+        }
+    }
+}
+
+/// When each task last wrote, as the watchdog saw it: its bytes written,
+/// since when, and whether its stall was reported.
+type Quiet = HashMap<String, (u64, tokio::time::Instant, bool)>;
+
+impl Agent {
+    /// `background:start`, and the task kept in the session.
+    async fn task_started(&self, task: &BackgroundTask) {
+        let mut ev = BackgroundStart::new(BackgroundStartInit {
+            command: task.command.clone(),
+            cwd: task.cwd.clone(),
+            output_path: task.output_path.clone(),
+            pid: task.pid,
+            started_at: task.started_at,
+            task_id: task.task_id.clone(),
+        });
+        self.observe(&mut ev).await;
+        self.remember_task(task).await;
+    }
+
+    /// `background:exit`, the task forgotten by the session, and its exit
+    /// queued for the model (delivered now when a run is on).
+    async fn task_exited(&self, task_id: &str, exit: TaskExitInfo) {
+        let mut ev = BackgroundExit::new(BackgroundExitInit {
+            command: exit.command.clone(),
+            duration_ms: exit.duration_ms,
+            exit_code: exit.exit_code,
+            output_path: exit.output_path.clone(),
+            signal: exit.signal.clone(),
+            status: exit.status,
+            task_id: exit.task_id.clone(),
+        });
+        self.observe(&mut ev).await;
+        self.forget_task(task_id).await;
+        let queued = {
+            let mut queue = self.inner.background.queue();
+            let fresh = !queue.seen.contains(&exit.task_id) && !queue.exits.iter().any(|e| e.task_id == exit.task_id);
+            if fresh {
+                queue.exits.push(exit);
+            }
+            fresh
+        };
+        if queued && self.is_running() {
+            self.deliver_now();
+        }
+    }
+
+    /// The watchdog's round: a running task of this agent that wrote
+    /// nothing for `period` is reported once (`background:stall`, and a note
+    /// for the model); fresh output re-arms it.
+    async fn check_stalls(&self, handle: &ExecutionHandle, period: Duration, quiet: &mut Quiet) {
+        let tasks = self.inner.exec.context().list_background(handle).await;
+        let now = tokio::time::Instant::now();
+        let owner = self.inner.background.owner.clone();
+        for task in tasks.iter().filter(|t| t.is_running() && t.owner == owner) {
+            let entry = quiet
+                .entry(task.task_id.clone())
+                .or_insert((task.bytes_written, now, false));
+            if entry.0 != task.bytes_written {
+                *entry = (task.bytes_written, now, false);
+                continue;
+            }
+            let stalled = now.duration_since(entry.1);
+            if entry.2 || stalled < period {
+                continue;
+            }
+            entry.2 = true;
+            let stalled_ms = u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX);
+            let mut ev = BackgroundStall::new(BackgroundStallInit {
+                bytes_written: task.bytes_written,
+                command: task.command.clone(),
+                output_path: task.output_path.clone(),
+                stalled_for_ms: stalled_ms,
+                task_id: task.task_id.clone(),
+            });
+            self.observe(&mut ev).await;
+            self.inner.background.queue().notes.push(render_stall(task, stalled_ms));
+            if self.is_running() {
+                self.deliver_now();
             }
         }
     }

@@ -150,30 +150,12 @@ impl Compaction {
         let summary = match self.summarize(agent, turns, cut, reason, signal).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
-                let mut end = CompactEnd::new(CompactEndInit {
-                    reason,
-                    status: CompactStatus::Aborted,
-                    replaced: 0,
-                    dropped: 0,
-                    restored: 0,
-                    effective_tokens: None,
-                    error: None,
-                });
-                agent.observe(&mut end).await;
+                agent.observe(&mut unfinished(reason, None)).await;
                 return Ok((None, CompactionResult::default()));
             }
             Err(error) => {
                 let shared: SharedError = Arc::new(MessageError(error.to_string()));
-                let mut end = CompactEnd::new(CompactEndInit {
-                    reason,
-                    status: CompactStatus::Error,
-                    replaced: 0,
-                    dropped: 0,
-                    restored: 0,
-                    effective_tokens: None,
-                    error: Some(shared),
-                });
-                agent.observe(&mut end).await;
+                agent.observe(&mut unfinished(reason, Some(shared))).await;
                 return Err(error);
             }
         };
@@ -186,63 +168,10 @@ impl Compaction {
         let mut calls = restore.take_added();
         calls.extend(self.recent_files(agent).await);
 
-        let clock = &agent.inner.clock;
-        let now = clock.now_ms();
-        let mut replacement = vec![SessionTurn {
-            id: clock.id(),
-            role: Role::User,
-            content: vec![ContentBlock::text(format!(
-                "This session continues an earlier conversation, summarized here:\n\n{summary}"
-            ))]
-            .into(),
-            created_at: now,
-            usage: None,
-        }];
-        if !calls.is_empty() {
-            let ids: Vec<String> = calls.iter().map(|_| format!("restore_{}", clock.id())).collect();
-            replacement.push(SessionTurn {
-                id: clock.id(),
-                role: Role::Assistant,
-                content: calls
-                    .iter()
-                    .zip(&ids)
-                    .map(|(c, id)| ContentBlock::ToolUse {
-                        id: id.clone(),
-                        name: c.name.clone(),
-                        input: c.input.clone(),
-                    })
-                    .collect(),
-                created_at: now,
-                usage: None,
-            });
-            replacement.push(SessionTurn {
-                id: clock.id(),
-                role: Role::User,
-                content: calls
-                    .iter()
-                    .zip(&ids)
-                    .map(|(c, id)| ContentBlock::ToolResult {
-                        tool_use_id: id.clone(),
-                        content: ToolResultContent::Text(c.output.clone()),
-                        is_error: false,
-                    })
-                    .collect(),
-                created_at: now,
-                usage: None,
-            });
-        }
+        let mut replacement = summary_turns(&*agent.inner.clock, &summary, &calls);
         replacement.extend_from_slice(&turns[cut..]);
         if let Err(error) = agent.persist_replacement(&replacement).await {
-            let mut end = CompactEnd::new(CompactEndInit {
-                reason,
-                status: CompactStatus::Error,
-                replaced: 0,
-                dropped: 0,
-                restored: 0,
-                effective_tokens: None,
-                error: Some(Arc::clone(&error)),
-            });
-            agent.observe(&mut end).await;
+            agent.observe(&mut unfinished(reason, Some(Arc::clone(&error)))).await;
             return Err(AgentError::Store(error));
         }
         let effective = estimate_tokens(&serde_json::to_string(&replacement).unwrap_or_default());
@@ -422,4 +351,76 @@ impl Compactor for Compaction {
             }
         })
     }
+}
+
+/// A compaction's `compact:end` when it did not finish: aborted (no
+/// error) or failed.
+fn unfinished(reason: CompactReason, error: Option<SharedError>) -> CompactEnd {
+    CompactEnd::new(CompactEndInit {
+        reason,
+        status: if error.is_some() {
+            CompactStatus::Error
+        } else {
+            CompactStatus::Aborted
+        },
+        replaced: 0,
+        dropped: 0,
+        restored: 0,
+        effective_tokens: None,
+        error,
+    })
+}
+
+/// The turns that replace the compacted ones: the summary, then the
+/// restored calls with their results.
+fn summary_turns(
+    clock: &dyn zidane_core::clock::Clock,
+    summary: &str,
+    calls: &[zidane_core::events::RestoredCall],
+) -> Vec<SessionTurn> {
+    let now = clock.now_ms();
+    let mut replacement = vec![SessionTurn {
+        id: clock.id(),
+        role: Role::User,
+        content: vec![ContentBlock::text(format!(
+            "This session continues an earlier conversation, summarized here:\n\n{summary}"
+        ))]
+        .into(),
+        created_at: now,
+        usage: None,
+    }];
+    if !calls.is_empty() {
+        let ids: Vec<String> = calls.iter().map(|_| format!("restore_{}", clock.id())).collect();
+        replacement.push(SessionTurn {
+            id: clock.id(),
+            role: Role::Assistant,
+            content: calls
+                .iter()
+                .zip(&ids)
+                .map(|(c, id)| ContentBlock::ToolUse {
+                    id: id.clone(),
+                    name: c.name.clone(),
+                    input: c.input.clone(),
+                })
+                .collect(),
+            created_at: now,
+            usage: None,
+        });
+        replacement.push(SessionTurn {
+            id: clock.id(),
+            role: Role::User,
+            content: calls
+                .iter()
+                .zip(&ids)
+                .map(|(c, id)| ContentBlock::ToolResult {
+                    tool_use_id: id.clone(),
+                    content: ToolResultContent::Text(c.output.clone()),
+                    is_error: false,
+                })
+                .collect(),
+            created_at: now,
+            usage: None,
+        });
+    }
+    replacement
 }

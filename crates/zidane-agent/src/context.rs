@@ -1,7 +1,7 @@
 //! What fills the context window: per-category token counts and the text of
 //! each chunk, available before the first run.
 
-use zidane_provider::{AbortSignal, Message, Role, StreamOptions};
+use zidane_provider::{Message, Role, StreamOptions};
 
 use crate::agent::{Agent, estimate_tokens};
 
@@ -117,24 +117,11 @@ impl Agent {
         let mut exact = false;
 
         if options.exact
-            && let Some(provider) = self.inner.providers.first()
-            && provider.meta().capabilities.count_tokens
+            && let Some((exact_system, exact_tools)) =
+                self.exact_scaffold(&specs, system + rules + tools, system, tools).await
         {
-            let model = config.default_model_for(provider.as_ref());
-            let probe = vec![Message::user(".")];
-            let mut with = StreamOptions::new(model.clone(), probe.clone());
-            with.system = config.system.clone();
-            with.tools = specs.clone();
-            let bare = StreamOptions::new(model, probe);
-            if let (Some(a), Some(b)) = (provider.count_tokens(&with), provider.count_tokens(&bare))
-                && let (Ok(full), Ok(base)) = (a.await, b.await)
-            {
-                let scaffold = full.saturating_sub(base);
-                let estimated = (system + rules + tools).max(1);
-                system = scaffold * system / estimated;
-                tools = scaffold * tools / estimated;
-                exact = true;
-            }
+            (system, tools) = (exact_system, exact_tools);
+            exact = true;
         }
         // Reconcile the estimates to the real total of the last request.
         if let Some(real) = self.last_input_total() {
@@ -143,7 +130,6 @@ impl Agent {
                 .saturating_sub(fixed)
                 .max(if real > fixed { 0 } else { conversation });
         }
-        let _ = AbortSignal::never();
         let used = system + rules + tools + skills + conversation;
         let mut categories = vec![
             ContextCategory {
@@ -182,6 +168,49 @@ impl Agent {
         for section in &self.inner.transforms.context {
             categories.extend(section());
         }
+        Some(self.with_window(categories, used, options))
+    }
+
+    /// The system and tool counts the provider gives (the scaffold of a
+    /// one-word request, shared in the estimates' proportions), when it
+    /// counts tokens.
+    async fn exact_scaffold(
+        &self,
+        specs: &[zidane_provider::ToolSpec],
+        estimated: u64,
+        system: u64,
+        tools: u64,
+    ) -> Option<(u64, u64)> {
+        let config = self.run_loop().config();
+        let provider = self.inner.providers.first()?;
+        if !provider.meta().capabilities.count_tokens {
+            return None;
+        }
+        let model = config.default_model_for(provider.as_ref());
+        let probe = vec![Message::user(".")];
+        let mut with = StreamOptions::new(model.clone(), probe.clone());
+        with.system = config.system.clone();
+        with.tools = specs.to_vec();
+        let bare = StreamOptions::new(model, probe);
+        let (Some(a), Some(b)) = (provider.count_tokens(&with), provider.count_tokens(&bare)) else {
+            return None;
+        };
+        let (Ok(full), Ok(base)) = (a.await, b.await) else {
+            return None;
+        };
+        let scaffold = full.saturating_sub(base);
+        let estimated = estimated.max(1);
+        Some((scaffold * system / estimated, scaffold * tools / estimated))
+    }
+
+    /// The breakdown with the window's part: the auto-compaction buffer and
+    /// what is free.
+    fn with_window(
+        &self,
+        mut categories: Vec<ContextCategory>,
+        used: u64,
+        options: &ContextOptions,
+    ) -> ContextBreakdown {
         let buffer = self
             .inner
             .compaction_threshold()
@@ -202,7 +231,7 @@ impl Agent {
                 estimated: true,
             });
         }
-        Some(ContextBreakdown {
+        ContextBreakdown {
             categories,
             used,
             effective_window: options.effective_window,
@@ -210,7 +239,7 @@ impl Agent {
                 .effective_window
                 .filter(|w| *w > 0)
                 .map(|w| used as f64 / w as f64),
-        })
+        }
     }
 
     /// The text of every chunk of the context, tagged with its origin; no

@@ -363,6 +363,37 @@ impl RunSpawner {
         }
     }
 
+    /// The child agent; a failure to build it is `spawn:error`.
+    async fn create(
+        &self,
+        options: AgentOptions,
+        depth: u32,
+        request: &SpawnRequest,
+        spawn: SpawnHookContext,
+    ) -> Result<Agent, SpawnError> {
+        let lineage = Lineage {
+            depth,
+            ..self.parent.inner.lineage.clone()
+        };
+        match crate::agent::create_child(
+            options,
+            lineage,
+            Some(request.parent_run_id.clone()),
+            spawn.tracing_context.clone(),
+        ) {
+            Ok(child) => Ok(child),
+            Err(e) => {
+                let error: SharedError = Arc::new(e);
+                let mut ev = SpawnErrorEvent::new(SpawnErrorInit {
+                    spawn,
+                    error: Arc::clone(&error),
+                });
+                self.observe(&mut ev).await;
+                Err(SpawnError::Failed { error, stats: None })
+            }
+        }
+    }
+
     async fn run_child(
         &self,
         request: SpawnRequest,
@@ -381,23 +412,7 @@ impl RunSpawner {
         if request.task.trim().is_empty() {
             return Err(SpawnError::EmptyTask);
         }
-        let def = match &request.agent {
-            None => None,
-            Some(name) => match config.agents.iter().find(|a| &a.name == name) {
-                Some(def) => Some(def),
-                None => {
-                    let known: Vec<&str> = config.agents.iter().map(|a| a.name.as_str()).collect();
-                    return Err(SpawnError::UnknownAgent {
-                        name: name.clone(),
-                        known: if known.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            known.join(", ")
-                        },
-                    });
-                }
-            },
-        };
+        let def = definition(config, request.agent.as_deref())?;
         let child_id = request.call_id.clone();
         let agent_name = def.map(|d| d.name.clone());
         let permit = self.slot(&child_id, agent_name.as_deref(), &signal).await?;
@@ -424,49 +439,10 @@ impl RunSpawner {
             None => Prior::Fresh,
         };
         let options = self.child_options(def, config.share_read_state, child_session.as_deref());
-        let lineage = Lineage {
-            depth,
-            ..inner.lineage.clone()
-        };
-        let child = match crate::agent::create_child(
-            options,
-            lineage,
-            Some(request.parent_run_id.clone()),
-            spawn.tracing_context.clone(),
-        ) {
-            Ok(child) => child,
-            Err(e) => {
-                let error: SharedError = Arc::new(e);
-                let mut ev = SpawnErrorEvent::new(SpawnErrorInit {
-                    spawn,
-                    error: Arc::clone(&error),
-                });
-                self.observe(&mut ev).await;
-                return Err(SpawnError::Failed { error, stats: None });
-            }
-        };
+        let child = self.create(options, depth, &request, spawn.clone()).await?;
         let bubbling = install_bubbling(child.hooks(), &inner.hooks, &child_id, depth);
         crate::agent::lock(&inner.live_children).push((child_id.clone(), child.clone()));
-        let run_options = AgentRunOptions {
-            prompt: request.task.clone(),
-            model: def.map(|d| d.model.clone()).unwrap_or_default(),
-            thinking: def.and_then(|d| d.thinking).unwrap_or_default(),
-            // The child's caps: its definition's, and never more than the
-            // parent run has left.
-            behavior: BehaviorOverride {
-                max_turns: def.and_then(|d| d.max_turns).map(Some),
-                max_cost_usd: tighter(def.and_then(|d| d.max_cost_usd), request.budget.max_cost_usd, f64::min)
-                    .map(Some),
-                max_total_tokens: tighter(
-                    def.and_then(|d| d.max_total_tokens),
-                    request.budget.max_total_tokens,
-                    u64::min,
-                )
-                .map(Some),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let run_options = child_run_options(def, &request);
         let settle = Settle {
             parent: self.parent.clone(),
             child: child.clone(),
@@ -483,22 +459,7 @@ impl RunSpawner {
         tokio::spawn(async move {
             let _slot = permit;
             let _bubbling = bubbling;
-            let outcome = match prior {
-                Prior::Fresh => runner.run(run_options).await,
-                Prior::Interrupted => {
-                    let resume = crate::options::DurableResumeOptions {
-                        run: Some(run_options.clone()),
-                    };
-                    match runner.resume(resume).await {
-                        Ok(Some(stats)) => Ok(stats),
-                        // Healed instead (nothing to continue): the task
-                        // runs again after what the earlier attempt left.
-                        Ok(None) => runner.run(run_options).await,
-                        Err(e) => Err(e),
-                    }
-                }
-                Prior::Finished(stats) => runner.load_session().await.map(|()| stats),
-            };
+            let outcome = run_prior(&runner, prior, run_options).await;
             let _ = tx.send(settle.finish(outcome).await);
         });
         let guard = StopOnDrop(Some(child.clone()));
@@ -518,6 +479,69 @@ impl RunSpawner {
                 stats: None,
             })
         })
+    }
+}
+
+/// The named definition a spawn asks for (`None`: a general child).
+fn definition<'a>(config: &'a SpawnConfig, name: Option<&str>) -> Result<Option<&'a SubagentDefinition>, SpawnError> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    if let Some(def) = config.agents.iter().find(|a| a.name == name) {
+        return Ok(Some(def));
+    }
+    let known: Vec<&str> = config.agents.iter().map(|a| a.name.as_str()).collect();
+    Err(SpawnError::UnknownAgent {
+        name: name.to_owned(),
+        known: if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        },
+    })
+}
+
+/// The child's run: the task, its definition's model and thinking, and
+/// its caps (its definition's, never more than the parent run has left).
+fn child_run_options(def: Option<&SubagentDefinition>, request: &SpawnRequest) -> AgentRunOptions {
+    AgentRunOptions {
+        prompt: request.task.clone(),
+        model: def.map(|d| d.model.clone()).unwrap_or_default(),
+        thinking: def.and_then(|d| d.thinking).unwrap_or_default(),
+        behavior: BehaviorOverride {
+            max_turns: def.and_then(|d| d.max_turns).map(Some),
+            max_cost_usd: tighter(def.and_then(|d| d.max_cost_usd), request.budget.max_cost_usd, f64::min).map(Some),
+            max_total_tokens: tighter(
+                def.and_then(|d| d.max_total_tokens),
+                request.budget.max_total_tokens,
+                u64::min,
+            )
+            .map(Some),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Runs the child from what its session holds: a fresh run, the resume of
+/// an interrupted one (a run again when nothing was left to continue), or
+/// the answer a finished one gave.
+async fn run_prior(child: &Agent, prior: Prior, options: AgentRunOptions) -> Result<AgentStats, crate::AgentError> {
+    match prior {
+        Prior::Fresh => child.run(options).await,
+        Prior::Interrupted => {
+            let resume = crate::options::DurableResumeOptions {
+                run: Some(options.clone()),
+            };
+            match child.resume(resume).await {
+                Ok(Some(stats)) => Ok(stats),
+                // Healed instead (nothing to continue): the task runs again
+                // after what the earlier attempt left.
+                Ok(None) => child.run(options).await,
+                Err(e) => Err(e),
+            }
+        }
+        Prior::Finished(stats) => child.load_session().await.map(|()| stats),
     }
 }
 

@@ -226,3 +226,88 @@ impl RawClient {
         }
     }
 }
+
+/// An Anthropic Messages event stream of `events` (name, data).
+pub fn sse(events: &[(&str, serde_json::Value)]) -> String {
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+/// A streamed final answer: `text`, after `input_tokens` of input.
+pub fn answer_sse(text: &str, input_tokens: u64) -> String {
+    sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+/// A streamed call of tool `name` with `input` (call id `id`).
+pub fn call_sse(id: &str, name: &str, input: &serde_json::Value, input_tokens: u64) -> String {
+    sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 10}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+/// A scripted model on 127.0.0.1: every request gets the event stream
+/// `respond` returns for its path and body. Returns the base URL.
+pub async fn scripted_server(
+    respond: impl Fn(&str, &str) -> String + Send + Sync + 'static,
+) -> std::io::Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let respond = Arc::new(respond);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let respond = Arc::clone(&respond);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let reply = respond(&path, &body);
+                    if stream.write_all(&http_ok(reply.as_bytes())).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Ok(format!("http://{addr}"))
+}

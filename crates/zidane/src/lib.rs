@@ -19,6 +19,17 @@
 //! - [`checkpoints`]: folder checkpoints, undo, rewind and fork;
 //! - `restate` (feature `restate`): agents as durable Restate services.
 //!
+//! Features: `http` (default: the HTTP providers over hyper + rustls),
+//! `sqlite` (default: sessions, durable runs and checkpoints in one SQLite
+//! file), `mcp` (default: MCP servers as tools), `otel` (OpenTelemetry
+//! traces), `restate` (agents on Restate), `test-util` (the scripted
+//! provider).
+//!
+//! Runnable examples are in the crate's `examples/` folder: `quickstart`,
+//! `custom_tool`, `hooks`, `mcp_servers`, `durable_resume`, `subagents`,
+//! `skills` and `restate`. Each reads its provider from the environment and
+//! takes `--base-url`: `cargo run -p zidane --example quickstart`.
+//!
 //! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
 //!
 //! ```no_run

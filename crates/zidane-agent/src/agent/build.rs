@@ -181,42 +181,19 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
     if let (Some(checkpoints), Some(runtime)) = (&options.checkpoints, &options.replay_runtime) {
         checkpoints.journal_steps(Arc::clone(runtime));
     }
-    let policy = (!options.interceptors.is_empty()).then(|| {
-        Arc::new(crate::approvals::Policy {
-            interceptors: options.interceptors.clone(),
-            approver: options.approve_tool_call.clone(),
-            approvals: Arc::clone(&lineage.approvals),
-            agent: agent.clone(),
-        }) as Arc<dyn zidane_core::policy::ToolCallPolicy>
-    });
-    let sink = Arc::new(SessionSink {
-        store: store.clone(),
-        session: Arc::clone(&shared_session),
-        hooks: hooks.clone(),
-        clock: Arc::clone(&clock),
-        durable: options.durable.as_ref().map(|d| Arc::clone(&d.runtime)),
-    });
-    let mut config = LoopConfig::new(Arc::clone(&options.provider[0]));
-    config.hooks = hooks.clone();
-    config.clock = Arc::clone(&clock);
-    config.sink = Some(sink);
-    config.compactor = Some(Arc::clone(&compaction) as Arc<dyn zidane_core::compact::Compactor>);
-    config.policy = policy;
-    config.depth = lineage.depth;
-    config.parent_run_id = origin.parent_run_id;
-    config.tracing_context = origin.tracing_context;
-    let session_key = options
-        .session
-        .as_ref()
-        .map(|s| s.id.clone())
-        .or_else(|| options.session_id.clone());
-    configure(
-        &mut config,
+    let config = loop_config(
         &options,
-        store.as_ref(),
-        session_key.as_deref(),
-        &skills,
-        &lineage,
+        Seams {
+            hooks: &hooks,
+            store: store.as_ref(),
+            clock: &clock,
+            session: &shared_session,
+            compaction: &compaction,
+            skills: &skills,
+            lineage: &lineage,
+            agent,
+        },
+        origin,
     );
     let looped = RunLoop::new(config);
     // Handlers reach the agent's decisions through their context.
@@ -269,6 +246,61 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         checkpoints: options.checkpoints,
         _checkpoint_scope: checkpoint_scope,
     }
+}
+
+/// What the loop's configuration takes from the agent being built.
+struct Seams<'a> {
+    hooks: &'a HookBus,
+    store: Option<&'a Arc<dyn SessionStore>>,
+    clock: &'a Arc<dyn Clock>,
+    session: &'a Arc<Mutex<Option<SessionState>>>,
+    compaction: &'a Arc<Compaction>,
+    skills: &'a Arc<crate::skills::Skills>,
+    lineage: &'a Lineage,
+    agent: &'a Weak<Inner>,
+}
+
+/// The loop's configuration: the options, and the agent's seams (the
+/// session sink, compaction, the tool-call policy).
+fn loop_config(options: &AgentOptions, seams: Seams<'_>, origin: Origin) -> LoopConfig {
+    let policy = (!options.interceptors.is_empty()).then(|| {
+        Arc::new(crate::approvals::Policy {
+            interceptors: options.interceptors.clone(),
+            approver: options.approve_tool_call.clone(),
+            approvals: Arc::clone(&seams.lineage.approvals),
+            agent: seams.agent.clone(),
+        }) as Arc<dyn zidane_core::policy::ToolCallPolicy>
+    });
+    let sink = Arc::new(SessionSink {
+        store: seams.store.cloned(),
+        session: Arc::clone(seams.session),
+        hooks: seams.hooks.clone(),
+        clock: Arc::clone(seams.clock),
+        durable: options.durable.as_ref().map(|d| Arc::clone(&d.runtime)),
+    });
+    let mut config = LoopConfig::new(Arc::clone(&options.provider[0]));
+    config.hooks = seams.hooks.clone();
+    config.clock = Arc::clone(seams.clock);
+    config.sink = Some(sink);
+    config.compactor = Some(Arc::clone(seams.compaction) as Arc<dyn zidane_core::compact::Compactor>);
+    config.policy = policy;
+    config.depth = seams.lineage.depth;
+    config.parent_run_id = origin.parent_run_id;
+    config.tracing_context = origin.tracing_context;
+    let session_key = options
+        .session
+        .as_ref()
+        .map(|s| s.id.clone())
+        .or_else(|| options.session_id.clone());
+    configure(
+        &mut config,
+        options,
+        seams.store,
+        session_key.as_deref(),
+        seams.skills,
+        seams.lineage,
+    );
+    config
 }
 
 /// The loop's configuration from the options: providers, model, prompt,

@@ -473,17 +473,49 @@ impl Checkpoints {
         let walk_root = root.clone();
         let (found, mut not_covered) = blocking(move || scan::walk(&walk_root, &limits)).await?;
         let (mut entries, to_read) = scan::reuse(&found, previous.as_ref().map(|(_, m, _)| m.as_ref()));
+        self.read_changed(to_read, &found, &mut entries, &mut not_covered)
+            .await?;
+        not_covered.sort_by(|a, b| a.path.cmp(&b.path));
+        let manifest = Manifest { entries, not_covered };
+        if let Some((id, prev, depth)) = &previous
+            && prev.as_ref() == &manifest
+        {
+            return Ok(Scanned {
+                id: id.clone(),
+                manifest: Arc::clone(prev),
+                stored: None,
+                depth: *depth,
+            });
+        }
+        let (stored, depth) = stored_manifest(&manifest, previous.as_ref())?;
+        Ok(Scanned {
+            id: stored.id.clone(),
+            manifest: Arc::new(manifest),
+            stored: Some(stored),
+            depth,
+        })
+    }
+
+    /// Reads the files that moved, in batches of about `BATCH_BYTES`, and
+    /// stores their contents: each read file joins `entries`, a file left
+    /// out joins `not_covered`.
+    async fn read_changed(
+        &self,
+        to_read: Vec<String>,
+        found: &BTreeMap<String, scan::Found>,
+        entries: &mut BTreeMap<String, ManifestEntry>,
+        not_covered: &mut Vec<NotCovered>,
+    ) -> Result<(), CheckpointError> {
         let max = self.config.max_file_size;
         let mut pending = to_read.into_iter().peekable();
         while pending.peek().is_some() {
-            // One batch: files until about BATCH_BYTES are read.
             let mut batch = Vec::new();
             let mut bytes = 0usize;
             while let Some(path) = pending.next_if(|_| bytes < BATCH_BYTES) {
                 bytes += found.get(&path).map_or(0, |f| f.size as usize);
                 batch.push(path);
             }
-            let read_root = root.clone();
+            let read_root = self.config.root.clone();
             let read = blocking(move || {
                 batch
                     .into_iter()
@@ -509,69 +541,7 @@ impl Checkpoints {
             }
             self.store.put_blobs(blobs).await.map_err(CheckpointError::Store)?;
         }
-        not_covered.sort_by(|a, b| a.path.cmp(&b.path));
-        let manifest = Manifest { entries, not_covered };
-        if let Some((id, prev, depth)) = &previous
-            && prev.as_ref() == &manifest
-        {
-            return Ok(Scanned {
-                id: id.clone(),
-                manifest: Arc::clone(prev),
-                stored: None,
-                depth: *depth,
-            });
-        }
-        let whole =
-            serde_json::to_vec(&WholeBody::Full(&manifest)).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
-        let id = scan::hash(&whole);
-        let (stored, depth) = match &previous {
-            Some((base, prev, depth)) if *depth < MAX_DELTA_DEPTH => {
-                let set: BTreeMap<String, ManifestEntry> = manifest
-                    .entries
-                    .iter()
-                    .filter(|(path, entry)| prev.entries.get(*path) != Some(entry))
-                    .map(|(p, e)| (p.clone(), e.clone()))
-                    .collect();
-                let removed: Vec<String> = prev
-                    .entries
-                    .keys()
-                    .filter(|p| !manifest.entries.contains_key(*p))
-                    .cloned()
-                    .collect();
-                let blobs = set.values().filter_map(|e| e.hash.clone()).collect();
-                let body = Body::Delta {
-                    base: base.clone(),
-                    set,
-                    removed,
-                    not_covered: manifest.not_covered.clone(),
-                };
-                let body = serde_json::to_vec(&body).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
-                (
-                    StoredManifest {
-                        id: id.clone(),
-                        base: Some(base.clone()),
-                        body,
-                        blobs,
-                    },
-                    depth + 1,
-                )
-            }
-            _ => (
-                StoredManifest {
-                    id: id.clone(),
-                    base: None,
-                    body: whole,
-                    blobs: manifest.entries.values().filter_map(|e| e.hash.clone()).collect(),
-                },
-                0,
-            ),
-        };
-        Ok(Scanned {
-            id,
-            manifest: Arc::new(manifest),
-            stored: Some(stored),
-            depth,
-        })
+        Ok(())
     }
 
     /// The manifest the next scan compares against: the last one saved for
@@ -1055,4 +1025,51 @@ fn not_covered_note(left: &NotCovered) -> String {
             format!("not in checkpoints: {} (unreadable: {message})", left.path)
         }
     }
+}
+
+/// How `manifest` is stored: as its changes from the previous manifest
+/// (`previous`: id, manifest, delta depth) while the chain is shorter than
+/// `MAX_DELTA_DEPTH`, else whole; with its depth.
+fn stored_manifest(
+    manifest: &Manifest,
+    previous: Option<&(String, Arc<Manifest>, u32)>,
+) -> Result<(StoredManifest, u32), CheckpointError> {
+    let whole = serde_json::to_vec(&WholeBody::Full(manifest)).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
+    let id = scan::hash(&whole);
+    let Some((base, prev, depth)) = previous.filter(|(_, _, depth)| *depth < MAX_DELTA_DEPTH) else {
+        let stored = StoredManifest {
+            id,
+            base: None,
+            body: whole,
+            blobs: manifest.entries.values().filter_map(|e| e.hash.clone()).collect(),
+        };
+        return Ok((stored, 0));
+    };
+    let set: BTreeMap<String, ManifestEntry> = manifest
+        .entries
+        .iter()
+        .filter(|(path, entry)| prev.entries.get(*path) != Some(entry))
+        .map(|(p, e)| (p.clone(), e.clone()))
+        .collect();
+    let removed: Vec<String> = prev
+        .entries
+        .keys()
+        .filter(|p| !manifest.entries.contains_key(*p))
+        .cloned()
+        .collect();
+    let blobs = set.values().filter_map(|e| e.hash.clone()).collect();
+    let body = Body::Delta {
+        base: base.clone(),
+        set,
+        removed,
+        not_covered: manifest.not_covered.clone(),
+    };
+    let body = serde_json::to_vec(&body).map_err(|e| CheckpointError::Corrupt(e.to_string()))?;
+    let stored = StoredManifest {
+        id,
+        base: Some(base.clone()),
+        body,
+        blobs,
+    };
+    Ok((stored, depth + 1))
 }

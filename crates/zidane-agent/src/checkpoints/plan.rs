@@ -137,16 +137,12 @@ fn describe(entry: Option<&ManifestEntry>) -> &'static str {
     }
 }
 
-/// Plans a rewind over `spans` (each later checkpoint's start and end, the
-/// one rewound to first) against the folder as it is.
-pub(crate) fn plan(
-    session: &str,
-    index: usize,
-    target: &Snapshot,
-    root: PathBuf,
+/// The paths the spans changed (covered at both ends), each with the first
+/// and the last span that changed it, and the paths a span did not cover.
+#[allow(clippy::type_complexity)]
+fn changed_paths(
     spans: &[(Arc<Manifest>, Arc<Manifest>)],
-    current: Scanned,
-) -> RewindPlan {
+) -> (BTreeMap<&str, usize>, BTreeMap<&str, usize>, BTreeSet<String>) {
     let mut first: BTreeMap<&str, usize> = BTreeMap::new();
     let mut last: BTreeMap<&str, usize> = BTreeMap::new();
     let mut unknown: BTreeSet<String> = BTreeSet::new();
@@ -169,6 +165,53 @@ pub(crate) fn plan(
             last.insert(path, i);
         }
     }
+    (first, last, unknown)
+}
+
+/// What brings `path` from `now` back to `wanted`: a folder or a file in
+/// the way goes first, then the path is removed, made or written.
+fn restore_steps(path: String, now: Option<&ManifestEntry>, wanted: Option<&ManifestEntry>) -> Vec<RestoreStep> {
+    let mut steps = Vec::new();
+    match (now, wanted) {
+        (Some(n), Some(w)) if n.kind == EntryKind::Dir && w.kind != EntryKind::Dir => {
+            steps.push(RestoreStep {
+                path: path.clone(),
+                action: RestoreAction::RemoveDir,
+            });
+        }
+        (Some(n), Some(w)) if n.kind != EntryKind::Dir && w.kind == EntryKind::Dir => {
+            steps.push(RestoreStep {
+                path: path.clone(),
+                action: RestoreAction::Remove,
+            });
+        }
+        _ => {}
+    }
+    let action = match wanted {
+        None if now.is_some_and(|n| n.kind == EntryKind::Dir) => RestoreAction::RemoveDir,
+        None => RestoreAction::Remove,
+        Some(w) if w.kind == EntryKind::Dir => RestoreAction::CreateDir { mode: w.mode },
+        Some(w) => RestoreAction::Write {
+            kind: w.kind,
+            hash: w.hash.clone().unwrap_or_default(),
+            mode: w.mode,
+        },
+    };
+    steps.push(RestoreStep { path, action });
+    steps
+}
+
+/// Plans a rewind over `spans` (each later checkpoint's start and end, the
+/// one rewound to first) against the folder as it is.
+pub(crate) fn plan(
+    session: &str,
+    index: usize,
+    target: &Snapshot,
+    root: PathBuf,
+    spans: &[(Arc<Manifest>, Arc<Manifest>)],
+    current: Scanned,
+) -> RewindPlan {
+    let (first, last, mut unknown) = changed_paths(spans);
     let cur = &current.manifest;
     let mut steps = Vec::new();
     let mut conflicts = Vec::new();
@@ -203,33 +246,7 @@ pub(crate) fn plan(
             });
             continue;
         }
-        let path = (*path).to_owned();
-        match (now, wanted) {
-            (Some(n), Some(w)) if n.kind == EntryKind::Dir && w.kind != EntryKind::Dir => {
-                steps.push(RestoreStep {
-                    path: path.clone(),
-                    action: RestoreAction::RemoveDir,
-                });
-            }
-            (Some(n), Some(w)) if n.kind != EntryKind::Dir && w.kind == EntryKind::Dir => {
-                steps.push(RestoreStep {
-                    path: path.clone(),
-                    action: RestoreAction::Remove,
-                });
-            }
-            _ => {}
-        }
-        let action = match wanted {
-            None if now.is_some_and(|n| n.kind == EntryKind::Dir) => RestoreAction::RemoveDir,
-            None => RestoreAction::Remove,
-            Some(w) if w.kind == EntryKind::Dir => RestoreAction::CreateDir { mode: w.mode },
-            Some(w) => RestoreAction::Write {
-                kind: w.kind,
-                hash: w.hash.clone().unwrap_or_default(),
-                mode: w.mode,
-            },
-        };
-        steps.push(RestoreStep { path, action });
+        steps.extend(restore_steps((*path).to_owned(), now, wanted));
     }
     RewindPlan {
         session: session.to_owned(),

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use zidane_bench::loopback::read_request;
+use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropic_sse};
 
 mod checkpoints;
 
@@ -16,13 +16,6 @@ mod checkpoints;
 enum Wire {
     Anthropic,
     OpenAi,
-}
-
-fn anthropic_sse(events: &[(&str, Value)]) -> String {
-    events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect()
 }
 
 /// A two-turn scripted run: write a file, then say done.
@@ -916,54 +909,6 @@ async fn a_skill_in_the_project_folder_is_offered_and_loaded() {
         bodies[1].contains("Always say hello in Slovenian"),
         "the instructions reached the model"
     );
-}
-
-/// An Anthropic stream that calls `name` with `input`.
-fn call_sse(id: &str, name: &str, input: &Value, tokens: u64) -> String {
-    anthropic_sse(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": tokens, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
-        ),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 10}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ])
-}
-
-/// An Anthropic stream that answers `text`.
-fn answer_sse(text: &str, tokens: u64) -> String {
-    anthropic_sse(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": tokens, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-        ),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        (
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ])
 }
 
 const CHILD_TASK: &str = "Count the lines of notes.txt.";

@@ -234,6 +234,16 @@ impl RunLoop {
             });
         }
         let _running = RunningGuard(&self.inner);
+        let (mut cx, scope) = self.start(&mut options).await?;
+        let ending = self.run_turns(&mut cx, &options).await;
+        let result = self.end(cx, ending).await;
+        drop(scope);
+        result
+    }
+
+    /// A run starts: its behavior, system prompt, hooks, targets and
+    /// abort signal are settled, and `agent:start` fires.
+    async fn start(&self, options: &mut RunOptions) -> Result<(RunCx, HookScope), RunError> {
         let config = &self.inner.config;
         let run_id = options.run_id.clone().unwrap_or_else(|| config.clock.id());
         let mut behavior = options.behavior.apply(&config.behavior);
@@ -289,7 +299,7 @@ impl RunLoop {
             turn: 0,
             continuing_pause: false,
             tool_specs: Vec::new(),
-            tools: self.run_tools(&options),
+            tools: self.run_tools(options),
             workspace: options.workspace.clone(),
             spawning: options.spawning.clone(),
             malformed: BTreeMap::new(),
@@ -313,7 +323,13 @@ impl RunLoop {
         self.observe(&mut start).await;
 
         cx.tool_specs = cx.tools.specs();
-        let mut ending = self.run_turns(&mut cx, &options).await;
+        Ok((cx, scope))
+    }
+
+    /// A run ends: how it ended becomes its status (a lost session or a
+    /// failed save first), `agent:abort` and `agent:done` fire.
+    async fn end(&self, mut cx: RunCx, mut ending: Ending) -> Result<AgentStats, RunError> {
+        let run_id = cx.run_id.clone();
         // A turn the store could not keep fails the run, whatever else
         // happened: the host must not believe the session holds it.
         if let Some(stale) = self.inner.lock().stale.take() {
@@ -356,7 +372,6 @@ impl RunLoop {
             stats: cx.stats.clone(),
         });
         self.observe(&mut done).await;
-        drop(scope);
         match error {
             None => Ok(cx.stats),
             Some(kind) => Err(RunError {
@@ -439,48 +454,19 @@ impl RunLoop {
     }
 
     async fn run_turns(&self, cx: &mut RunCx, options: &RunOptions) -> Ending {
-        let config = &self.inner.config;
-        if let Some(system) = &options.system {
-            let mut ev = SystemBefore::new(SystemBeforeInit { system: system.clone() });
-            self.observe(&mut ev).await;
+        if let Some(ending) = self.open_run(options).await {
+            return ending;
         }
-        let mut prompt = options.prompt.clone();
-        prompt.extend(options.system_notes.iter().map(|n| ContentBlock::text(n.clone())));
-        if !is_empty_prompt(&prompt) {
-            let turn = self.push_turn(Role::User, prompt, None);
-            self.flush(&[turn]).await;
-        } else if self.inner.lock().messages.is_empty() {
-            return Ending::Failed(RunErrorKind::EmptyPrompt);
-        }
-        let mut pauses = 0u32;
-        let mut output_retries = 0u32;
+        let mut answers = Answers::default();
         loop {
-            // A turn the store could not keep stops the run before the next
-            // request (the caller hears of it as the run's error), and so
-            // does a store that another process took over.
-            {
-                let state = self.inner.lock();
-                if state.save_failure.is_some() || state.stale.is_some() {
-                    return Ending::Completed;
-                }
-            }
-            if self.suspending() {
-                return Ending::Suspended;
-            }
-            if cx.signal.is_aborted() {
-                return Ending::Aborted {
-                    reason: cx.signal.reason(),
-                    hook: false,
-                };
-            }
-            if cx.behavior.max_turns.is_some_and(|max| cx.turn >= max) {
-                return Ending::MaxTurns;
+            if let Some(ending) = self.stopped(cx) {
+                return ending;
             }
             self.inject_queued(false).await;
             cx.turn += 1;
             self.inner.lock().mark = Some((cx.run_id.clone(), cx.turn));
             self.maybe_compact(cx).await;
-            let turn_id = config.clock.id();
+            let turn_id = self.inner.config.clock.id();
             let request = match self.build_request(cx, options, &turn_id).await {
                 Ok(r) => r,
                 Err(kind) => return Ending::Failed(kind),
@@ -493,10 +479,7 @@ impl RunLoop {
                         self.finish_turn(cx, partial, &turn_id).await;
                         self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
                     }
-                    return Ending::Aborted {
-                        reason: cx.signal.reason(),
-                        hook: false,
-                    };
+                    return aborted(cx);
                 }
                 Err(TurnFailure::Suspended) => return Ending::Suspended,
                 Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
@@ -508,88 +491,165 @@ impl RunLoop {
                 self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
                 return Ending::Failed(kind);
             }
-            if has_calls {
-                if self.suspending() {
-                    return Ending::Suspended;
-                }
-                let results = self.dispatch_turn(cx, &assistant, &turn_id).await;
-                // A suspended batch is left pending: finished calls are in
-                // their step records, the others run (or are reported
-                // interrupted) on resume.
-                if self.suspending() {
-                    return Ending::Suspended;
-                }
-                if let Some(stale) = self.inner.lock().stale.clone() {
-                    return Ending::Failed(RunErrorKind::StaleEpoch(stale));
-                }
-                cx.stats.tool_calls += results.len() as u32;
-                if let Err(kind) = self.push_results(cx, assistant, results, &turn_id).await {
-                    return Ending::Failed(kind);
-                }
-                // The batch's sub-agents spent too: their usage counts
-                // against the run's budgets before the next request.
-                cx.fold_children();
-                if let Some(kind) = self.check_caps(cx) {
-                    return Ending::Failed(kind);
-                }
-                if cx.signal.is_aborted() {
-                    return Ending::Aborted {
-                        reason: cx.signal.reason(),
-                        hook: false,
-                    };
-                }
-                pauses = 0;
-                continue;
-            }
-            if !assistant.content.is_empty() {
-                self.flush(std::slice::from_ref(&assistant)).await;
-            }
-            if finish == FinishReason::Pause {
-                pauses += 1;
-                if pauses > cx.behavior.max_consecutive_pause_turns {
-                    return Ending::Paused;
-                }
-                cx.continuing_pause = true;
-                continue;
-            }
-            pauses = 0;
-            if let Some(schema) = &options.response_schema {
-                match self.check_output(schema, &assistant).await {
-                    Ok(()) => {}
-                    Err(reason) if output_retries < 2 => {
-                        output_retries += 1;
-                        self.queue_internal(format!(
-                            "Your answer does not match the required JSON schema ({reason}). Reply again with only a JSON value that matches it."
-                        ));
-                        continue;
-                    }
-                    Err(reason) => return Ending::Failed(RunErrorKind::Output(reason)),
-                }
-            }
-            if self.inject_queued(true).await {
-                continue;
-            }
-            if cx.signal.is_aborted() {
-                return Ending::Aborted {
-                    reason: cx.signal.reason(),
-                    hook: false,
-                };
-            }
-            let follow_up = match self.decide_end(cx, options).await {
-                Ok(follow_up) => follow_up,
-                Err(kind) => return Ending::Failed(kind),
+            let flow = if has_calls {
+                answers.pauses = 0;
+                self.tool_batch(cx, assistant, &turn_id).await
+            } else {
+                self.answered(cx, options, &assistant, finish, &mut answers).await
             };
-            match follow_up {
-                Some(message) => {
-                    self.inject(Queued {
-                        content: vec![ContentBlock::text(message)],
-                        id: None,
-                    })
-                    .await;
-                }
-                None => return Ending::Completed,
+            if let Flow::End(ending) = flow {
+                return ending;
             }
         }
+    }
+
+    /// The run's prompt, with `system:before` first; an empty prompt on an
+    /// empty conversation ends the run.
+    async fn open_run(&self, options: &RunOptions) -> Option<Ending> {
+        if let Some(system) = &options.system {
+            let mut ev = SystemBefore::new(SystemBeforeInit { system: system.clone() });
+            self.observe(&mut ev).await;
+        }
+        let mut prompt = options.prompt.clone();
+        prompt.extend(options.system_notes.iter().map(|n| ContentBlock::text(n.clone())));
+        if !is_empty_prompt(&prompt) {
+            let turn = self.push_turn(Role::User, prompt, None);
+            self.flush(&[turn]).await;
+        } else if self.inner.lock().messages.is_empty() {
+            return Some(Ending::Failed(RunErrorKind::EmptyPrompt));
+        }
+        None
+    }
+
+    /// Whether the run stops before its next turn: a turn the store could
+    /// not keep (the caller hears of it as the run's error) or a store
+    /// another process took over, a suspend, an abort, the turn cap.
+    fn stopped(&self, cx: &RunCx) -> Option<Ending> {
+        {
+            let state = self.inner.lock();
+            if state.save_failure.is_some() || state.stale.is_some() {
+                return Some(Ending::Completed);
+            }
+        }
+        if self.suspending() {
+            return Some(Ending::Suspended);
+        }
+        if cx.signal.is_aborted() {
+            return Some(aborted(cx));
+        }
+        if cx.behavior.max_turns.is_some_and(|max| cx.turn >= max) {
+            return Some(Ending::MaxTurns);
+        }
+        None
+    }
+
+    /// A tool-calling turn: its calls run, their results are kept, and the
+    /// batch's sub-agents count against the budgets before the next
+    /// request.
+    async fn tool_batch(&self, cx: &mut RunCx, assistant: SessionTurn, turn_id: &str) -> Flow {
+        if self.suspending() {
+            return Flow::End(Ending::Suspended);
+        }
+        let results = self.dispatch_turn(cx, &assistant, turn_id).await;
+        // A suspended batch is left pending: finished calls are in their
+        // step records, the others run (or are reported interrupted) on
+        // resume.
+        if self.suspending() {
+            return Flow::End(Ending::Suspended);
+        }
+        if let Some(stale) = self.inner.lock().stale.clone() {
+            return Flow::End(Ending::Failed(RunErrorKind::StaleEpoch(stale)));
+        }
+        cx.stats.tool_calls += results.len() as u32;
+        if let Err(kind) = self.push_results(cx, assistant, results, turn_id).await {
+            return Flow::End(Ending::Failed(kind));
+        }
+        cx.fold_children();
+        if let Some(kind) = self.check_caps(cx) {
+            return Flow::End(Ending::Failed(kind));
+        }
+        if cx.signal.is_aborted() {
+            return Flow::End(aborted(cx));
+        }
+        Flow::Continue
+    }
+
+    /// A turn that called no tool: a pause goes on, an answer that misses
+    /// the response schema is asked again (twice), queued messages go on,
+    /// and `run:beforeEnd` may keep the run going with a follow-up.
+    async fn answered(
+        &self,
+        cx: &mut RunCx,
+        options: &RunOptions,
+        assistant: &SessionTurn,
+        finish: FinishReason,
+        answers: &mut Answers,
+    ) -> Flow {
+        if !assistant.content.is_empty() {
+            self.flush(std::slice::from_ref(assistant)).await;
+        }
+        if finish == FinishReason::Pause {
+            answers.pauses += 1;
+            if answers.pauses > cx.behavior.max_consecutive_pause_turns {
+                return Flow::End(Ending::Paused);
+            }
+            cx.continuing_pause = true;
+            return Flow::Continue;
+        }
+        answers.pauses = 0;
+        if let Some(schema) = &options.response_schema {
+            match self.check_output(schema, assistant).await {
+                Ok(()) => {}
+                Err(reason) if answers.output_retries < 2 => {
+                    answers.output_retries += 1;
+                    self.queue_internal(format!(
+                        "Your answer does not match the required JSON schema ({reason}). Reply again with only a JSON value that matches it."
+                    ));
+                    return Flow::Continue;
+                }
+                Err(reason) => return Flow::End(Ending::Failed(RunErrorKind::Output(reason))),
+            }
+        }
+        if self.inject_queued(true).await {
+            return Flow::Continue;
+        }
+        if cx.signal.is_aborted() {
+            return Flow::End(aborted(cx));
+        }
+        match self.decide_end(cx, options).await {
+            Ok(Some(message)) => {
+                self.inject(Queued {
+                    content: vec![ContentBlock::text(message)],
+                    id: None,
+                })
+                .await;
+                Flow::Continue
+            }
+            Ok(None) => Flow::End(Ending::Completed),
+            Err(kind) => Flow::End(Ending::Failed(kind)),
+        }
+    }
+}
+
+/// Whether the turn loop goes on.
+enum Flow {
+    Continue,
+    End(Ending),
+}
+
+/// What the turn loop counts across answers: pause turns in a row, and
+/// answers asked again for the response schema.
+#[derive(Default)]
+struct Answers {
+    pauses: u32,
+    output_retries: u32,
+}
+
+/// The run was aborted (by the host, not a hook).
+fn aborted(cx: &RunCx) -> Ending {
+    Ending::Aborted {
+        reason: cx.signal.reason(),
+        hook: false,
     }
 }
 

@@ -129,25 +129,7 @@ impl RunLoop {
             }
         }
 
-        let system = options
-            .system
-            .clone()
-            .or_else(|| config.system.clone())
-            .unwrap_or_default();
-        let system = if hooks.has::<SystemTransform>() {
-            let mut sys = SystemTransform::new(SystemTransformInit {
-                messages: messages.clone(),
-                session_id: options.session_id.clone(),
-                turn: cx.turn,
-                turn_id: turn_id.to_owned(),
-            });
-            sys.system = system;
-            self.decide(&mut sys).await?;
-            sys.system
-        } else {
-            system
-        };
-
+        let system = self.request_system(cx, options, &messages, turn_id).await?;
         let (_, model) = &cx.targets[cx.target];
         let mut request = StreamOptions::new(model.clone(), self.wire_messages(cx, messages));
         request.system = (!system.is_empty()).then_some(system);
@@ -186,6 +168,35 @@ impl RunLoop {
             self.resolve_refs(&mut request.messages).await;
         }
         Ok(request)
+    }
+
+    /// The request's system prompt: the run's (or the loop's), through
+    /// `system:transform`.
+    async fn request_system(
+        &self,
+        cx: &RunCx,
+        options: &RunOptions,
+        messages: &[Message],
+        turn_id: &str,
+    ) -> Result<String, RunErrorKind> {
+        let config = &self.inner.config;
+        let system = options
+            .system
+            .clone()
+            .or_else(|| config.system.clone())
+            .unwrap_or_default();
+        if !config.hooks.has::<SystemTransform>() {
+            return Ok(system);
+        }
+        let mut sys = SystemTransform::new(SystemTransformInit {
+            messages: messages.to_vec(),
+            session_id: options.session_id.clone(),
+            turn: cx.turn,
+            turn_id: turn_id.to_owned(),
+        });
+        sys.system = system;
+        self.decide(&mut sys).await?;
+        Ok(sys.system)
     }
 
     /// Asks `content-ref:resolve` for each referenced image or document of

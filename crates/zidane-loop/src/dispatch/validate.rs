@@ -1,0 +1,121 @@
+//! Unknown tools and input validation (with coercion).
+
+use std::sync::{Arc, PoisonError};
+
+use serde_json::Value;
+
+use crate::run::RunLoop;
+use crate::validate::InputValidator;
+use zidane_core::events::{
+    MessageError, SharedError, ToolBefore, ToolOutcome, ToolUnknown, ValidationCoerce, ValidationReject,
+};
+use zidane_core::events::{ToolBeforeInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit};
+
+use super::{CallCx, CallResult};
+
+impl RunLoop {
+    /// Stage 2: A tool nobody offers: `tool:unknown` may substitute a result.
+    pub(super) async fn unknown_stage(&self, c: &CallCx<'_>, input: Value) -> CallResult {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let hooks = &self.inner.config.hooks;
+        let mut unknown = ToolUnknown::new(ToolUnknownInit {
+            name: name.clone(),
+            call_id: call.id.clone(),
+            input: input.clone(),
+            run_id: cx.run_id.clone(),
+            turn_id: c.turn_id.to_owned(),
+        });
+        self.observe(&mut unknown).await;
+        self.dispatched(c, ToolOutcome::Unknown, None, &input).await;
+        if hooks.has::<ToolBefore>() {
+            let mut before = ToolBefore::new(ToolBeforeInit {
+                name: name.clone(),
+                call_id: call.id.clone(),
+                run_id: cx.run_id.clone(),
+                turn_id: c.turn_id.to_owned(),
+                coercions: Vec::new(),
+                prior_content: None,
+                run_tool_counts: c.snapshot.clone(),
+                unknown: true,
+            });
+            before.input = input.clone();
+            self.observe(&mut before).await;
+        }
+        let available: Vec<&str> = cx.tools.names().collect();
+        let text = format!(
+            "Tool error: unknown tool `{name}`. Available tools: {}",
+            available.join(", ")
+        );
+        if !unknown.suppress_error {
+            let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
+            if let Some(substitute) = self.tool_error(c, &input, error).await {
+                return CallResult {
+                    content: substitute,
+                    ..c.result(String::new(), true)
+                };
+            }
+        }
+        match unknown.result.take() {
+            Some(content) => CallResult {
+                content,
+                ..c.result(String::new(), false)
+            },
+            None => c.result(text, true),
+        }
+    }
+
+    /// Stage 3: Validation against the tool's schema, with coercion of near-misses.
+    pub(super) async fn validate_stage(
+        &self,
+        c: &CallCx<'_>,
+        tool: &Arc<dyn zidane_core::tool::Tool>,
+        input: Value,
+    ) -> Result<(Value, Vec<String>), CallResult> {
+        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let hooks = &self.inner.config.hooks;
+        let validator = self.validator(name, tool.input_schema());
+        match validator.validate(input) {
+            Ok(valid) => {
+                if !valid.coercions.is_empty() && hooks.has::<ValidationCoerce>() {
+                    let mut ev = ValidationCoerce::new(ValidationCoerceInit {
+                        name: name.clone(),
+                        call_id: call.id.clone(),
+                        input: valid.input.clone(),
+                        run_id: cx.run_id.clone(),
+                        turn_id: c.turn_id.to_owned(),
+                        coercions: valid.coercions.clone(),
+                        schema: tool.input_schema().clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+                Ok((valid.input, valid.coercions))
+            }
+            Err(reason) => {
+                if hooks.has::<ValidationReject>() {
+                    let mut ev = ValidationReject::new(ValidationRejectInit {
+                        name: name.clone(),
+                        call_id: call.id.clone(),
+                        input: call.input.clone(),
+                        run_id: cx.run_id.clone(),
+                        turn_id: c.turn_id.to_owned(),
+                        reason: reason.clone(),
+                        schema: tool.input_schema().clone(),
+                    });
+                    self.observe(&mut ev).await;
+                }
+                self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
+                    .await;
+                Err(c.result(format!("Validation error: {reason}"), true))
+            }
+        }
+    }
+
+    pub(super) fn validator(&self, name: &str, schema: &Value) -> Arc<InputValidator> {
+        let mut cache = self.inner.validators.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(
+            cache
+                .entry(name.to_owned())
+                .or_insert_with(|| Arc::new(InputValidator::new(schema))),
+        )
+    }
+}

@@ -1,0 +1,58 @@
+//! The spec's quick start: an agent with the basic coding preset, one run
+//! with a run-summary collector installed, what a model change would cost
+//! the prompt cache, and a manual compaction.
+//!
+//! ```sh
+//! ANTHROPIC_API_KEY=... cargo run -p zidane --example quickstart -- "Name the files in this directory."
+//! ```
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod common;
+
+use zidane::agent::{
+    AgentCacheChange, AgentOptions, AgentRunOptions, CompactOptions, RunSummaryCollectorOptions, create_agent,
+    create_run_summary_collector,
+};
+use zidane::presets::{BasicOptions, basic};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = common::Args::parse();
+    let preset = basic(BasicOptions::in_folder(std::env::current_dir()?));
+    let agent = create_agent(AgentOptions {
+        provider: vec![common::provider(&args)?],
+        model: args.model(),
+        system: Some(preset.system),
+        tools: preset.tools,
+        execution: Some(preset.execution),
+        ..Default::default()
+    })?;
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let installed = collector.install(agent.hooks());
+
+    let prompt = args.first_or("Name the files in this directory.");
+    let stats = agent.run(AgentRunOptions::prompt(prompt)).await?;
+    drop(installed); // uninstalls the collector
+    println!("{}", common::answer(&agent));
+    println!("status: {:?}, turns: {}", stats.status, stats.turns);
+    if let Some(summary) = collector.latest() {
+        println!("output tokens: {}", summary.totals.output);
+    }
+
+    let change = AgentCacheChange {
+        model: Some("claude-opus-4-1".into()),
+        ..Default::default()
+    };
+    let impact = agent.cache_impact(&change);
+    println!(
+        "switching models would re-read {} tokens; the cache expires at {:?}",
+        impact.tokens,
+        agent.cache_expires_at()
+    );
+
+    let compacted = agent.compact(CompactOptions { keep_turns: Some(2) }).await?;
+    println!("compacted: {}", compacted.compacted);
+    agent.destroy().await;
+    Ok(())
+}
