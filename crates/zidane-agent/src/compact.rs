@@ -1,23 +1,10 @@
 //! Compaction: older turns replaced by a summary from the provider, with the
 //! most recently read files and any `compact:restore` additions re-attached.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use zidane_core::events::{CompactEnd, CompactReason, CompactStatus, SharedError};
+use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
 
-use serde_json::json;
-use zidane_core::events::{
-    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
-};
-use zidane_core::seams::{CompactCheck, Compactor};
-use zidane_provider::{
-    AbortController, AbortSignal, BoxFuture, ContentBlock, Message, MessageAccumulator, Provider, Role, SessionTurn,
-    StreamEvent, StreamOptions, ToolResultContent,
-};
-
-use crate::agent::{Agent, Inner, estimate_tokens};
-use crate::error::AgentError;
-use zidane_core::events::{CompactEndInit, CompactProgressInit, CompactRestoreInit, CompactStartInit};
+use zidane_core::events::CompactEndInit;
 
 /// Auto-compaction settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +33,7 @@ impl Default for AutoCompact {
     }
 }
 
-/// Options of [`Agent::compact`].
+/// Options of [`Agent::compact`](crate::Agent::compact).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompactOptions {
     /// Turns kept verbatim after the summary (default: auto-compaction's
@@ -70,239 +57,11 @@ pub struct CompactionResult {
 }
 
 /// The instruction that asks for the summary.
-const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far so that it can continue from the summary alone: the goal, decisions made, what was done and found (files, commands, results), what remains, and any constraint the user gave. Be complete but concise. Reply with the summary only.";
-
-pub(crate) struct Compaction {
-    auto: Option<AutoCompact>,
-    provider: Arc<dyn Provider>,
-    agent: Weak<Inner>,
-    failures: AtomicU32,
-    running: AtomicBool,
-}
-
-impl Compaction {
-    pub(crate) fn new(auto: Option<AutoCompact>, provider: Arc<dyn Provider>, agent: Weak<Inner>) -> Self {
-        Compaction {
-            auto,
-            provider,
-            agent,
-            failures: AtomicU32::new(0),
-            running: AtomicBool::new(false),
-        }
-    }
-
-    pub(crate) fn threshold(&self) -> Option<f64> {
-        self.auto.as_ref().map(|a| a.threshold)
-    }
-
-    fn agent(&self) -> Option<Agent> {
-        self.agent.upgrade().map(|inner| Agent { inner })
-    }
-
-    pub(crate) async fn manual(&self, agent: &Agent, options: CompactOptions) -> Result<CompactionResult, AgentError> {
-        let keep = options
-            .keep_turns
-            .unwrap_or_else(|| self.auto.as_ref().map_or(4, |a| a.keep_turns));
-        let controller = AbortController::new();
-        let signal = controller.signal();
-        let scope = agent.inner.control.compaction(controller);
-        let turns = agent.turns();
-        let outcome = self.compact(agent, &turns, keep, CompactReason::Manual, &signal).await;
-        drop(scope);
-        let (replacement, result) = outcome?;
-        if let Some(turns) = replacement {
-            agent.run_loop().set_turns(turns);
-        }
-        Ok(result)
-    }
-
-    /// Compacts `turns`, keeping the last `keep` verbatim; returns the new
-    /// history (`None` when there is nothing to compact) and the result.
-    async fn compact(
-        &self,
-        agent: &Agent,
-        turns: &[SessionTurn],
-        keep: usize,
-        reason: CompactReason,
-        signal: &AbortSignal,
-    ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
-        if self.running.swap(true, Ordering::AcqRel) {
-            return Err(AgentError::Busy);
-        }
-        let _running = Release(&self.running);
-        // Cut where no call is separated from its result.
-        let latest = turns.len().saturating_sub(keep);
-        let Some(cut) = (1..=latest)
-            .rev()
-            .filter(|&i| i < turns.len())
-            .find(|&i| is_clean_boundary(&turns[i]))
-        else {
-            return Ok((None, CompactionResult::default()));
-        };
-        let estimated = estimate_tokens(&serde_json::to_string(&turns[..cut]).unwrap_or_default());
-        let mut start = CompactStart::new(CompactStartInit {
-            reason,
-            turns: cut as u32,
-            estimated_tokens: estimated,
-        });
-        agent.observe(&mut start).await;
-
-        let summary = match self.summarize(agent, turns, cut, reason, signal).await {
-            Ok(s) => s,
-            Err(_) if signal.is_aborted() => {
-                agent.observe(&mut unfinished(reason, None)).await;
-                return Ok((None, CompactionResult::default()));
-            }
-            Err(error) => {
-                let shared: SharedError = Arc::new(MessageError(error.to_string()));
-                agent.observe(&mut unfinished(reason, Some(shared))).await;
-                return Err(error);
-            }
-        };
-
-        // What comes back after the summary: the host's additions, then the
-        // most recently read files.
-        let session_id = agent.session().map(|s| s.id);
-        let mut restore = CompactRestore::new(CompactRestoreInit { session_id });
-        agent.observe(&mut restore).await;
-        let mut calls = restore.take_added();
-        calls.extend(self.recent_files(agent).await);
-
-        let mut replacement = summary_turns(&*agent.inner.clock, &summary, &calls);
-        replacement.extend_from_slice(&turns[cut..]);
-        if let Err(error) = agent.persist_replacement(&replacement).await {
-            agent.observe(&mut unfinished(reason, Some(Arc::clone(&error)))).await;
-            return Err(AgentError::Store(error));
-        }
-        let effective = estimate_tokens(&serde_json::to_string(&replacement).unwrap_or_default());
-        let result = CompactionResult {
-            compacted: true,
-            replaced: cut as u32,
-            restored: calls.len() as u32,
-            summary: Some(summary),
-            effective_tokens: effective,
-        };
-        let mut end = CompactEnd::new(CompactEndInit {
-            reason,
-            status: CompactStatus::Ok,
-            replaced: result.replaced,
-            dropped: 0,
-            restored: result.restored,
-            effective_tokens: Some(effective),
-            error: None,
-        });
-        agent.observe(&mut end).await;
-        Ok((Some(replacement), result))
-    }
-
-    async fn summarize(
-        &self,
-        agent: &Agent,
-        turns: &[SessionTurn],
-        cut: usize,
-        reason: CompactReason,
-        signal: &AbortSignal,
-    ) -> Result<String, AgentError> {
-        let (_, last) = agent.run_loop().last_request();
-        // The summary goes where the last request went (a fallback provider
-        // keeps the cache the primary does not have).
-        let provider = agent
-            .run_loop()
-            .last_provider()
-            .unwrap_or_else(|| Arc::clone(&self.provider));
-        let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
-        let instruction = Message::user(SUMMARY_INSTRUCTION);
-        // When the history still starts with the last request, resend that
-        // request (same system, tools and messages) with the instruction, so
-        // the provider reads it from its prompt cache.
-        let mut request = match last.as_deref() {
-            Some(last)
-                if history.len() >= last.messages.len() && history[..last.messages.len()] == last.messages[..] =>
-            {
-                let mut r = last.clone();
-                r.messages.push(instruction);
-                r
-            }
-            _ => {
-                let config = agent.run_loop().config();
-                let model = config.default_model_for(provider.as_ref());
-                let mut messages = history[..cut].to_vec();
-                messages.push(instruction);
-                let mut r = StreamOptions::new(model, messages);
-                r.system = config.system.clone();
-                r
-            }
-        };
-        request.response_schema = None;
-        request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
-        let mut stream = provider.stream(&request, signal.clone());
-        let mut acc = MessageAccumulator::new();
-        let mut chars = 0usize;
-        let mut last_progress: Option<tokio::time::Instant> = None;
-        while let Some(event) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
-            let event = event?;
-            if let StreamEvent::TextDelta { text, .. } = &event {
-                chars += text.chars().count();
-                let now = tokio::time::Instant::now();
-                if last_progress.is_none_or(|t| now.duration_since(t) >= Duration::from_millis(250)) {
-                    last_progress = Some(now);
-                    let mut ev = CompactProgress::new(CompactProgressInit {
-                        reason,
-                        est_output_tokens: (chars / 4) as u64,
-                    });
-                    agent.observe(&mut ev).await;
-                }
-            }
-            acc.push(&event);
-        }
-        let message = acc.finish();
-        let text = message.text();
-        if text.trim().is_empty() {
-            return Err(AgentError::Compaction("the summary came back empty".into()));
-        }
-        Ok(text)
-    }
-
-    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_core::events::RestoredCall> {
-        let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
-        let mut entries: Vec<(String, u64)> = {
-            let read_state = agent
-                .run_loop()
-                .config()
-                .read_state
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            read_state.iter().map(|(k, v)| (k.clone(), v.read_at_ms)).collect()
-        };
-        entries.sort_by_key(|e| std::cmp::Reverse(e.1));
-        let Ok(handle) = agent.ensure_execution().await else {
-            return Vec::new();
-        };
-        let mut calls = Vec::new();
-        for (path, _) in entries.into_iter().take(limit) {
-            if let Ok(bytes) = agent.execution().read_file(&handle, &path).await {
-                calls.push(zidane_core::events::RestoredCall {
-                    name: "read_file".into(),
-                    input: json!({ "path": path }),
-                    output: String::from_utf8_lossy(&bytes).into_owned(),
-                });
-            }
-        }
-        calls
-    }
-}
-
-struct Release<'a>(&'a AtomicBool);
-
-impl Drop for Release<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
+pub(crate) const SUMMARY_INSTRUCTION: &str = "Summarize the conversation so far so that it can continue from the summary alone: the goal, decisions made, what was done and found (files, commands, results), what remains, and any constraint the user gave. Be complete but concise. Reply with the summary only.";
 
 /// Whether the history may be cut before `turn`: anywhere but before a
 /// tool-results turn, which must stay with the calls it answers.
-fn is_clean_boundary(turn: &SessionTurn) -> bool {
+pub(crate) fn is_clean_boundary(turn: &SessionTurn) -> bool {
     !(turn.role == Role::User
         && turn
             .content
@@ -310,52 +69,9 @@ fn is_clean_boundary(turn: &SessionTurn) -> bool {
             .any(|b| matches!(b, ContentBlock::ToolResult { .. })))
 }
 
-impl Compactor for Compaction {
-    fn wants_check(&self, last_input_tokens: Option<u64>) -> bool {
-        let Some(auto) = self.auto.as_ref() else {
-            return false;
-        };
-        let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
-        self.failures.load(Ordering::Acquire) < auto.max_failures
-            && window > 0
-            && last_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
-    }
-
-    fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
-        Box::pin(async move {
-            let auto = self.auto.as_ref()?;
-            if self.failures.load(Ordering::Acquire) >= auto.max_failures {
-                return None; // the circuit breaker is open
-            }
-            let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
-            let used = check.last_input_tokens?;
-            if window == 0 || (used as f64) < auto.threshold * f64::from(window) {
-                return None;
-            }
-            let agent = self.agent()?;
-            match self
-                .compact(&agent, check.turns, auto.keep_turns, CompactReason::Auto, check.signal)
-                .await
-            {
-                Ok((turns, _)) => {
-                    self.failures.store(0, Ordering::Release);
-                    turns
-                }
-                Err(e) => {
-                    // The run goes on with the full history; after too many
-                    // failures auto-compaction stops trying.
-                    self.failures.fetch_add(1, Ordering::AcqRel);
-                    tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
-                    None
-                }
-            }
-        })
-    }
-}
-
 /// A compaction's `compact:end` when it did not finish: aborted (no
 /// error) or failed.
-fn unfinished(reason: CompactReason, error: Option<SharedError>) -> CompactEnd {
+pub(crate) fn unfinished(reason: CompactReason, error: Option<SharedError>) -> CompactEnd {
     CompactEnd::new(CompactEndInit {
         reason,
         status: if error.is_some() {
@@ -373,7 +89,7 @@ fn unfinished(reason: CompactReason, error: Option<SharedError>) -> CompactEnd {
 
 /// The turns that replace the compacted ones: the summary, then the
 /// restored calls with their results.
-fn summary_turns(
+pub(crate) fn summary_turns(
     clock: &dyn zidane_core::clock::Clock,
     summary: &str,
     calls: &[zidane_core::events::RestoredCall],

@@ -1,14 +1,10 @@
 //! Decisions: a typed question (a probability, a choice, a score) answered by
 //! the decision provider, never failing the caller.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use zidane_core::events::{DecisionEnd, DecisionStart};
-use zidane_provider::{AbortSignal, Message, StreamOptions, TurnUsage, complete};
-
-use crate::agent::Agent;
-use zidane_core::events::{DecisionEndInit, DecisionStartInit};
+use zidane_provider::TurnUsage;
 
 /// Where decisions go.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,7 +53,7 @@ pub enum DecisionRequest {
 }
 
 impl DecisionRequest {
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             DecisionRequest::Predicate { .. } => "predicate",
             DecisionRequest::Choice { .. } => "choice",
@@ -65,7 +61,7 @@ impl DecisionRequest {
         }
     }
 
-    fn prompt(&self) -> String {
+    pub(crate) fn prompt(&self) -> String {
         match self {
             DecisionRequest::Predicate { question } => format!(
                 "Estimate the probability that this statement is true:\n\n{question}\n\nReply with only JSON: {{\"probability\": <number from 0 to 1>}}"
@@ -81,7 +77,7 @@ impl DecisionRequest {
     }
 
     /// Checks and normalizes the model's answer.
-    fn answer(&self, text: &str) -> Result<Value, String> {
+    pub(crate) fn answer(&self, text: &str) -> Result<Value, String> {
         let trimmed = text
             .trim()
             .trim_start_matches("```json")
@@ -119,106 +115,9 @@ pub struct DecisionResult {
     pub usage: Option<TurnUsage>,
 }
 
-impl Agent {
-    /// Asks the decision provider a typed question. Never fails: a failure
-    /// comes back as `ok: false` with a reason. `decision:start` and
-    /// `decision:end` fire around it.
-    pub async fn decide(&self, request: DecisionRequest) -> DecisionResult {
-        let started = Instant::now();
-        let (provider, model, timeout) = match &self.inner.decisions {
-            Decisions::Disabled => (None, None, None),
-            Decisions::Auto => (
-                self.inner
-                    .providers
-                    .iter()
-                    .find(|p| p.meta().capabilities.decisions)
-                    .cloned(),
-                None,
-                None,
-            ),
-            Decisions::Pinned {
-                provider,
-                model,
-                timeout,
-            } => (
-                match provider {
-                    Some(name) => self.inner.providers.iter().find(|p| p.name() == name).cloned(),
-                    None => self.inner.providers.first().cloned(),
-                },
-                model.clone(),
-                *timeout,
-            ),
-        };
-        let model = provider
-            .as_ref()
-            .map(|p| model.unwrap_or_else(|| p.meta().default_model.clone()));
-        let mut start = DecisionStart::new(DecisionStartInit {
-            kind: request.kind().to_owned(),
-            provider: provider.as_ref().map(|p| p.name().to_owned()),
-            model: model.clone(),
-            request: json!({ "kind": request.kind(), "prompt": request.prompt() }),
-        });
-        self.observe(&mut start).await;
-        let result = match (provider, model) {
-            (Some(provider), Some(model)) => {
-                let options = StreamOptions::new(model, vec![Message::user(request.prompt())]);
-                let call = complete(provider.as_ref(), &options, AbortSignal::never());
-                let answered = match timeout {
-                    Some(limit) => tokio::time::timeout(limit, call)
-                        .await
-                        .map_err(|_| "the decision timed out".to_owned()),
-                    None => Ok(call.await),
-                };
-                match answered {
-                    Err(reason) => DecisionResult {
-                        reason: Some(reason),
-                        ..Default::default()
-                    },
-                    Ok(Err(e)) => DecisionResult {
-                        reason: Some(e.to_string()),
-                        ..Default::default()
-                    },
-                    Ok(Ok(message)) => match request.answer(&message.text()) {
-                        Ok(answers) => DecisionResult {
-                            ok: true,
-                            answers: Some(answers),
-                            reason: None,
-                            usage: Some(message.usage),
-                        },
-                        Err(reason) => DecisionResult {
-                            reason: Some(reason),
-                            usage: Some(message.usage),
-                            ..Default::default()
-                        },
-                    },
-                }
-            }
-            _ => DecisionResult {
-                reason: Some("unavailable".into()),
-                ..Default::default()
-            },
-        };
-        let mut end = DecisionEnd::new(DecisionEndInit {
-            kind: request.kind().to_owned(),
-            ok: result.ok,
-            reason: result.reason.clone(),
-            answers: result.answers.clone(),
-            usage: result.usage.clone(),
-            duration_ms: started.elapsed().as_millis() as u64,
-        });
-        self.observe(&mut end).await;
-        result
-    }
-}
-
-/// What an agent hands its hook handlers: its own decisions.
-pub(crate) struct HookDecider {
-    pub(crate) agent: std::sync::Weak<crate::agent::Inner>,
-}
-
 /// `ctx.decide` for hook handlers: a handler on an agent's bus asks that
 /// agent's decision provider, with `decision:start` / `decision:end` and
-/// the agent's `decisions` settings, exactly as [`Agent::decide`].
+/// the agent's `decisions` settings, exactly as [`Agent::decide`](crate::Agent::decide).
 ///
 /// ```no_run
 /// # use zidane_agent::{DecideHookContext, DecisionRequest};
@@ -242,22 +141,4 @@ pub trait DecideHookContext {
     /// that belongs to no agent (or a dropped one) answers `ok: false`,
     /// `unavailable`.
     fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult>;
-}
-
-impl DecideHookContext for zidane_hooks::HookCx<'_> {
-    fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult> {
-        let agent = self
-            .context::<HookDecider>()
-            .and_then(|d| d.agent.upgrade())
-            .map(|inner| Agent { inner });
-        Box::pin(async move {
-            match agent {
-                Some(agent) => agent.decide(request).await,
-                None => DecisionResult {
-                    reason: Some("unavailable".into()),
-                    ..Default::default()
-                },
-            }
-        })
-    }
 }

@@ -24,6 +24,7 @@ mod extensions;
 mod mcp;
 mod options;
 mod resume;
+mod run_options;
 mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -44,9 +45,10 @@ pub use extensions::McpConfigTransform;
 pub use extensions::{
     BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
 };
-pub use options::{
-    AgentCacheChange, AgentCacheImpact, AgentOptions, AgentRunOptions, DurableResumeOptions, Prompt,
-    QueuedMessageOptions, SuspendOptions,
+pub use options::AgentOptions;
+pub use run_options::{
+    AgentCacheChange, AgentCacheImpact, AgentRunOptions, DurableResumeOptions, Prompt, QueuedMessageOptions,
+    SuspendOptions,
 };
 pub use skills::{
     ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders, parse_skill,

@@ -13,7 +13,7 @@ use zidane_provider::{AbortSignal, ContentBlock, Role, SessionTurn, ToolResultCo
 use crate::agent::{Agent, lock};
 use crate::binding::store_error;
 use crate::error::AgentError;
-use crate::options::{AgentRunOptions, DurableResumeOptions};
+use crate::run_options::{AgentRunOptions, DurableResumeOptions};
 use zidane_core::session::{SessionRun, SessionRunStatus};
 
 impl Agent {

@@ -26,9 +26,9 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Sse, SseStream};
 use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody, Timeouts};
 
-use crate::connection::McpError;
+use crate::error::McpError;
+use crate::oauth::OAuthFlow;
 use crate::oauth::{Challenge, OAuthError, OAuthTokens};
-use crate::oauth_flow::OAuthFlow;
 
 const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";

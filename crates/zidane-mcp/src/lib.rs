@@ -34,24 +34,26 @@
 //! Architecture invariant: this crate knows the loop's tool trait and events,
 //! never the agent; it speaks MCP only through `rmcp`.
 
+mod bootstrap;
 mod config;
 mod connection;
+mod error;
+mod handler;
 #[cfg(feature = "http")]
 mod http;
 pub mod oauth;
-#[cfg(feature = "http")]
-mod oauth_flow;
+mod server;
 #[cfg(feature = "http")]
 mod sse;
 mod stdio;
 mod tool;
+mod transport;
 
+pub use bootstrap::login_mcp_server;
 pub use config::{
     ElicitationAnswer, ElicitationHandler, ElicitationRequest, McpConfigError, McpServerConfig, McpTransportConfig,
     ToolFilter, parse_mcp_config,
 };
-pub use connection::{
-    DefaultConnector, McpConnection, McpConnector, McpError, McpToolMeta, McpToolWrap, connect_mcp_servers,
-    login_mcp_server,
-};
+pub use connection::{DefaultConnector, McpConnection, McpConnector, McpToolMeta, McpToolWrap, connect_mcp_servers};
+pub use error::McpError;
 pub use tool::{McpTool, namespaced_name};

@@ -18,7 +18,7 @@ use rmcp::transport::Transport;
 use sse_stream::{Sse, SseStream};
 use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody};
 
-use crate::connection::McpError;
+use crate::error::McpError;
 
 const PROVIDER: &str = "mcp";
 

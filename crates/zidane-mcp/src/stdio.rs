@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 use zidane_core::events::{McpWarn, McpWarnInit};
 use zidane_hooks::HookBus;
 
-use crate::connection::McpError;
+use crate::error::McpError;
 
 /// The first stray line, when the server wrote one before its first message.
 pub(crate) type Garbage = Arc<Mutex<Option<String>>>;

@@ -18,7 +18,8 @@ use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{Tool, ToolOutput};
 use zidane_provider::{BoxFuture, ContentBlock, ImageSource, ToolResultContent};
 
-use crate::connection::{Server, observe};
+use crate::handler::observe;
+use crate::server::Server;
 use zidane_core::events::{
     McpToolAfterInit, McpToolBeforeInit, McpToolErrorInit, McpToolGateInit, McpToolTransformInit,
 };

@@ -13,14 +13,14 @@ use zidane_hooks::HookBus;
 use zidane_loop::{LoopConfig, RunLoop};
 use zidane_tools::ProcessContext;
 
+use super::compact::Compaction;
+use super::subagents::Lineage;
 use super::{Agent, ExecutionSlot, Inner, RunControl, SessionState, lock};
 use crate::binding::SessionSink;
-use crate::compact::Compaction;
 use crate::durable::DurableOptions;
 use crate::error::AgentError;
 use crate::mcp::Mcp;
 use crate::options::AgentOptions;
-use crate::subagents::Lineage;
 
 /// Creates an agent. Synchronous: the session loads on the first run,
 /// compaction or warm-up, and the execution handle is spawned then (or now,
@@ -60,7 +60,7 @@ struct Origin {
 }
 
 fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agent, AgentError> {
-    let (mut options, transforms) = crate::extensions::fold(options);
+    let (mut options, transforms) = super::extensions::fold(options);
     check(&options)?;
     let store = session_store(options.durable.as_ref(), options.store.take())?;
     let mcp = Mcp::take(&mut options);
@@ -197,7 +197,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
     );
     let looped = RunLoop::new(config);
     // Handlers reach the agent's decisions through their context.
-    hooks.provide(Arc::new(crate::decide::HookDecider { agent: agent.clone() }));
+    hooks.provide(Arc::new(super::decide::HookDecider { agent: agent.clone() }));
     // A given session is checked against the store on the first run: one
     // the store lacks is created there with its turns, so nothing is lost.
     let session_to_check = options.session.as_ref().map(|s| s.id.clone());
@@ -264,7 +264,7 @@ struct Seams<'a> {
 /// session sink, compaction, the tool-call policy).
 fn loop_config(options: &AgentOptions, seams: Seams<'_>, origin: Origin) -> LoopConfig {
     let policy = (!options.interceptors.is_empty()).then(|| {
-        Arc::new(crate::approvals::Policy {
+        Arc::new(super::approvals::Policy {
             interceptors: options.interceptors.clone(),
             approver: options.approve_tool_call.clone(),
             approvals: Arc::clone(&seams.lineage.approvals),

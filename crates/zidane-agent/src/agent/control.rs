@@ -147,7 +147,7 @@ impl super::Agent {
     /// (`replay_runtime`) is aborted instead: it continues when its engine
     /// runs the invocation again. Before the run started, it does not
     /// start. Resolves once the run stopped; no-op when idle.
-    pub async fn suspend(&self, options: crate::options::SuspendOptions) {
+    pub async fn suspend(&self, options: crate::run_options::SuspendOptions) {
         if !self.is_running() {
             return;
         }
@@ -195,10 +195,10 @@ impl super::Agent {
     #[must_use = "`false` means nothing was queued"]
     pub fn steer(
         &self,
-        prompt: impl Into<crate::options::Prompt>,
-        options: crate::options::QueuedMessageOptions,
+        prompt: impl Into<crate::run_options::Prompt>,
+        options: crate::run_options::QueuedMessageOptions,
     ) -> bool {
-        let (content, id) = crate::options::queued(prompt.into(), options);
+        let (content, id) = crate::run_options::queued(prompt.into(), options);
         self.inner.looped.steer(content, id)
     }
 
@@ -207,10 +207,10 @@ impl super::Agent {
     #[must_use = "`false` means nothing was queued"]
     pub fn follow_up(
         &self,
-        prompt: impl Into<crate::options::Prompt>,
-        options: crate::options::QueuedMessageOptions,
+        prompt: impl Into<crate::run_options::Prompt>,
+        options: crate::run_options::QueuedMessageOptions,
     ) -> bool {
-        let (content, id) = crate::options::queued(prompt.into(), options);
+        let (content, id) = crate::run_options::queued(prompt.into(), options);
         self.inner.looped.follow_up(content, id)
     }
 

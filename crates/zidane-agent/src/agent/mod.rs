@@ -18,10 +18,18 @@ use zidane_hooks::{HookBus, HookScope};
 use zidane_loop::RunLoop;
 use zidane_provider::{CacheTtl, Provider, ProviderMeta, SessionTurn};
 
+mod approvals;
+mod background;
 mod build;
+mod cache;
+mod compact;
+mod context;
 mod control;
+mod decide;
 mod execution;
+mod extensions;
 mod run;
+mod subagents;
 
 pub use build::create_agent;
 pub(crate) use build::create_child;
@@ -29,11 +37,11 @@ pub(crate) use control::{BusyGuard, RunControl};
 pub(crate) use execution::ExecutionSlot;
 
 pub(crate) use crate::cache::estimate_tokens;
-use crate::compact::Compaction;
 use crate::decide::Decisions;
 use crate::durable::DurableOptions;
 use crate::error::AgentError;
 use crate::mcp::Mcp;
+use compact::Compaction;
 
 /// What an agent holds. Each concern with state of its own is a part with
 /// private fields ([`RunControl`], [`ExecutionSlot`], [`Mcp`], the
@@ -62,7 +70,7 @@ pub(crate) struct Inner {
     /// How `spawn` calls run.
     pub(crate) spawn: crate::subagents::SpawnConfig,
     /// Where the agent sits in its tree, and the tree's slot pool.
-    pub(crate) lineage: crate::subagents::Lineage,
+    pub(crate) lineage: subagents::Lineage,
     /// What the extensions transform at each run.
     pub(crate) transforms: crate::extensions::Transforms,
     /// The tool-call interceptors and the approver (a child gets them too).

@@ -16,7 +16,7 @@ use zidane_provider::{AbortSignal, ContentBlock, ThinkingLevel};
 use super::Agent;
 use crate::error::AgentError;
 use crate::mcp::McpRun;
-use crate::options::AgentRunOptions;
+use crate::run_options::AgentRunOptions;
 use zidane_core::durable::OnInterrupted;
 
 /// Everything a run needs, decided before it starts.
@@ -349,7 +349,7 @@ impl Agent {
             }
             system_notes.extend(self.inner.skills.take_notes());
         }
-        let spawning = zidane_core::spawn::Spawning::new(Arc::new(crate::subagents::RunSpawner {
+        let spawning = zidane_core::spawn::Spawning::new(Arc::new(super::subagents::RunSpawner {
             parent: self.clone(),
             extra_tools: mcp.tools.clone(),
             mcp_instructions: mcp.instructions,

@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use zidane_provider::{AbortSignal, HttpClient, RequestBody};
 
-use crate::oauth::{Challenge, OAuthClient, OAuthConfig, OAuthError, OAuthStore, OAuthTokens};
+use super::{Challenge, OAuthClient, OAuthConfig, OAuthError, OAuthStore, OAuthTokens};
 
 /// What discovery found out about a server.
 #[derive(Debug, Clone, Default)]
@@ -845,8 +845,8 @@ mod tests {
     use crate::oauth::{Challenge, MemoryOAuthStore};
 
     /// Keys made for these tests only (`openssl genpkey`).
-    const ES256_KEY: &str = include_str!("testdata/es256-test-key.pem");
-    const RS256_KEY: &str = include_str!("testdata/rs256-test-key.pem");
+    const ES256_KEY: &str = include_str!("../testdata/es256-test-key.pem");
+    const RS256_KEY: &str = include_str!("../testdata/rs256-test-key.pem");
 
     fn flow(url: &str, config: OAuthConfig) -> OAuthFlow {
         let http = HttpClient::new(zidane_provider::Timeouts::default()).unwrap();

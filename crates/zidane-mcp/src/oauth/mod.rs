@@ -10,7 +10,10 @@
 //! itself (`OAuthFlow`) needs the `http` feature.
 
 #[cfg(feature = "http")]
-pub use crate::oauth_flow::{OAuthFlow, PendingLogin, pkce_challenge};
+mod flow;
+
+#[cfg(feature = "http")]
+pub use flow::{OAuthFlow, PendingLogin, pkce_challenge};
 
 use std::collections::HashMap;
 use std::fmt;
