@@ -172,9 +172,7 @@ impl TurnSink for SessionSink {
                 state.turn_count = turns.len();
             }
             let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
-            if let Err(e) = self.hooks.emit(&mut ev).await {
-                tracing::warn!(target: "zidane", "session:save handler failed: {e}");
-            }
+            self.hooks.observe(&mut ev).await;
             Ok(())
         })
     }
@@ -206,9 +204,7 @@ impl TurnSink for SessionSink {
                     run_id: mark.run_id.to_owned(),
                     turn_id: record.turn_id.clone(),
                 });
-                if let Err(e) = self.hooks.emit(&mut ev).await {
-                    tracing::warn!(target: "zidane", "artifact:recorded handler failed: {e}");
-                }
+                self.hooks.observe(&mut ev).await;
             }
         })
     }
@@ -240,10 +236,10 @@ impl TurnSink for SessionSink {
                     count,
                     turns: turns.to_vec(),
                 });
-                let _ = self.hooks.emit(&mut ev).await;
+                self.hooks.observe(&mut ev).await;
             }
             let mut save = SessionSave::new(SessionSaveInit { session_id: id });
-            let _ = self.hooks.emit(&mut save).await;
+            self.hooks.observe(&mut save).await;
             Ok(())
         })
     }

@@ -646,7 +646,7 @@ impl ToolContext {
             turn_id: p.turn_id.clone(),
             progress,
         });
-        let _ = p.hooks.emit(&mut ev).await;
+        p.hooks.observe(&mut ev).await;
     }
 }
 

@@ -396,6 +396,20 @@ impl HookBus {
     /// Stops at the first handler that fails or panics and returns that
     /// failure; the event keeps what the handlers before it wrote.
     pub async fn emit<E: HookEvent>(&self, event: &mut E) -> Result<(), HookError> {
+        self.emit_inner(event).await
+    }
+
+    /// Emits an observer event: the handlers run as with [`emit`](Self::emit),
+    /// and a failing (or panicking) one is logged through `tracing` (target
+    /// `zidane`) instead of returned; what the emitter does next does not
+    /// depend on it. The one place an observer's failure is handled.
+    pub async fn observe<E: HookEvent>(&self, event: &mut E) {
+        if let Err(e) = self.emit_inner(event).await {
+            tracing::warn!(target: "zidane", "{} handler failed: {e}", E::NAME);
+        }
+    }
+
+    async fn emit_inner<E: HookEvent>(&self, event: &mut E) -> Result<(), HookError> {
         let Some(entries) = self.snapshot::<E>() else {
             return Ok(());
         };

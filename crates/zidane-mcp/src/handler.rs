@@ -116,7 +116,7 @@ fn with_defaults(content: &mut serde_json::Map<String, Value>, schema: &Value) {
 pub(crate) type Client = RunningService<RoleClient, Handler>;
 
 pub(crate) async fn observe<E: HookEvent>(hooks: &HookBus, event: &mut E) {
-    let _ = hooks.emit(event).await;
+    hooks.observe(event).await;
 }
 
 #[cfg(test)]

@@ -100,7 +100,7 @@ pub(crate) fn spawn(
                 message: format!("skipped a line on standard output that is not JSON-RPC: {shown}"),
                 name: name.clone(),
             });
-            let _ = hooks.emit(&mut ev).await;
+            hooks.observe(&mut ev).await;
         }
     });
     Ok((

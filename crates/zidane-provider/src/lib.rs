@@ -5,9 +5,12 @@
 //!   [`TurnUsage`], [`StreamOptions`].
 //! - The [`Provider`] trait, its [`StreamEvent`]s and the
 //!   [`MessageAccumulator`] that folds them into an [`AssistantMessage`].
-//! - The wire formats, usable with any HTTP client: [`anthropic`] (Messages)
-//!   and [`openai`] (Chat Completions and compatible servers), over the
-//!   [`sse`] decoder.
+//! - The wire protocols, usable with any HTTP client: [`anthropic`]
+//!   (Messages), [`openai`] (Chat Completions and compatible servers) and
+//!   [`responses`] (OpenAI's Responses API), each a [`WireProtocol`] over the
+//!   [`sse`] decoder; with the `http` feature, [`HttpProvider`] runs any of
+//!   them over the pooled client, and each folder adds its provider
+//!   (`anthropic::AnthropicProvider`, `openai::OpenAiProvider`).
 //! - Classified errors ([`ProviderError`], [`ErrorKind`]), cancellation
 //!   ([`AbortController`], [`AbortSignal`]) and [`Pricing`].
 //!
@@ -17,8 +20,6 @@
 
 mod abort;
 pub mod anthropic;
-#[cfg(feature = "http")]
-mod clients;
 mod error;
 mod event;
 #[cfg(feature = "http")]
@@ -35,6 +36,7 @@ pub mod sse;
 #[cfg(test)]
 mod tests;
 mod usage;
+mod wire;
 
 pub use abort::{AbortController, AbortSignal, Aborted};
 pub use error::{
@@ -53,7 +55,11 @@ pub use pricing::{ModelPrice, Pricing};
 pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta, complete};
 pub use usage::{FinishReason, TurnUsage};
 
+pub use wire::{WireDecoder, WireProtocol, WireRequest};
+
 #[cfg(feature = "http")]
-pub use clients::{AnthropicConfig, AnthropicProvider, Auth, OpenAiApi, OpenAiConfig, OpenAiProvider};
+pub use anthropic::{AnthropicConfig, AnthropicProvider};
 #[cfg(feature = "http")]
-pub use http::{ApiKey, HttpClient, RequestBody, Timeouts};
+pub use http::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, RequestBody, Timeouts};
+#[cfg(feature = "http")]
+pub use openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};

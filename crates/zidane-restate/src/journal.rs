@@ -200,9 +200,7 @@ impl ReplayTracker {
         if self.fired.swap(true, Ordering::AcqRel) {
             return;
         }
-        if let Err(e) = self.hooks.emit(&mut ReplayDone::new()).await {
-            tracing::warn!(target: "zidane", "replay:done handler failed: {e}");
-        }
+        self.hooks.observe(&mut ReplayDone::new()).await;
     }
 
     /// Whether `replay:done` fired.

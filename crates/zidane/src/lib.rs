@@ -196,36 +196,38 @@ pub mod providers {
         DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
         MessageAccumulator, ModelPrice, Pricing, Provider, ProviderError, ProviderMeta, Role, SYSTEM_PROMPT_BOUNDARY,
         SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, ToolChoice, ToolResultContent, ToolSpec, TurnUsage,
-        UsageReport, classify_status, classify_stream_error, complete, retry_after_from_headers,
-        retry_after_from_message, sse,
+        UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status, classify_stream_error, complete,
+        retry_after_from_headers, retry_after_from_message, sse,
     };
     #[cfg(feature = "http")]
-    pub use zidane_provider::{ApiKey, Auth, HttpClient, Timeouts};
+    pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, Timeouts};
 
     pub mod anthropic {
         //! Anthropic's Messages API: the provider (with the `http` feature)
         //! and the wire format, usable with any HTTP client.
         pub use zidane_provider::anthropic::{
-            API_VERSION, BETA_EXTENDED_CACHE_TTL, DEFAULT_MAX_TOKENS, Decoder, Request, count_tokens_body,
+            API_VERSION, BETA_EXTENDED_CACHE_TTL, DEFAULT_MAX_TOKENS, Decoder, Messages, Request, count_tokens_body,
             finish_reason, request_body, thinking_budget,
         };
         #[cfg(feature = "http")]
-        pub use zidane_provider::{AnthropicConfig, AnthropicProvider};
+        pub use zidane_provider::anthropic::{AnthropicConfig, AnthropicProvider};
     }
 
     pub mod responses {
         //! OpenAI's Responses API wire format: the request body and the
         //! event decoder (`OpenAiConfig::openai_responses` uses them).
-        pub use zidane_provider::responses::{Decoder, is_reasoning_item, request_body};
+        pub use zidane_provider::responses::{Decoder, Responses, is_reasoning_item, request_body};
     }
 
     pub mod openai {
         //! OpenAI's Chat Completions API and compatible servers (OpenRouter,
         //! Cerebras, Ollama, vLLM, llama.cpp, LM Studio): the provider (with
         //! the `http` feature) and the wire format.
-        pub use zidane_provider::openai::{Decoder, Dialect, MaxTokensField, finish_reason, request_body};
+        pub use zidane_provider::openai::{
+            ChatCompletions, Decoder, Dialect, MaxTokensField, finish_reason, request_body,
+        };
         #[cfg(feature = "http")]
-        pub use zidane_provider::{OpenAiApi, OpenAiConfig, OpenAiProvider};
+        pub use zidane_provider::openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};
     }
 }
 

@@ -238,9 +238,7 @@ impl Agent {
     }
 
     pub(crate) async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
-        if let Err(e) = self.inner.hooks.emit(event).await {
-            tracing::warn!(target: "zidane", "{} handler failed: {e}", E::NAME);
-        }
+        self.inner.hooks.observe(event).await;
     }
 }
 

@@ -297,9 +297,7 @@ impl Skills {
         let mut ev = SkillsResolve::new(SkillsResolveInit {
             skills: skills.iter().map(SkillDefinition::config).collect(),
         });
-        if let Err(e) = hooks.emit(&mut ev).await {
-            tracing::warn!(target: "zidane", "skills:resolve handler failed: {e}");
-        }
+        hooks.observe(&mut ev).await;
         skills
     }
 
@@ -347,9 +345,7 @@ impl Skills {
             catalog: catalog.to_owned(),
             skills,
         });
-        if let Err(e) = hooks.emit(&mut ev).await {
-            tracing::warn!(target: "zidane", "skills:catalog handler failed: {e}");
-        }
+        hooks.observe(&mut ev).await;
     }
 
     fn find(&self, name: &str) -> Result<SkillDefinition, SkillError> {
@@ -397,9 +393,7 @@ impl Skills {
             skill: skill.config(),
             via,
         });
-        if let Err(e) = hooks.emit(&mut ev).await {
-            tracing::warn!(target: "zidane", "skills:activate handler failed: {e}");
-        }
+        hooks.observe(&mut ev).await;
         Ok(Some(skill))
     }
 
@@ -432,9 +426,7 @@ impl Skills {
             |s| s.config(),
         );
         let mut ev = SkillsDeactivate::new(SkillsDeactivateInit { reason, skill: config });
-        if let Err(e) = hooks.emit(&mut ev).await {
-            tracing::warn!(target: "zidane", "skills:deactivate handler failed: {e}");
-        }
+        hooks.observe(&mut ev).await;
         true
     }
 

@@ -46,9 +46,7 @@ impl RunLoop {
                 unknown: false,
             });
             before.input = input;
-            if let Err(e) = hooks.emit(&mut before).await {
-                tracing_warn(&format!("tool:before handler failed: {e}"));
-            }
+            hooks.observe(&mut before).await;
             before.input
         } else {
             input

@@ -424,9 +424,7 @@ impl RunLoop {
     /// Emits an observational event: a handler's failure is logged, never
     /// fatal.
     pub(crate) async fn observe<E: HookEvent>(&self, event: &mut E) {
-        if let Err(e) = self.inner.config.hooks.emit(event).await {
-            tracing_warn(&format!("{} handler failed: {e}", E::NAME));
-        }
+        self.inner.config.hooks.observe(event).await;
     }
 
     /// The run's tools: `tools`, or the loop's with `extra_tools`; then the

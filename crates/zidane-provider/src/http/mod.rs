@@ -1,6 +1,10 @@
 //! HTTP transport: one pooled hyper client over rustls (ring provider,
 //! bundled web roots), and the streamed response turned into provider events.
 
+mod provider;
+
+pub use provider::{Auth, Endpoint, HttpProvider};
+
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -25,6 +29,7 @@ use crate::error::{ErrorKind, ProviderError, classify_status, retry_after_from_h
 use crate::event::StreamEvent;
 use crate::provider::EventStream;
 use crate::sse::{SseDecoder, SseEvent};
+use crate::wire::WireDecoder;
 
 /// An API key or bearer token. Never shown by `Debug` or `Display`.
 #[derive(Clone, PartialEq, Eq)]
@@ -392,44 +397,6 @@ pub fn error_from_parts(
         .with_request_id(request_id(headers))
         .with_retry_after(retry_after)
         .with_error_type(error_type)
-}
-
-/// A wire format's event decoder, as the SSE stream drives it.
-pub(crate) trait WireDecoder: Send + 'static {
-    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError>;
-    /// Called at the clean end of the body; `false` when the response was
-    /// not complete.
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool;
-}
-
-impl WireDecoder for crate::anthropic::Decoder {
-    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        crate::anthropic::Decoder::decode(self, sse, out)
-    }
-
-    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
-        self.is_ended()
-    }
-}
-
-impl WireDecoder for crate::openai::Decoder {
-    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        crate::openai::Decoder::decode(self, sse, out)
-    }
-
-    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool {
-        crate::openai::Decoder::finish(self, out)
-    }
-}
-
-impl WireDecoder for crate::responses::Decoder {
-    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
-        crate::responses::Decoder::decode(self, sse, out)
-    }
-
-    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
-        self.is_ended()
-    }
 }
 
 /// The largest line or event of a stream (the longest real events, a whole

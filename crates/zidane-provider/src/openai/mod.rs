@@ -2,6 +2,12 @@
 //! it): request bodies and the streamed response, independent of any HTTP
 //! client.
 
+#[cfg(feature = "http")]
+mod provider;
+
+#[cfg(feature = "http")]
+pub use provider::{OpenAiApi, OpenAiConfig, OpenAiProvider};
+
 use std::borrow::Cow;
 
 use bytes::Bytes;
@@ -13,8 +19,10 @@ use crate::error::{ErrorKind, ProviderError, classify_stream_error};
 use crate::event::{ProviderDiagnostic, StreamEvent, UsageReport};
 use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{StreamOptions, ThinkingLevel, ToolChoice};
+use crate::provider::Capabilities;
 use crate::sse::SseEvent;
 use crate::usage::FinishReason;
+use crate::wire::{WireDecoder, WireProtocol, WireRequest};
 
 /// Which field carries the output token limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -690,5 +698,50 @@ pub fn finish_reason(raw: Option<&str>) -> FinishReason {
         Some("length") => FinishReason::Length,
         Some("content_filter") => FinishReason::Refusal,
         _ => FinishReason::Stop,
+    }
+}
+
+impl WireDecoder for Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        Decoder::finish(self, out)
+    }
+}
+
+/// The Chat Completions API (`POST {base}/chat/completions`, streamed) in
+/// a server's dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatCompletions {
+    /// The server's wire choices.
+    pub dialect: Dialect,
+}
+
+impl WireProtocol for ChatCompletions {
+    type Decoder = Decoder;
+
+    fn request(&self, options: &StreamOptions) -> WireRequest {
+        WireRequest {
+            path: "/chat/completions".into(),
+            headers: Vec::new(),
+            body: request_parts(options, self.dialect),
+        }
+    }
+
+    fn decoder(&self, provider: &str) -> Decoder {
+        Decoder::new(provider)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            thinking: false,
+            cache_control: false,
+            images: true,
+            documents: true,
+            count_tokens: false,
+            decisions: true,
+        }
     }
 }

@@ -16,8 +16,10 @@ use crate::error::{ErrorKind, ProviderError, classify_stream_error};
 use crate::event::{ProviderDiagnostic, StreamEvent, UsageReport};
 use crate::message::{ContentBlock, DocumentSource, ImageSource, Role, ToolResultContent};
 use crate::options::{StreamOptions, ThinkingLevel, ToolChoice};
+use crate::provider::Capabilities;
 use crate::sse::SseEvent;
 use crate::usage::FinishReason;
+use crate::wire::{WireDecoder, WireProtocol, WireRequest};
 
 /// Whether a block is a Responses reasoning item kept for replay.
 pub fn is_reasoning_item(block: &ContentBlock) -> bool {
@@ -394,4 +396,45 @@ fn replayable_reasoning(item: Value) -> Value {
 
 fn str_of(item: &Value, key: &str) -> String {
     item[key].as_str().unwrap_or_default().to_owned()
+}
+
+impl WireDecoder for Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
+        self.is_ended()
+    }
+}
+
+/// OpenAI's Responses API (`POST {base}/responses`, streamed, stateless).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Responses;
+
+impl WireProtocol for Responses {
+    type Decoder = Decoder;
+
+    fn request(&self, options: &StreamOptions) -> WireRequest {
+        WireRequest {
+            path: "/responses".into(),
+            headers: Vec::new(),
+            body: vec![request_body(options)],
+        }
+    }
+
+    fn decoder(&self, provider: &str) -> Decoder {
+        Decoder::new(provider)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            thinking: false,
+            cache_control: false,
+            images: true,
+            documents: true,
+            count_tokens: false,
+            decisions: true,
+        }
+    }
 }

@@ -1,6 +1,12 @@
 //! The Anthropic Messages wire format: request bodies and the streamed
 //! response, independent of any HTTP client.
 
+#[cfg(feature = "http")]
+mod provider;
+
+#[cfg(feature = "http")]
+pub use provider::{AnthropicConfig, AnthropicProvider};
+
 use std::borrow::Cow;
 
 use bytes::Bytes;
@@ -14,8 +20,10 @@ use crate::error::{ErrorKind, ProviderError, classify_stream_error};
 use crate::event::{ProviderDiagnostic, StreamEvent, UsageReport};
 use crate::message::{ContentBlock, DocumentSource, ImageSource, Message, Role, ToolResultContent, WireFormat};
 use crate::options::{CacheTtl, StreamOptions, ThinkingLevel, ToolChoice};
+use crate::provider::Capabilities;
 use crate::sse::SseEvent;
 use crate::usage::FinishReason;
+use crate::wire::{WireDecoder, WireProtocol, WireRequest};
 
 /// The `anthropic-version` header value this crate speaks.
 pub const API_VERSION: &str = "2023-06-01";
@@ -952,5 +960,65 @@ pub fn finish_reason(raw: Option<&str>) -> FinishReason {
         Some("pause_turn") => FinishReason::Pause,
         Some("refusal") => FinishReason::Refusal,
         _ => FinishReason::Stop,
+    }
+}
+
+impl WireDecoder for Decoder {
+    fn decode(&mut self, sse: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ProviderError> {
+        Decoder::decode(self, sse, out)
+    }
+
+    fn finish(&mut self, _out: &mut Vec<StreamEvent>) -> bool {
+        self.is_ended()
+    }
+}
+
+/// The Messages API (`POST /v1/messages`, streamed), with the
+/// `anthropic-beta` flags every request carries.
+#[derive(Debug, Clone, Default)]
+pub struct Messages {
+    /// Flags sent with every request, beside the ones a request needs.
+    pub betas: Vec<String>,
+}
+
+impl WireProtocol for Messages {
+    type Decoder = Decoder;
+
+    fn request(&self, options: &StreamOptions) -> WireRequest {
+        let parts = request_parts(options);
+        let betas: Vec<&str> = self
+            .betas
+            .iter()
+            .map(String::as_str)
+            .chain(parts.betas.iter().copied())
+            .collect();
+        let mut headers = vec![("anthropic-version", API_VERSION.to_owned())];
+        if !betas.is_empty() {
+            headers.push(("anthropic-beta", betas.join(",")));
+        }
+        WireRequest {
+            path: "/v1/messages".into(),
+            headers,
+            body: parts.chunks,
+        }
+    }
+
+    fn decoder(&self, provider: &str) -> Decoder {
+        Decoder::new(provider)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            thinking: true,
+            cache_control: true,
+            images: true,
+            documents: true,
+            count_tokens: true,
+            decisions: true,
+        }
+    }
+
+    fn key_header(&self) -> Option<&'static str> {
+        Some("x-api-key")
     }
 }
