@@ -9,27 +9,9 @@ use zidane_provider::ProviderError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// `provider` was empty.
-    #[error("at least one provider is required")]
-    NoProvider,
-    /// A provider of a multi-provider list has a blank name.
-    #[error("provider #{index} has a blank name")]
-    BlankProviderName {
-        /// Its position in the list.
-        index: usize,
-    },
-    /// Two providers share a name.
-    #[error("two providers are named `{name}`")]
-    DuplicateProviderName {
-        /// The name.
-        name: String,
-    },
     /// A hook name is not a spec hook.
     #[error(transparent)]
     Hook(#[from] HookError),
-    /// `session` and `session_id` were both given.
-    #[error("`session` and `session_id` cannot be used together")]
-    SessionAndSessionId,
     /// `session_id` needs a store to load the session from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
@@ -37,11 +19,6 @@ pub enum AgentError {
     /// them in this process only).
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
     SessionWithoutStore,
-    /// `eager` needs a Tokio runtime to connect the MCP servers in.
-    #[error(
-        "`eager` connects the MCP servers in the background and needs a Tokio runtime; call `create_agent` inside one"
-    )]
-    EagerWithoutRuntime,
     /// Some MCP servers could not be connected (the others are).
     #[error("MCP servers failed to connect: {}", failures.iter().map(|(name, e)| format!("{name} ({e})")).collect::<Vec<_>>().join(", "))]
     McpBootstrap {
@@ -97,12 +74,6 @@ pub enum AgentError {
     /// `resume` needs a session (`session` or `session_id`).
     #[error("resume needs a session (`session` or `session_id`)")]
     NoSession,
-    /// `store` is not the durable runtime's store.
-    #[error("`store` must be the durable runtime's store (or unset) when `durable` is set")]
-    DurableStoreMismatch,
-    /// `durable` and `replay_runtime` were both set.
-    #[error("`durable` (a checkpoint runtime) and `replay_runtime` cannot both be set")]
-    TwoRuntimes,
     /// Another live process holds the session's lease.
     #[error(transparent)]
     RunLeaseHeld(#[from] zidane_core::durable::RunLeaseHeldError),
@@ -115,6 +86,54 @@ pub enum AgentError {
         /// The run's statistics up to then.
         stats: Box<AgentStats>,
     },
+    /// The options could not make an agent (a sub-agent's, found when it is spawned).
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// Why `create_agent` refused the options. A run never fails with these:
+/// they are found before there is an agent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `provider` was empty.
+    #[error("at least one provider is required")]
+    NoProvider,
+    /// A provider of a multi-provider list has a blank name.
+    #[error("provider #{index} has a blank name")]
+    BlankProviderName {
+        /// Its position in the list.
+        index: usize,
+    },
+    /// Two providers share a name.
+    #[error("two providers are named `{name}`")]
+    DuplicateProviderName {
+        /// The name.
+        name: String,
+    },
+    /// `session` and `session_id` were both given.
+    #[error("`session` and `session_id` cannot be used together")]
+    SessionAndSessionId,
+    /// `eager` needs a Tokio runtime to connect the MCP servers in.
+    #[error(
+        "`eager` connects the MCP servers in the background and needs a Tokio runtime; call `create_agent` inside one"
+    )]
+    EagerWithoutRuntime,
+    /// `store` is not the durable runtime's store.
+    #[error("`store` must be the durable runtime's store (or unset) when `durable` is set")]
+    DurableStoreMismatch,
+    /// `durable` and `replay_runtime` were both set.
+    #[error("`durable` (a checkpoint runtime) and `replay_runtime` cannot both be set")]
+    TwoRuntimes,
+    /// A hook name is unknown, or a hook map could not be installed.
+    #[error(transparent)]
+    Hook(#[from] HookError),
+    /// `session_id` without a store to load it from.
+    #[error("`session_id` needs a session store (`store`)")]
+    SessionIdWithoutStore,
+    /// `session` without a store to save its turns to.
+    #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
+    SessionWithoutStore,
 }
 
 impl From<RunError> for AgentError {

@@ -39,7 +39,7 @@ pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
 pub use durable::DurableOptions;
-pub use error::AgentError;
+pub use error::{AgentError, BuildError};
 #[cfg(feature = "mcp")]
 pub use extensions::McpConfigTransform;
 pub use extensions::{

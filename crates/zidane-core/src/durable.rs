@@ -330,3 +330,26 @@ pub trait CheckpointBackend: DurableRuntime {
     /// Records (inserts or updates) a run, fenced.
     fn save_run<'a>(&'a self, session_id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>>;
 }
+
+/// A runtime answered a step with the value of another kind of step (a
+/// journal or a record that does not belong to this run).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the durable runtime answered a {asked} step with a {answered} step")]
+pub struct StepMismatch {
+    /// The kind of step asked for.
+    pub asked: &'static str,
+    /// The kind of value it answered with.
+    pub answered: &'static str,
+}
+
+impl StepValue {
+    /// The kind of step this value is of, as a word.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            StepValue::Model(_) => "model call",
+            StepValue::Tool(_) => "tool call",
+            StepValue::Decision(_) => "decision",
+            StepValue::Checkpoint(_) => "checkpoint",
+        }
+    }
+}

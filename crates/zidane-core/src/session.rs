@@ -263,7 +263,15 @@ impl MemoryStore {
 }
 
 fn missing(id: &str) -> StoreError {
-    Arc::new(crate::events::MessageError(format!("no session `{id}`")))
+    Arc::new(SessionNotFound { id: id.to_owned() })
+}
+
+/// The store holds no session of this id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no session `{id}`")]
+pub struct SessionNotFound {
+    /// The id asked for.
+    pub id: String,
 }
 
 impl SessionStore for MemoryStore {

@@ -661,3 +661,11 @@ pub enum Durability {
     #[default]
     Unsafe,
 }
+
+/// The model called a tool the run does not offer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool `{name}`")]
+pub struct UnknownTool {
+    /// The name the model used.
+    pub name: String,
+}

@@ -360,7 +360,7 @@ pub mod agent {
         parse_skill,
     };
     pub use zidane_agent::{
-        Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact,
+        Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact, BuildError,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
         DecideHookContext, DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, Prompt,
         QueuedMessageOptions, SegmentSource, SuspendOptions, create_agent, hook_names,

@@ -18,7 +18,7 @@ use super::subagents::Lineage;
 use super::{Agent, ExecutionSlot, Inner, RunControl, SessionState, lock};
 use crate::binding::SessionSink;
 use crate::durable::DurableOptions;
-use crate::error::AgentError;
+use crate::error::BuildError;
 use crate::mcp::Mcp;
 use crate::options::AgentOptions;
 
@@ -29,7 +29,7 @@ use crate::options::AgentOptions;
 /// Fails on an empty provider list, blank or duplicate provider names,
 /// unknown hook names, `session` together with `session_id`, and a
 /// `session_id` without a store.
-pub fn create_agent(options: AgentOptions) -> Result<Agent, AgentError> {
+pub fn create_agent(options: AgentOptions) -> Result<Agent, BuildError> {
     let lineage = Lineage::root(&options.spawn);
     build(options, lineage, Origin::default())
 }
@@ -41,7 +41,7 @@ pub(crate) fn create_child(
     lineage: Lineage,
     parent_run_id: Option<String>,
     tracing_context: BTreeMap<String, String>,
-) -> Result<Agent, AgentError> {
+) -> Result<Agent, BuildError> {
     build(
         options,
         lineage,
@@ -59,7 +59,7 @@ struct Origin {
     tracing_context: BTreeMap<String, String>,
 }
 
-fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agent, AgentError> {
+fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agent, BuildError> {
     let (mut options, transforms) = super::extensions::fold(options);
     check(&options)?;
     let store = session_store(options.durable.as_ref(), options.store.take())?;
@@ -93,19 +93,19 @@ fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agen
 }
 
 /// Refuses options that cannot make an agent.
-fn check(options: &AgentOptions) -> Result<(), AgentError> {
+fn check(options: &AgentOptions) -> Result<(), BuildError> {
     let providers = &options.provider;
     if providers.is_empty() {
-        return Err(AgentError::NoProvider);
+        return Err(BuildError::NoProvider);
     }
     if providers.len() > 1 {
         let mut names = BTreeSet::new();
         for (index, p) in providers.iter().enumerate() {
             if p.name().trim().is_empty() {
-                return Err(AgentError::BlankProviderName { index });
+                return Err(BuildError::BlankProviderName { index });
             }
             if !names.insert(p.name().to_owned()) {
-                return Err(AgentError::DuplicateProviderName {
+                return Err(BuildError::DuplicateProviderName {
                     name: p.name().to_owned(),
                 });
             }
@@ -114,22 +114,22 @@ fn check(options: &AgentOptions) -> Result<(), AgentError> {
     options.hooks.validate(HOOK_SPECS)?;
     options.spawn.hooks.validate(HOOK_SPECS)?;
     if options.durable.is_some() && options.replay_runtime.is_some() {
-        return Err(AgentError::TwoRuntimes);
+        return Err(BuildError::TwoRuntimes);
     }
     if let (Some(d), Some(s)) = (&options.durable, &options.store)
         && !d.runtime.owns(&**s)
     {
-        return Err(AgentError::DurableStoreMismatch);
+        return Err(BuildError::DurableStoreMismatch);
     }
     let has_store = options.store.is_some() || options.durable.is_some();
     if options.session.is_some() && options.session_id.is_some() {
-        return Err(AgentError::SessionAndSessionId);
+        return Err(BuildError::SessionAndSessionId);
     }
     if options.session_id.is_some() && !has_store {
-        return Err(AgentError::SessionIdWithoutStore);
+        return Err(BuildError::SessionIdWithoutStore);
     }
     if options.session.is_some() && !has_store {
-        return Err(AgentError::SessionWithoutStore);
+        return Err(BuildError::SessionWithoutStore);
     }
     Ok(())
 }
@@ -138,7 +138,7 @@ fn check(options: &AgentOptions) -> Result<(), AgentError> {
 fn session_store(
     durable: Option<&DurableOptions>,
     store: Option<Arc<dyn SessionStore>>,
-) -> Result<Option<Arc<dyn SessionStore>>, AgentError> {
+) -> Result<Option<Arc<dyn SessionStore>>, BuildError> {
     Ok(store.or_else(|| durable.map(|d| d.runtime.session_store())))
 }
 
@@ -369,14 +369,14 @@ fn configure(
 
 /// `eager`: the MCP servers connect and the skills resolve now, in the
 /// background (failures are on the bus; the next run or warm-up retries).
-fn warm(agent: &Agent) -> Result<(), AgentError> {
+fn warm(agent: &Agent) -> Result<(), BuildError> {
     let servers = !agent.inner.mcp.is_empty();
     let skills = agent.inner.skills.enabled();
     if !servers && !skills {
         return Ok(());
     }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return Err(AgentError::EagerWithoutRuntime);
+        return Err(BuildError::EagerWithoutRuntime);
     };
     if servers {
         let warm = agent.clone();

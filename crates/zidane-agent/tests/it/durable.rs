@@ -787,7 +787,7 @@ async fn resume_is_refused_without_a_checkpoint_runtime_or_a_session() {
         session_id: Some("s".into()),
         ..Default::default()
     });
-    assert!(matches!(other, Err(AgentError::DurableStoreMismatch)));
+    assert!(matches!(other, Err(zidane_agent::BuildError::DurableStoreMismatch)));
 }
 
 /// A tool that takes `secs` of (paused) time and records that it finished.
@@ -1038,7 +1038,7 @@ async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
     options.replay_runtime = Some(Arc::new(zidane_core::seams::MemoryRuntime));
     let refused = zidane_agent::create_agent(options).err();
     assert!(
-        matches!(refused, Some(zidane_agent::AgentError::TwoRuntimes)),
+        matches!(refused, Some(zidane_agent::BuildError::TwoRuntimes)),
         "{refused:?}"
     );
 }

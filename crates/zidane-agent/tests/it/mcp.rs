@@ -184,7 +184,7 @@ async fn warmup_reports_a_failed_server_and_the_next_warmup_retries_it() {
 
 #[test]
 fn eager_outside_a_runtime_is_refused_and_a_no_op_without_servers() {
-    use zidane_agent::AgentError;
+    use zidane_agent::BuildError;
     let p = provider(vec![]);
     let err = create_agent(AgentOptions {
         mcp_servers: vec![everything()],
@@ -192,7 +192,7 @@ fn eager_outside_a_runtime_is_refused_and_a_no_op_without_servers() {
         ..options(&p)
     })
     .unwrap_err();
-    assert!(matches!(err, AgentError::EagerWithoutRuntime), "{err}");
+    assert!(matches!(err, BuildError::EagerWithoutRuntime), "{err}");
     assert!(
         create_agent(AgentOptions {
             eager: true,

@@ -19,7 +19,7 @@ use zidane_core::events::{ToolBeforeInit, ToolCancelledInit, ToolStateCommitFail
 use zidane_core::seams::{Step, StepError, StepKey, StepKind, StepValue, ToolStep, ToolStepOutcome};
 use zidane_core::tool::{ToolCallParts, ToolContext, ToolOutput, ToolState, apply_ops};
 
-use super::{Call, CallCx, CallResult, Executed, step_kind};
+use super::{Call, CallCx, CallResult, Executed};
 
 impl RunLoop {
     /// Stage 4: Execution: `tool:before` (which may rewrite the input), the call
@@ -160,10 +160,10 @@ impl RunLoop {
             Err(StepError::Work(error)) => return Executed::Failed(error),
         };
         let StepValue::Tool(done) = value else {
-            return Executed::Failed(Arc::new(MessageError(format!(
-                "the durable runtime answered a tool call with a {} step",
-                step_kind(&value)
-            ))));
+            return Executed::Failed(Arc::new(zidane_core::durable::StepMismatch {
+                asked: "tool call",
+                answered: value.kind_name(),
+            }));
         };
         if !replayed {
             self.settle_state(cx, call, &done, landed, &state).await;

@@ -13,7 +13,7 @@ use zidane_core::durable::INTERRUPTED_CALL_MESSAGE;
 use zidane_core::events::{SharedError, ToolBatchResumed, ToolCounts, ToolDispatched, ToolOutcome};
 use zidane_core::events::{ToolBatchResumedInit, ToolDispatchedInit};
 use zidane_core::join_all;
-use zidane_core::seams::{Durability, StepKey, StepKind, StepValue};
+use zidane_core::seams::{Durability, StepKey, StepKind};
 use zidane_core::tool::ToolOutput;
 
 mod execute;
@@ -237,14 +237,5 @@ impl RunLoop {
             run_tool_counts: c.snapshot.clone(),
         });
         self.observe(&mut ev).await;
-    }
-}
-
-pub(crate) fn step_kind(value: &StepValue) -> &'static str {
-    match value {
-        StepValue::Model(_) => "model",
-        StepValue::Tool(_) => "tool",
-        StepValue::Decision(_) => "decision",
-        StepValue::Checkpoint(_) => "checkpoint",
     }
 }

@@ -6,9 +6,7 @@ use serde_json::Value;
 
 use crate::run::RunLoop;
 use crate::validate::InputValidator;
-use zidane_core::events::{
-    MessageError, SharedError, ToolBefore, ToolOutcome, ToolUnknown, ValidationCoerce, ValidationReject,
-};
+use zidane_core::events::{SharedError, ToolBefore, ToolOutcome, ToolUnknown, ValidationCoerce, ValidationReject};
 use zidane_core::events::{ToolBeforeInit, ToolUnknownInit, ValidationCoerceInit, ValidationRejectInit};
 
 use super::{CallCx, CallResult};
@@ -47,7 +45,7 @@ impl RunLoop {
             available.join(", ")
         );
         if !unknown.suppress_error {
-            let error: SharedError = Arc::new(MessageError(format!("unknown tool `{name}`")));
+            let error: SharedError = Arc::new(zidane_core::tool::UnknownTool { name: name.clone() });
             if let Some(substitute) = self.tool_error(c, &input, error).await {
                 return CallResult {
                     content: substitute,

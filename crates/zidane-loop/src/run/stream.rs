@@ -158,10 +158,10 @@ impl RunLoop {
         match recorded {
             Ok(StepValue::Model(message)) => Ok(message),
             Ok(other) => Err(TurnFailure::Failed(RunErrorKind::Durable(Arc::new(
-                zidane_core::events::MessageError(format!(
-                    "the durable runtime answered a model call with a {} step",
-                    crate::dispatch::step_kind(&other)
-                )),
+                zidane_core::durable::StepMismatch {
+                    asked: "model call",
+                    answered: other.kind_name(),
+                },
             )))),
             Err(StepError::Work(error)) => Err(failure.unwrap_or(TurnFailure::Failed(RunErrorKind::Durable(error)))),
             Err(StepError::Record { error, .. }) => Err(TurnFailure::Failed(RunErrorKind::Durable(error))),
