@@ -31,20 +31,19 @@ impl RunLoop {
         input: Value,
         coercions: Vec<String>,
     ) -> CallResult {
-        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let (cx, call) = (c.run, c.call);
         let hooks = &self.inner.config.hooks;
         self.dispatched(c, ToolOutcome::Execute, None, &input).await;
         let input = if hooks.has::<ToolBefore>() {
-            let mut before = ToolBefore::new(ToolBeforeInit {
-                name: name.clone(),
-                call_id: call.id.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: c.turn_id.to_owned(),
-                coercions: coercions.clone(),
-                prior_content: None,
-                run_tool_counts: c.snapshot.clone(),
-                unknown: false,
-            });
+            let mut before = ToolBefore::new(call_init!(
+                ToolBeforeInit {
+                    coercions: coercions.clone(),
+                    prior_content: None,
+                    run_tool_counts: c.snapshot.clone(),
+                    unknown: false,
+                },
+                c
+            ));
             before.input = input;
             hooks.observe(&mut before).await;
             before.input
@@ -67,15 +66,14 @@ impl RunLoop {
             }
             Executed::Cancelled(reason) => {
                 if hooks.has::<ToolCancelled>() {
-                    let mut ev = ToolCancelled::new(ToolCancelledInit {
-                        name: name.clone(),
-                        call_id: call.id.clone(),
-                        input: input.clone(),
-                        run_id: cx.run_id.clone(),
-                        turn_id: c.turn_id.to_owned(),
-                        reason,
-                        run_tool_counts: c.snapshot.clone(),
-                    });
+                    let mut ev = ToolCancelled::new(call_init!(
+                        ToolCancelledInit {
+                            input: input.clone(),
+                            reason,
+                            run_tool_counts: c.snapshot.clone(),
+                        },
+                        c
+                    ));
                     self.observe(&mut ev).await;
                 }
                 return c.result(TOOL_USE_CANCELLED_MESSAGE.to_owned(), true);

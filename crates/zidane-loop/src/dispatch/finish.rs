@@ -29,14 +29,13 @@ impl RunLoop {
         if !self.inner.config.hooks.has::<ToolError>() {
             return None;
         }
-        let mut ev = ToolError::new(ToolErrorInit {
-            name: c.call.name.clone(),
-            call_id: c.call.id.clone(),
-            input: input.clone(),
-            run_id: c.run.run_id.clone(),
-            turn_id: c.turn_id.to_owned(),
-            error,
-        });
+        let mut ev = ToolError::new(call_init!(
+            ToolErrorInit {
+                input: input.clone(),
+                error,
+            },
+            c
+        ));
         self.observe(&mut ev).await;
         ev.result.take()
     }
@@ -56,16 +55,15 @@ impl RunLoop {
         let bytes = output.content.text_len();
         let mut metadata = output.metadata;
         let content = if hooks.has::<ToolTransform>() {
-            let mut transform = ToolTransform::new(ToolTransformInit {
-                name: call.name.clone(),
-                call_id: call.id.clone(),
-                input: input.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: c.turn_id.to_owned(),
-                coercions: coercions.clone(),
-                is_error: output.is_error,
-                output_bytes: bytes,
-            });
+            let mut transform = ToolTransform::new(call_init!(
+                ToolTransformInit {
+                    input: input.clone(),
+                    coercions: coercions.clone(),
+                    is_error: output.is_error,
+                    output_bytes: bytes,
+                },
+                c
+            ));
             transform.result = output.content;
             transform.metadata = std::mem::take(&mut metadata);
             if let Err(e) = hooks.emit(&mut transform).await {
@@ -80,19 +78,18 @@ impl RunLoop {
         };
         let content = cap_result(content, cx.behavior.max_result_bytes);
         if hooks.has::<ToolAfter>() {
-            let mut after = ToolAfter::new(ToolAfterInit {
-                name: call.name.clone(),
-                call_id: call.id.clone(),
-                input: input.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: c.turn_id.to_owned(),
-                coercions,
-                is_error: output.is_error,
-                outcome: Some(outcome),
-                output_bytes: bytes,
-                result: content.clone(),
-                run_tool_counts: c.snapshot.clone(),
-            });
+            let mut after = ToolAfter::new(call_init!(
+                ToolAfterInit {
+                    input: input.clone(),
+                    coercions,
+                    is_error: output.is_error,
+                    outcome: Some(outcome),
+                    output_bytes: bytes,
+                    result: content.clone(),
+                    run_tool_counts: c.snapshot.clone(),
+                },
+                c
+            ));
             self.observe(&mut after).await;
         }
         let budget_bytes = content.text_len();

@@ -17,15 +17,14 @@ impl RunLoop {
     /// defer to any decision already taken. A blocked or substituted call
     /// ends here.
     pub(super) async fn gate_stage(&self, c: &CallCx<'_>) -> Gated {
-        let (cx, call, name) = (c.run, c.call, &c.call.name);
-        let mut gate = ToolGate::new(ToolGateInit {
-            name: name.clone(),
-            call_id: call.id.clone(),
-            run_id: cx.run_id.clone(),
-            turn_id: c.turn_id.to_owned(),
-            resumed: c.resumed,
-            run_tool_counts: c.snapshot.clone(),
-        });
+        let (cx, call) = (c.run, c.call);
+        let mut gate = ToolGate::new(call_init!(
+            ToolGateInit {
+                resumed: c.resumed,
+                run_tool_counts: c.snapshot.clone(),
+            },
+            c
+        ));
         // The gate owns the input for the rest of the pipeline (handlers may
         // rewrite it); this is the call's one copy of it.
         gate.input = call.input.clone();

@@ -16,6 +16,20 @@ use zidane_core::join_all;
 use zidane_core::seams::{Durability, StepKey, StepKind};
 use zidane_core::tool::ToolOutput;
 
+/// A tool event's `…Init` with the call's tool name, call id, run and turn
+/// id, then its own fields.
+macro_rules! call_init {
+    ($init:ident { $($body:tt)* }, $c:expr) => {
+        $init {
+            name: $c.call.name.clone(),
+            call_id: $c.call.id.clone(),
+            run_id: $c.run.run_id.clone(),
+            turn_id: $c.turn_id.to_owned(),
+            $($body)*
+        }
+    };
+}
+
 mod execute;
 mod finish;
 mod gate;
@@ -226,16 +240,15 @@ impl RunLoop {
         if !self.inner.config.hooks.has::<ToolDispatched>() {
             return;
         }
-        let mut ev = ToolDispatched::new(ToolDispatchedInit {
-            name: c.call.name.clone(),
-            call_id: c.call.id.clone(),
-            input: input.clone(),
-            run_id: c.run.run_id.clone(),
-            turn_id: c.turn_id.to_owned(),
-            outcome,
-            reason,
-            run_tool_counts: c.snapshot.clone(),
-        });
+        let mut ev = ToolDispatched::new(call_init!(
+            ToolDispatchedInit {
+                input: input.clone(),
+                outcome,
+                reason,
+                run_tool_counts: c.snapshot.clone(),
+            },
+            c
+        ));
         self.observe(&mut ev).await;
     }
 }

@@ -14,28 +14,21 @@ use super::{CallCx, CallResult};
 impl RunLoop {
     /// Stage 2: A tool nobody offers: `tool:unknown` may substitute a result.
     pub(super) async fn unknown_stage(&self, c: &CallCx<'_>, input: Value) -> CallResult {
-        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let (cx, name) = (c.run, &c.call.name);
         let hooks = &self.inner.config.hooks;
-        let mut unknown = ToolUnknown::new(ToolUnknownInit {
-            name: name.clone(),
-            call_id: call.id.clone(),
-            input: input.clone(),
-            run_id: cx.run_id.clone(),
-            turn_id: c.turn_id.to_owned(),
-        });
+        let mut unknown = ToolUnknown::new(call_init!(ToolUnknownInit { input: input.clone() }, c));
         self.observe(&mut unknown).await;
         self.dispatched(c, ToolOutcome::Unknown, None, &input).await;
         if hooks.has::<ToolBefore>() {
-            let mut before = ToolBefore::new(ToolBeforeInit {
-                name: name.clone(),
-                call_id: call.id.clone(),
-                run_id: cx.run_id.clone(),
-                turn_id: c.turn_id.to_owned(),
-                coercions: Vec::new(),
-                prior_content: None,
-                run_tool_counts: c.snapshot.clone(),
-                unknown: true,
-            });
+            let mut before = ToolBefore::new(call_init!(
+                ToolBeforeInit {
+                    coercions: Vec::new(),
+                    prior_content: None,
+                    run_tool_counts: c.snapshot.clone(),
+                    unknown: true,
+                },
+                c
+            ));
             before.input = input.clone();
             self.observe(&mut before).await;
         }
@@ -69,36 +62,34 @@ impl RunLoop {
         tool: &Arc<dyn zidane_core::tool::Tool>,
         input: Value,
     ) -> Result<(Value, Vec<String>), CallResult> {
-        let (cx, call, name) = (c.run, c.call, &c.call.name);
+        let (call, name) = (c.call, &c.call.name);
         let hooks = &self.inner.config.hooks;
         let validator = self.validator(name, tool.input_schema());
         match validator.validate(input) {
             Ok(valid) => {
                 if !valid.coercions.is_empty() && hooks.has::<ValidationCoerce>() {
-                    let mut ev = ValidationCoerce::new(ValidationCoerceInit {
-                        name: name.clone(),
-                        call_id: call.id.clone(),
-                        input: valid.input.clone(),
-                        run_id: cx.run_id.clone(),
-                        turn_id: c.turn_id.to_owned(),
-                        coercions: valid.coercions.clone(),
-                        schema: tool.input_schema().clone(),
-                    });
+                    let mut ev = ValidationCoerce::new(call_init!(
+                        ValidationCoerceInit {
+                            input: valid.input.clone(),
+                            coercions: valid.coercions.clone(),
+                            schema: tool.input_schema().clone(),
+                        },
+                        c
+                    ));
                     self.observe(&mut ev).await;
                 }
                 Ok((valid.input, valid.coercions))
             }
             Err(reason) => {
                 if hooks.has::<ValidationReject>() {
-                    let mut ev = ValidationReject::new(ValidationRejectInit {
-                        name: name.clone(),
-                        call_id: call.id.clone(),
-                        input: call.input.clone(),
-                        run_id: cx.run_id.clone(),
-                        turn_id: c.turn_id.to_owned(),
-                        reason: reason.clone(),
-                        schema: tool.input_schema().clone(),
-                    });
+                    let mut ev = ValidationReject::new(call_init!(
+                        ValidationRejectInit {
+                            input: call.input.clone(),
+                            reason: reason.clone(),
+                            schema: tool.input_schema().clone(),
+                        },
+                        c
+                    ));
                     self.observe(&mut ev).await;
                 }
                 self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)

@@ -1,5 +1,20 @@
 //! A run: turns until the model stops, a cap is hit or the run is aborted.
 
+/// An event's `…Init` with the run, the loop turn, the turn id and the
+/// model of a stream event (every `stream:*` event, `context:overflow`,
+/// `model:fallback`), then its own fields.
+macro_rules! stream_init {
+    ($init:ident { $($body:tt)* }, $cx:expr, $turn_id:expr, $model:expr) => {
+        $init {
+            run_id: $cx.run_id.clone(),
+            turn: $cx.turn,
+            turn_id: ($turn_id).to_owned(),
+            model: ($model).to_owned(),
+            $($body)*
+        }
+    };
+}
+
 mod config;
 mod control;
 mod finish;

@@ -224,13 +224,14 @@ impl RunLoop {
             state.last_request = Some(Arc::clone(request));
             state.last_provider = Some(Arc::clone(&provider));
         }
-        let mut start = StreamStart::new(StreamStartInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: model.clone(),
-            started_at: config.clock.now_ms(),
-        });
+        let mut start = StreamStart::new(stream_init!(
+            StreamStartInit {
+                started_at: config.clock.now_ms(),
+            },
+            cx,
+            turn_id,
+            model
+        ));
         self.observe(&mut start).await;
         let mut acc = MessageAccumulator::new();
         let mut streamed = Streamed::new(Listening::of(hooks));
@@ -325,13 +326,7 @@ impl RunLoop {
         }
         let message = streamed.finish(acc);
         if hooks.has::<StreamEnd>() {
-            let mut end = StreamEnd::new(StreamEndInit {
-                run_id: cx.run_id.clone(),
-                turn: cx.turn,
-                turn_id: turn_id.to_owned(),
-                model: model.to_owned(),
-                text: message.text(),
-            });
+            let mut end = StreamEnd::new(stream_init!(StreamEndInit { text: message.text() }, cx, turn_id, model));
             self.observe(&mut end).await;
         }
         message
@@ -416,14 +411,15 @@ impl RunLoop {
         if !elide_tool_results(&mut Arc::make_mut(request).messages, pass) {
             return false;
         }
-        let mut ev = ContextOverflow::new(ContextOverflowInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: request.model.clone(),
-            attempt: pass,
-            err: Arc::clone(shared),
-        });
+        let mut ev = ContextOverflow::new(stream_init!(
+            ContextOverflowInit {
+                attempt: pass,
+                err: Arc::clone(shared),
+            },
+            cx,
+            turn_id,
+            request.model
+        ));
         self.observe(&mut ev).await;
         true
     }
@@ -461,21 +457,22 @@ impl RunLoop {
     ) -> Result<(), TurnFailure> {
         let error = &failed.error;
         tracing::debug!(target: "zidane", attempt, max, "the model call failed, retrying in {}ms: {error}", delay.as_millis());
-        let mut ev = StreamRetry::new(StreamRetryInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: request.model.clone(),
-            attempt,
-            delay_ms: delay.as_millis() as u64,
-            discarded_text: failed.discarded_text,
-            discarded_thinking: failed.discarded_thinking,
-            err: Arc::clone(shared),
-            max_attempts: max,
-            next_attempt: attempt + 1,
-            request_id: error.request_id().map(str::to_owned),
-            status_code: error.status(),
-        });
+        let mut ev = StreamRetry::new(stream_init!(
+            StreamRetryInit {
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                discarded_text: failed.discarded_text,
+                discarded_thinking: failed.discarded_thinking,
+                err: Arc::clone(shared),
+                max_attempts: max,
+                next_attempt: attempt + 1,
+                request_id: error.request_id().map(str::to_owned),
+                status_code: error.status(),
+            },
+            cx,
+            turn_id,
+            request.model
+        ));
         self.observe(&mut ev).await;
         tokio::select! {
             biased;
@@ -505,17 +502,18 @@ impl RunLoop {
             provider: next.name().to_owned(),
             model: next_model.clone(),
         };
-        let mut ev = ModelFallback::new(ModelFallbackInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: request.model.clone(),
-            discarded_thinking: failed.discarded_thinking,
-            err: shared,
-            from,
-            target_index: cx.target as u32,
-            to,
-        });
+        let mut ev = ModelFallback::new(stream_init!(
+            ModelFallbackInit {
+                discarded_thinking: failed.discarded_thinking,
+                err: shared,
+                from,
+                target_index: cx.target as u32,
+                to,
+            },
+            cx,
+            turn_id,
+            request.model
+        ));
         self.observe(&mut ev).await;
     }
 
@@ -529,15 +527,16 @@ impl RunLoop {
         shared: SharedError,
     ) {
         tracing::debug!(target: "zidane", "the model call failed for good: {error}");
-        let mut ev = StreamError::new(StreamErrorInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: request.model.clone(),
-            err: shared,
-            status_code: error.status(),
-            request_id: error.request_id().map(str::to_owned),
-        });
+        let mut ev = StreamError::new(stream_init!(
+            StreamErrorInit {
+                err: shared,
+                status_code: error.status(),
+                request_id: error.request_id().map(str::to_owned),
+            },
+            cx,
+            turn_id,
+            request.model
+        ));
         self.observe(&mut ev).await;
     }
 
@@ -573,14 +572,15 @@ impl RunLoop {
                         streamed.segments.push((*index, streamed.text.len()));
                     }
                     streamed.text.push_str(text);
-                    let mut ev = StreamText::new(StreamTextInit {
-                        run_id: cx.run_id.clone(),
-                        turn: cx.turn,
-                        turn_id: turn_id.to_owned(),
-                        model: model.to_owned(),
-                        delta: text.clone(),
-                        text: streamed.text.clone(),
-                    });
+                    let mut ev = StreamText::new(stream_init!(
+                        StreamTextInit {
+                            delta: text.clone(),
+                            text: streamed.text.clone(),
+                        },
+                        cx,
+                        turn_id,
+                        model
+                    ));
                     self.observe(&mut ev).await;
                 }
             }
@@ -588,28 +588,30 @@ impl RunLoop {
                 streamed.thinking_bytes += text.len();
                 if streamed.listening.thinking {
                     streamed.thinking.push_str(text);
-                    let mut ev = StreamThinking::new(StreamThinkingInit {
-                        run_id: cx.run_id.clone(),
-                        turn: cx.turn,
-                        turn_id: turn_id.to_owned(),
-                        model: model.to_owned(),
-                        delta: text.clone(),
-                        thinking: streamed.thinking.clone(),
-                    });
+                    let mut ev = StreamThinking::new(stream_init!(
+                        StreamThinkingInit {
+                            delta: text.clone(),
+                            thinking: streamed.thinking.clone(),
+                        },
+                        cx,
+                        turn_id,
+                        model
+                    ));
                     self.observe(&mut ev).await;
                 }
             }
             StreamEvent::ServerToolUse { id, name, input, .. } => {
                 streamed.server_tools.push((id.clone(), name.clone()));
-                let mut ev = StreamServerToolUse::new(StreamServerToolUseInit {
-                    run_id: cx.run_id.clone(),
-                    turn: cx.turn,
-                    turn_id: turn_id.to_owned(),
-                    model: model.to_owned(),
-                    id: id.clone(),
-                    input: input.clone(),
-                    name: name.clone(),
-                });
+                let mut ev = StreamServerToolUse::new(stream_init!(
+                    StreamServerToolUseInit {
+                        id: id.clone(),
+                        input: input.clone(),
+                        name: name.clone(),
+                    },
+                    cx,
+                    turn_id,
+                    model
+                ));
                 self.observe(&mut ev).await;
             }
             StreamEvent::ServerToolResult {
@@ -618,21 +620,22 @@ impl RunLoop {
                 content,
                 ..
             } => {
-                let mut ev = StreamServerToolResult::new(StreamServerToolResultInit {
-                    run_id: cx.run_id.clone(),
-                    turn: cx.turn,
-                    turn_id: turn_id.to_owned(),
-                    model: model.to_owned(),
-                    content: content.clone(),
-                    // The tool of the call it answers; the block type only
-                    // when the stream never showed that call.
-                    tool_name: streamed
-                        .server_tools
-                        .iter()
-                        .find(|(id, _)| id == tool_use_id)
-                        .map_or_else(|| kind.clone(), |(_, name)| name.clone()),
-                    tool_use_id: tool_use_id.clone(),
-                });
+                let mut ev = StreamServerToolResult::new(stream_init!(
+                    StreamServerToolResultInit {
+                        content: content.clone(),
+                        // The tool of the call it answers; the block type only
+                        // when the stream never showed that call.
+                        tool_name: streamed
+                            .server_tools
+                            .iter()
+                            .find(|(id, _)| id == tool_use_id)
+                            .map_or_else(|| kind.clone(), |(_, name)| name.clone()),
+                        tool_use_id: tool_use_id.clone(),
+                    },
+                    cx,
+                    turn_id,
+                    model
+                ));
                 self.observe(&mut ev).await;
             }
             StreamEvent::InputTransformations(changes) => {
@@ -678,15 +681,16 @@ impl RunLoop {
             ..Default::default()
         };
         let cost = self.inner.config.pricing.cost(model, &usage);
-        let mut ev = StreamProgress::new(StreamProgressInit {
-            run_id: cx.run_id.clone(),
-            turn: cx.turn,
-            turn_id: turn_id.to_owned(),
-            model: model.to_owned(),
-            tokens,
-            provider_counted: counted,
-            cost_usd: cost,
-        });
+        let mut ev = StreamProgress::new(stream_init!(
+            StreamProgressInit {
+                tokens,
+                provider_counted: counted,
+                cost_usd: cost,
+            },
+            cx,
+            turn_id,
+            model
+        ));
         self.observe(&mut ev).await;
     }
 }
