@@ -9,7 +9,7 @@
 
 mod common;
 
-use zidane::agent::{AgentOptions, AgentRunOptions, ToolSet, create_agent};
+use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, ToolSet, create_agent};
 use zidane::providers::BoxFuture;
 use zidane::serde_json::{self, Value, json};
 use zidane::tools::{Tool, ToolContext, ToolFailure, ToolOutput};
@@ -61,6 +61,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = create_agent(AgentOptions {
         provider: vec![common::provider(&args)?],
         model: args.model(),
+        // A small model may call tools forever: ten turns at most.
+        behavior: Behavior {
+            max_turns: Some(10),
+            ..Default::default()
+        },
         system: Some("Count words with the word_count tool, then say the number.".into()),
         tools: ToolSet::new().with(WordCount::new()),
         ..Default::default()
@@ -68,6 +73,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompt = args.first_or("How many words are in 'the quick brown fox jumps'?");
     let stats = agent.run(AgentRunOptions::prompt(prompt)).await?;
     println!("{}", common::answer(&agent));
-    println!("tool calls: {}", stats.tool_calls);
+    println!("tool calls: {}, status: {:?}", stats.tool_calls, stats.status);
     Ok(())
 }

@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zidane::agent::{Agent, AgentOptions, AgentRunOptions, FnTool, ToolOutput, ToolSet, create_agent};
+use zidane::agent::{Agent, AgentOptions, AgentRunOptions, Behavior, FnTool, ToolOutput, ToolSet, create_agent};
 use zidane::durable::{CheckpointRuntime, DurableOptions, DurableResumeOptions};
 use zidane::serde_json::json;
 
@@ -52,6 +52,11 @@ fn agent(args: &common::Args, db: &Path, hang: bool) -> Result<Agent, Box<dyn st
         model: args.model(),
         system: Some("Run one deployment step with deploy_step, then say it is done.".into()),
         tools: ToolSet::new().with(step),
+        // A small model may call the tool forever: six turns at most.
+        behavior: Behavior {
+            max_turns: Some(6),
+            ..Default::default()
+        },
         durable: Some(DurableOptions::from(runtime)),
         session_id: Some(SESSION.into()),
         ..Default::default()

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use zidane::agent::events::{ToolGate, TurnAfter};
-use zidane::agent::{AgentHookMap, AgentOptions, AgentRunOptions, create_agent};
+use zidane::agent::{AgentHookMap, AgentOptions, AgentRunOptions, Behavior, create_agent};
 use zidane::presets::{BasicOptions, basic};
 
 #[tokio::main]
@@ -30,6 +30,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = create_agent(AgentOptions {
         provider: vec![common::provider(&args)?],
         model: args.model(),
+        // A small model may call tools forever: ten turns at most.
+        behavior: Behavior {
+            max_turns: Some(10),
+            ..Default::default()
+        },
         system: Some(preset.system),
         tools: preset.tools,
         execution: Some(preset.execution),

@@ -11,7 +11,7 @@
 mod common;
 
 use zidane::agent::events::{SpawnBefore, SpawnComplete};
-use zidane::agent::{AgentOptions, AgentRunOptions, SpawnConfig, SubagentDefinition, ToolSet, create_agent};
+use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, SpawnConfig, SubagentDefinition, ToolSet, create_agent};
 use zidane::presets::spawn;
 
 #[tokio::main]
@@ -27,6 +27,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = create_agent(AgentOptions {
         provider: vec![common::provider(&args)?],
         model: args.model(),
+        // A small model may call tools forever: ten turns at most.
+        behavior: Behavior {
+            max_turns: Some(10),
+            ..Default::default()
+        },
         system: Some("Delegate questions to the researcher with the spawn tool, then report its answer.".into()),
         tools: ToolSet::new().with(spawn()),
         spawn: SpawnConfig {

@@ -107,7 +107,7 @@ async fn custom_tool_is_offered_and_called() {
     })
     .await;
     let out = run("custom_tool", &url, &[], dir.path()).await;
-    assert!(out.contains("Five words.\ntool calls: 1"), "{out}");
+    assert!(out.contains("Five words.\ntool calls: 1, status: Completed"), "{out}");
     let bodies = bodies.lock().unwrap();
     assert!(bodies[0].contains("\"word_count\""), "the tool is offered");
     assert!(bodies[1].contains(r#"{\"words\":5}"#), "{}", bodies[1]);
