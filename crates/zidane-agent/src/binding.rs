@@ -1,13 +1,13 @@
 //! The session an agent is bound to: loading or creating it, recording its
 //! runs and metadata, and the sink that saves turns as the loop makes them.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use zidane_core::durable::CheckpointBackend;
 use zidane_core::events::{
-    ArtifactRecorded, ArtifactRecordedInit, MessageError, SessionArtifact, SessionMeta, SessionSave, SessionTurns,
-    SharedError,
+    ArtifactRecorded, ArtifactRecordedInit, SessionArtifact, SessionSave, SessionTurns, SharedError,
 };
 use zidane_core::sink::{ArtifactRecord, TurnMark, TurnSink};
 
@@ -15,123 +15,94 @@ use zidane_core::clock::Clock;
 use zidane_hooks::HookBus;
 use zidane_provider::{BoxFuture, SessionTurn};
 
-use zidane_core::events::{SessionMetaInit, SessionSaveInit, SessionTurnsInit};
-use zidane_core::session::{Session, SessionRun, SessionStore};
+use zidane_core::events::{SessionSaveInit, SessionTurnsInit};
+use zidane_core::session::{SessionRun, SessionStore};
 
-use crate::agent::{Agent, SessionState, lock};
 use crate::error::AgentError;
+use crate::sync::lock;
 
-impl Agent {
-    /// Records a run on the session. A durable agent's record is what a
-    /// resume needs, so its failure is the caller's; otherwise it is logged.
-    pub(crate) async fn save_run(&self, session_id: &str, run: SessionRun) -> Result<(), AgentError> {
-        if let Some(state) = lock(&self.inner.session).as_mut() {
-            match state.runs.iter_mut().find(|r| r.id == run.id) {
-                Some(existing) => *existing = run.clone(),
-                None => state.runs.push(run.clone()),
-            }
+/// The session an agent is bound to: its id, metadata and runs (the turns
+/// live in the loop).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionState {
+    pub(crate) id: String,
+    pub(crate) metadata: BTreeMap<String, Value>,
+    pub(crate) runs: Vec<SessionRun>,
+    pub(crate) created_at: u64,
+    /// Turns the session holds (what `session:turns` reports as `count`).
+    pub(crate) turn_count: usize,
+}
+
+/// The session an agent is bound to and the store it lives in: the id a
+/// first run loads (or creates), a session given whole to check against
+/// the store, and, once loaded, its state.
+pub(crate) struct SessionBinding {
+    store: Option<Arc<dyn SessionStore>>,
+    state: Arc<Mutex<Option<SessionState>>>,
+    /// The id to load on the first run (`session_id`).
+    pending: Mutex<Option<String>>,
+    /// A session given whole, to be created in the store when it lacks it.
+    to_check: Mutex<Option<String>>,
+}
+
+impl SessionBinding {
+    /// A binding to `session` (given whole) or to the id `session_id`
+    /// (loaded on the first run), in `store`.
+    pub(crate) fn new(
+        store: Option<Arc<dyn SessionStore>>,
+        session: Option<(SessionState, String)>,
+        session_id: Option<String>,
+    ) -> Self {
+        let to_check = session.as_ref().map(|(_, id)| id.clone());
+        SessionBinding {
+            store,
+            state: Arc::new(Mutex::new(session.map(|(state, _)| state))),
+            pending: Mutex::new(session_id),
+            to_check: Mutex::new(to_check),
         }
-        if let Some(d) = &self.inner.durable {
-            return d.runtime.save_run(session_id, &run).await.map_err(store_error);
-        }
-        if let Some(store) = &self.inner.store
-            && let Err(e) = store.save_run(session_id, &run).await
-        {
-            tracing::warn!(target: "zidane", "the run could not be recorded: {e}");
-        }
-        Ok(())
     }
 
-    /// Loads (or creates) the session named by `session_id`, once.
-    pub(crate) async fn load_session(&self) -> Result<(), AgentError> {
-        let to_check = lock(&self.inner.session_to_check).clone();
-        if let Some(id) = to_check {
-            self.ensure_session_stored(&id).await?;
-            *lock(&self.inner.session_to_check) = None;
-        }
-        let Some(id) = lock(&self.inner.pending_session_id).clone() else {
-            return Ok(());
-        };
-        let Some(store) = &self.inner.store else {
-            return Err(AgentError::SessionIdWithoutStore);
-        };
-        let now = self.inner.clock.now_ms();
-        let session = match store.load(&id).await.map_err(AgentError::Store)? {
-            Some(session) => session,
-            None => {
-                store.create(&id, now).await.map_err(AgentError::Store)?;
-                Session {
-                    id: id.clone(),
-                    created_at: now,
-                    updated_at: now,
-                    ..Default::default()
-                }
-            }
-        };
-        let turn_count = session.turns.len();
-        self.inner.looped.set_turns(session.turns);
-        if let Some(Value::Array(names)) = session.metadata.get(crate::skills::ACTIVE_KEY) {
-            let names: Vec<String> = names.iter().filter_map(|n| n.as_str().map(str::to_owned)).collect();
-            self.inner.skills.restore(&names);
-        }
-        *lock(&self.inner.session) = Some(SessionState {
-            id: session.id,
-            metadata: session.metadata,
-            runs: session.runs,
-            created_at: session.created_at,
-            turn_count,
-        });
-        *lock(&self.inner.pending_session_id) = None;
-        Ok(())
+    /// The store sessions live in, when there is one.
+    pub(crate) fn store(&self) -> Option<&Arc<dyn SessionStore>> {
+        self.store.as_ref()
     }
 
-    /// Creates the given session in the store when the store does not hold
-    /// it, with the turns it came with.
-    pub(crate) async fn ensure_session_stored(&self, id: &str) -> Result<(), AgentError> {
-        let Some(store) = &self.inner.store else {
-            return Err(AgentError::SessionWithoutStore);
-        };
-        if store.load(id).await.map_err(AgentError::Store)?.is_some() {
-            return Ok(());
-        }
-        let now = self.inner.clock.now_ms();
-        store.create(id, now).await.map_err(AgentError::Store)?;
-        let turns = self.turns();
-        if !turns.is_empty() {
-            store.append_turns(id, &turns, now).await.map_err(AgentError::Store)?;
-        }
-        Ok(())
+    /// The bound session's id, once loaded.
+    pub(crate) fn id(&self) -> Option<String> {
+        lock(&self.state).as_ref().map(|s| s.id.clone())
     }
 
-    /// Sets a session metadata key (`session:meta`).
-    pub async fn set_session_meta(&self, key: &str, value: Value) -> Result<(), AgentError> {
-        self.load_session().await?;
-        let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
-            return Err(AgentError::Store(Arc::new(MessageError(
-                "the agent has no session".into(),
-            ))));
-        };
-        if let Some(store) = &self.inner.store {
-            store.set_meta(&id, key, &value).await.map_err(AgentError::Store)?;
-        }
-        if let Some(state) = lock(&self.inner.session).as_mut() {
-            state.metadata.insert(key.to_owned(), value.clone());
-        }
-        let mut ev = SessionMeta::new(SessionMetaInit {
-            session_id: id,
-            key: key.to_owned(),
-            value,
-        });
-        self.observe(&mut ev).await;
-        Ok(())
+    /// The bound session's state (`None` before it is loaded, and without
+    /// a session).
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, Option<SessionState>> {
+        lock(&self.state)
     }
 
-    /// Persists a compacted conversation to the session.
-    pub(crate) async fn persist_replacement(&self, turns: &[SessionTurn]) -> Result<(), SharedError> {
-        match &self.inner.looped.config().sink {
-            Some(sink) => sink.replace(turns).await,
-            None => Ok(()),
-        }
+    /// The state, shared with the loop's session sink.
+    pub(crate) fn shared(&self) -> Arc<Mutex<Option<SessionState>>> {
+        Arc::clone(&self.state)
+    }
+
+    /// The id of a session given whole that the store has not been checked
+    /// for yet.
+    pub(crate) fn to_check(&self) -> Option<String> {
+        lock(&self.to_check).clone()
+    }
+
+    /// The given session is in the store now.
+    pub(crate) fn checked(&self) {
+        *lock(&self.to_check) = None;
+    }
+
+    /// The id the first run loads, until it is loaded.
+    pub(crate) fn pending(&self) -> Option<String> {
+        lock(&self.pending).clone()
+    }
+
+    /// The session is loaded: it is the agent's from now on.
+    pub(crate) fn bind(&self, state: SessionState) {
+        *lock(&self.state) = Some(state);
+        *lock(&self.pending) = None;
     }
 }
 

@@ -10,7 +10,7 @@ use zidane_core::durable::{
 use zidane_core::events::{AgentStats, ResumeMismatch, ResumeMismatchInit, RunStatus};
 use zidane_provider::{AbortSignal, ContentBlock, Role, SessionTurn, ToolResultContent};
 
-use crate::agent::{Agent, lock};
+use crate::agent::Agent;
 use crate::binding::store_error;
 use crate::error::AgentError;
 use crate::run_options::{AgentRunOptions, DurableResumeOptions};
@@ -24,7 +24,7 @@ impl Agent {
         let Some(durable) = self.inner.durable.clone() else {
             return Ok(());
         };
-        let Some(id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+        let Some(id) = self.inner.session.state().as_ref().map(|s| s.id.clone()) else {
             return Ok(());
         };
         let taken = match std::sync::Arc::clone(&durable.runtime).acquire(id.clone()).await {
@@ -50,7 +50,7 @@ impl Agent {
         if let Some(session) = store.load(id).await.map_err(AgentError::Store)? {
             let turn_count = session.turns.len();
             self.inner.looped.set_turns(session.turns);
-            if let Some(state) = lock(&self.inner.session).as_mut() {
+            if let Some(state) = self.inner.session.state().as_mut() {
                 state.runs = session.runs;
                 state.metadata = session.metadata;
                 state.turn_count = turn_count;
@@ -63,7 +63,7 @@ impl Agent {
     pub(crate) fn release_lease(&self) {
         if let (Some(d), Some(id)) = (
             &self.inner.durable,
-            lock(&self.inner.session).as_ref().map(|s| s.id.clone()),
+            self.inner.session.state().as_ref().map(|s| s.id.clone()),
         ) {
             d.runtime.release(&id);
         }
@@ -71,7 +71,7 @@ impl Agent {
 
     /// The session's run a dead process left unfinished (the newest one).
     fn interrupted_run(&self) -> Option<SessionRun> {
-        let session = lock(&self.inner.session);
+        let session = self.inner.session.state();
         session
             .as_ref()?
             .runs
@@ -106,7 +106,7 @@ impl Agent {
         let Some(signal) = self.start_run().await? else {
             return Ok(Some(self.not_started()));
         };
-        if lock(&self.inner.session).is_none() {
+        if self.inner.session.state().is_none() {
             return Err(AgentError::NoSession);
         }
         self.resume_interrupted(options.run, &signal).await
@@ -121,7 +121,7 @@ impl Agent {
         let Some(durable) = self.inner.durable.clone() else {
             return Err(AgentError::NotDurable);
         };
-        let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+        let Some(session_id) = self.inner.session.state().as_ref().map(|s| s.id.clone()) else {
             return Err(AgentError::NoSession);
         };
         self.reload_session(&session_id).await?;
@@ -175,7 +175,7 @@ impl Agent {
         let Some(durable) = self.inner.durable.clone() else {
             return Ok(());
         };
-        let Some(session_id) = lock(&self.inner.session).as_ref().map(|s| s.id.clone()) else {
+        let Some(session_id) = self.inner.session.state().as_ref().map(|s| s.id.clone()) else {
             return Ok(());
         };
         if self.interrupted_run().is_some() {
@@ -197,7 +197,7 @@ impl Agent {
                     all.extend(recovered);
                     let count = all.len();
                     self.inner.looped.set_turns(all);
-                    if let Some(state) = lock(&self.inner.session).as_mut() {
+                    if let Some(state) = self.inner.session.state().as_mut() {
                         state.turn_count = count;
                     }
                 }

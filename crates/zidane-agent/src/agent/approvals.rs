@@ -1,8 +1,11 @@
 //! The agent's tool-call policy: its interceptors and approver, and the
 //! approvals a tree of agents remembers.
 
-use crate::agent::{Agent, Inner, lock};
-use crate::approvals::*;
+use crate::agent::{Agent, Inner};
+use crate::approvals::{
+    APPROVALS_KEY, ApprovalDecision, ApprovalRequest, RememberedApproval, ToolCall, ToolCallApprover,
+    ToolCallInterceptor, ToolCallVerdict,
+};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use zidane_core::seams::{PolicyVerdict, ToolCallPolicy, ToolCallRequest};
@@ -27,7 +30,9 @@ impl Approvals {
 
     fn remembered(&self) -> Vec<RememberedApproval> {
         let from_session = self.root().and_then(|root| {
-            lock(&root.inner.session)
+            root.inner
+                .session
+                .state()
                 .as_ref()
                 .and_then(|s| s.metadata.get(APPROVALS_KEY).cloned())
         });
@@ -46,9 +51,12 @@ impl Approvals {
 
     async fn remember(&self, approval: RememberedApproval) {
         let root = self.root();
-        let has_session = root.as_ref().is_some_and(|r| lock(&r.inner.session).is_some());
+        let has_session = root.as_ref().is_some_and(|r| r.inner.session.state().is_some());
         if let (Some(root), true) = (root, has_session) {
-            let mut all: Vec<RememberedApproval> = lock(&root.inner.session)
+            let mut all: Vec<RememberedApproval> = root
+                .inner
+                .session
+                .state()
                 .as_ref()
                 .and_then(|s| s.metadata.get(APPROVALS_KEY).cloned())
                 .and_then(|v| serde_json::from_value(v).ok())
@@ -83,7 +91,7 @@ impl Policy {
         let agent = self.agent.upgrade();
         let (session_id, parent_run_id, depth) = match &agent {
             Some(inner) => (
-                lock(&inner.session).as_ref().map(|s| s.id.clone()),
+                inner.session.state().as_ref().map(|s| s.id.clone()),
                 inner.looped.config().parent_run_id.clone(),
                 inner.lineage.depth,
             ),

@@ -1,8 +1,11 @@
 //! The agent's background tasks: their events, notifications, watchdog
 //! and the tasks an earlier process left.
 
-use crate::agent::{Agent, Inner, lock};
-use crate::background::*;
+use crate::agent::{Agent, Inner};
+use crate::background::{
+    Background, Note, Queue, Sink, TASKS_KEY, adopted, record_of, render_exit, render_lost, render_stall, task_of,
+};
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
@@ -191,7 +194,9 @@ impl Agent {
 impl Agent {
     /// The session's record of running tasks.
     fn task_records(&self) -> serde_json::Map<String, serde_json::Value> {
-        lock(&self.inner.session)
+        self.inner
+            .session
+            .state()
             .as_ref()
             .and_then(|s| s.metadata.get(TASKS_KEY))
             .and_then(|v| v.as_object().cloned())
@@ -199,7 +204,7 @@ impl Agent {
     }
 
     async fn keep_task_records(&self, records: serde_json::Map<String, serde_json::Value>) {
-        if lock(&self.inner.session).is_none() {
+        if self.inner.session.state().is_none() {
             return;
         }
         if let Err(e) = self

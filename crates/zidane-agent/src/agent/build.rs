@@ -15,7 +15,8 @@ use zidane_tools::ProcessContext;
 
 use super::compact::Compaction;
 use super::subagents::Lineage;
-use super::{Agent, ExecutionSlot, Inner, RunControl, SessionState, lock};
+use super::{Agent, ExecutionSlot, Inner, RunControl, SessionState};
+use crate::binding::SessionBinding;
 use crate::binding::SessionSink;
 use crate::durable::DurableOptions;
 use crate::error::BuildError;
@@ -171,7 +172,20 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         .clock
         .clone()
         .unwrap_or_else(|| Arc::new(SystemClock::default()));
-    let shared_session: Arc<Mutex<Option<SessionState>>> = Arc::default();
+    let given = options.session.as_ref().map(|session| {
+        let state = SessionState {
+            id: session.id.clone(),
+            metadata: session.metadata.clone(),
+            runs: session.runs.clone(),
+            created_at: session.created_at,
+            turn_count: session.turns.len(),
+        };
+        (state, session.id.clone())
+    });
+    // A given session is checked against the store on the first run: one
+    // the store lacks is created there with its turns, so nothing is lost.
+    let session = SessionBinding::new(store, given, options.session_id.clone());
+    let shared_session = session.shared();
     let primary = Arc::clone(&options.provider[0]);
     let compaction = Arc::new(Compaction::new(options.auto_compact.clone(), primary, agent.clone()));
     let skills = crate::skills::Skills::new(options.skills.clone());
@@ -185,7 +199,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         &options,
         Seams {
             hooks: &hooks,
-            store: store.as_ref(),
+            store: session.store(),
             clock: &clock,
             session: &shared_session,
             compaction: &compaction,
@@ -198,28 +212,15 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
     let looped = RunLoop::new(config);
     // Handlers reach the agent's decisions through their context.
     hooks.provide(Arc::new(super::decide::HookDecider { agent: agent.clone() }));
-    // A given session is checked against the store on the first run: one
-    // the store lacks is created there with its turns, so nothing is lost.
-    let session_to_check = options.session.as_ref().map(|s| s.id.clone());
-    if let Some(session) = options.session {
-        looped.set_turns(session.turns.clone());
-        *lock(&shared_session) = Some(SessionState {
-            id: session.id,
-            metadata: session.metadata,
-            runs: session.runs,
-            created_at: session.created_at,
-            turn_count: session.turns.len(),
-        });
+    if let Some(given) = options.session {
+        looped.set_turns(given.turns);
     }
     Inner {
         looped,
         hooks,
         providers: options.provider,
         clock,
-        store,
-        session: shared_session,
-        pending_session_id: Mutex::new(options.session_id),
-        session_to_check: Mutex::new(session_to_check),
+        session,
         control: RunControl::new(),
         exec: ExecutionSlot::new(
             options

@@ -1,7 +1,7 @@
 //! What the agent's prompt cache holds and what a change would cost it.
 
 use crate::agent::Agent;
-use crate::cache::*;
+use crate::cache::{estimate_tokens, prefix_layers};
 use crate::run_options::{AgentCacheChange, AgentCacheImpact};
 
 impl Agent {

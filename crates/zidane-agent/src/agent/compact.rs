@@ -2,7 +2,9 @@
 //! automatic (the loop's compactor), with its hooks.
 
 use crate::agent::{Agent, Inner, estimate_tokens};
-use crate::compact::*;
+use crate::compact::{
+    AutoCompact, CompactOptions, CompactionResult, SUMMARY_INSTRUCTION, is_clean_boundary, summary_turns, unfinished,
+};
 use crate::error::AgentError;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -1,7 +1,7 @@
 //! The context breakdown: what each part of the conversation costs.
 
 use crate::agent::{Agent, estimate_tokens};
-use crate::context::*;
+use crate::context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 use zidane_provider::{Message, StreamOptions};
 
 impl Agent {

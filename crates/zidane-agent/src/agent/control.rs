@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use zidane_provider::{AbortController, AbortSignal};
 
-use super::lock;
 use crate::error::AgentError;
+use crate::sync::lock;
 
 /// The agent's run-control state. One run or compaction at a time holds
 /// the agent (`claim`); its abort controller lives here until it ends.

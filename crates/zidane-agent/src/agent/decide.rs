@@ -2,7 +2,7 @@
 //! hook handlers (`ctx.decide`).
 
 use crate::agent::Agent;
-use crate::decide::*;
+use crate::decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
 use serde_json::json;
 use std::time::Instant;
 use zidane_core::events::{DecisionEnd, DecisionStart};

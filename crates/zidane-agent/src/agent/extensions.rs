@@ -1,6 +1,6 @@
 //! Extensions folded into the options an agent is built from.
 
-use crate::extensions::*;
+use crate::extensions::{ToolResultMetadataFn, Transforms};
 use crate::options::AgentOptions;
 use crate::skills::{SkillPolicy, SkillsConfig};
 use crate::subagents::SubagentDefinition;

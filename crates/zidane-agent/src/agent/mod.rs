@@ -7,13 +7,13 @@
 //! - [`execution`]: the execution handle, warm-up and destroy.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use zidane_core::clock::Clock;
 use zidane_core::events::{self, AgentStats, ExecutionHandle, RunStatus};
 use zidane_core::execution::ExecutionContext;
-use zidane_core::session::{Session, SessionRun, SessionStore};
+use zidane_core::session::Session;
 use zidane_hooks::{HookBus, HookScope};
 use zidane_loop::RunLoop;
 use zidane_provider::{CacheTtl, Provider, ProviderMeta, SessionTurn};
@@ -29,6 +29,7 @@ mod decide;
 mod execution;
 mod extensions;
 mod run;
+mod session;
 mod subagents;
 
 pub use build::create_agent;
@@ -36,6 +37,8 @@ pub(crate) use build::create_child;
 pub(crate) use control::{BusyGuard, RunControl};
 pub(crate) use execution::ExecutionSlot;
 
+use crate::binding::SessionBinding;
+pub(crate) use crate::binding::SessionState;
 pub(crate) use crate::cache::estimate_tokens;
 use crate::decide::Decisions;
 use crate::durable::DurableOptions;
@@ -52,10 +55,8 @@ pub(crate) struct Inner {
     pub(crate) hooks: HookBus,
     pub(crate) providers: Vec<Arc<dyn Provider>>,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) store: Option<Arc<dyn SessionStore>>,
-    pub(crate) session: Arc<Mutex<Option<SessionState>>>,
-    pub(crate) pending_session_id: Mutex<Option<String>>,
-    pub(crate) session_to_check: Mutex<Option<String>>,
+    /// The session the agent is bound to, and its store.
+    pub(crate) session: SessionBinding,
     pub(crate) control: RunControl,
     pub(crate) exec: ExecutionSlot,
     pub(crate) cache_ttl: Option<CacheTtl>,
@@ -88,18 +89,6 @@ pub(crate) struct Inner {
     pub(crate) _checkpoint_scope: Option<HookScope>,
 }
 
-/// The session an agent is bound to: its id, metadata and runs (the turns
-/// live in the loop).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SessionState {
-    pub(crate) id: String,
-    pub(crate) metadata: BTreeMap<String, Value>,
-    pub(crate) runs: Vec<SessionRun>,
-    pub(crate) created_at: u64,
-    /// Turns the session holds (what `session:turns` reports as `count`).
-    pub(crate) turn_count: usize,
-}
-
 /// An agent: a provider, tools, hooks and an optional session behind one
 /// [`Agent::run`]. Cheap to clone; clones are the same agent.
 #[derive(Clone)]
@@ -116,14 +105,10 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Drop for Inner {
     fn drop(&mut self) {
         // The last clone of the agent is gone: so is its hold on the session.
-        if let (Some(d), Some(id)) = (&self.durable, lock(&self.session).as_ref().map(|s| s.id.clone())) {
+        if let (Some(d), Some(id)) = (&self.durable, self.session.id()) {
             d.runtime.release(&id);
         }
     }
@@ -137,7 +122,7 @@ impl Inner {
 
     /// The bound session's id, once loaded.
     pub(crate) fn session_id(&self) -> Option<String> {
-        lock(&self.session).as_ref().map(|s| s.id.clone())
+        self.session.id()
     }
 }
 
@@ -188,7 +173,7 @@ impl Agent {
 
     /// The bound session (its turns are the agent's), once loaded.
     pub fn session(&self) -> Option<Session> {
-        let state = lock(&self.inner.session).clone()?;
+        let state = self.inner.session.state().clone()?;
         Some(Session {
             id: state.id,
             turns: self.turns(),
@@ -205,7 +190,7 @@ impl Agent {
     /// them.
     pub async fn artifacts(&self) -> Result<Vec<events::SessionArtifact>, AgentError> {
         self.load_session().await?;
-        let (Some(store), Some(id)) = (&self.inner.store, self.inner.session_id()) else {
+        let (Some(store), Some(id)) = (self.inner.session.store(), self.inner.session_id()) else {
             return Ok(Vec::new());
         };
         store.artifacts(&id).await.map_err(AgentError::Store)

@@ -4,7 +4,7 @@
 use crate::agent::Agent;
 use crate::options::AgentOptions;
 use crate::run_options::AgentRunOptions;
-use crate::subagents::*;
+use crate::subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use zidane_core::bubble::install_bubbling;
@@ -171,7 +171,7 @@ impl RunSpawner {
     /// `<parent session>/spawn-<call id>`, so a resumed parent finds it.
     fn child_session(&self, call_id: &str) -> Option<String> {
         self.parent.inner.durable.as_ref()?;
-        let parent = crate::agent::lock(&self.parent.inner.session).as_ref()?.id.clone();
+        let parent = self.parent.inner.session.state().as_ref()?.id.clone();
         Some(format!("{parent}{CHILD_SESSION_MARK}{call_id}"))
     }
 
@@ -313,7 +313,7 @@ impl RunSpawner {
         let options = self.child_options(def, config.share_read_state, child_session.as_deref());
         let child = self.create(options, depth, &request, spawn.clone()).await?;
         let bubbling = install_bubbling(child.hooks(), &inner.hooks, &child_id, depth);
-        crate::agent::lock(&inner.live_children).push((child_id.clone(), child.clone()));
+        crate::sync::lock(&inner.live_children).push((child_id.clone(), child.clone()));
         let run_options = child_run_options(def, &request);
         let settle = Settle {
             parent: self.parent.clone(),
@@ -503,7 +503,7 @@ impl Settle {
                 })
             }
         };
-        crate::agent::lock(&self.parent.inner.live_children).retain(|(id, _)| *id != self.spawn.child_id);
+        crate::sync::lock(&self.parent.inner.live_children).retain(|(id, _)| *id != self.spawn.child_id);
         // What the child left running outlives it, owned by the parent.
         self.parent.take_over_tasks(&self.child, &self.spawn.child_id).await;
         self.child.destroy().await;

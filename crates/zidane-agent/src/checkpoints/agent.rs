@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{Checkpoint, Checkpoints, ForkOutcome, RewindOptions, RewindOutcome, RewindPlan};
-use crate::agent::{Agent, lock};
+use crate::agent::Agent;
 use crate::error::AgentError;
 
 impl Agent {
@@ -14,7 +14,9 @@ impl Agent {
     /// The session the agent is bound to (loaded first).
     async fn bound_session(&self) -> Result<String, AgentError> {
         self.load_session().await?;
-        lock(&self.inner.session)
+        self.inner
+            .session
+            .state()
             .as_ref()
             .map(|s| s.id.clone())
             .ok_or(AgentError::NoSession)
@@ -65,7 +67,7 @@ impl Agent {
             outcome.files = Some(checkpoints.apply_rewind(plan, turns_now, options.force).await?);
         }
         if options.conversation {
-            let Some(store) = &self.inner.store else {
+            let Some(store) = self.inner.session.store() else {
                 return Err(AgentError::SessionIdWithoutStore);
             };
             let keep = target.turn_index.min(turns_now);
@@ -73,7 +75,7 @@ impl Agent {
             let mut turns = self.inner.looped.turns();
             turns.truncate(keep as usize);
             self.inner.looped.set_turns(turns);
-            if let Some(state) = lock(&self.inner.session).as_mut() {
+            if let Some(state) = self.inner.session.state().as_mut() {
                 state.turn_count = keep as usize;
                 for run in state.runs.iter_mut().filter(|r| r.first_turn >= keep) {
                     run.resumable = false;
@@ -97,7 +99,7 @@ impl Agent {
         let _busy = self.claim()?;
         let checkpoints = Arc::clone(self.checkpointer()?);
         let session = self.bound_session().await?;
-        let Some(store) = &self.inner.store else {
+        let Some(store) = self.inner.session.store() else {
             return Err(AgentError::SessionIdWithoutStore);
         };
         Ok(super::fork_session(

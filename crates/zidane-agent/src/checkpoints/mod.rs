@@ -33,6 +33,7 @@ use zidane_core::seams::{Durability, DurableRuntime, Step, StepKey, StepKind, St
 use zidane_hooks::{HookBus, HookScope};
 use zidane_provider::ContentBlock;
 
+use crate::sync::lock;
 pub use conversation::{ForkOutcome, RewindOptions, RewindOutcome, fork_session, rewind_conversation};
 pub use plan::{Conflict, RestoreAction, RestoreStep, RewindPlan, RewindReport};
 use scan::{Read, WalkLimits};
@@ -331,10 +332,6 @@ impl std::fmt::Debug for Checkpoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Checkpoints").field("root", &self.config.root).finish()
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn now_ms() -> u64 {

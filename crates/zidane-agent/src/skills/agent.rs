@@ -4,7 +4,7 @@
 use zidane_core::events::{ActivationVia, DeactivationReason};
 
 use super::{ACTIVE_KEY, ActiveSkill, SkillDefinition, SkillError, SkillProblem};
-use crate::agent::{Agent, lock};
+use crate::agent::Agent;
 use crate::error::AgentError;
 
 impl Agent {
@@ -70,7 +70,7 @@ impl Agent {
             return;
         }
         let names = self.inner.skills.active_names();
-        let kept = lock(&self.inner.session).as_ref().map(|s| {
+        let kept = self.inner.session.state().as_ref().map(|s| {
             s.metadata
                 .get(ACTIVE_KEY)
                 .cloned()

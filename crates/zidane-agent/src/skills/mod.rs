@@ -14,8 +14,9 @@ mod agent;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
 use serde_json::{Value, json};
 use zidane_core::events::{
     ActivationVia, DeactivationReason, SkillConfig, SkillsActivate, SkillsActivateInit, SkillsCatalog,
@@ -253,10 +254,6 @@ struct State {
     active: Vec<ActiveSkill>,
     /// Notes for the model about host activations, sent with the next prompt.
     notes: Vec<String>,
-}
-
-fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Skills {

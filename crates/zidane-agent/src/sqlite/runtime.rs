@@ -32,6 +32,7 @@ use zidane_core::events::{SharedError, ToolStateOp};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 use super::{SqliteStore, Synchronous, err, insert_turns};
+use crate::sync::lock;
 use zidane_core::session::{SessionRun, SessionStore, StoreError};
 
 /// How a checkpoint runtime keeps its leases and syncs its writes.
@@ -100,10 +101,6 @@ fn kind_of(name: &str) -> Option<StepKind> {
     [StepKind::ModelCall, StepKind::ToolCall, StepKind::Decision]
         .into_iter()
         .find(|k| k.as_str() == name)
-}
-
-fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn stale(session_id: &str, held: u64, current: u64) -> StoreError {
