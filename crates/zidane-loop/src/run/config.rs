@@ -274,3 +274,6 @@ impl RunOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -89,3 +89,32 @@ async fn a_slow_but_steady_stream_never_times_out() {
     assert!(matches!(last, Some(StreamEvent::End { .. })));
     assert_eq!(started.elapsed(), Duration::from_secs(120));
 }
+
+/// A configured header a request cannot carry fails the request, naming the
+/// header, whichever protocol the provider speaks (before, one provider
+/// dropped it without a word).
+#[tokio::test]
+async fn a_configured_header_that_cannot_be_sent_fails_the_request_for_every_provider() {
+    use crate::provider::Provider;
+    use crate::{AnthropicConfig, AnthropicProvider, OpenAiConfig, OpenAiProvider, StreamOptions};
+
+    let bad = vec![("x-team".to_owned(), "line\nbreak".to_owned())];
+    let mut anthropic = AnthropicConfig::new("sk-test").with_base_url("http://127.0.0.1:9");
+    anthropic.headers = bad.clone();
+    let mut openai = OpenAiConfig::compatible("http://127.0.0.1:9/v1", None);
+    openai.headers = bad;
+    let providers: Vec<Box<dyn Provider>> = vec![
+        Box::new(AnthropicProvider::new(anthropic).unwrap()),
+        Box::new(OpenAiProvider::new(openai).unwrap()),
+    ];
+    for provider in providers {
+        let mut stream = provider.stream(&StreamOptions::new("m", Vec::new()), AbortSignal::never());
+        let first = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await;
+        let error = match first {
+            Some(Err(error)) => error,
+            other => panic!("{}: expected the request to fail, got {other:?}", provider.name()),
+        };
+        assert_eq!(error.kind(), ErrorKind::InvalidRequest, "{}", provider.name());
+        assert!(error.message().contains("`x-team`"), "{}: {error}", provider.name());
+    }
+}
