@@ -9,8 +9,9 @@
 //! model at the next turn boundary of a running run (as a queued message)
 //! or at the start of the next `run()` (after `background:reconcile`).
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use zidane_core::events::{BackgroundAdopt, BackgroundAdoptInit, TaskExitInfo, TaskStatus};
@@ -61,7 +62,7 @@ impl BackgroundSink for Sink {
     }
 
     fn acknowledge(&self, task_id: &str) {
-        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queue = self.queue.lock();
         queue.seen.insert(task_id.to_owned());
         queue.exits.retain(|e| e.task_id != task_id);
     }

@@ -1,8 +1,9 @@
 //! The session an agent is bound to: loading or creating it, recording its
 //! runs and metadata, and the sink that saves turns as the loop makes them.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 use zidane_core::durable::CheckpointBackend;
@@ -19,7 +20,6 @@ use zidane_core::events::{SessionSaveInit, SessionTurnsInit};
 use zidane_core::session::{SessionRun, SessionStore};
 
 use crate::error::AgentError;
-use crate::sync::lock;
 
 /// The session an agent is bound to: its id, metadata and runs (the turns
 /// live in the loop).
@@ -69,13 +69,13 @@ impl SessionBinding {
 
     /// The bound session's id, once loaded.
     pub(crate) fn id(&self) -> Option<String> {
-        lock(&self.state).as_ref().map(|s| s.id.clone())
+        self.state.lock().as_ref().map(|s| s.id.clone())
     }
 
     /// The bound session's state (`None` before it is loaded, and without
     /// a session).
-    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, Option<SessionState>> {
-        lock(&self.state)
+    pub(crate) fn state(&self) -> parking_lot::MutexGuard<'_, Option<SessionState>> {
+        self.state.lock()
     }
 
     /// The state, shared with the loop's session sink.
@@ -86,23 +86,23 @@ impl SessionBinding {
     /// The id of a session given whole that the store has not been checked
     /// for yet.
     pub(crate) fn to_check(&self) -> Option<String> {
-        lock(&self.to_check).clone()
+        self.to_check.lock().clone()
     }
 
     /// The given session is in the store now.
     pub(crate) fn checked(&self) {
-        *lock(&self.to_check) = None;
+        *self.to_check.lock() = None;
     }
 
     /// The id the first run loads, until it is loaded.
     pub(crate) fn pending(&self) -> Option<String> {
-        lock(&self.pending).clone()
+        self.pending.lock().clone()
     }
 
     /// The session is loaded: it is the agent's from now on.
     pub(crate) fn bind(&self, state: SessionState) {
-        *lock(&self.state) = Some(state);
-        *lock(&self.pending) = None;
+        *self.state.lock() = Some(state);
+        *self.pending.lock() = None;
     }
 }
 
@@ -131,7 +131,7 @@ pub(crate) fn store_error(e: SharedError) -> AgentError {
 impl TurnSink for SessionSink {
     fn replace<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
-            let id = lock(&self.session).as_ref().map(|s| s.id.clone());
+            let id = self.session.lock().as_ref().map(|s| s.id.clone());
             let (Some(store), Some(id)) = (&self.store, id) else {
                 return Ok(());
             };
@@ -139,7 +139,7 @@ impl TurnSink for SessionSink {
                 Some(rt) => rt.replace_turns(&id, turns).await?,
                 None => store.replace_turns(&id, turns, self.clock.now_ms()).await?,
             }
-            if let Some(state) = lock(&self.session).as_mut() {
+            if let Some(state) = self.session.lock().as_mut() {
                 state.turn_count = turns.len();
             }
             let mut ev = SessionSave::new(SessionSaveInit { session_id: id });
@@ -151,7 +151,7 @@ impl TurnSink for SessionSink {
     fn artifacts<'a>(&'a self, records: &'a [ArtifactRecord], mark: TurnMark<'a>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             // Sessionless runs and stores without artifacts keep none.
-            let (Some(id), Some(store)) = (lock(&self.session).as_ref().map(|s| s.id.clone()), &self.store) else {
+            let (Some(id), Some(store)) = (self.session.lock().as_ref().map(|s| s.id.clone()), &self.store) else {
                 return;
             };
             let artifacts: Vec<SessionArtifact> = records.iter().map(|r| r.artifact.clone()).collect();
@@ -182,13 +182,13 @@ impl TurnSink for SessionSink {
 
     fn flush<'a>(&'a self, turns: &'a [SessionTurn], mark: TurnMark<'a>) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
-            let Some(id) = lock(&self.session).as_ref().map(|s| s.id.clone()) else {
+            let Some(id) = self.session.lock().as_ref().map(|s| s.id.clone()) else {
                 return Ok(());
             };
             match (&self.durable, &self.store) {
                 (Some(rt), _) => rt.append_turns(&id, mark.run_id, mark.turn, turns).await?,
                 (_, Some(store)) => {
-                    let expected = lock(&self.session).as_ref().map_or(0, |s| s.turn_count);
+                    let expected = self.session.lock().as_ref().map_or(0, |s| s.turn_count);
                     store
                         .append_turns_after(&id, expected, turns, self.clock.now_ms())
                         .await?
@@ -196,7 +196,7 @@ impl TurnSink for SessionSink {
                 _ => {}
             }
             let count = {
-                let mut session = lock(&self.session);
+                let mut session = self.session.lock();
                 let Some(state) = session.as_mut() else { return Ok(()) };
                 state.turn_count += turns.len();
                 state.turn_count

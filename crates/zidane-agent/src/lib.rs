@@ -29,7 +29,6 @@ mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod subagents;
-mod sync;
 
 pub use agent::{Agent, create_agent, hook_names};
 pub use approvals::{

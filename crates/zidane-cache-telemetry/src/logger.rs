@@ -2,9 +2,10 @@
 //! each turn's cache reads on `turn:after`, and emits `cache:drift` and
 //! `cache:break`.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use zidane_core::events::{
     AgentStart, CacheBreak, CacheBreakInfo, CacheDrift, CacheDriftInfo, SessionStart, TurnAfter, TurnBefore,
@@ -107,20 +108,20 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
 
     let s = Arc::clone(&state);
     scope.on_sync::<SessionStart, _>(move |ev, _| {
-        lock(&s).session_id = Some(ev.session_id().to_owned());
+        s.lock().session_id = Some(ev.session_id().to_owned());
         Ok(())
     });
 
     let (s, o) = (Arc::clone(&state), Arc::clone(&options));
     scope.on_sync::<AgentStart, _>(move |ev, _| {
-        let mut state = lock(&s);
+        let mut state = s.lock();
         state.top_level = ev.depth() == 0;
         if o.session_baseline
             && state.top_level
             && state.previous.is_none()
             && let Some(id) = &state.session_id
         {
-            state.previous = lock(baselines()).get(id).cloned();
+            state.previous = baselines().lock().get(id).cloned();
         }
         Ok(())
     });
@@ -131,7 +132,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
         Box::pin(async move {
             let snapshot = snapshot_cache_dimensions(&ev.options, o.sections.as_ref());
             let drift = {
-                let mut state = lock(&s);
+                let mut state = s.lock();
                 state.turn += 1;
                 let turn = state.turn;
                 let drift = state.previous.as_ref().and_then(|prev| {
@@ -182,7 +183,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
         Box::pin(async move {
             let usage = ev.usage();
             let broke = {
-                let mut state = lock(&s);
+                let mut state = s.lock();
                 let Some((turn_id, turn, snapshot)) = state.pending.take().filter(|(id, _, _)| id == ev.turn_id())
                 else {
                     return Ok(());
@@ -220,7 +221,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
                     && state.top_level
                     && let Some(id) = &state.session_id
                 {
-                    lock(baselines()).insert(id.clone(), completed.clone());
+                    baselines().lock().insert(id.clone(), completed.clone());
                 }
                 state.previous = Some(completed);
                 info
@@ -249,10 +250,6 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
         })
     });
     scope
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn emit_log(options: &CacheBreakLoggerOptions, line: &str) {

@@ -44,7 +44,7 @@ pub(crate) fn init() -> Result<(), Failure> {
                         std::path::Path::new(&path).display()
                     ))
                 })?;
-            Sink::File(Arc::new(std::sync::Mutex::new(file)))
+            Sink::File(Arc::new(parking_lot::Mutex::new(file)))
         }
         None => Sink::Stderr,
     };
@@ -61,7 +61,7 @@ pub(crate) fn init() -> Result<(), Failure> {
 #[derive(Clone)]
 enum Sink {
     Stderr,
-    File(Arc<std::sync::Mutex<std::fs::File>>),
+    File(Arc<parking_lot::Mutex<std::fs::File>>),
 }
 
 /// Makes a writer per event; each line is masked before it is written.
@@ -89,10 +89,7 @@ impl Write for Masked {
         }
         match &self.sink {
             Sink::Stderr => std::io::stderr().lock().write_all(text.as_bytes())?,
-            Sink::File(file) => file
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .write_all(text.as_bytes())?,
+            Sink::File(file) => file.lock().write_all(text.as_bytes())?,
         }
         Ok(buf.len())
     }

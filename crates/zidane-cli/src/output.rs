@@ -1,8 +1,9 @@
 //! What the person at the terminal sees: streamed text, a line per tool call,
 //! retries and fallbacks, a final tally; or the same as JSON lines.
 
+use parking_lot::Mutex;
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use zidane::agent::RunErrorKind;
@@ -110,8 +111,8 @@ impl Printer {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     /// Makes room for a question: the spinner goes, a streamed line ends.

@@ -3,16 +3,10 @@
 
 use std::sync::Arc;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 use zidane_provider::{ContentBlock, SessionTurn};
 
 use crate::tool::ToolContext;
 pub use crate::tool::{ReadStateEntry, ReadStateMap};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The key of a file in the read state: its path, normalized (`./a//b` →
 /// `a/b`).
@@ -30,7 +24,7 @@ pub fn resolve_read_state_map(cx: &ToolContext) -> ReadStateMap {
 
 /// The entry of `path`, if it was read.
 pub fn get_read_state(map: &ReadStateMap, path: &str) -> Option<ReadStateEntry> {
-    lock(map).get(&read_state_key(path)).cloned()
+    map.lock().get(&read_state_key(path)).cloned()
 }
 
 /// Rebuilds a read state from a session's turns: every successful call of
@@ -53,7 +47,7 @@ pub fn hydrate_read_state_from_session(map: &ReadStateMap, turns: &[SessionTurn]
                 } => {
                     if let Some(pos) = read_ids.iter().position(|(id, _, _)| id == tool_use_id) {
                         let (_, key, at) = read_ids.remove(pos);
-                        lock(map).insert(
+                        map.lock().insert(
                             key,
                             ReadStateEntry {
                                 hash: 0,

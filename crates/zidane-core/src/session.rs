@@ -1,8 +1,9 @@
 //! Sessions: a conversation with an id, its metadata and its runs, kept in a
 //! [`SessionStore`].
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crate::events::{SessionArtifact, SharedError};
 use crate::tool::{MemoryToolState, ToolStateStore};
@@ -241,7 +242,7 @@ impl MemoryStore {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, Session>) -> T) -> T {
-        f(&mut self.sessions.lock().unwrap_or_else(PoisonError::into_inner))
+        f(&mut self.sessions.lock())
     }
 
     /// Appends turns; with `expected`, only onto a session of that many.
@@ -366,30 +367,17 @@ impl SessionStore for MemoryStore {
         id: &'a str,
         artifacts: &'a [SessionArtifact],
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        keep_artifacts(
-            self.artifacts
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry(id.to_owned())
-                .or_default(),
-            artifacts,
-        );
+        keep_artifacts(self.artifacts.lock().entry(id.to_owned()).or_default(), artifacts);
         Box::pin(async { Ok(true) })
     }
 
     fn artifacts<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<SessionArtifact>, StoreError>> {
-        let kept = self
-            .artifacts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .cloned()
-            .unwrap_or_default();
+        let kept = self.artifacts.lock().get(id).cloned().unwrap_or_default();
         Box::pin(async move { Ok(kept) })
     }
 
     fn tool_state(&self, id: &str) -> Arc<dyn ToolStateStore> {
-        let mut states = self.tool_states.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut states = self.tool_states.lock();
         Arc::clone(states.entry(id.to_owned()).or_default()) as Arc<dyn ToolStateStore>
     }
 }

@@ -1,7 +1,8 @@
 //! Sub-agent spawning: what a spawn asks for and hands back, the spawner the
 //! agent implements, and the ledger of a run's children.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use zidane_provider::{AbortSignal, BoxFuture};
 
@@ -144,12 +145,12 @@ pub struct ChildLedger {
 impl ChildLedger {
     /// Keeps a finished (or stopped, or failed) child's statistics.
     pub fn record(&self, stats: ChildRunStats) {
-        self.children.lock().unwrap_or_else(PoisonError::into_inner).push(stats);
+        self.children.lock().push(stats);
     }
 
     /// Takes the children recorded since the last call.
     pub fn take(&self) -> Vec<ChildRunStats> {
-        std::mem::take(&mut *self.children.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.children.lock())
     }
 }
 

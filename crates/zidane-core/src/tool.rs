@@ -1,10 +1,11 @@
 //! Tools: the trait the loop dispatches to, the context a call runs with, and
 //! the tool set an agent offers (with model-facing aliases and descriptions).
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -361,12 +362,12 @@ pub struct MemoryToolState {
 
 impl ToolStateStore for MemoryToolState {
     fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, ToolFailure>> {
-        let snapshot = self.map.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let snapshot = self.map.lock().clone();
         Box::pin(async move { Ok(snapshot) })
     }
 
     fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), ToolFailure>> {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.map.lock();
         apply_ops(&mut map, ops);
         Box::pin(async { Ok(()) })
     }
@@ -406,7 +407,7 @@ impl ToolState {
 
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<Value> {
-        let staged = self.staged.lock().unwrap_or_else(PoisonError::into_inner);
+        let staged = self.staged.lock();
         for op in staged.iter().rev() {
             match op {
                 ToolStateOp::Set { key: k, value } if k == key => return Some(value.clone()),
@@ -415,33 +416,23 @@ impl ToolState {
             }
         }
         drop(staged);
-        self.committed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .cloned()
+        self.committed.lock().get(key).cloned()
     }
 
     /// Stages `key = value`.
     pub fn set(&self, key: impl Into<String>, value: Value) {
-        self.staged
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(ToolStateOp::Set { key: key.into(), value });
+        self.staged.lock().push(ToolStateOp::Set { key: key.into(), value });
     }
 
     /// Stages the removal of `key`.
     pub fn delete(&self, key: impl Into<String>) {
-        self.staged
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(ToolStateOp::Delete { key: key.into() });
+        self.staged.lock().push(ToolStateOp::Delete { key: key.into() });
     }
 
     /// Takes the writes staged so far (the runtime commits them when the
     /// call settles).
     pub fn take_staged(&self) -> Vec<ToolStateOp> {
-        std::mem::take(&mut *self.staged.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.staged.lock())
     }
 }
 

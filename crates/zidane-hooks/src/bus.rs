@@ -1,5 +1,6 @@
 //! The bus itself: registration, removal and sequential emission.
 
+use parking_lot::{Mutex, RwLock};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
@@ -7,8 +8,8 @@ use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::task::{Context, Poll};
 
 use crate::error::HookError;
@@ -248,17 +249,12 @@ impl HookBus {
     /// [`HookCx::context`] (the owner of the bus, such as an agent, hands
     /// handlers a service of its own this way). Replaces what was there.
     pub fn provide(&self, value: Arc<dyn Any + Send + Sync>) {
-        *self.inner.context.write().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        *self.inner.context.write() = Some(value);
     }
 
     /// What [`provide`](Self::provide) made available, when it is a `T`.
     pub fn context<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let value = self
-            .inner
-            .context
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
+        let value = self.inner.context.read().clone()?;
         value.downcast::<T>().ok()
     }
 
@@ -459,12 +455,12 @@ impl HookBus {
     // No handler ever runs under these locks, so poisoning can only come from
     // a panic inside this module's own bookkeeping; the data stays consistent
     // either way, so recover the guard instead of propagating the poison.
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        self.inner.registry.read().unwrap_or_else(PoisonError::into_inner)
+    fn read(&self) -> parking_lot::RwLockReadGuard<'_, Registry> {
+        self.inner.registry.read()
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.inner.registry.write().unwrap_or_else(PoisonError::into_inner)
+    fn write(&self) -> parking_lot::RwLockWriteGuard<'_, Registry> {
+        self.inner.registry.write()
     }
 }
 
@@ -617,8 +613,8 @@ impl HookScope {
         std::mem::take(&mut *self.lock())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HookHandle>> {
-        self.handles.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Vec<HookHandle>> {
+        self.handles.lock()
     }
 }
 

@@ -1,7 +1,8 @@
 //! The bootstrap of one server (connect, list and filter its tools, with
 //! the `mcp:*` hooks) and the interactive OAuth login.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;

@@ -1,9 +1,10 @@
 //! The client side of a connection: what the client says of itself, and
 //! the server's notifications and elicitation requests.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rmcp::ClientHandler;
 use rmcp::model::ProgressNotificationParam;
@@ -92,7 +93,7 @@ impl ClientHandler for Handler {
             rmcp::model::NumberOrString::String(s) => s.to_string(),
             rmcp::model::NumberOrString::Number(n) => n.to_string(),
         };
-        if let Some(tx) = self.progress.lock().unwrap_or_else(PoisonError::into_inner).get(&token) {
+        if let Some(tx) = self.progress.lock().get(&token) {
             let _ = tx.send(params);
         }
         std::future::ready(())

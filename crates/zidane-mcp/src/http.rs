@@ -2,12 +2,13 @@
 //! zidane-provider's pooled hyper + rustls client, so an agent has one HTTP
 //! stack for its model and its MCP servers.
 
+use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -324,7 +325,7 @@ impl McpHttpClient {
             return None;
         }
         let challenge = headers.get(WWW_AUTHENTICATE)?.to_str().ok()?.to_owned();
-        *self.challenge.lock().unwrap_or_else(PoisonError::into_inner) = Some(challenge.clone());
+        *self.challenge.lock() = Some(challenge.clone());
         Some(StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge)))
     }
 }

@@ -1,6 +1,7 @@
 //! One configured server: its live client, connected (again) on demand.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use zidane_core::events::McpConnect;
 use zidane_hooks::HookBus;
@@ -24,9 +25,8 @@ pub(crate) struct Server {
 impl Server {
     /// The challenge of a 401 the server answered since connecting.
     pub(crate) fn challenge(&self) -> Option<String> {
-        let slot = self.challenge.lock().unwrap_or_else(PoisonError::into_inner);
-        slot.as_ref()
-            .and_then(|c| c.lock().unwrap_or_else(PoisonError::into_inner).take())
+        let slot = self.challenge.lock();
+        slot.as_ref().and_then(|c| c.lock().take())
     }
 }
 
@@ -45,7 +45,7 @@ impl Server {
             return Ok(Arc::clone(client));
         }
         let challenge = Arc::new(Mutex::new(None));
-        *self.challenge.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&challenge));
+        *self.challenge.lock() = Some(Arc::clone(&challenge));
         let client = Arc::new(spawn(&self.config, &self.hooks, Arc::clone(&self.progress), challenge).await?);
         let lazy = on_demand;
         *slot = Some(Arc::clone(&client));

@@ -9,9 +9,10 @@
 //! when the protocol side closes, the process is killed if it is still
 //! running.
 
+use parking_lot::Mutex;
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, DuplexStream, ReadBuf};
@@ -93,7 +94,7 @@ pub(crate) fn spawn(
             }
             let shown: String = trimmed.chars().take(200).collect();
             if !answered {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(shown);
+                *slot.lock() = Some(shown);
                 return; // the protocol side sees the end at once
             }
             let mut ev = McpWarn::new(McpWarnInit {
@@ -116,7 +117,7 @@ pub(crate) fn spawn(
 
 /// The handshake's failure, named by the stray line when there was one.
 pub(crate) fn explain(error: McpError, garbage: &Garbage) -> McpError {
-    match garbage.lock().unwrap_or_else(PoisonError::into_inner).take() {
+    match garbage.lock().take() {
         Some(line) => McpError::protocol_msg(format!(
             "the server wrote something that is not JSON-RPC on its standard output: {line}"
         )),

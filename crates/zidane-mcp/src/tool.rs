@@ -1,6 +1,6 @@
 //! A discovered MCP tool as a loop tool.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -192,11 +192,7 @@ impl McpTool {
         };
         let request_id = handle.id.clone();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        self.server
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), tx);
+        self.server.progress.lock().insert(token.clone(), tx);
         let timeout = self.server.config.call_timeout;
         let call = tokio::time::timeout(timeout, handle.await_response());
         tokio::pin!(call);
@@ -234,11 +230,7 @@ impl McpTool {
                 },
             }
         };
-        self.server
-            .progress
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&token);
+        self.server.progress.lock().remove(&token);
         outcome
     }
 }

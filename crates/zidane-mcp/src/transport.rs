@@ -1,8 +1,9 @@
 //! Connecting one client over its transport (stdio, streamable HTTP with
 //! OAuth, legacy SSE) and the MCP handshake.
 
+use parking_lot::Mutex;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
@@ -83,10 +84,7 @@ pub(crate) async fn spawn(
             )?;
             let served = handshake(config, handler.serve(transport)).await;
             // A 401 is the reason, whatever the SDK made of it.
-            let challenge = challenge
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
+            let challenge = challenge.lock().take();
             match (served, challenge) {
                 (Err(_), Some(challenge)) => Err(McpError::AuthRequired(challenge)),
                 (served, _) => served,

@@ -32,9 +32,10 @@ mod span;
 #[cfg(test)]
 mod tests;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -232,10 +233,6 @@ impl Run {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl OtelExporter {
     /// An exporter sending to `options.endpoint`.
     pub fn new(options: OtelOptions) -> Result<Self, OtelError> {
@@ -319,7 +316,7 @@ impl OtelExporter {
     /// export in flight. `Ok` carries how many spans were delivered.
     pub async fn flush(&self) -> Result<usize, OtelError> {
         self.export_finished();
-        let handles = std::mem::take(&mut *lock(&self.inner.exports));
+        let handles = std::mem::take(&mut *self.inner.exports.lock());
         let mut delivered = 0;
         let mut failures = Vec::new();
         for handle in handles {
@@ -340,7 +337,7 @@ impl OtelExporter {
     }
 
     fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        f(&mut lock(&self.inner.state))
+        f(&mut self.inner.state.lock())
     }
 
     /// Runs `f` on the run in flight on `bus`.
@@ -753,7 +750,7 @@ impl OtelExporter {
             return;
         };
         let handle = runtime.spawn(async move { inner.export(spans).await });
-        lock(&self.inner.exports).push(handle);
+        self.inner.exports.lock().push(handle);
     }
 }
 

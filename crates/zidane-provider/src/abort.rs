@@ -2,11 +2,12 @@
 //! signals that observe it (and can be chained, so a tool call's signal
 //! follows its run's).
 
+use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 
 #[derive(Default)]
@@ -23,8 +24,8 @@ struct State {
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     /// Aborts this node and its descendants; the first reason wins.

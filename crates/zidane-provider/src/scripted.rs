@@ -2,10 +2,11 @@
 //! events, delays and errors. Delays use tokio's clock, so a test with a
 //! paused clock runs them in virtual time.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -184,8 +185,8 @@ impl ScriptedProvider {
         self.lock().scripts.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 }
 

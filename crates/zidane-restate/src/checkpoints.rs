@@ -3,8 +3,9 @@
 //! the driver from the journaled checkpoint step, like the turns), contents
 //! in the host's own store on the service's disk.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use zidane_core::checkpoint::{
     CheckpointStore, CheckpointStoreError, JournaledSnapshot, NewSnapshot, PruneReport, Snapshot, SnapshotKind,
@@ -50,12 +51,12 @@ impl StateCheckpoints {
         }
     }
 
-    fn snapshots(&self) -> std::sync::MutexGuard<'_, Vec<Snapshot>> {
-        self.snapshots.lock().unwrap_or_else(PoisonError::into_inner)
+    fn snapshots(&self) -> parking_lot::MutexGuard<'_, Vec<Snapshot>> {
+        self.snapshots.lock()
     }
 
-    fn manifests(&self) -> std::sync::MutexGuard<'_, HashMap<String, StoredManifest>> {
-        self.manifests.lock().unwrap_or_else(PoisonError::into_inner)
+    fn manifests(&self) -> parking_lot::MutexGuard<'_, HashMap<String, StoredManifest>> {
+        self.manifests.lock()
     }
 }
 

@@ -6,8 +6,9 @@
 //! read the session from K/V state, and `steer`, `followUp`, `abort`, `cancelTool` and
 //! `suspend` hand a message to the run in flight.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use restate_sdk::context::{ContextReadState, ObjectContext, SharedObjectContext};
 use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
@@ -127,8 +128,8 @@ impl ZidaneAgent {
         }
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    fn running(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock()
     }
 
     fn deliver(&self, key: &str, control: Control) -> Json<Delivery> {
@@ -478,12 +479,12 @@ struct SeededToolState(Mutex<BTreeMap<String, Value>>);
 
 impl ToolStateStore for SeededToolState {
     fn load(&self) -> BoxFuture<'_, Result<BTreeMap<String, Value>, ToolFailure>> {
-        let snapshot = self.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let snapshot = self.0.lock().clone();
         Box::pin(async move { Ok(snapshot) })
     }
 
     fn commit<'a>(&'a self, ops: &'a [ToolStateOp]) -> BoxFuture<'a, Result<(), ToolFailure>> {
-        apply_ops(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner), ops);
+        apply_ops(&mut self.0.lock(), ops);
         Box::pin(async { Ok(()) })
     }
 }

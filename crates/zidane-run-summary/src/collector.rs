@@ -1,7 +1,8 @@
 //! The collector: hook handlers that fold one run's events into a summary.
 
+use parking_lot::Mutex;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -61,10 +62,6 @@ struct Building {
     children: Vec<RunSummary>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// A value's serialized name (`gate-block`, `orphan-tool-use`, ...).
 fn name_of(value: &impl Serialize) -> String {
     match serde_json::to_value(value) {
@@ -76,7 +73,7 @@ fn name_of(value: &impl Serialize) -> String {
 impl RunSummaryCollector {
     /// The most recent summary of any install; `None` until a run ends.
     pub fn latest(&self) -> Option<RunSummary> {
-        lock(&self.latest).clone()
+        self.latest.lock().clone()
     }
 
     /// Installs the handlers on `hooks`; dropping (or closing) the returned
@@ -93,7 +90,7 @@ impl RunSummaryCollector {
         ) {
             let state = Arc::clone(state);
             scope.on_sync::<E, _>(move |ev, _| {
-                f(ev, &mut lock(&state));
+                f(ev, &mut state.lock());
                 Ok(())
             });
         }
@@ -238,7 +235,7 @@ impl RunSummaryCollector {
         let s = Arc::clone(&state);
         scope.on_sync::<AgentDone, _>(move |ev, _| {
             let summary = {
-                let mut b = lock(&s);
+                let mut b = s.lock();
                 let stats = ev.stats();
                 let ended_at = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
@@ -266,7 +263,7 @@ impl RunSummaryCollector {
             if let Some(f) = &on_summary {
                 f(&summary);
             }
-            *lock(&latest) = Some(summary);
+            *latest.lock() = Some(summary);
             Ok(())
         });
         scope

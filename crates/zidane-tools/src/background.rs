@@ -2,9 +2,10 @@
 //! own with their output streamed to a file, each the leader of its own
 //! process group so a kill takes its whole tree.
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zidane_core::events::{MessageError, SharedError, TaskExitInfo, TaskStatus};
@@ -92,8 +93,8 @@ impl Tasks {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Vec<Entry>> {
+        self.entries.lock()
     }
 
     pub(crate) fn dir(&self) -> Result<&Path, SharedError> {

@@ -57,10 +57,7 @@ async fn read_existing(ws: &Workspace, key: &str) -> Result<Option<Vec<u8>>, Too
 }
 
 fn record_read(cx: &ToolContext, key: String, hash: u32, range: Option<(u64, u64)>) {
-    let mut map = cx
-        .read_state()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut map = cx.read_state().lock();
     map.insert(
         key,
         ReadStateEntry {
@@ -78,12 +75,7 @@ fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<
     if !env.options.require_read_before_edit {
         return Ok(());
     }
-    let entry = cx
-        .read_state()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .get(key)
-        .cloned();
+    let entry = cx.read_state().lock().get(key).cloned();
     match entry {
         None => Err(fail(format!("read `{key}` before changing it"))),
         Some(e) if e.hash != content_hash(current) => Err(fail(format!(
@@ -119,7 +111,6 @@ pub(crate) fn read_file(max_bytes: usize) -> FnTool {
             let previous = cx
                 .read_state()
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(&key)
                 .cloned();
             if let Some(previous) = previous

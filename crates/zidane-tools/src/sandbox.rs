@@ -63,7 +63,7 @@ type Job = Box<dyn FnOnce() + Send>;
 /// command inherits the confinement while the agent's other threads keep
 /// their freedom.
 pub(crate) struct Confiner {
-    jobs: std::sync::Mutex<std::sync::mpsc::Sender<Job>>,
+    jobs: parking_lot::Mutex<std::sync::mpsc::Sender<Job>>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -149,7 +149,7 @@ impl Confiner {
                 .map_err(|e| SandboxError(format!("cannot start the sandbox thread: {e}")))?;
             match ready.recv() {
                 Ok(Ok(())) => Ok(Confiner {
-                    jobs: std::sync::Mutex::new(jobs),
+                    jobs: parking_lot::Mutex::new(jobs),
                     runtime,
                 }),
                 Ok(Err(why)) => Err(SandboxError(why)),
@@ -168,7 +168,6 @@ impl Confiner {
         });
         self.jobs
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .send(job)
             .map_err(|_| std::io::Error::other("the sandbox thread is gone"))?;
         rx.recv()

@@ -6,8 +6,9 @@ use crate::approvals::{
     APPROVALS_KEY, ApprovalDecision, ApprovalRequest, RememberedApproval, ToolCall, ToolCallApprover,
     ToolCallInterceptor, ToolCallVerdict,
 };
+use parking_lot::Mutex;
 use serde_json::Value;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use zidane_core::seams::{PolicyVerdict, ToolCallPolicy, ToolCallRequest};
 use zidane_provider::{AbortSignal, BoxFuture};
 
@@ -39,13 +40,7 @@ impl Approvals {
         let mut all: Vec<RememberedApproval> = from_session
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
-        all.extend(
-            self.unsaved
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .iter()
-                .cloned(),
-        );
+        all.extend(self.unsaved.lock().iter().cloned());
         all
     }
 
@@ -70,10 +65,7 @@ impl Approvals {
             }
             tracing::warn!(target: "zidane", "a remembered approval could not be kept in the session; it holds for this process");
         }
-        self.unsaved
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(approval);
+        self.unsaved.lock().push(approval);
     }
 }
 

@@ -5,9 +5,9 @@ use crate::agent::{Agent, Inner};
 use crate::background::{
     Background, Note, Queue, Sink, TASKS_KEY, adopted, record_of, render_exit, render_lost, render_stall, task_of,
 };
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use zidane_core::events::{
@@ -30,8 +30,8 @@ impl Background {
         }
     }
 
-    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    fn queue(&self) -> parking_lot::MutexGuard<'_, Queue> {
+        self.queue.lock()
     }
 
     /// Who the agent's calls start tasks as.
@@ -61,7 +61,7 @@ impl Background {
     /// Starts the agent's task (once): it emits what the sink queued and,
     /// with a watchdog period, looks for stalled tasks.
     pub(crate) fn start(&self, inner: Weak<Inner>, handle: ExecutionHandle, watchdog: Option<Duration>) {
-        let Some(rx) = lock(&self.rx).take() else {
+        let Some(rx) = self.rx.lock().take() else {
             return;
         };
         tokio::spawn(watch(inner, handle, rx, watchdog));

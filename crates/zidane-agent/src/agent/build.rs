@@ -3,8 +3,9 @@
 //! tool-call policy, `ctx.decide`) hold a weak reference to it, given at
 //! construction.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::events::HOOK_SPECS;

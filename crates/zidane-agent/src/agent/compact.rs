@@ -214,12 +214,7 @@ impl Compaction {
     async fn recent_files(&self, agent: &Agent) -> Vec<zidane_core::events::RestoredCall> {
         let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
         let mut entries: Vec<(String, u64)> = {
-            let read_state = agent
-                .run_loop()
-                .config()
-                .read_state
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let read_state = agent.run_loop().config().read_state.lock();
             read_state.iter().map(|(k, v)| (k.clone(), v.read_at_ms)).collect()
         };
         entries.sort_by_key(|e| std::cmp::Reverse(e.1));

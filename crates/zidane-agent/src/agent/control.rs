@@ -1,13 +1,12 @@
 //! Run control: whether a run (or a compaction) holds the agent, the abort
 //! of what is in progress, a suspend asked for, and `destroy`.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use zidane_provider::{AbortController, AbortSignal};
 
 use crate::error::AgentError;
-use crate::sync::lock;
 
 /// The agent's run-control state. One run or compaction at a time holds
 /// the agent (`claim`); its abort controller lives here until it ends.
@@ -63,7 +62,7 @@ impl RunControl {
     pub(crate) fn start_run(&self) -> AbortSignal {
         let controller = AbortController::new();
         let signal = controller.signal();
-        *lock(&self.run_abort) = Some(controller);
+        *self.run_abort.lock() = Some(controller);
         self.suspend_requested.store(false, Ordering::Release);
         self.destroyed.store(false, Ordering::Release);
         signal
@@ -77,14 +76,14 @@ impl RunControl {
     /// Keeps a manual compaction's abort controller until the returned
     /// guard drops.
     pub(crate) fn compaction(&self, controller: AbortController) -> AbortScope<'_> {
-        *lock(&self.compact_abort) = Some(controller);
+        *self.compact_abort.lock() = Some(controller);
         AbortScope(&self.compact_abort)
     }
 
     /// Aborts a starting run and a manual compaction.
     pub(crate) fn abort(&self, reason: Option<&str>) {
         for slot in [&self.compact_abort, &self.run_abort] {
-            if let Some(controller) = lock(slot).as_ref() {
+            if let Some(controller) = slot.lock().as_ref() {
                 controller.abort(reason);
             }
         }
@@ -97,7 +96,7 @@ impl RunControl {
 
     /// Aborts a run that is still starting, as a suspend.
     pub(crate) fn suspend_start(&self) {
-        if let Some(controller) = lock(&self.run_abort).as_ref() {
+        if let Some(controller) = self.run_abort.lock().as_ref() {
             controller.abort(Some("suspended"));
         }
     }
@@ -131,7 +130,7 @@ pub(crate) struct AbortScope<'a>(&'a Mutex<Option<AbortController>>);
 
 impl Drop for AbortScope<'_> {
     fn drop(&mut self) {
-        *lock(self.0) = None;
+        *self.0.lock() = None;
     }
 }
 
@@ -223,7 +222,7 @@ impl super::Agent {
         if self.inner.looped.cancel_tool(call_id, reason) {
             return true;
         }
-        let children: Vec<super::Agent> = lock(&self.inner.live_children).iter().map(|(_, a)| a.clone()).collect();
+        let children: Vec<super::Agent> = self.inner.live_children.lock().iter().map(|(_, a)| a.clone()).collect();
         children.iter().any(|child| child.cancel_tool(call_id, reason))
     }
 

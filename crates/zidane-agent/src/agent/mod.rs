@@ -6,8 +6,9 @@
 //! - [`control`]: who holds the agent, aborts, suspend, steering;
 //! - [`execution`]: the execution handle, warm-up and destroy.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 use zidane_core::clock::Clock;

@@ -313,7 +313,7 @@ impl RunSpawner {
         let options = self.child_options(def, config.share_read_state, child_session.as_deref());
         let child = self.create(options, depth, &request, spawn.clone()).await?;
         let bubbling = install_bubbling(child.hooks(), &inner.hooks, &child_id, depth);
-        crate::sync::lock(&inner.live_children).push((child_id.clone(), child.clone()));
+        inner.live_children.lock().push((child_id.clone(), child.clone()));
         let run_options = child_run_options(def, &request);
         let settle = Settle {
             parent: self.parent.clone(),
@@ -503,7 +503,11 @@ impl Settle {
                 })
             }
         };
-        crate::sync::lock(&self.parent.inner.live_children).retain(|(id, _)| *id != self.spawn.child_id);
+        self.parent
+            .inner
+            .live_children
+            .lock()
+            .retain(|(id, _)| *id != self.spawn.child_id);
         // What the child left running outlives it, owned by the parent.
         self.parent.take_over_tasks(&self.child, &self.spawn.child_id).await;
         self.child.destroy().await;

@@ -18,9 +18,10 @@ mod sqlite;
 #[cfg(all(test, feature = "sqlite"))]
 mod tests;
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zidane_core::checkpoint::JournaledSnapshot;
@@ -33,7 +34,6 @@ use zidane_core::seams::{Durability, DurableRuntime, Step, StepKey, StepKind, St
 use zidane_hooks::{HookBus, HookScope};
 use zidane_provider::ContentBlock;
 
-use crate::sync::lock;
 pub use conversation::{ForkOutcome, RewindOptions, RewindOutcome, fork_session, rewind_conversation};
 pub use plan::{Conflict, RestoreAction, RestoreStep, RewindPlan, RewindReport};
 use scan::{Read, WalkLimits};
@@ -385,11 +385,11 @@ impl Checkpoints {
     /// What the person should be told since the last call (paths not
     /// covered, checkpoints dropped past the cap, a checkpoint that failed).
     pub fn take_notes(&self) -> Vec<String> {
-        std::mem::take(&mut *lock(&self.notes))
+        std::mem::take(&mut *self.notes.lock())
     }
 
     fn note(&self, text: String) {
-        let mut notes = lock(&self.notes);
+        let mut notes = self.notes.lock();
         if !notes.contains(&text) {
             notes.push(text);
         }
@@ -397,7 +397,7 @@ impl Checkpoints {
 
     /// A manifest by id (resolving the changes it is written as).
     pub(crate) async fn load_manifest(&self, id: &str) -> Result<(Arc<Manifest>, u32), CheckpointError> {
-        if let Some(found) = lock(&self.manifests).get(id) {
+        if let Some(found) = self.manifests.lock().get(id) {
             return Ok(found.clone());
         }
         // The chain down to a whole manifest, then its changes applied back up.
@@ -405,7 +405,7 @@ impl Checkpoints {
         let mut next = Some(id.to_owned());
         let mut base: Option<(Arc<Manifest>, u32)> = None;
         while let Some(current) = next.take() {
-            if let Some(found) = lock(&self.manifests).get(&current) {
+            if let Some(found) = self.manifests.lock().get(&current) {
                 base = Some(found.clone());
                 break;
             }
@@ -446,7 +446,7 @@ impl Checkpoints {
                     (Arc::new(m), depth + 1)
                 }
             };
-            let mut cache = lock(&self.manifests);
+            let mut cache = self.manifests.lock();
             if cache.len() > 64 {
                 cache.clear();
             }
@@ -578,7 +578,9 @@ impl Checkpoints {
             .save_snapshot(snapshot, stored.clone())
             .await
             .map_err(CheckpointError::Store)?;
-        lock(&self.manifests).insert(scanned.id.clone(), (Arc::clone(&scanned.manifest), scanned.depth));
+        self.manifests
+            .lock()
+            .insert(scanned.id.clone(), (Arc::clone(&scanned.manifest), scanned.depth));
         *self.last.lock().await = Some(Last {
             session,
             id: scanned.id,
@@ -602,7 +604,7 @@ impl Checkpoints {
         turn_index: u32,
         label: &str,
     ) -> Result<Snapshot, CheckpointError> {
-        let journal = lock(&self.journal).clone();
+        let journal = self.journal.lock().clone();
         let (Some(runtime), Some(run_id)) = (journal, run) else {
             return self
                 .take(session, run, kind, step, turn_index, label)
@@ -668,7 +670,7 @@ impl Checkpoints {
     /// replay-mode runtime: a replayed invocation gets the snapshots it
     /// took instead of taking them again).
     pub(crate) fn journal_steps(&self, runtime: Arc<dyn DurableRuntime>) {
-        *lock(&self.journal) = Some(runtime);
+        *self.journal.lock() = Some(runtime);
     }
 
     /// The snapshot itself: found, or scanned and saved.
@@ -928,7 +930,7 @@ impl Checkpoints {
 
     /// Starts a run's checkpoints: the folder before the prompt.
     pub(crate) async fn begin(&self, session: &str, run: &str, turn_index: u32, prompt: &str) {
-        *lock(&self.active) = Some(Active {
+        *self.active.lock() = Some(Active {
             session: session.to_owned(),
             run: run.to_owned(),
         });
@@ -942,7 +944,7 @@ impl Checkpoints {
 
     /// Continues a resumed run's checkpoints.
     pub(crate) fn resume(&self, session: &str, run: &str) {
-        *lock(&self.active) = Some(Active {
+        *self.active.lock() = Some(Active {
             session: session.to_owned(),
             run: run.to_owned(),
         });
@@ -950,7 +952,7 @@ impl Checkpoints {
 
     /// Ends a run's checkpoints: the folder as the run left it.
     pub(crate) async fn end(&self, turn_index: u32) {
-        let Some(active) = lock(&self.active).take() else {
+        let Some(active) = self.active.lock().take() else {
             return;
         };
         if let Err(e) = self
@@ -991,7 +993,7 @@ impl Checkpoints {
         scope.on::<TurnAfter, _>(move |ev, _cx| {
             let this = Arc::clone(&this);
             let wanted = this.changes_folder(&ev.message().content);
-            let active = lock(&this.active).clone();
+            let active = this.active.lock().clone();
             let step = ev.turn();
             Box::pin(async move {
                 if let (true, Some(active)) = (wanted, active)

@@ -2,10 +2,11 @@
 //! `.ignore` and `.zidaneignore`), the shortcut for unchanged files, and
 //! reading what changed.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use zidane_core::checkpoint::{EntryKind, Manifest, ManifestEntry, NotCovered, NotCoveredReason};
 
@@ -98,7 +99,7 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
                 return false;
             }
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            let mut capped = capping.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut capped = capping.lock();
             if capped.files < max_files {
                 if !is_dir {
                     capped.files += 1;
@@ -124,7 +125,7 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
     walker.run(|| {
         Box::new(|entry| {
             if let Some(visited) = visit(root, limits.max_file_size, entry) {
-                let mut seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut seen = seen.lock();
                 match visited {
                     Ok((rel, f)) => {
                         seen.0.insert(rel, f);
@@ -135,8 +136,8 @@ pub(crate) fn walk(root: &Path, limits: &WalkLimits) -> (BTreeMap<String, Found>
             ignore::WalkState::Continue
         })
     });
-    let (found, mut not_covered) = seen.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let capped = std::mem::take(&mut *counted.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let (found, mut not_covered) = seen.into_inner();
+    let capped = std::mem::take(&mut *counted.lock());
     let mut folders = capped.folders;
     folders.sort();
     folders.dedup();

@@ -12,11 +12,11 @@
 
 mod agent;
 
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crate::sync::lock;
 use serde_json::{Value, json};
 use zidane_core::events::{
     ActivationVia, DeactivationReason, SkillConfig, SkillsActivate, SkillsActivateInit, SkillsCatalog,
@@ -274,7 +274,7 @@ impl Skills {
         let Some(config) = &self.config else {
             return Vec::new();
         };
-        if let Some(done) = lock(&self.state).resolved.clone() {
+        if let Some(done) = self.state.lock().resolved.clone() {
             return done;
         }
         let folders = config.folders.clone();
@@ -284,7 +284,7 @@ impl Skills {
         // Host skills first, then folders in order: the first of a name wins.
         let skills = first_of_each_name(config.skills.clone(), from_folders, &mut problems);
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             if let Some(done) = state.resolved.clone() {
                 return done; // a concurrent caller got there first
             }
@@ -299,18 +299,18 @@ impl Skills {
     }
 
     pub(crate) fn problems(&self) -> Vec<SkillProblem> {
-        lock(&self.state).problems.clone()
+        self.state.lock().problems.clone()
     }
 
     pub(crate) fn active(&self) -> Vec<ActiveSkill> {
-        lock(&self.state).active.clone()
+        self.state.lock().active.clone()
     }
 
     /// The catalog for the system prompt's dynamic half, and the skills it
     /// lists (`None` without skills).
     pub(crate) fn catalog(&self) -> Option<(String, Vec<SkillConfig>)> {
         let config = self.config.as_ref()?;
-        let state = lock(&self.state);
+        let state = self.state.lock();
         let skills: Vec<&SkillDefinition> = state
             .resolved
             .as_ref()?
@@ -347,7 +347,7 @@ impl Skills {
 
     fn find(&self, name: &str) -> Result<SkillDefinition, SkillError> {
         let config = self.config.as_ref().ok_or(SkillError::Off)?;
-        let state = lock(&self.state);
+        let state = self.state.lock();
         let skill = state
             .resolved
             .as_ref()
@@ -369,7 +369,7 @@ impl Skills {
     ) -> Result<Option<SkillDefinition>, SkillError> {
         let skill = self.find(name)?;
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             if state.active.iter().any(|a| a.name == name) {
                 return Ok(None);
             }
@@ -397,7 +397,7 @@ impl Skills {
     /// Deactivates `name`; `false` when it was not active.
     pub(crate) async fn deactivate(&self, hooks: &HookBus, name: &str, reason: DeactivationReason) -> bool {
         let skill = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             let Some(at) = state.active.iter().position(|a| a.name == name) else {
                 return false;
             };
@@ -429,7 +429,7 @@ impl Skills {
 
     /// Restores active skills from the session (no hook: nothing changed).
     pub(crate) fn restore(&self, names: &[String]) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.active = names
             .iter()
             .map(|n| ActiveSkill {
@@ -442,7 +442,8 @@ impl Skills {
     /// Active names, for the session's metadata.
     pub(crate) fn active_names(&self) -> Value {
         json!(
-            lock(&self.state)
+            self.state
+                .lock()
                 .active
                 .iter()
                 .map(|a| a.name.clone())
@@ -452,14 +453,14 @@ impl Skills {
 
     /// The notes for the model the host's changes left, taken.
     pub(crate) fn take_notes(&self) -> Vec<String> {
-        std::mem::take(&mut lock(&self.state).notes)
+        std::mem::take(&mut self.state.lock().notes)
     }
 
     /// Text of the catalog and the active skills' instructions (the
     /// context breakdown's skills bucket).
     pub(crate) fn context_text(&self) -> String {
         let mut text = self.catalog().map(|(c, _)| c).unwrap_or_default();
-        let state = lock(&self.state);
+        let state = self.state.lock();
         for active in &state.active {
             if let Some(skill) = state
                 .resolved

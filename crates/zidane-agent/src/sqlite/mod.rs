@@ -6,9 +6,10 @@ mod runtime;
 
 pub use runtime::{CheckpointOptions, CheckpointRuntime};
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -245,7 +246,7 @@ impl SqliteStore {
         let conn = Arc::clone(&self.conn);
         Box::pin(async move {
             tokio::task::spawn_blocking(move || {
-                let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut conn = conn.lock();
                 f(&mut conn)
             })
             .await
@@ -609,7 +610,7 @@ pub(crate) fn apply_tool_state(
 #[cfg(feature = "mcp")]
 impl zidane_mcp::oauth::OAuthStore for SqliteStore {
     fn load(&self, server: &str) -> Result<Option<zidane_mcp::oauth::OAuthTokens>, String> {
-        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let conn = self.conn.lock();
         let text: Option<String> = conn
             .query_row(
                 "SELECT tokens FROM mcp_oauth WHERE server = ?1",
@@ -624,7 +625,7 @@ impl zidane_mcp::oauth::OAuthStore for SqliteStore {
 
     fn save(&self, server: &str, tokens: &zidane_mcp::oauth::OAuthTokens) -> Result<(), String> {
         let text = serde_json::to_string(tokens).map_err(|e| e.to_string())?;
-        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self.conn.lock();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| e.to_string())?;
@@ -638,7 +639,7 @@ impl zidane_mcp::oauth::OAuthStore for SqliteStore {
     }
 
     fn remove(&self, server: &str) -> Result<(), String> {
-        let conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let conn = self.conn.lock();
         conn.execute("DELETE FROM mcp_oauth WHERE server = ?1", params![server])
             .map(|_| ())
             .map_err(|e| e.to_string())

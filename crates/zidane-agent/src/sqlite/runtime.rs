@@ -17,9 +17,10 @@
 //! session's lease at the epoch it took it with: a process that lost the
 //! lease never writes again.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rusqlite::{OptionalExtension, Transaction, params};
@@ -32,7 +33,6 @@ use zidane_core::events::{SharedError, ToolStateOp};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 use super::{SqliteStore, Synchronous, err, insert_turns};
-use crate::sync::lock;
 use zidane_core::session::{SessionRun, SessionStore, StoreError};
 
 /// How a checkpoint runtime keeps its leases and syncs its writes.
@@ -192,7 +192,7 @@ impl CheckpointRuntime {
     }
 
     fn epoch(&self, session_id: &str) -> Result<u64, StoreError> {
-        let state = lock(&self.state);
+        let state = self.state.lock();
         if let Some(stale) = state.stale.get(session_id) {
             return Err(Arc::new(stale.clone()));
         }
@@ -209,7 +209,7 @@ impl CheckpointRuntime {
     /// it. Returns whether the lease was newly taken.
     async fn acquire(self: &Arc<Self>, session_id: &str) -> Result<bool, LeaseError> {
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             if state.stale.contains_key(session_id) {
                 // Lost to another process: try to take it back (and load
                 // what that process wrote) rather than fail every run.
@@ -269,7 +269,7 @@ impl CheckpointRuntime {
         let heartbeat = tokio::runtime::Handle::try_current()
             .ok()
             .map(|rt| rt.spawn(heartbeat(Arc::downgrade(self), session_id.to_owned(), epoch)));
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.stale.remove(session_id);
         state.leases.insert(session_id.to_owned(), Held { epoch, heartbeat });
         Ok(true)
@@ -301,7 +301,7 @@ impl CheckpointRuntime {
 
     /// Gives the session's lease up (when the agent is done with it).
     fn release(&self, session_id: &str) {
-        let Some(held) = lock(&self.state).leases.remove(session_id) else {
+        let Some(held) = self.state.lock().leases.remove(session_id) else {
             return;
         };
         if let Some(task) = held.heartbeat {
@@ -309,7 +309,7 @@ impl CheckpointRuntime {
         }
         // Synchronous on purpose: this also runs from `Drop`.
         let conn = self.store.connection();
-        let conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+        let conn = conn.lock();
         let _ = conn.execute(
             "UPDATE leases SET released = 1 WHERE session_id = ?1 AND owner = ?2 AND epoch = ?3",
             params![session_id, self.owner, held.epoch as i64],
@@ -318,19 +318,19 @@ impl CheckpointRuntime {
 
     /// Records `run` as this runtime's: its steps are recorded from now on.
     fn bind_run(&self, run_id: &str, session_id: &str) {
-        lock(&self.state).runs.insert(run_id.to_owned(), session_id.to_owned());
+        self.state.lock().runs.insert(run_id.to_owned(), session_id.to_owned());
     }
 
     /// Stops recording `run` and forgets the records it was resumed from.
     fn unbind_run(&self, run_id: &str) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.runs.remove(run_id);
         state.records.retain(|k, _| k.run_id != run_id);
     }
 
     /// Makes `records` the answers of `run_id`'s steps.
     fn load_records(&self, run_id: &str, records: &[StepRecord]) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         for r in records {
             state.records.insert(
                 StepKey {
@@ -506,7 +506,7 @@ impl CheckpointRuntime {
         if let Err(e) = &written
             && let Some(stale) = e.downcast_ref::<StaleEpochError>()
         {
-            lock(&self.state).stale.insert(session_id.to_owned(), stale.clone());
+            self.state.lock().stale.insert(session_id.to_owned(), stale.clone());
         }
         written
     }
@@ -514,7 +514,7 @@ impl CheckpointRuntime {
 
 impl Drop for CheckpointRuntime {
     fn drop(&mut self) {
-        let sessions: Vec<String> = lock(&self.state).leases.keys().cloned().collect();
+        let sessions: Vec<String> = self.state.lock().leases.keys().cloned().collect();
         for session in sessions {
             self.release(&session);
         }
@@ -535,7 +535,7 @@ async fn heartbeat(runtime: Weak<CheckpointRuntime>, session_id: String, epoch: 
         let Some(rt) = runtime.upgrade() else { return };
         // A renewal under another epoch (this one was taken over) fails the
         // fence and marks the session stale.
-        if lock(&rt.state).leases.get(&session_id).is_none_or(|h| h.epoch != epoch) {
+        if rt.state.lock().leases.get(&session_id).is_none_or(|h| h.epoch != epoch) {
             return;
         }
         let now = rt.clock.now_ms() as i64;
@@ -564,11 +564,11 @@ impl DurableRuntime for CheckpointRuntime {
     }
 
     fn recorded(&self, key: &StepKey) -> bool {
-        lock(&self.state).records.contains_key(key)
+        self.state.lock().records.contains_key(key)
     }
 
     fn record(&self, key: &StepKey) -> Option<StepValue> {
-        lock(&self.state).records.get(key).cloned()
+        self.state.lock().records.get(key).cloned()
     }
 
     fn step<'a>(
@@ -578,7 +578,7 @@ impl DurableRuntime for CheckpointRuntime {
     ) -> BoxFuture<'a, Result<StepValue, StepError>> {
         Box::pin(async move {
             let (recorded, session) = {
-                let state = lock(&self.state);
+                let state = self.state.lock();
                 (
                     state.records.get(&step.key).cloned(),
                     state.runs.get(&step.key.run_id).cloned(),
@@ -591,7 +591,7 @@ impl DurableRuntime for CheckpointRuntime {
                 // Not a run of this runtime's sessions: nothing to record.
                 return work.await.map_err(StepError::Work);
             };
-            if let Some(stale) = lock(&self.state).stale.get(&session) {
+            if let Some(stale) = self.state.lock().stale.get(&session) {
                 return Err(StepError::StaleEpoch(stale.clone()));
             }
             let value = work.await.map_err(StepError::Work)?;

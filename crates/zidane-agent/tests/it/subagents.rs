@@ -627,7 +627,7 @@ async fn a_child_shares_the_read_state_only_when_asked() {
             vec![Script::call("p", "probe", json!({})), Script::answer("ok")],
         );
         let read_state = zidane_core::tool::ReadStateMap::default();
-        read_state.lock().unwrap().insert(
+        read_state.lock().insert(
             "a.txt".to_owned(),
             zidane_core::tool::ReadStateEntry {
                 hash: 1,
@@ -641,7 +641,7 @@ async fn a_child_shares_the_read_state_only_when_asked() {
         let probe = FnTool::new("probe", "Probe", json!({"type": "object"}), move |_, cx| {
             let s = Arc::clone(&s);
             async move {
-                *s.lock().unwrap() = Some(cx.read_state().lock().unwrap().len());
+                *s.lock().unwrap() = Some(cx.read_state().lock().len());
                 Ok(ToolOutput::text("ok"))
             }
         });

@@ -6,7 +6,7 @@ fn a_secret_in_a_line_is_masked_before_it_is_written() {
     let path = dir.path().join("log");
     let file = std::fs::File::create(&path).unwrap();
     let mut writer = Masked {
-        sink: Sink::File(Arc::new(std::sync::Mutex::new(file))),
+        sink: Sink::File(Arc::new(parking_lot::Mutex::new(file))),
         secrets: Arc::new(vec!["sk-live-0123456789".to_owned()]),
     };
     writer

@@ -646,7 +646,7 @@ impl std::error::Error for MessageError {}
 /// the text as it was when its event fired.
 #[derive(Clone, Default)]
 pub struct StreamedText {
-    buf: Arc<std::sync::RwLock<String>>,
+    buf: Arc<parking_lot::RwLock<String>>,
     len: usize,
 }
 
@@ -658,7 +658,7 @@ impl StreamedText {
 
     /// Appends `delta` (the loop's side).
     pub fn push_str(&mut self, delta: &str) {
-        let mut buf = self.buf.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut buf = self.buf.write();
         buf.push_str(delta);
         self.len = buf.len();
     }
@@ -678,23 +678,18 @@ impl StreamedText {
     pub fn into_string(self) -> String {
         match Arc::try_unwrap(self.buf) {
             Ok(lock) => {
-                let mut text = lock.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut text = lock.into_inner();
                 text.truncate(self.len);
                 text
             }
-            Err(shared) => shared
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(..self.len)
-                .unwrap_or_default()
-                .to_owned(),
+            Err(shared) => shared.read().get(..self.len).unwrap_or_default().to_owned(),
         }
     }
 
     /// Runs `f` on the text (as it was when this view was taken), without
     /// copying it.
     pub fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {
-        let buf = self.buf.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let buf = self.buf.read();
         f(buf.get(..self.len).unwrap_or_default())
     }
 }

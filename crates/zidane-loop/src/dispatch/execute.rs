@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use serde_json::Value;
@@ -111,12 +111,7 @@ impl RunLoop {
             inner: tool.execute(input, tool_cx),
         };
         let in_step = config.tool_state_in_steps;
-        let resume_state = cx
-            .resume_states
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&call.id)
-            .unwrap_or_default();
+        let resume_state = cx.resume_states.lock().remove(&call.id).unwrap_or_default();
         let work = step_work(
             body,
             cx.behavior.tool_timeout,
@@ -228,10 +223,7 @@ impl RunLoop {
                 self.commit_state(cx, call, ops).await;
             }
         } else if landed {
-            apply_ops(
-                &mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner),
-                &done.state,
-            );
+            apply_ops(&mut cx.tool_state.lock(), &done.state);
         } else if !done.state.is_empty() {
             let error: SharedError = Arc::new(MessageError("the step record with these writes was not stored".into()));
             self.state_not_committed(cx, call, done.state.clone(), error).await;
@@ -240,7 +232,7 @@ impl RunLoop {
 
     pub(super) async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<zidane_core::events::ToolStateOp>) {
         match self.inner.config.tool_state.commit(&ops).await {
-            Ok(()) => apply_ops(&mut cx.tool_state.lock().unwrap_or_else(PoisonError::into_inner), &ops),
+            Ok(()) => apply_ops(&mut cx.tool_state.lock(), &ops),
             Err(error) => self.state_not_committed(cx, call, ops, Arc::from(error)).await,
         }
     }

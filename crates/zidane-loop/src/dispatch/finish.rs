@@ -1,8 +1,6 @@
 //! What a call ends with: error substitution, `tool:transform`,
 //! `tool:after`, result caps, and the batch's results pushed.
 
-use std::sync::PoisonError;
-
 use serde_json::Value;
 use zidane_provider::{ContentBlock, Role, SessionTurn, ToolResultContent};
 
@@ -180,7 +178,7 @@ impl RunLoop {
                 "The tool output of the last turn was {bytes} bytes, over the {budget}-byte budget. Summarize what you learned so far before calling more tools, and request less output at a time."
             ));
         }
-        let nudges = std::mem::take(&mut *cx.nudges.lock().unwrap_or_else(PoisonError::into_inner));
+        let nudges = std::mem::take(&mut *cx.nudges.lock());
         for nudge in nudges {
             self.queue_internal(nudge);
         }

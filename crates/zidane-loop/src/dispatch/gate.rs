@@ -1,8 +1,6 @@
 //! The gate stage: the policy, `tool:gate` handlers, the budget and
 //! repeat guards.
 
-use std::sync::PoisonError;
-
 use crate::behavior::RepeatMode;
 use crate::run::{RunCx, RunLoop, tracing_warn};
 use zidane_core::events::{GateDecision, GuardAction, RepeatGuardExceeded, ToolBudgetExceeded, ToolGate, ToolOutcome};
@@ -63,7 +61,6 @@ impl RunLoop {
         if !gate.resume_state.is_empty() {
             cx.resume_states
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
                 .insert(call.id.clone(), std::mem::take(&mut gate.resume_state));
         }
         let mut steer_note = None;
@@ -144,20 +141,11 @@ impl RunLoop {
     }
 
     pub(super) fn count(&self, cx: &RunCx, name: &str) {
-        *cx.run_counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(name.to_owned())
-            .or_insert(0) += 1;
+        *cx.run_counts.lock().entry(name.to_owned()).or_insert(0) += 1;
     }
 
     pub(super) fn uncount(&self, cx: &RunCx, name: &str) {
-        if let Some(n) = cx
-            .run_counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(name)
-        {
+        if let Some(n) = cx.run_counts.lock().get_mut(name) {
             *n = n.saturating_sub(1);
         }
     }
@@ -170,7 +158,7 @@ impl RunLoop {
             return false;
         };
         let count = {
-            let mut counts = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut counts = cx.run_counts.lock();
             let count = counts.get(gate.name()).copied().unwrap_or(0);
             if count < budget.max {
                 *counts.entry(gate.name().to_owned()).or_insert(0) += 1;
@@ -192,10 +180,7 @@ impl RunLoop {
                 gate.reason = budget.message.clone();
             }
             zidane_core::events::BudgetMode::Steer => {
-                cx.nudges
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(budget.message.clone());
+                cx.nudges.lock().push(budget.message.clone());
             }
         }
         false
@@ -209,7 +194,7 @@ impl RunLoop {
         }
         let signature = (gate.name().to_owned(), gate.input.to_string());
         let count = {
-            let mut history = cx.repeat_history.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut history = cx.repeat_history.lock();
             history.push(signature.clone());
             match guard.mode {
                 RepeatMode::Chain => history.iter().rev().take_while(|s| **s == signature).count(),

@@ -2,8 +2,6 @@
 //! cancellation, error substitution, transforms; batches run in parallel
 //! where the tools allow it, results in call order.
 
-use std::sync::PoisonError;
-
 use serde_json::Value;
 use zidane_provider::{ContentBlock, SessionTurn, ToolResultContent};
 
@@ -124,7 +122,7 @@ impl RunLoop {
             .collect();
         let resuming = self.resumed_batch(cx, &calls, turn_id).await;
         // Every gate of the batch sees the counts as they were before it.
-        let snapshot = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let snapshot = cx.run_counts.lock().clone();
         let tools = &cx.tools;
         let mut results = Vec::with_capacity(calls.len());
         let mut i = 0;

@@ -1,6 +1,6 @@
 //! Unknown tools and input validation (with coercion).
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -100,7 +100,7 @@ impl RunLoop {
     }
 
     pub(super) fn validator(&self, name: &str, schema: &Value) -> Arc<InputValidator> {
-        let mut cache = self.inner.validators.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = self.inner.validators.lock();
         Arc::clone(
             cache
                 .entry(name.to_owned())

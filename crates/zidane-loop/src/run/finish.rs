@@ -2,7 +2,7 @@
 //! caps checked, pending calls closed, turns flushed to the sink, and the
 //! structured output validated.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use zidane_core::seams::{StaleEpochError, TurnMark};
 
 use serde_json::Value;
@@ -93,7 +93,7 @@ impl RunLoop {
             cost: stats.cost,
             turns: stats.turns,
         };
-        let run_counts = cx.run_counts.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let run_counts = cx.run_counts.lock().clone();
         let mut after = TurnAfter::new(TurnAfterInit {
             aborted: cx.signal.is_aborted(),
             cumulative_usage: cumulative,

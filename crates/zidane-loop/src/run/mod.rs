@@ -25,9 +25,10 @@ mod stream;
 pub use config::{BehaviorTransform, LoopConfig, ModelRef, ResumeFrom, RunOptions, SystemAddition, ToolTransform};
 pub(crate) use control::{Control, Queued};
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use zidane_hooks::{HookBus, HookEvent, HookScope};
@@ -83,8 +84,8 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 }
 
@@ -223,9 +224,7 @@ impl RunLoop {
     /// The committed durable tool state (loaded at the first run).
     pub fn committed_tool_state(&self) -> BTreeMap<String, Value> {
         let committed = self.inner.lock().committed_tool_state.clone();
-        committed
-            .map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).clone())
-            .unwrap_or_default()
+        committed.map(|c| c.lock().clone()).unwrap_or_default()
     }
 
     /// When the last request was sent (epoch ms) and the options it used.

@@ -15,9 +15,9 @@ mod flow;
 #[cfg(feature = "http")]
 pub use flow::{OAuthFlow, PendingLogin, pkce_challenge};
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -165,27 +165,16 @@ pub struct MemoryOAuthStore {
 
 impl OAuthStore for MemoryOAuthStore {
     fn load(&self, server: &str) -> Result<Option<OAuthTokens>, String> {
-        Ok(self
-            .tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(server)
-            .cloned())
+        Ok(self.tokens.lock().get(server).cloned())
     }
 
     fn save(&self, server: &str, tokens: &OAuthTokens) -> Result<(), String> {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(server.to_owned(), tokens.clone());
+        self.tokens.lock().insert(server.to_owned(), tokens.clone());
         Ok(())
     }
 
     fn remove(&self, server: &str) -> Result<(), String> {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(server);
+        self.tokens.lock().remove(server);
         Ok(())
     }
 }
