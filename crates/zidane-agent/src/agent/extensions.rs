@@ -1,6 +1,7 @@
 //! Extensions folded into the options an agent is built from.
 
 use crate::extensions::{ToolResultMetadataFn, Transforms};
+use crate::mcp::McpFold;
 use crate::options::AgentOptions;
 use crate::skills::{SkillPolicy, SkillsConfig};
 use crate::subagents::SubagentDefinition;
@@ -24,11 +25,9 @@ pub(crate) fn fold(mut options: AgentOptions) -> (AgentOptions, Transforms) {
     let mut subagents: Vec<SubagentDefinition> = Vec::new();
     let mut interceptors = Vec::new();
     let mut metadata: Vec<ToolResultMetadataFn> = Vec::new();
-    #[cfg(feature = "mcp")]
-    let mut servers: Vec<zidane_mcp::McpServerConfig> = Vec::new();
-    #[cfg(feature = "mcp")]
-    let mut mcp_transforms = Vec::new();
-    for ext in extensions {
+    let mut mcp = McpFold::default();
+    for mut ext in extensions {
+        mcp.add(&mut ext);
         tools.merge(ext.tools);
         hooks = hooks.merge(ext.hooks);
         skills.extend(ext.skills);
@@ -44,14 +43,6 @@ pub(crate) fn fold(mut options: AgentOptions) -> (AgentOptions, Transforms) {
         transforms.tool_catalog.extend(ext.tool_catalog_transforms);
         transforms.context.extend(ext.context_breakdown_sections);
         metadata.extend(ext.tool_result_metadata);
-        #[cfg(feature = "mcp")]
-        {
-            for server in ext.mcp_servers {
-                servers.retain(|s| s.name != server.name);
-                servers.push(server);
-            }
-            mcp_transforms.extend(ext.mcp_config_transforms);
-        }
     }
     // Explicit options win every collision.
     tools.merge(std::mem::take(&mut options.tools));
@@ -97,17 +88,7 @@ pub(crate) fn fold(mut options: AgentOptions) -> (AgentOptions, Transforms) {
     }
     interceptors.append(&mut options.interceptors);
     options.interceptors = interceptors;
-    #[cfg(feature = "mcp")]
-    {
-        for server in std::mem::take(&mut options.mcp_servers) {
-            servers.retain(|s| s.name != server.name);
-            servers.push(server);
-        }
-        for transform in &mcp_transforms {
-            transform(&mut servers);
-        }
-        options.mcp_servers = servers;
-    }
+    mcp.finish(&mut options);
     (options, transforms)
 }
 

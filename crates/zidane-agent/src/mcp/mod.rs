@@ -12,9 +12,9 @@ mod off;
 mod on;
 
 #[cfg(not(feature = "mcp"))]
-pub(crate) use off::Mcp;
+pub(crate) use off::{Mcp, McpFold};
 #[cfg(feature = "mcp")]
-pub(crate) use on::Mcp;
+pub(crate) use on::{Mcp, McpFold};
 
 /// What the MCP servers add to a run: their tools and their instructions
 /// (a system-prompt section).

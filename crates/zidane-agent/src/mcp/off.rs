@@ -28,3 +28,13 @@ impl Mcp {
 
     pub(crate) async fn close(&self) {}
 }
+
+/// Without the feature, extensions add no server.
+#[derive(Default)]
+pub(crate) struct McpFold;
+
+impl McpFold {
+    pub(crate) fn add(&mut self, _extension: &mut crate::extensions::Extension) {}
+
+    pub(crate) fn finish(self, _options: &mut AgentOptions) {}
+}

@@ -168,3 +168,35 @@ fn is_dead(error: &SharedError) -> bool {
         Some(zidane_mcp::McpError::Timeout(_))
     )
 }
+
+/// The MCP servers the extensions add, in order (a later server of a name
+/// replaces an earlier one), and their configuration transforms.
+#[derive(Default)]
+pub(crate) struct McpFold {
+    servers: Vec<McpServerConfig>,
+    transforms: Vec<crate::extensions::McpConfigTransform>,
+}
+
+impl McpFold {
+    /// Takes one extension's servers and transforms.
+    pub(crate) fn add(&mut self, extension: &mut crate::extensions::Extension) {
+        for server in std::mem::take(&mut extension.mcp_servers) {
+            self.servers.retain(|s| s.name != server.name);
+            self.servers.push(server);
+        }
+        self.transforms.append(&mut extension.mcp_config_transforms);
+    }
+
+    /// The options' servers: the explicit ones win by name, then every
+    /// transform runs over the whole list.
+    pub(crate) fn finish(mut self, options: &mut AgentOptions) {
+        for server in std::mem::take(&mut options.mcp_servers) {
+            self.servers.retain(|s| s.name != server.name);
+            self.servers.push(server);
+        }
+        for transform in &self.transforms {
+            transform(&mut self.servers);
+        }
+        options.mcp_servers = self.servers;
+    }
+}
