@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use zidane_provider::{AbortSignal, BoxFuture};
 
-use crate::events::{ExecutionHandle, MessageError, SharedError, TaskExitInfo};
+use crate::events::{ExecutionHandle, SharedError, TaskExitInfo};
 
 /// How a command ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -213,7 +213,8 @@ pub trait ExecutionContext: Send + Sync {
     /// default resolves `.` and `..` lexically and refuses a path that climbs
     /// above the folder.
     fn resolve_path(&self, _handle: &ExecutionHandle, path: &str) -> Result<String, SharedError> {
-        normalize_path(path).ok_or_else(|| fail(format!("path `{path}` leaves the working folder")))
+        normalize_path(path)
+            .ok_or_else(|| ExecutionError::outside(path, format!("path `{path}` leaves the working folder")))
     }
     /// Releases the handle. A context with background tasks kills the
     /// handle's tasks first (each reported `killed`).
@@ -231,9 +232,11 @@ pub trait ExecutionContext: Send + Sync {
         let _ = (handle, command, options);
         let kind = self.kind().to_owned();
         Box::pin(async move {
-            Err(fail(format!(
-                "the `{kind}` execution context cannot run background tasks"
-            )))
+            Err(ExecutionError::Unsupported {
+                kind,
+                what: "run background tasks",
+            }
+            .shared())
         })
     }
 
@@ -263,7 +266,10 @@ pub trait ExecutionContext: Send + Sync {
         Box::pin(async move {
             let tasks = self.list_background(handle).await;
             let Some(task) = tasks.iter().find(|t| t.task_id == task_id) else {
-                return Err(fail(format!("there is no background task `{task_id}`")));
+                return Err(ExecutionError::NoTask {
+                    task_id: task_id.to_owned(),
+                }
+                .shared());
             };
             let bytes = self.read_file(handle, &task.output_path).await?;
             let total = bytes.len() as u64;
@@ -307,8 +313,72 @@ pub trait ExecutionContext: Send + Sync {
     }
 }
 
-fn fail(message: String) -> SharedError {
-    std::sync::Arc::new(MessageError(message))
+/// Why an execution context refused or failed an operation: a caller (a
+/// tool, a host) can tell a refused path from a failed read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutionError {
+    /// The path leaves the working folder (by `..`, an absolute path or a
+    /// symbolic link), or goes through a link that points nowhere.
+    #[error("{message}")]
+    OutsideRoot {
+        /// The path as given.
+        path: String,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// A file-system or process operation failed.
+    #[error("{message}: {source}")]
+    Io {
+        /// What could not be done (`cannot read `a.txt``).
+        message: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A write in a read-only sandbox.
+    #[error("cannot write `{path}`: the sandbox is read-only")]
+    ReadOnly {
+        /// The path.
+        path: String,
+    },
+    /// No background task has this id.
+    #[error("there is no background task `{task_id}`")]
+    NoTask {
+        /// The id asked for.
+        task_id: String,
+    },
+    /// The context cannot do this at all.
+    #[error("the `{kind}` execution context cannot {what}")]
+    Unsupported {
+        /// The context's kind.
+        kind: String,
+        /// What it cannot do.
+        what: &'static str,
+    },
+    /// Another failure.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ExecutionError {
+    /// `path` refused: `message` says why.
+    pub fn outside(path: &str, message: String) -> SharedError {
+        std::sync::Arc::new(ExecutionError::OutsideRoot {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    /// An operation that failed with `source`; `message` says which.
+    pub fn io(message: String, source: std::io::Error) -> SharedError {
+        std::sync::Arc::new(ExecutionError::Io { message, source })
+    }
+
+    /// This as the shared error the context's methods return.
+    pub fn shared(self) -> SharedError {
+        std::sync::Arc::new(self)
+    }
 }
 
 /// `path` with `.` and empty components dropped and `..` applied; `None`

@@ -8,14 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use zidane_core::events::{MessageError, SharedError, TaskExitInfo, TaskStatus};
+use zidane_core::events::{SharedError, TaskExitInfo, TaskStatus};
+use zidane_core::execution::ExecutionError;
 use zidane_core::execution::{BackgroundChunk, BackgroundOwner, BackgroundTask};
 
 use crate::process::signal_group;
-
-fn fail(message: impl Into<String>) -> SharedError {
-    Arc::new(MessageError(message.into()))
-}
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -109,7 +106,7 @@ impl Tasks {
             ))
         });
         std::fs::create_dir_all(&dir)
-            .map_err(|e| fail(format!("cannot make the task folder {}: {e}", dir.display())))?;
+            .map_err(|e| ExecutionError::io(format!("cannot make the task folder {}", dir.display()), e))?;
         let dir = dir.canonicalize().unwrap_or(dir);
         Ok(self.dir.get_or_init(|| dir))
     }
@@ -137,12 +134,12 @@ impl Tasks {
         let id = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let path = self.dir()?.join(format!("{id}.log"));
         let file = std::fs::File::create(&path)
-            .map_err(|e| fail(format!("cannot create the output file {}: {e}", path.display())))?;
+            .map_err(|e| ExecutionError::io(format!("cannot create the output file {}", path.display()), e))?;
         let err = file
             .try_clone()
-            .map_err(|e| fail(format!("cannot share the output file: {e}")))?;
+            .map_err(|e| ExecutionError::io("cannot share the output file".to_owned(), e))?;
         cmd.stdout(file).stderr(err);
-        let mut child = spawn(cmd).map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+        let mut child = spawn(cmd).map_err(|e| ExecutionError::io("cannot start `sh`".to_owned(), e))?;
         let pid = child.id().unwrap_or_default();
         let task = BackgroundTask {
             task_id: id.clone(),
@@ -277,15 +274,20 @@ impl Tasks {
             .iter()
             .find(|e| e.task.task_id == task_id)
             .map(|e| e.task.output_path.clone())
-            .ok_or_else(|| fail(format!("there is no background task `{task_id}`")))?;
+            .ok_or_else(|| {
+                ExecutionError::NoTask {
+                    task_id: task_id.to_owned(),
+                }
+                .shared()
+            })?;
         let mut file = tokio::fs::File::open(&path)
             .await
-            .map_err(|e| fail(format!("cannot read the output of `{task_id}`: {e}")))?;
+            .map_err(|e| ExecutionError::io(format!("cannot read the output of `{task_id}`"), e))?;
         let total = file.metadata().await.map_or(0, |m| m.len());
         let from = offset.min(total);
         file.seek(std::io::SeekFrom::Start(from))
             .await
-            .map_err(|e| fail(format!("cannot read the output of `{task_id}`: {e}")))?;
+            .map_err(|e| ExecutionError::io(format!("cannot read the output of `{task_id}`"), e))?;
         let want = usize::try_from(total - from).unwrap_or(usize::MAX).min(max);
         let mut bytes = vec![0u8; want];
         let mut filled = 0;
@@ -293,7 +295,7 @@ impl Tasks {
             match file.read(&mut bytes[filled..]).await {
                 Ok(0) => break,
                 Ok(n) => filled += n,
-                Err(e) => return Err(fail(format!("cannot read the output of `{task_id}`: {e}"))),
+                Err(e) => return Err(ExecutionError::io(format!("cannot read the output of `{task_id}`"), e)),
             }
         }
         bytes.truncate(filled);

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zidane_core::Workspace;
-use zidane_core::events::{ExecutionHandle, MessageError, SharedError};
+use zidane_core::events::{ExecutionHandle, SharedError};
+use zidane_core::execution::ExecutionError;
 use zidane_core::execution::{
     BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundTask, DirEntry, EntryKind, ExecOptions, ExecOutput,
     ExecutionContext, FileStat,
@@ -15,10 +16,6 @@ use zidane_core::execution::{
 use zidane_provider::BoxFuture;
 
 use crate::background::Tasks;
-
-fn fail(message: impl Into<String>) -> SharedError {
-    Arc::new(MessageError(message.into()))
-}
 
 /// Runs tools in this process, on the machine, inside one root folder: paths
 /// resolve under the root and leaving it is refused.
@@ -189,7 +186,10 @@ impl ProcessContext {
             match component {
                 Component::ParentDir => {
                     if !normal.pop() {
-                        return Err(fail(format!("path `{path}` leaves the working folder")));
+                        return Err(ExecutionError::outside(
+                            path,
+                            format!("path `{path}` leaves the working folder"),
+                        ));
                     }
                 }
                 Component::CurDir => {}
@@ -197,10 +197,10 @@ impl ProcessContext {
             }
         }
         if !normal.starts_with(&root) {
-            return Err(fail(format!(
-                "path `{path}` is outside the working folder {}",
-                root.display()
-            )));
+            return Err(ExecutionError::outside(
+                path,
+                format!("path `{path}` is outside the working folder {}", root.display()),
+            ));
         }
         // Every component below the root that exists as an entry (a link
         // counts even when its target does not exist) must resolve inside
@@ -215,11 +215,17 @@ impl ProcessContext {
                 if meta.file_type().is_symlink() {
                     match prefix.canonicalize() {
                         Ok(real) if real.starts_with(&root) => {}
-                        Ok(_) => return Err(fail(format!("path `{path}` resolves outside the working folder"))),
+                        Ok(_) => {
+                            return Err(ExecutionError::outside(
+                                path,
+                                format!("path `{path}` resolves outside the working folder"),
+                            ));
+                        }
                         Err(_) => {
-                            return Err(fail(format!(
-                                "path `{path}` goes through a symbolic link that points nowhere; refused"
-                            )));
+                            return Err(ExecutionError::outside(
+                                path,
+                                format!("path `{path}` goes through a symbolic link that points nowhere; refused"),
+                            ));
                         }
                     }
                 }
@@ -259,7 +265,9 @@ impl ExecutionContext for ProcessContext {
             let cwd = self.folder(options.cwd.as_deref())?;
             let mut cmd = self.shell(command, &cwd)?;
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
-            let mut child = self.start(cmd).map_err(|e| fail(format!("cannot start `sh`: {e}")))?;
+            let mut child = self
+                .start(cmd)
+                .map_err(|e| ExecutionError::io("cannot start `sh`".to_owned(), e))?;
             let pid = child.id();
             // Dropped with this future (the dispatcher dropping an aborted
             // call, a cancelled run), it takes the whole group with it.
@@ -276,7 +284,7 @@ impl ExecutionContext for ProcessContext {
             let timeout = options.timeout.unwrap_or(Duration::from_secs(60 * 60 * 24));
             let (output, timed_out, aborted) = tokio::select! {
                 out = tokio::time::timeout(timeout, wait) => match out {
-                    Ok(out) => (Some(out.map_err(|e| fail(format!("command failed: {e}")))?), false, false),
+                    Ok(out) => (Some(out.map_err(|e| ExecutionError::io("command failed".to_owned(), e))?), false, false),
                     Err(_) => (None, true, false),
                 },
                 () = options.signal.aborted() => (None, false, true),
@@ -318,7 +326,7 @@ impl ExecutionContext for ProcessContext {
             let p = self.resolve_readable(path)?;
             tokio::fs::read(&p)
                 .await
-                .map_err(|e| fail(format!("cannot read `{path}`: {e}")))
+                .map_err(|e| ExecutionError::io(format!("cannot read `{path}`"), e))
         })
     }
 
@@ -330,17 +338,17 @@ impl ExecutionContext for ProcessContext {
     ) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
             if self.sandbox.mode == crate::sandbox::SandboxMode::ReadOnly {
-                return Err(fail(format!("cannot write `{path}`: the sandbox is read-only")));
+                return Err(ExecutionError::ReadOnly { path: path.to_owned() }.shared());
             }
             let p = self.resolve(path)?;
             if let Some(dir) = p.parent() {
                 tokio::fs::create_dir_all(dir)
                     .await
-                    .map_err(|e| fail(format!("cannot create the folder of `{path}`: {e}")))?;
+                    .map_err(|e| ExecutionError::io(format!("cannot create the folder of `{path}`"), e))?;
             }
             tokio::fs::write(&p, bytes)
                 .await
-                .map_err(|e| fail(format!("cannot write `{path}`: {e}")))
+                .map_err(|e| ExecutionError::io(format!("cannot write `{path}`"), e))
         })
     }
 
@@ -353,12 +361,12 @@ impl ExecutionContext for ProcessContext {
             let p = self.resolve(path)?;
             let mut dir = tokio::fs::read_dir(&p)
                 .await
-                .map_err(|e| fail(format!("cannot list `{path}`: {e}")))?;
+                .map_err(|e| ExecutionError::io(format!("cannot list `{path}`"), e))?;
             let mut entries = Vec::new();
             while let Some(entry) = dir
                 .next_entry()
                 .await
-                .map_err(|e| fail(format!("cannot list `{path}`: {e}")))?
+                .map_err(|e| ExecutionError::io(format!("cannot list `{path}`"), e))?
             {
                 // Links count as what they point to (`metadata` follows them).
                 let meta = tokio::fs::metadata(entry.path()).await.ok();
@@ -391,7 +399,7 @@ impl ExecutionContext for ProcessContext {
                         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
                 })),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(fail(format!("cannot look at `{path}`: {e}"))),
+                Err(e) => Err(ExecutionError::io(format!("cannot look at `{path}`"), e)),
             }
         })
     }

@@ -827,3 +827,23 @@ async fn the_preset_writes_background_output_to_its_task_folder() {
     let dir = root.path().join("task-output").canonicalize().unwrap();
     assert_eq!(std::path::Path::new(&task.output_path).parent(), Some(dir.as_path()));
 }
+
+/// A refused path and a failed read are errors a caller can tell apart.
+#[tokio::test]
+async fn a_refused_path_and_a_failed_read_are_typed() {
+    use zidane_core::execution::{ExecutionContext, ExecutionError};
+    let dir = tempfile::tempdir().unwrap();
+    let context = crate::ProcessContext::new(dir.path());
+    let handle = context.spawn().await.unwrap();
+    let refused = context.read_file(&handle, "../outside.txt").await.unwrap_err();
+    assert!(
+        matches!(refused.downcast_ref::<ExecutionError>(), Some(ExecutionError::OutsideRoot { path, .. }) if path == "../outside.txt"),
+        "{refused}"
+    );
+    let missing = context.read_file(&handle, "missing.txt").await.unwrap_err();
+    match missing.downcast_ref::<ExecutionError>() {
+        Some(ExecutionError::Io { source, .. }) => assert_eq!(source.kind(), std::io::ErrorKind::NotFound),
+        other => panic!("{missing}: {other:?}"),
+    }
+    assert_eq!(missing.to_string().split(':').next(), Some("cannot read `missing.txt`"));
+}

@@ -240,7 +240,8 @@ pub mod tools {
         BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundSink, BackgroundTask,
     };
     pub use zidane_core::execution::{
-        DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, FileStat, Workspace, normalize_path,
+        DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, ExecutionError, FileStat, Workspace,
+        normalize_path,
     };
     pub use zidane_core::read_state::{
         ReadStateEntry, ReadStateMap, get_read_state, hydrate_read_state_from_session, read_state_key,
