@@ -5,6 +5,8 @@
 //! any protocol over the pooled HTTP client; a new API is a protocol (its
 //! request body and decoder) and a config.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 
 use crate::error::ProviderError;
@@ -36,13 +38,13 @@ pub trait WireProtocol: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// A request as a protocol writes it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WireRequest {
     /// The path under the provider's base URL (`/v1/messages`).
-    pub path: String,
+    pub path: &'static str,
     /// Headers of this request (beside the content type, the credentials
     /// and the provider's configured headers).
-    pub headers: Vec<(&'static str, String)>,
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
     /// The JSON body, in pieces sent one after another.
     pub body: Vec<Bytes>,
 }

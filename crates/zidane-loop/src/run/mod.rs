@@ -264,8 +264,10 @@ impl RunLoop {
         for transform in &options.behavior_transforms {
             transform(&mut behavior);
         }
-        options.system = options.run_system(config.system.as_ref());
-        options.system_additions.clear();
+        if !options.system_additions.is_empty() {
+            options.system = options.run_system(config.system.as_ref());
+            options.system_additions.clear();
+        }
 
         // Per-run hooks: checked before anything happens, removed at the end.
         let scope: HookScope = match options.hooks.install(&config.hooks, events::HOOK_SPECS) {

@@ -81,12 +81,18 @@ pub(crate) struct RequestParts {
     pub(crate) betas: Vec<&'static str>,
 }
 
-pub(crate) fn request_parts(options: &StreamOptions) -> RequestParts {
-    let ttl = options.cache_ttl.unwrap_or_default();
+/// The `anthropic-beta` flags a request needs.
+fn request_betas(options: &StreamOptions) -> Vec<&'static str> {
     let mut betas = Vec::new();
-    if ttl == CacheTtl::OneHour {
+    if options.cache_ttl.unwrap_or_default() == CacheTtl::OneHour {
         betas.push(BETA_EXTENDED_CACHE_TTL);
     }
+    betas
+}
+
+pub(crate) fn request_parts(options: &StreamOptions) -> RequestParts {
+    let ttl = options.cache_ttl.unwrap_or_default();
+    let betas = request_betas(options);
     let budget = options.thinking_budget.or_else(|| thinking_budget(options.thinking));
     let mut max_tokens = options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     if let Some(budget) = budget
@@ -981,24 +987,42 @@ pub struct Messages {
     pub betas: Vec<String>,
 }
 
+impl Messages {
+    /// The headers of a request that needs `betas`: the API version and
+    /// every beta flag (these and the configured ones).
+    fn headers(&self, betas: &[&'static str]) -> Vec<(&'static str, Cow<'static, str>)> {
+        let mut headers = vec![("anthropic-version", Cow::Borrowed(API_VERSION))];
+        let all: Vec<&str> = self
+            .betas
+            .iter()
+            .map(String::as_str)
+            .chain(betas.iter().copied())
+            .collect();
+        if !all.is_empty() {
+            headers.push(("anthropic-beta", Cow::Owned(all.join(","))));
+        }
+        headers
+    }
+
+    /// The request of `POST /v1/messages/count_tokens` for `options`: the
+    /// same headers as the request it counts, and the counting body.
+    pub fn count_tokens_request(&self, options: &StreamOptions) -> WireRequest {
+        WireRequest {
+            path: "/v1/messages/count_tokens",
+            headers: self.headers(&request_betas(options)),
+            body: vec![count_tokens_body(options)],
+        }
+    }
+}
+
 impl WireProtocol for Messages {
     type Decoder = Decoder;
 
     fn request(&self, options: &StreamOptions) -> WireRequest {
         let parts = request_parts(options);
-        let betas: Vec<&str> = self
-            .betas
-            .iter()
-            .map(String::as_str)
-            .chain(parts.betas.iter().copied())
-            .collect();
-        let mut headers = vec![("anthropic-version", API_VERSION.to_owned())];
-        if !betas.is_empty() {
-            headers.push(("anthropic-beta", betas.join(",")));
-        }
         WireRequest {
-            path: "/v1/messages".into(),
-            headers,
+            path: "/v1/messages",
+            headers: self.headers(&parts.betas),
             body: parts.chunks,
         }
     }

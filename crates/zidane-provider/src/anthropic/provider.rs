@@ -3,12 +3,11 @@
 
 use serde::Deserialize;
 
-use super::{Messages, count_tokens_body};
+use super::Messages;
 use crate::error::{ErrorKind, ProviderError};
 use crate::http::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, Timeouts};
 use crate::options::StreamOptions;
 use crate::provider::{BoxFuture, EventStream, Provider, ProviderMeta};
-use crate::wire::WireProtocol;
 
 /// Settings of an [`AnthropicProvider`].
 #[derive(Debug, Clone)]
@@ -169,10 +168,7 @@ impl Provider for AnthropicProvider {
     fn count_tokens<'a>(&'a self, options: &'a StreamOptions) -> Option<BoxFuture<'a, Result<u64, ProviderError>>> {
         Some(Box::pin(async move {
             let options = self.http.with_default_model(options);
-            let mut wire = self.http.wire().request(&options);
-            wire.path = "/v1/messages/count_tokens".into();
-            // The same headers (and flags) as the request it counts.
-            wire.body = vec![count_tokens_body(&options)];
+            let wire = self.http.wire().count_tokens_request(&options);
             let bytes = self.http.send_for_body(self.http.request(wire)?).await?;
             #[derive(Deserialize)]
             struct Count {

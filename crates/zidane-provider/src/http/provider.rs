@@ -106,7 +106,8 @@ impl<W: WireProtocol> HttpProvider<W> {
             .header("content-type", "application/json")
             .header("accept", "text/event-stream");
         for (key, value) in wire.headers {
-            builder = builder.header(key, value);
+            // An invalid value fails the request when it is built, below.
+            builder = builder.header(key, value.as_ref());
         }
         builder = match (&self.endpoint.auth, self.wire.key_header()) {
             (Auth::None, _) => builder,

@@ -711,6 +711,16 @@ impl WireDecoder for Decoder {
     }
 }
 
+/// What OpenAI's APIs (Chat Completions and Responses) can do here.
+pub(crate) const CAPABILITIES: Capabilities = Capabilities {
+    thinking: false,
+    cache_control: false,
+    images: true,
+    documents: true,
+    count_tokens: false,
+    decisions: true,
+};
+
 /// The Chat Completions API (`POST {base}/chat/completions`, streamed) in
 /// a server's dialect.
 #[derive(Debug, Clone, Copy)]
@@ -724,7 +734,7 @@ impl WireProtocol for ChatCompletions {
 
     fn request(&self, options: &StreamOptions) -> WireRequest {
         WireRequest {
-            path: "/chat/completions".into(),
+            path: "/chat/completions",
             headers: Vec::new(),
             body: request_parts(options, self.dialect),
         }
@@ -735,13 +745,6 @@ impl WireProtocol for ChatCompletions {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            thinking: false,
-            cache_control: false,
-            images: true,
-            documents: true,
-            count_tokens: false,
-            decisions: true,
-        }
+        CAPABILITIES
     }
 }

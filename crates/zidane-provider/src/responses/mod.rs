@@ -417,7 +417,7 @@ impl WireProtocol for Responses {
 
     fn request(&self, options: &StreamOptions) -> WireRequest {
         WireRequest {
-            path: "/responses".into(),
+            path: "/responses",
             headers: Vec::new(),
             body: vec![request_body(options)],
         }
@@ -428,13 +428,6 @@ impl WireProtocol for Responses {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            thinking: false,
-            cache_control: false,
-            images: true,
-            documents: true,
-            count_tokens: false,
-            decisions: true,
-        }
+        crate::openai::CAPABILITIES
     }
 }
