@@ -110,6 +110,13 @@ fn ci() -> Result {
         ],
         &[],
     )?;
+    // The examples' tests run the plain example binaries, which `cargo test
+    // --all-targets` does not produce (it builds examples as test harnesses).
+    run(
+        cargo,
+        &["build", "--workspace", "--examples", "--all-features", "--locked"],
+        &[],
+    )?;
     run(
         cargo,
         &["test", "--workspace", "--all-targets", "--all-features", "--locked"],

@@ -8,10 +8,12 @@
 //! Architecture invariant: only benchmarks depend on this crate (as a
 //! dev-dependency); it depends on no other crate of the workspace. The
 //! `loopback` feature adds the loopback model and the raw-bytes floor
-//! (tokio, serde_json).
+//! (tokio, serde_json). [`examples`] finds (and builds) the examples that
+//! tests run as their own processes.
 
 #![allow(clippy::print_stdout)]
 
+pub mod examples;
 #[cfg(feature = "loopback")]
 pub mod loopback;
 

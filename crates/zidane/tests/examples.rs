@@ -1,7 +1,6 @@
 //! Every example of this crate, run as a person would (its own process,
-//! its flags), against a scripted model on loopback. The examples are
-//! built beside this test: `cargo test --all-targets` (and `cargo xtask
-//! ci`) builds them first.
+//! its flags), against a scripted model on loopback. `cargo xtask ci`
+//! builds the examples first; a plain `cargo test` builds them on first use.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
@@ -12,15 +11,7 @@ use serde_json::json;
 use zidane_bench::loopback::{answer_sse, call_sse, scripted_server};
 
 fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().and_then(Path::parent).unwrap();
-    let path = profile.join("examples").join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build the examples with `cargo build -p zidane --examples --all-features`",
-        path.display()
-    );
-    path
+    zidane_bench::examples::path(name)
 }
 
 /// A scripted model: `respond` picks each reply from the request body;

@@ -11,18 +11,9 @@ use tokio::process::Command;
 use crate::ONE_AT_A_TIME;
 use crate::harness::{Reply, Restate, answer, free_port, model, until};
 
-/// An example of the facade, built beside this test (`cargo test
-/// --all-targets` builds the examples first).
+/// An example of the facade, built on first use.
 fn example(name: &str) -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let path = profile.join("examples").join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build -p zidane --examples --all-features`",
-        path.display()
-    );
-    path
+    zidane_bench::examples::path(name)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
