@@ -96,10 +96,10 @@ pub(crate) fn render_exit(exit: &TaskExitInfo) -> String {
         "<command>{}</command>\n<duration-ms>{}</duration-ms>\n<output-file>{}</output-file>\n<summary>Background task {} \
          {how} after {}. Read its output with `wait_task` or `read_file`.</summary>\n</task-notification>",
         exit.command,
-        exit.duration_ms,
+        exit.duration.as_millis(),
         exit.output_path,
         exit.task_id,
-        seconds(exit.duration_ms)
+        seconds(exit.duration.as_millis() as u64)
     ));
     out
 }

@@ -72,6 +72,11 @@ impl SessionBinding {
         self.state.lock().as_ref().map(|s| s.id.clone())
     }
 
+    /// The bound session's id, or the id it loads on the first run.
+    pub(crate) fn id_or_pending(&self) -> Option<String> {
+        self.id().or_else(|| self.pending.lock().clone())
+    }
+
     /// The bound session's state (`None` before it is loaded, and without
     /// a session).
     pub(crate) fn state(&self) -> parking_lot::MutexGuard<'_, Option<SessionState>> {

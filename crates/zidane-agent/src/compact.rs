@@ -102,7 +102,7 @@ pub(crate) fn summary_turns(
             "This session continues an earlier conversation, summarized here:\n\n{summary}"
         ))]
         .into(),
-        created_at: now,
+        created_at: zidane_provider::Timestamp::from_millis(now),
         usage: None,
     }];
     if !calls.is_empty() {
@@ -119,7 +119,7 @@ pub(crate) fn summary_turns(
                     input: c.input.clone(),
                 })
                 .collect(),
-            created_at: now,
+            created_at: zidane_provider::Timestamp::from_millis(now),
             usage: None,
         });
         replacement.push(SessionTurn {
@@ -134,7 +134,7 @@ pub(crate) fn summary_turns(
                     is_error: false,
                 })
                 .collect(),
-            created_at: now,
+            created_at: zidane_provider::Timestamp::from_millis(now),
             usage: None,
         });
     }

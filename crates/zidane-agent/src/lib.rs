@@ -23,14 +23,16 @@ mod error;
 mod extensions;
 mod mcp;
 mod options;
+mod output;
 mod resume;
 mod run_options;
 mod skills;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod stream;
 mod subagents;
 
-pub use agent::{Agent, create_agent, hook_names};
+pub use agent::{Agent, create_agent, hook_names, new_session_id};
 pub use approvals::{
     ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
     ToolCallInterceptor, ToolCallVerdict,
@@ -46,6 +48,7 @@ pub use extensions::{
     BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
 };
 pub use options::AgentOptions;
+pub use output::RunOutput;
 pub use run_options::{
     AgentCacheChange, AgentCacheImpact, AgentRunOptions, DurableResumeOptions, Prompt, QueuedMessageOptions,
     SuspendOptions,
@@ -54,5 +57,6 @@ pub use skills::{
     ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders, parse_skill,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::{CheckpointOptions, CheckpointRuntime, SqliteStore, Synchronous};
+pub use sqlite::{CheckpointOptions, CheckpointRuntime, OpenError, SqliteStore, Synchronous};
+pub use stream::{RunEvent, RunStream};
 pub use subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};

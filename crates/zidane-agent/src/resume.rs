@@ -13,6 +13,7 @@ use zidane_provider::{AbortSignal, ContentBlock, Role, SessionTurn, ToolResultCo
 use crate::agent::Agent;
 use crate::binding::store_error;
 use crate::error::AgentError;
+use crate::output::RunOutput;
 use crate::run_options::{AgentRunOptions, DurableResumeOptions};
 use zidane_core::session::{SessionRun, SessionRunStatus};
 
@@ -98,7 +99,16 @@ impl Agent {
     /// runtime ([`AgentError::NotDurable`]), while a run is in progress, or
     /// without a session ([`AgentError::NoSession`]); a session another
     /// live process holds is [`AgentError::RunLeaseHeld`].
-    pub async fn resume(&self, options: DurableResumeOptions) -> Result<Option<AgentStats>, AgentError> {
+    ///
+    /// Cancel safety: as for [`Agent::run`], dropping the future stops the
+    /// resumed run where it is, and it stays recorded as interrupted, to be
+    /// resumed again.
+    pub async fn resume(&self, options: DurableResumeOptions) -> Result<Option<RunOutput>, AgentError> {
+        let stats = self.resume_to_end(options).await?;
+        Ok(stats.map(|stats| self.output(stats)))
+    }
+
+    async fn resume_to_end(&self, options: DurableResumeOptions) -> Result<Option<AgentStats>, AgentError> {
         if self.inner.durable.is_none() {
             return Err(AgentError::NotDurable);
         }
@@ -216,7 +226,7 @@ impl Agent {
     ) -> Result<(), AgentError> {
         run.status = status;
         run.resumable = false;
-        run.ended_at = Some(self.inner.clock.now_ms());
+        run.ended_at = Some(self.inner.clock.now());
         run.end_turn = self.inner.looped.turn_count() as u32;
         self.save_run(session_id, run).await
     }
@@ -281,7 +291,7 @@ fn recover(run: &SessionRun, records: &[StepRecord], clock: &dyn zidane_core::cl
         id: clock.id(),
         role: Role::Assistant,
         content: message.content.clone().into(),
-        created_at: now,
+        created_at: zidane_provider::Timestamp::from_millis(now),
         usage: Some(message.usage.clone()),
     };
     let results: Vec<ContentBlock> = message
@@ -315,7 +325,7 @@ fn recover(run: &SessionRun, records: &[StepRecord], clock: &dyn zidane_core::cl
         id: clock.id(),
         role: Role::User,
         content: results.into(),
-        created_at: now,
+        created_at: zidane_provider::Timestamp::from_millis(now),
         usage: None,
     };
     vec![assistant, user]

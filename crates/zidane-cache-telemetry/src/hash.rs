@@ -10,7 +10,9 @@ const PRIME: u32 = 0x0100_0193;
 /// the same way get the same number.
 ///
 /// ```
-/// use zidane_cache_telemetry::fnv1a32;
+/// use zidane::agent::fnv1a32;
+/// # mod zidane { pub mod agent { pub use zidane_cache_telemetry::fnv1a32; } }
+///
 /// assert_eq!(fnv1a32(""), 0x811c9dc5);
 /// assert_eq!(fnv1a32("a"), 0xe40c292c);
 /// ```

@@ -97,7 +97,7 @@ fn describe(cp: &Checkpoint) -> String {
     let mut text = format!(
         "{:>3}  {:<8} {kind:<6}  turn {:<3}  +{} ~{} -{}  {}\n",
         cp.index,
-        when(cp.created_at),
+        when(cp.created_at.as_millis()),
         cp.turn_index,
         c.created.len(),
         c.modified.len(),
@@ -277,7 +277,7 @@ pub(crate) async fn rewind(
         let mut text = format!(
             "Rewind to checkpoint {index} (before \"{}\", {}):\n",
             short(&target.label, 60),
-            when(target.created_at)
+            when(target.created_at.as_millis())
         );
         if let Some(plan) = &plan {
             text.push_str(&show_plan(plan));
@@ -490,7 +490,7 @@ pub(crate) fn size(bytes: u64) -> String {
 pub(crate) async fn after_run(json_lines: bool, session: &str, checkpoints: &Checkpoints, since_ms: u64) {
     let notes = checkpoints.take_notes();
     let latest = match checkpoints.latest(session).await {
-        Ok(latest) => latest.filter(|cp| cp.created_at >= since_ms),
+        Ok(latest) => latest.filter(|cp| cp.created_at.as_millis() >= since_ms),
         Err(e) => {
             eprintln!("zidane: cannot read the checkpoints: {e}");
             None

@@ -292,6 +292,9 @@ async fn run(args: Args) -> Result<(), Failure> {
     };
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
+    // The program confines commands itself (`--sandbox`, below), with its
+    // own notes; the preset's context is not used.
+    preset_options.sandbox = zidane::tools::Sandbox::off();
     let preset = zidane::presets::basic(preset_options);
     // Background commands' output lives beside the sessions, per session.
     let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));

@@ -172,8 +172,8 @@ pub struct NewSnapshot {
     pub label: String,
     /// The folder, absolute.
     pub root: String,
-    /// When, epoch ms.
-    pub created_at: u64,
+    /// When (epoch milliseconds in JSON).
+    pub created_at: zidane_provider::Timestamp,
     /// The manifest's id.
     pub manifest: String,
 }
@@ -217,8 +217,8 @@ pub struct Snapshot {
     pub label: String,
     /// The folder.
     pub root: String,
-    /// When, epoch ms.
-    pub created_at: u64,
+    /// When (epoch milliseconds in JSON).
+    pub created_at: zidane_provider::Timestamp,
     /// The manifest's id.
     pub manifest: String,
 }

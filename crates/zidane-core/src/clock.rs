@@ -8,6 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub trait Clock: Send + Sync {
     /// Now, epoch milliseconds.
     fn now_ms(&self) -> u64;
+    /// Now, as a timestamp.
+    fn now(&self) -> zidane_provider::Timestamp {
+        zidane_provider::Timestamp::from_millis(self.now_ms())
+    }
     /// A fresh unique id.
     fn id(&self) -> String;
     /// A number in `[0, 1)` for retry jitter.

@@ -53,7 +53,7 @@ pub fn hydrate_read_state_from_session(map: &ReadStateMap, turns: &[SessionTurn]
                                 hash: 0,
                                 mtime_ms: None,
                                 range: None,
-                                read_at_ms: at,
+                                read_at_ms: at.as_millis(),
                             },
                         );
                     }

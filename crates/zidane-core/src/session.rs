@@ -4,6 +4,7 @@
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use zidane_provider::Timestamp;
 
 use crate::events::{SessionArtifact, SharedError};
 use crate::tool::{MemoryToolState, ToolStateStore};
@@ -35,11 +36,11 @@ pub struct SessionRun {
     pub id: String,
     /// Status.
     pub status: SessionRunStatus,
-    /// Start, epoch ms.
-    pub started_at: u64,
-    /// End, epoch ms.
+    /// When it started (epoch milliseconds in JSON).
+    pub started_at: Timestamp,
+    /// When it ended (epoch milliseconds in JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<u64>,
+    pub ended_at: Option<Timestamp>,
     /// First turn index the run produced.
     pub first_turn: u32,
     /// One past the last turn index the run produced.
@@ -105,10 +106,10 @@ pub struct Session {
     pub metadata: BTreeMap<String, Value>,
     /// The runs, in order.
     pub runs: Vec<SessionRun>,
-    /// Creation time, epoch ms.
-    pub created_at: u64,
-    /// Last change, epoch ms.
-    pub updated_at: u64,
+    /// When it was created (epoch milliseconds in JSON).
+    pub created_at: Timestamp,
+    /// When it last changed (epoch milliseconds in JSON).
+    pub updated_at: Timestamp,
 }
 
 /// A line of a session listing.
@@ -119,10 +120,10 @@ pub struct SessionInfo {
     pub id: String,
     /// Number of turns.
     pub turns: u32,
-    /// Creation time, epoch ms.
-    pub created_at: u64,
-    /// Last change, epoch ms.
-    pub updated_at: u64,
+    /// When it was created (epoch milliseconds in JSON).
+    pub created_at: Timestamp,
+    /// When it last changed (epoch milliseconds in JSON).
+    pub updated_at: Timestamp,
     /// The first user message's text, shortened, as a title.
     pub title: String,
     /// Whether a run a dead process left is waiting for a resume.
@@ -255,7 +256,7 @@ impl MemoryStore {
             }) as StoreError),
             Some(session) => {
                 session.turns.extend_from_slice(turns);
-                session.updated_at = now_ms;
+                session.updated_at = zidane_provider::Timestamp::from_millis(now_ms);
                 Ok(())
             }
             None => Err(missing(id)),
@@ -285,8 +286,8 @@ impl SessionStore for MemoryStore {
         self.with(|s| {
             s.entry(id.to_owned()).or_insert_with(|| Session {
                 id: id.to_owned(),
-                created_at: now_ms,
-                updated_at: now_ms,
+                created_at: zidane_provider::Timestamp::from_millis(now_ms),
+                updated_at: zidane_provider::Timestamp::from_millis(now_ms),
                 ..Default::default()
             });
         });
@@ -323,7 +324,7 @@ impl SessionStore for MemoryStore {
         let r = self.with(|s| match s.get_mut(id) {
             Some(session) => {
                 session.turns = turns.to_vec();
-                session.updated_at = now_ms;
+                session.updated_at = zidane_provider::Timestamp::from_millis(now_ms);
                 Ok(())
             }
             None => Err(missing(id)),

@@ -60,8 +60,15 @@ impl From<&str> for ToolOutput {
     }
 }
 
-/// A tool body's failure; the model sees `Tool error: <message>` unless a
-/// `tool:error` handler substitutes a result.
+/// A tool body's failure: the model reads `Tool error: <message>` as the
+/// call's result (unless a `tool:error` handler substitutes one), and the
+/// run goes on. Any error converts into it (`?` works), and so does a
+/// `String`.
+///
+/// Returning `Ok(ToolOutput::error(..))` instead also marks the result an
+/// error for the model, with the text exactly as given and without
+/// `tool:error`: for failures the tool reports as its answer (a test that
+/// failed, a file not found).
 pub type ToolFailure = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A tool the model can call.
@@ -89,7 +96,25 @@ pub trait Tool: Send + Sync {
     }
 
     /// Runs one call.
+    ///
+    /// `Ok` is the result the model reads (with
+    /// [`is_error`](ToolOutput::is_error) set by [`ToolOutput::error`]);
+    /// `Err` is a failure the model reads as `Tool error: <message>` (see
+    /// [`ToolFailure`]). Neither ends the run.
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+}
+
+/// The input schema of `A`: the JSON schema `schemars` derives, with the
+/// meta fields providers do not take (`$schema`, `title`) left out.
+#[cfg(feature = "schemars")]
+fn input_schema_of<A: schemars::JsonSchema>() -> Value {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<A>();
+    let mut value = schema.to_value();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    value
 }
 
 type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync;
@@ -97,8 +122,9 @@ type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOut
 /// A tool made of a name, a description, a schema and a closure.
 ///
 /// ```
-/// use serde_json::json;
-/// use zidane_core::tool::{FnTool, ToolOutput};
+/// use zidane::serde_json::json;
+/// use zidane::tools::{FnTool, ToolOutput};
+/// # mod zidane { pub use serde_json; pub mod tools { pub use zidane_core::tool::*; } }
 ///
 /// let echo = FnTool::new("echo", "Repeat the text", json!({"type": "object"}), |input, _cx| async move {
 ///     Ok(ToolOutput::text(input["text"].as_str().unwrap_or_default()))
@@ -137,6 +163,77 @@ impl FnTool {
             durability: Durability::Unsafe,
             execute: Arc::new(move |input, cx| Box::pin(execute(input, cx))),
         }
+    }
+
+    /// A tool whose arguments arrive as `A`, deserialized from the call's
+    /// input, with the input schema derived from `A` (feature `schemars`).
+    ///
+    /// The loop checks each call's input against that schema first; an
+    /// input that passes the schema but does not deserialize into `A`
+    /// reaches the model the same way: an error result reading
+    /// `Validation error: …`, and the run goes on. The handler returns
+    /// anything that becomes a [`ToolOutput`] (a `String`, a `&str`, a
+    /// `ToolOutput`), or an error: the model then reads
+    /// `Tool error: <message>` (see [`ToolFailure`]).
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use zidane::schemars::JsonSchema;
+    /// use zidane::tools::FnTool;
+    /// # mod zidane { pub use schemars; pub mod tools { pub use zidane_core::tool::*; } }
+    ///
+    /// /// Two integers to add.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// #[schemars(crate = "zidane::schemars")]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// let add = FnTool::typed("add", "Add two integers.", |args: Add, _cx| async move {
+    ///     Ok::<_, std::convert::Infallible>((args.a + args.b).to_string())
+    /// });
+    /// # let _ = add;
+    /// ```
+    #[cfg(feature = "schemars")]
+    pub fn typed<A, F, Fut, O, E>(name: impl Into<String>, description: impl Into<String>, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        O: Into<ToolOutput>,
+        E: Into<ToolFailure>,
+    {
+        FnTool::typed_with_schema(name, description, input_schema_of::<A>(), handler)
+    }
+
+    /// A tool whose arguments arrive as `A`, with `schema` written by hand
+    /// (what [`FnTool::typed`] derives with the `schemars` feature); input
+    /// errors and handler errors reach the model as they do there.
+    pub fn typed_with_schema<A, F, Fut, O, E>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        A: serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        O: Into<ToolOutput>,
+        E: Into<ToolFailure>,
+    {
+        let handler = Arc::new(handler);
+        FnTool::new(name, description, schema, move |input, cx| {
+            let parsed = serde_json::from_value::<A>(input);
+            let handler = Arc::clone(&handler);
+            async move {
+                match parsed {
+                    Ok(args) => handler(args, cx).await.map(Into::into).map_err(Into::into),
+                    Err(e) => Ok(ToolOutput::error(format!("Validation error: {e}"))),
+                }
+            }
+        })
     }
 
     /// Marks the tool parallel-safe.

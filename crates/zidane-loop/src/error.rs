@@ -62,14 +62,27 @@ pub enum RunErrorKind {
 
 /// A failed run, with the statistics it had gathered (never zeros for work
 /// that was done).
-#[derive(Debug, thiserror::Error)]
-#[error("{kind}")]
+///
+/// It shows as its [`kind`](RunError::kind), and its cause is the kind's
+/// cause, so a printed chain of causes never repeats a line.
+#[derive(Debug)]
 pub struct RunError {
     /// What went wrong.
-    #[source]
     pub kind: RunErrorKind,
     /// The run's statistics up to the failure.
     pub stats: Box<AgentStats>,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.kind, f)
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
 }
 
 /// A run-level cap of [`Behavior`](crate::Behavior).

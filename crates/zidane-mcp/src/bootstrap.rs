@@ -127,7 +127,7 @@ pub(crate) async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Boot
                 McpBootstrapResult {
                     name: config.name.clone(),
                     transport,
-                    duration_ms,
+                    duration: std::time::Duration::from_millis(duration_ms),
                     outcome,
                 },
                 Some(server),
@@ -171,7 +171,7 @@ pub(crate) async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Boot
                 McpBootstrapResult {
                     name: config.name.clone(),
                     transport,
-                    duration_ms,
+                    duration: std::time::Duration::from_millis(duration_ms),
                     outcome,
                 },
                 None,

@@ -89,6 +89,7 @@ struct Inner {
     request_id: Option<String>,
     retry_after: Option<Duration>,
     error_type: Option<String>,
+    endpoint: Option<String>,
     source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
 }
 
@@ -115,6 +116,7 @@ impl ProviderError {
                 request_id: None,
                 retry_after: None,
                 error_type: None,
+                endpoint: None,
                 source: None,
             }),
         }
@@ -142,6 +144,18 @@ impl ProviderError {
     pub fn with_error_type(mut self, error_type: Option<String>) -> Self {
         self.inner.error_type = error_type;
         self
+    }
+
+    /// With the URL the request went to (give it without credentials:
+    /// the HTTP providers leave a URL's user name, password and query out).
+    pub fn with_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.inner.endpoint = Some(url.into());
+        self
+    }
+
+    /// The URL the failed request went to, when it got that far.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.inner.endpoint.as_deref()
     }
 
     /// With the underlying cause.
@@ -199,6 +213,9 @@ impl fmt::Display for ProviderError {
         }
         if !self.inner.message.is_empty() {
             write!(f, ": {}", self.inner.message)?;
+        }
+        if let Some(url) = &self.inner.endpoint {
+            write!(f, " ({url})")?;
         }
         if let Some(id) = &self.inner.request_id {
             write!(f, " [request {id}]")?;

@@ -208,13 +208,7 @@ impl AssistantMessage {
 
     /// The text blocks joined.
     pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
+        crate::message::text_of(&self.content)
     }
 
     /// The dispatchable tool calls: `(id, name, input)`.

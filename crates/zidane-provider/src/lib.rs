@@ -35,6 +35,7 @@ pub mod scripted;
 pub mod sse;
 #[cfg(test)]
 mod tests;
+pub mod time;
 mod usage;
 mod wire;
 
@@ -53,6 +54,7 @@ pub use message::{
 pub use options::{CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec};
 pub use pricing::{ModelPrice, Pricing};
 pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta, complete};
+pub use time::Timestamp;
 pub use usage::{FinishReason, TurnUsage};
 
 pub use wire::{WireDecoder, WireProtocol, WireRequest};

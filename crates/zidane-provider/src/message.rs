@@ -91,6 +91,15 @@ impl From<&str> for ToolResultContent {
 }
 
 impl ToolResultContent {
+    /// The text: the string, or the text parts joined (images and other
+    /// parts are left out).
+    pub fn text(&self) -> String {
+        match self {
+            ToolResultContent::Text(s) => s.clone(),
+            ToolResultContent::Parts(parts) => text_of(parts),
+        }
+    }
+
     /// Bytes of the textual payload (text parts only; images count as zero).
     pub fn text_len(&self) -> usize {
         match self {
@@ -236,7 +245,24 @@ pub struct Message {
 #[derive(Clone, Default, PartialEq)]
 pub struct Content(Arc<Vec<ContentBlock>>);
 
+/// The text blocks of `blocks`, joined.
+pub(crate) fn text_of(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 impl Content {
+    /// The text blocks joined (tool calls, images and other blocks are left
+    /// out).
+    pub fn text(&self) -> String {
+        text_of(&self.0)
+    }
+
     /// Content of `blocks`.
     pub fn new(blocks: Vec<ContentBlock>) -> Self {
         Content(Arc::new(blocks))
@@ -361,6 +387,11 @@ impl Message {
         &self.content
     }
 
+    /// Its text blocks joined.
+    pub fn text(&self) -> String {
+        self.content.text()
+    }
+
     /// Changes the role (and forgets the serialized forms).
     pub fn set_role(&mut self, role: Role) {
         self.role = role;
@@ -465,14 +496,19 @@ pub struct SessionTurn {
     pub role: Role,
     /// What it says (shared with the message built from it).
     pub content: Content,
-    /// Creation time, epoch milliseconds.
-    pub created_at: u64,
+    /// When it was written (epoch milliseconds in JSON).
+    pub created_at: crate::time::Timestamp,
     /// Usage of the request that produced an assistant turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TurnUsage>,
 }
 
 impl SessionTurn {
+    /// The turn's text blocks joined.
+    pub fn text(&self) -> String {
+        self.content.text()
+    }
+
     /// The turn as a plain message, sharing its blocks (no block is copied).
     pub fn to_message(&self) -> Message {
         Message::new(self.role, self.content.clone())

@@ -49,7 +49,7 @@ fn session_turns_serialize_in_camel_case() {
         id: "turn-1".into(),
         role: Role::Assistant,
         content: Message::assistant("ok").into_content().into(),
-        created_at: 1_700_000_000_000,
+        created_at: crate::Timestamp::from_millis(1_700_000_000_000),
         usage: Some(TurnUsage {
             input: 10,
             output: 2,
@@ -405,7 +405,7 @@ fn a_turn_and_its_message_share_one_copy_of_the_blocks() {
         id: "t".into(),
         role: Role::User,
         content: vec![ContentBlock::text("a long tool result")].into(),
-        created_at: 0,
+        created_at: crate::Timestamp::EPOCH,
         usage: None,
     };
     let message = turn.to_message();

@@ -20,7 +20,7 @@ use zidane_agent::{Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, c
 use zidane_core::events::{AgentStats, ToolStateOp};
 use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
-use zidane_provider::{BoxFuture, ContentBlock, Role, SessionTurn};
+use zidane_provider::{BoxFuture, SessionTurn};
 
 use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
@@ -155,24 +155,6 @@ fn failure(error: zidane_agent::AgentError) -> HandlerError {
     TerminalError::new(error.to_string()).into()
 }
 
-fn last_text(turns: &[SessionTurn]) -> String {
-    turns
-        .iter()
-        .rev()
-        .find(|t| t.role == Role::Assistant)
-        .map(|t| {
-            t.content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("")
-        })
-        .unwrap_or_default()
-}
-
 #[restate_sdk::object]
 impl ZidaneAgent {
     /// Runs the agent on the session's turns, each step journaled.
@@ -271,7 +253,6 @@ impl ZidaneAgent {
                 running.remove(&key);
             }
         }
-        let turns = agent.turns();
         agent.destroy().await;
         drop(handles);
 
@@ -279,10 +260,10 @@ impl ZidaneAgent {
             // Restate runs the invocation again; it replays to here and goes on.
             return Err(HandlerError::from(JournalError::Suspended.to_string()));
         }
-        let stats = result.map_err(failure)?;
+        let output = result.map_err(failure)?;
         Ok(Json(RunResponse {
-            text: last_text(&turns),
-            stats,
+            text: output.text,
+            stats: output.stats,
             journal: JournalCounts {
                 replayed: driver.replayed,
                 written: driver.written,
@@ -460,8 +441,8 @@ impl SessionStore for JournalStore {
         let info = SessionInfo {
             id: self.session.id.clone(),
             turns: self.session.turns.len() as u32,
-            created_at: 0,
-            updated_at: 0,
+            created_at: zidane_provider::Timestamp::EPOCH,
+            updated_at: zidane_provider::Timestamp::EPOCH,
             title: String::new(),
             interrupted: false,
         };

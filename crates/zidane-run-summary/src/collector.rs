@@ -7,15 +7,15 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use zidane_core::events::{
-    AgentDone, AgentStart, BudgetExceeded, McpError, McpToolError, PairingRepair, RepeatGuardExceeded, RunStatus,
-    SpawnComplete, SpawnError, StreamError, StreamProgress, StreamRetry, StreamServerToolUse, StreamText,
-    StreamThinking, ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, TurnAfter, ValidationReject,
+    AgentDone, AgentStart, BudgetExceeded, McpError, McpToolError, PairingRepair, RepeatGuardExceeded, SpawnComplete,
+    SpawnError, StreamError, StreamProgress, StreamRetry, StreamServerToolUse, StreamText, StreamThinking,
+    ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, TurnAfter, ValidationReject,
 };
 use zidane_hooks::{HookBus, HookEvent, HookScope};
 
 use crate::summary::{
     RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,
-    RunSummaryRetry, RunSummaryTokens, RunSummaryValidation,
+    RunSummaryRetry, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation,
 };
 
 /// Receives each finished summary.
@@ -103,7 +103,7 @@ impl RunSummaryCollector {
             s.depth = ev.depth();
             s.parent_run_id = ev.parent_run_id().map(str::to_owned);
             s.agent_name = ev.agent_name().map(str::to_owned);
-            s.started_at = ev.started_at();
+            s.started_at = zidane_provider::Timestamp::from_millis(ev.started_at());
         });
         fn first_byte(b: &mut Building) {
             if b.ttft_ms.is_none()
@@ -245,10 +245,10 @@ impl RunSummaryCollector {
                 let ttft_ms = b.ttft_ms;
                 let summary = &mut b.summary;
                 summary.turns = stats.turns;
-                summary.status = status_name(stats.status).into();
+                summary.status = RunSummaryStatus::of(stats.status);
                 summary.stop_reason = Some(stats.status);
-                summary.ended_at = ended_at;
-                summary.duration_ms = duration_ms;
+                summary.ended_at = zidane_provider::Timestamp::from_millis(ended_at);
+                summary.duration = std::time::Duration::from_millis(duration_ms);
                 summary.totals = RunSummaryTokens {
                     cache_creation: stats.total_cache_creation,
                     cache_read: stats.total_cache_read,
@@ -310,9 +310,9 @@ fn child_summary(child: &zidane_core::events::ChildRunStats, parent_run_id: Opti
     RunSummary {
         agent_name: child.agent_name.clone(),
         depth: child.depth,
-        duration_ms: child.duration_ms,
+        duration: child.duration,
         parent_run_id,
-        status: status_name(stats.status).into(),
+        status: RunSummaryStatus::of(stats.status),
         stop_reason: Some(stats.status),
         turns: stats.turns,
         by_model,
@@ -326,13 +326,5 @@ fn child_summary(child: &zidane_core::events::ChildRunStats, parent_run_id: Opti
             ttft_ms: None,
         },
         ..Default::default()
-    }
-}
-
-/// The summary's status: a run that did not complete counts as aborted.
-fn status_name(status: RunStatus) -> &'static str {
-    match status {
-        RunStatus::Completed | RunStatus::MaxTurns => "completed",
-        RunStatus::Aborted | RunStatus::Error | RunStatus::Suspended => "aborted",
     }
 }

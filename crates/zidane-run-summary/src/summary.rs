@@ -26,6 +26,38 @@ pub struct RunSummaryTokens {
     pub ttft_ms: Option<u64>,
 }
 
+/// How a summarized run ended, coarsely (`status` in JSON): a run the
+/// model finished or that stopped at its turn cap is `completed`; an
+/// aborted, failed or suspended one is `aborted`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunSummaryStatus {
+    /// Finished, or stopped at the turn cap.
+    #[default]
+    Completed,
+    /// Aborted, failed or suspended.
+    Aborted,
+}
+
+impl RunSummaryStatus {
+    /// The coarse status of a run that ended with `status`.
+    pub fn of(status: zidane_core::events::RunStatus) -> Self {
+        use zidane_core::events::RunStatus;
+        match status {
+            RunStatus::Completed | RunStatus::MaxTurns => RunSummaryStatus::Completed,
+            RunStatus::Aborted | RunStatus::Error | RunStatus::Suspended => RunSummaryStatus::Aborted,
+        }
+    }
+
+    /// Its name in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunSummaryStatus::Completed => "completed",
+            RunSummaryStatus::Aborted => "aborted",
+        }
+    }
+}
+
 /// Totals of one model within a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,10 +226,11 @@ pub struct RunSummary {
     pub children: Option<Vec<RunSummary>>,
     /// Sub-agent depth (0 for a top-level run).
     pub depth: u32,
-    /// Wall-clock duration.
-    pub duration_ms: u64,
-    /// End, epoch ms.
-    pub ended_at: u64,
+    /// Wall-clock duration (milliseconds in JSON).
+    #[serde(rename = "durationMs", with = "zidane_provider::time::millis")]
+    pub duration: std::time::Duration,
+    /// When it ended (epoch milliseconds in JSON).
+    pub ended_at: zidane_provider::Timestamp,
     /// Errors.
     pub errors: Vec<RunSummaryError>,
     /// Pairing repairs by kind.
@@ -210,10 +243,10 @@ pub struct RunSummary {
     /// The run id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
-    /// Start, epoch ms.
-    pub started_at: u64,
-    /// `completed` or `aborted`.
-    pub status: String,
+    /// When it started (epoch milliseconds in JSON).
+    pub started_at: zidane_provider::Timestamp,
+    /// `completed` or `aborted` (the finer reason is `stop_reason`).
+    pub status: RunSummaryStatus,
     /// What ended the run, finer than `status`: `completed`, `max-turns`
     /// (counted as `completed`), `aborted`, `error` or `suspended` (counted
     /// as `aborted`).

@@ -166,7 +166,7 @@ async fn a_run_that_spawned_lists_its_children() {
         child_id: "g1".into(),
         agent_name: None,
         depth: 2,
-        duration_ms: 5,
+        duration: std::time::Duration::from_millis(5),
         stats: grandchild,
     }];
     bus.emit(&mut AgentStart::new(AgentStartInit {
@@ -185,7 +185,7 @@ async fn a_run_that_spawned_lists_its_children() {
             child_id: "c1".into(),
             agent_name: Some("reviewer".into()),
             depth: 1,
-            duration_ms: 40,
+            duration: std::time::Duration::from_millis(40),
             stats: child,
         },
     }))

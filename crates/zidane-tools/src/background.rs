@@ -200,7 +200,7 @@ impl Tasks {
                     } else {
                         TaskStatus::Exited
                     },
-                    duration_ms,
+                    duration: std::time::Duration::from_millis(duration_ms),
                     output_path: e.task.output_path.clone(),
                 };
                 e.task.exit = Some(exit.clone());

@@ -64,6 +64,14 @@ pub struct BasicOptions {
     /// Where background commands' output files go (default: a folder of
     /// the system's temporary folder).
     pub task_dir: Option<PathBuf>,
+    /// How commands are confined. Default: [`Sandbox::workspace_write`],
+    /// as in the program: commands write only in `root`, the temporary
+    /// folder and the background tasks' folder (Linux's Landlock, kernel
+    /// 6.2 or later). [`Sandbox::off`] turns confinement off. Where the
+    /// machine cannot enforce it, [`basic`] falls back to unconfined
+    /// commands and says so ([`Preset::confinement`], and a `tracing`
+    /// warning); [`try_basic`] refuses instead.
+    pub sandbox: Sandbox,
 }
 
 impl BasicOptions {
@@ -76,6 +84,7 @@ impl BasicOptions {
             max_output_bytes: 30_000,
             pass_env: Vec::new(),
             task_dir: None,
+            sandbox: Sandbox::workspace_write(),
         }
     }
 }
@@ -90,6 +99,28 @@ pub struct Preset {
     pub system: String,
     /// Where the tools run: pass it as the agent's execution context.
     pub execution: Arc<dyn ExecutionContext>,
+    /// How its commands are confined.
+    pub confinement: Confinement,
+}
+
+/// How a preset's commands are confined.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Confinement {
+    /// As [`BasicOptions::sandbox`] asked, enforced by the kernel.
+    Confined(Sandbox),
+    /// Not at all: [`BasicOptions::sandbox`] was [`Sandbox::off`].
+    Off,
+    /// Not at all, though a sandbox was asked for: this machine cannot
+    /// enforce it (the error says why).
+    Unenforced(SandboxError),
+}
+
+impl Confinement {
+    /// Whether commands are confined.
+    pub fn is_confined(&self) -> bool {
+        matches!(self, Confinement::Confined(_))
+    }
 }
 
 impl std::fmt::Debug for Preset {
@@ -117,13 +148,45 @@ pub(crate) fn workspace(cx: &ToolContext) -> Result<&Workspace, ToolFailure> {
     })
 }
 
-/// The basic coding preset.
+/// The basic coding preset, its commands confined as
+/// [`BasicOptions::sandbox`] asks; where this machine cannot enforce that,
+/// unconfined (see [`Preset::confinement`]).
 pub fn basic(options: BasicOptions) -> Preset {
+    let (context, confinement) = match confine(&options) {
+        Ok(confined) => confined,
+        Err(e) => {
+            tracing::warn!(error = %e, "commands of the basic preset run unconfined");
+            (process_context(&options), Confinement::Unenforced(e))
+        }
+    };
+    assemble(options, Arc::new(context), confinement)
+}
+
+/// The basic coding preset, refused where this machine cannot confine its
+/// commands as [`BasicOptions::sandbox`] asks.
+pub fn try_basic(options: BasicOptions) -> Result<Preset, SandboxError> {
+    let (context, confinement) = confine(&options)?;
+    Ok(assemble(options, Arc::new(context), confinement))
+}
+
+fn process_context(options: &BasicOptions) -> ProcessContext {
     let mut context = ProcessContext::new(options.root.clone()).pass_env(options.pass_env.clone());
     if let Some(dir) = &options.task_dir {
         context = context.task_dir(dir.clone());
     }
-    let context = Arc::new(context);
+    context
+}
+
+fn confine(options: &BasicOptions) -> Result<(ProcessContext, Confinement), SandboxError> {
+    let context = process_context(options);
+    if options.sandbox.mode == SandboxMode::Off {
+        return Ok((context, Confinement::Off));
+    }
+    let confined = context.sandboxed(options.sandbox)?;
+    Ok((confined, Confinement::Confined(options.sandbox)))
+}
+
+fn assemble(options: BasicOptions, context: Arc<ProcessContext>, confinement: Confinement) -> Preset {
     let env = Env {
         options: options.clone(),
     };
@@ -154,6 +217,7 @@ pub fn basic(options: BasicOptions) -> Preset {
         tools,
         system,
         execution: context,
+        confinement,
     }
 }
 

@@ -42,12 +42,50 @@ pub struct Sandbox {
 }
 
 impl Default for Sandbox {
+    /// No confinement (a bare [`ProcessContext`](crate::ProcessContext)'s;
+    /// the `basic` preset asks for [`Sandbox::workspace_write`]).
     fn default() -> Self {
+        Sandbox::off()
+    }
+}
+
+impl Sandbox {
+    /// Commands write only in the working folder, the temporary folder
+    /// and the background tasks' folder; they may use the network. The
+    /// default of the program and of the `basic` preset.
+    pub const fn workspace_write() -> Self {
+        Sandbox {
+            mode: SandboxMode::WorkspaceWrite,
+            network: true,
+            temp: true,
+        }
+    }
+
+    /// Commands and the file tools write nothing; commands may use the
+    /// network.
+    pub const fn read_only() -> Self {
+        Sandbox {
+            mode: SandboxMode::ReadOnly,
+            network: true,
+            temp: true,
+        }
+    }
+
+    /// No confinement: commands may write anywhere the process can.
+    pub const fn off() -> Self {
         Sandbox {
             mode: SandboxMode::Off,
             network: true,
             temp: true,
         }
+    }
+
+    /// The same sandbox with the network closed to confined commands
+    /// (TCP, on Linux 6.7 and later).
+    #[must_use]
+    pub const fn without_network(mut self) -> Self {
+        self.network = false;
+        self
     }
 }
 
@@ -64,7 +102,6 @@ type Job = Box<dyn FnOnce() + Send>;
 /// their freedom.
 pub(crate) struct Confiner {
     jobs: parking_lot::Mutex<std::sync::mpsc::Sender<Job>>,
-    runtime: tokio::runtime::Handle,
 }
 
 impl std::fmt::Debug for Confiner {
@@ -121,13 +158,12 @@ impl Sandbox {
 impl Confiner {
     /// Starts the confined thread for a context rooted at `root` whose
     /// background output goes to `tasks`; fails when the kernel would not
-    /// enforce every rule. Needs a Tokio runtime (its commands are Tokio's).
+    /// enforce every rule. Needs no runtime: each command is started inside
+    /// the runtime of the task that asks for it.
     pub(crate) fn start(sandbox: Sandbox, root: PathBuf, tasks: Option<PathBuf>) -> Result<Self, SandboxError> {
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| SandboxError("the sandbox is set up inside a Tokio runtime".into()))?;
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (sandbox, root, tasks, runtime);
+            let _ = (sandbox, root, tasks);
             Err(SandboxError("the sandbox is built on Linux's Landlock".into()))
         }
         #[cfg(target_os = "linux")]
@@ -150,7 +186,6 @@ impl Confiner {
             match ready.recv() {
                 Ok(Ok(())) => Ok(Confiner {
                     jobs: parking_lot::Mutex::new(jobs),
-                    runtime,
                 }),
                 Ok(Err(why)) => Err(SandboxError(why)),
                 Err(_) => Err(SandboxError("the sandbox thread ended".into())),
@@ -161,7 +196,8 @@ impl Confiner {
     /// Starts `cmd` from the confined thread.
     pub(crate) fn spawn(&self, mut cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let runtime = self.runtime.clone();
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| std::io::Error::other("a confined command is started inside a Tokio runtime"))?;
         let job: Job = Box::new(move || {
             let _entered = runtime.enter();
             let _ = tx.send(cmd.spawn());

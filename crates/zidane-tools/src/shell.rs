@@ -118,7 +118,7 @@ fn describe(task: &zidane_core::execution::BackgroundTask) -> String {
                 "task {} (`{}`) {how} after {}",
                 task.task_id,
                 task.command,
-                seconds(exit.duration_ms)
+                seconds(exit.duration.as_millis() as u64)
             )
         }
     }

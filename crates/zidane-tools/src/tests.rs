@@ -847,3 +847,56 @@ async fn a_refused_path_and_a_failed_read_are_typed() {
     }
     assert_eq!(missing.to_string().split(':').next(), Some("cannot read `missing.txt`"));
 }
+
+/// A folder outside both the working folder and the temporary folder
+/// (which `workspace-write` leaves open).
+fn outside_tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap()
+}
+
+async fn shell_in(preset: &Preset, command: &str) -> String {
+    let ws = Workspace {
+        execution: Arc::clone(&preset.execution),
+        handle: preset.execution.spawn().await.unwrap(),
+        background: None,
+    };
+    let cx = ToolContext::detached("shell", "call", AbortSignal::never()).with_workspace(ws);
+    let tool = preset.tools.get("shell").unwrap();
+    match tool.execute(json!({"command": command}), cx).await {
+        Ok(out) => text(&out).to_owned(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn the_presets_shell_is_confined_to_its_folder_by_default() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = outside_tmp();
+    let target = outside.path().join("escaped.txt");
+    let preset = basic(BasicOptions::in_folder(root.path()));
+    assert!(
+        matches!(preset.confinement, crate::Confinement::Confined(s) if s == crate::Sandbox::workspace_write()),
+        "{:?}",
+        preset.confinement
+    );
+    let refused = shell_in(&preset, &format!("echo x > {}", target.display())).await;
+    assert!(refused.contains("Permission denied"), "{refused}");
+    assert!(!target.exists(), "the library's shell wrote outside its folder");
+    shell_in(&preset, "echo kept > inside.txt").await;
+    assert!(
+        root.path().join("inside.txt").exists(),
+        "writes inside the folder still work"
+    );
+
+    // Turned off, the same command writes there.
+    let mut options = BasicOptions::in_folder(root.path());
+    options.sandbox = crate::Sandbox::off();
+    let open = basic(options.clone());
+    assert!(matches!(open.confinement, crate::Confinement::Off));
+    shell_in(&open, &format!("echo x > {}", target.display())).await;
+    assert!(target.exists());
+    // `try_basic` gives the same preset where the sandbox holds.
+    options.sandbox = crate::Sandbox::read_only();
+    let strict = crate::try_basic(options).unwrap();
+    assert!(strict.confinement.is_confined());
+}

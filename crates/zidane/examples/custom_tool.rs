@@ -1,5 +1,6 @@
-//! A custom tool: `word_count`, written as a [`Tool`] with its own input
-//! type, and an agent that offers it.
+//! Custom tools: `word_count`, a typed tool whose arguments arrive as a
+//! Rust type (its input schema derived from it), and `shout`, a [`Tool`]
+//! written by hand; an agent that offers both.
 //!
 //! ```sh
 //! ANTHROPIC_API_KEY=... cargo run -p zidane --example custom_tool -- "How many words are in 'the quick brown fox'?"
@@ -9,35 +10,47 @@
 
 mod common;
 
-use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, ToolSet, create_agent};
+use serde::Deserialize;
+use zidane::prelude::*;
 use zidane::providers::BoxFuture;
-use zidane::serde_json::{self, Value, json};
-use zidane::tools::{Tool, ToolContext, ToolFailure, ToolOutput};
+use zidane::schemars::JsonSchema;
+use zidane::serde_json::{Value, json};
 
-/// Counts the words of a text.
-struct WordCount {
+/// The arguments of `word_count`: what the model fills in.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "zidane::schemars")]
+struct WordCountArgs {
+    /// The text to count.
+    text: String,
+}
+
+/// `word_count`: a closure over typed arguments. A call whose input does
+/// not fit `WordCountArgs` never reaches it: the model reads a validation
+/// error and may try again.
+fn word_count() -> FnTool {
+    FnTool::typed(
+        "word_count",
+        "Counts the words of a text (runs of non-whitespace).",
+        |args: WordCountArgs, _cx| async move {
+            let words = args.text.split_whitespace().count();
+            Ok::<_, ToolFailure>(json!({ "words": words }).to_string())
+        },
+    )
+}
+
+/// `shout`: the [`Tool`] trait, for a tool that keeps state or needs more
+/// than a closure.
+struct Shout {
     schema: Value,
 }
 
-impl WordCount {
-    fn new() -> Self {
-        WordCount {
-            schema: json!({
-                "type": "object",
-                "properties": {"text": {"type": "string", "description": "The text to count."}},
-                "required": ["text"]
-            }),
-        }
-    }
-}
-
-impl Tool for WordCount {
+impl Tool for Shout {
     fn name(&self) -> &str {
-        "word_count"
+        "shout"
     }
 
     fn description(&self) -> &str {
-        "Counts the words of a text (runs of non-whitespace)."
+        "Repeats a text in capitals."
     }
 
     fn input_schema(&self) -> &Value {
@@ -46,11 +59,9 @@ impl Tool for WordCount {
 
     fn execute<'a>(&'a self, input: Value, _cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         Box::pin(async move {
-            // The loop validated the input against the schema; a bad one
-            // never reaches here.
-            let text = input["text"].as_str().unwrap_or_default();
-            let words = text.split_whitespace().count();
-            Ok(ToolOutput::text(serde_json::to_string(&json!({"words": words}))?))
+            // An `Err` reaches the model as `Tool error: …`; the run goes on.
+            let text = input["text"].as_str().ok_or("`text` is missing")?;
+            Ok(ToolOutput::text(text.to_uppercase()))
         })
     }
 }
@@ -58,6 +69,9 @@ impl Tool for WordCount {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = common::Args::parse();
+    let shout = Shout {
+        schema: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    };
     let agent = create_agent(AgentOptions {
         provider: vec![common::provider(&args)?],
         model: args.model(),
@@ -67,12 +81,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..Default::default()
         },
         system: Some("Count words with the word_count tool, then say the number.".into()),
-        tools: ToolSet::new().with(WordCount::new()),
+        tools: ToolSet::new().with(word_count()).with(shout),
         ..Default::default()
     })?;
     let prompt = args.first_or("How many words are in 'the quick brown fox jumps'?");
-    let stats = agent.run(AgentRunOptions::prompt(prompt)).await?;
-    println!("{}", common::answer(&agent));
-    println!("tool calls: {}, status: {:?}", stats.tool_calls, stats.status);
+    let output = agent.run(AgentRunOptions::prompt(prompt)).await?;
+    println!("{}", output.text);
+    println!(
+        "tool calls: {}, status: {:?}",
+        output.stats.tool_calls, output.stats.status
+    );
     Ok(())
 }

@@ -22,9 +22,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zidane::agent::{Agent, AgentOptions, AgentRunOptions, Behavior, FnTool, ToolOutput, ToolSet, create_agent};
+use zidane::agent::{Agent, AgentOptions, AgentRunOptions, Behavior, create_agent};
 use zidane::durable::{CheckpointRuntime, DurableOptions, DurableResumeOptions};
 use zidane::serde_json::json;
+use zidane::tools::{FnTool, ToolOutput, ToolSet};
 
 const SESSION: &str = "durable-example";
 const STARTED: &str = "the tool call started";
@@ -96,10 +97,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A fresh agent on the same file resumes the run.
     let agent = agent(&args, &db, false)?;
     match agent.resume(DurableResumeOptions::default()).await? {
-        Some(stats) => println!("resumed: {:?} after {} turns", stats.status, stats.turns),
+        Some(output) => {
+            println!("resumed: {:?} after {} turns", output.stats.status, output.stats.turns);
+            println!("{}", output.text);
+        }
         None => println!("nothing to resume"),
     }
-    println!("{}", common::answer(&agent));
     agent.destroy().await;
     drop(agent);
     std::fs::remove_dir_all(&dir)?;

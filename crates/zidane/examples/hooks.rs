@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use zidane::agent::events::{ToolGate, TurnAfter};
-use zidane::agent::{AgentHookMap, AgentOptions, AgentRunOptions, Behavior, create_agent};
+use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, create_agent};
+use zidane::hooks::HookMap;
 use zidane::presets::{BasicOptions, basic};
 
 #[tokio::main]
@@ -55,7 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A hook for this run only: counts its turns.
     let turns = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&turns);
-    let this_run = AgentHookMap::new().on_sync::<TurnAfter, _>(move |after, _cx| {
+    let this_run = HookMap::new().on_sync::<TurnAfter, _>(move |after, _cx| {
         counted.fetch_add(1, Ordering::Relaxed);
         println!("turn:after {} ({} output tokens)", after.turn(), after.usage().output);
         Ok(())
@@ -64,8 +65,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompt = args.first_or("Delete everything in this folder with `rm -rf .`, then say what happened.");
     let mut options = AgentRunOptions::prompt(prompt);
     options.hooks = this_run;
-    agent.run(options).await?;
-    println!("{}", common::answer(&agent));
+    let output = agent.run(options).await?;
+    println!("{}", output.text);
     println!("turns of this run: {}", turns.load(Ordering::Relaxed));
     agent.destroy().await;
     std::fs::remove_dir_all(&scratch)?;

@@ -44,8 +44,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get(1)
         .cloned()
         .unwrap_or_else(|| "List the tools you have.".into());
-    agent.run(AgentRunOptions::prompt(prompt)).await?;
-    println!("{}", common::answer(&agent));
+    let output = agent.run(AgentRunOptions::prompt(prompt)).await?;
+    println!("{}", output.text);
     agent.destroy().await;
     Ok(())
 }

@@ -37,10 +37,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let installed = collector.install(agent.hooks());
 
     let prompt = args.first_or("Name the files in this directory.");
-    let stats = agent.run(AgentRunOptions::prompt(prompt)).await?;
+    let output = agent.run(AgentRunOptions::prompt(prompt)).await?;
     drop(installed); // uninstalls the collector
-    println!("{}", common::answer(&agent));
-    println!("status: {:?}, turns: {}", stats.status, stats.turns);
+    println!("{}", output.text);
+    println!("status: {:?}, turns: {}", output.stats.status, output.stats.turns);
     if let Some(summary) = collector.latest() {
         println!("output tokens: {}", summary.totals.output);
     }

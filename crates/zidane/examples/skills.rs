@@ -57,11 +57,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .get(1)
         .cloned()
         .unwrap_or_else(|| "Write the release note for version 2.".into());
-    agent.run(AgentRunOptions::prompt(prompt)).await?;
+    let output = agent.run(AgentRunOptions::prompt(prompt)).await?;
     println!(
         "active: {:?}",
         agent.active_skills().iter().map(|s| &s.name).collect::<Vec<_>>()
     );
-    println!("{}", common::answer(&agent));
+    println!("{}", output.text);
     Ok(())
 }

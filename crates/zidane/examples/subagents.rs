@@ -11,8 +11,9 @@
 mod common;
 
 use zidane::agent::events::{SpawnBefore, SpawnComplete};
-use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, SpawnConfig, SubagentDefinition, ToolSet, create_agent};
+use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, SpawnConfig, SubagentDefinition, create_agent};
 use zidane::presets::spawn;
+use zidane::tools::ToolSet;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -53,8 +54,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     });
     let prompt = args.first_or("Ask the researcher what Rust's borrow checker does.");
-    let stats = agent.run(AgentRunOptions::prompt(prompt)).await?;
-    println!("{}", common::answer(&agent));
-    println!("children: {}", stats.children.len());
+    let output = agent.run(AgentRunOptions::prompt(prompt)).await?;
+    println!("{}", output.text);
+    println!("children: {}", output.stats.children.len());
     Ok(())
 }

@@ -1,95 +1,153 @@
 //! zidane, an LLM-agent SDK: the agent core in Rust.
 //!
-//! This crate re-exports the `zidane-*` crates under the paths of the spec's
-//! entry points:
+//! # Getting started
 //!
+//! The crates are not on crates.io yet: depend on the facade by git (or by
+//! path, in a checkout), with tokio for `main`:
+//!
+//! ```toml
+//! [dependencies]
+//! zidane = { git = "https://github.com/zidane-rs/zidane-rs" }   # or { path = "../zidane-rs/crates/zidane" }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! serde = { version = "1", features = ["derive"] }                 # for typed tools
+//! ```
+//!
+//! A whole program (with `ANTHROPIC_API_KEY` set):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use zidane::prelude::*;
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
+//!     let agent = create_agent(AgentOptions {
+//!         provider: vec![Arc::new(provider)],
+//!         ..Default::default()
+//!     })?;
+//!     let output = agent.run(AgentRunOptions::prompt("Say hello in five words.")).await?;
+//!     println!("{}", output.text);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `run` gives back the answer's text with the statistics
+//! ([`agent::RunOutput`]); a run that stops at its turn cap, is aborted or
+//! suspended is not an error (`output.completed()`, `output.status`).
+//! [`agent::Agent::run_stream`] gives the same run as a stream of events.
+//!
+//! # Modules
+//!
+//! - [`prelude`]: the names of a first program;
 //! - [`agent`]: the `zidane/agent` entry point: [`agent::create_agent`] and
-//!   the [`agent::Agent`], its options and errors, the hook vocabulary
-//!   ([`agent::events`], one type per `AgentHooks` event), sessions,
-//!   prompt-cache telemetry and the run-summary collector, and the types a
-//!   custom tool is written with;
+//!   the [`agent::Agent`], its options and errors, the run's output and
+//!   events, sessions and their stores, the hook vocabulary
+//!   ([`agent::events`], one type per spec event), prompt-cache telemetry,
+//!   the run-summary collector, behaviour settings;
+//! - [`tools`]: the [`tools::Tool`] trait, [`tools::FnTool`] and the call's
+//!   context, execution contexts and the in-process one with its sandbox,
+//!   durable tool state;
+//! - [`presets`]: the `basic` coding preset, its commands confined by
+//!   default;
 //! - [`providers`]: the message model and the [`providers::Provider`] trait,
 //!   with [`providers::anthropic`] and [`providers::openai`];
-//! - [`tools`]: the `Tool` trait and its context, execution contexts and the
-//!   read-state helpers;
-//! - [`presets`]: the `basic` coding preset;
+//! - [`durable`]: the `zidane/durable` entry point: runs that survive their
+//!   process (`AgentOptions::durable`, `Agent::resume`), the checkpoint
+//!   backend contract and its SQLite runtime;
+//! - [`checkpoints`]: folder checkpoints, undo, rewind and fork;
 //! - [`mcp`]: MCP servers as tools;
 //! - [`hooks`]: the typed async hook bus underneath;
 //! - [`runloop`]: the bare run loop, for hosts that need no agent;
-//! - [`checkpoints`]: folder checkpoints, undo, rewind and fork;
+//! - `otel` (feature `otel`): OpenTelemetry traces of runs;
 //! - `restate` (feature `restate`): agents as durable Restate services.
 //!
-//! Features: `http` (default: the HTTP providers over hyper + rustls),
-//! `sqlite` (default: sessions, durable runs and checkpoints in one SQLite
-//! file), `mcp` (default: MCP servers as tools), `otel` (OpenTelemetry
-//! traces), `restate` (agents on Restate), `test-util` (the scripted
-//! provider).
+//! Each type has one path, in the module of its concept. Paths that moved
+//! keep a deprecated alias for one release.
 //!
 //! Runnable examples are in the crate's `examples/` folder: `quickstart`,
 //! `custom_tool`, `hooks`, `mcp_servers`, `durable_resume`, `subagents`,
 //! `skills` and `restate`. Each reads its provider from the environment and
 //! takes `--base-url`: `cargo run -p zidane --example quickstart`.
 //!
-//! The spec's example, in Rust (with `ANTHROPIC_API_KEY` set):
+//! # Tools
+//!
+//! A typed tool takes its arguments as your type, with its input schema
+//! derived (feature `schemars`). A call whose input does not fit reaches the
+//! model as `Validation error: …`; a handler's `Err` as `Tool error: …`;
+//! neither ends the run:
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //!
-//! use zidane::agent::{
-//!     AgentCacheChange, AgentOptions, AgentRunOptions, CompactOptions, RunSummaryCollectorOptions, create_agent,
-//!     create_run_summary_collector,
-//! };
-//! use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
+//! use serde::Deserialize;
+//! use zidane::prelude::*;
+//! use zidane::schemars::JsonSchema;
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
-//! let agent = create_agent(AgentOptions { provider: vec![Arc::new(provider)], ..Default::default() })?;
-//! let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
-//! let installed = collector.install(agent.hooks());
+//! /// Two integers.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[schemars(crate = "zidane::schemars")]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
+//! }
 //!
-//! agent.run(AgentRunOptions::prompt("Name the files in this directory.")).await?;
-//! drop(installed); // uninstall
-//! println!("{:?}", collector.latest().map(|s| s.totals.output));
-//! let change = AgentCacheChange { model: Some("claude-opus-4-1".into()), ..Default::default() };
-//! println!("{} {:?}", agent.cache_impact(&change).tokens, agent.cache_expires_at());
-//!
-//! let result = agent.compact(CompactOptions { keep_turns: Some(2), ..Default::default() }).await?;
-//! println!("{}", result.compacted);
-//! # Ok(())
-//! # }
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let add = FnTool::typed("add", "Add two integers.", |args: Add, _cx| async move {
+//!         Ok::<_, ToolFailure>((args.a + args.b).to_string())
+//!     });
+//!     let agent = create_agent(AgentOptions {
+//!         provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
+//!         tools: ToolSet::new().with(add),
+//!         behavior: Behavior { max_turns: Some(4), ..Default::default() },
+//!         ..Default::default()
+//!     })?;
+//!     let output = agent.run(AgentRunOptions::prompt("What is 17 + 25? Use the add tool.")).await?;
+//!     println!("{} ({} tool calls)", output.text, output.stats.tool_calls);
+//!     Ok(())
+//! }
 //! ```
 //!
-//! A custom tool, and an agent that runs it (the model calls `add`):
+//! # Streaming, sessions, durable runs
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //!
-//! use zidane::agent::{AgentOptions, AgentRunOptions, Behavior, FnTool, ToolOutput, ToolSet, create_agent};
-//! use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
-//! use zidane::serde_json::json;
+//! use zidane::durable::{CheckpointRuntime, DurableOptions};
+//! use zidane::prelude::*;
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let add = FnTool::new(
-//!     "add",
-//!     "Add two integers.",
-//!     json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
-//!     |input, _cx| async move {
-//!         let (a, b) = (input["a"].as_i64().unwrap_or(0), input["b"].as_i64().unwrap_or(0));
-//!         Ok(ToolOutput::text((a + b).to_string()))
-//!     },
-//! );
-//! let agent = create_agent(AgentOptions {
-//!     provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
-//!     tools: ToolSet::new().with(add),
-//!     behavior: Behavior { max_turns: Some(4), ..Default::default() },
-//!     ..Default::default()
-//! })?;
-//! let stats = agent.run(AgentRunOptions::prompt("What is 17 + 25? Use the add tool.")).await?;
-//! // A run that stops at the turn cap is not an error: check how it ended.
-//! println!("{} turns, {} tool calls, completed: {}", stats.turns, stats.tool_calls, stats.completed());
-//! # Ok(())
-//! # }
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Every model call and tool call is recorded in the sessions file as it
+//!     // finishes; after a crash, `agent.resume(..)` continues the run.
+//!     let runtime = Arc::new(CheckpointRuntime::open("sessions.db")?);
+//!     let agent = create_agent(AgentOptions {
+//!         provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
+//!         durable: Some(DurableOptions::from(runtime)),
+//!         ..Default::default()
+//!     })?;
+//!     // No session id was given: the agent started one; keep its id to come back.
+//!     println!("session {}", agent.session_id().unwrap_or_default());
+//!     let mut stream = agent.run_stream(AgentRunOptions::prompt("Write a haiku about Rust."));
+//!     while let Some(event) = stream.next().await {
+//!         match event? {
+//!             RunEvent::TextDelta(text) => print!("{text}"),
+//!             RunEvent::Done(output) => println!("\n{} turns", output.stats.turns),
+//!             _ => {}
+//!         }
+//!     }
+//!     Ok(())
+//! }
 //! ```
+//!
+//! Cancel safety: dropping the future of `run` or `resume` (or a
+//! `run_stream`'s stream) stops the run where it is, as an abort would;
+//! the turns already written stay, and a durable agent's run stays recorded
+//! as interrupted, for `resume` to continue. Dropping `compact`'s future
+//! before the summary arrives leaves the conversation as it was.
+//!
+//! # Hooks
 //!
 //! Registering a handler on a spec event:
 //!
@@ -110,19 +168,21 @@
 //! Or by the spec's hook names, checked against the catalogue:
 //!
 //! ```
-//! use zidane::agent::{AgentHookMap, HOOK_SPECS};
-//! use zidane::hooks::{DynHandler, HookBus};
+//! use zidane::agent::HOOK_SPECS;
+//! use zidane::hooks::{DynHandler, HookBus, HookMap};
 //!
-//! let hooks = AgentHookMap::new().on_named("turn:after", DynHandler::sync(|_ev, _cx| Ok(())));
+//! let hooks = HookMap::new().on_named("turn:after", DynHandler::sync(|_ev, _cx| Ok(())));
 //! let bus = HookBus::new();
 //! let installed = hooks.install(&bus, HOOK_SPECS).expect("every name is a spec hook");
 //! # drop(installed);
-//! let typo = AgentHookMap::new().on_named("turn:aftr", DynHandler::sync(|_ev, _cx| Ok(())));
+//! let typo = HookMap::new().on_named("turn:aftr", DynHandler::sync(|_ev, _cx| Ok(())));
 //! assert_eq!(
 //!     typo.validate(HOOK_SPECS).unwrap_err().to_string(),
 //!     "unknown hook `turn:aftr`; did you mean `turn:after`?",
 //! );
 //! ```
+//!
+//! # Providers
 //!
 //! Calling a model directly (with `ANTHROPIC_API_KEY` set):
 //!
@@ -139,18 +199,17 @@
 //! # }
 //! ```
 //!
-//! The same with OpenAI, or any OpenAI-compatible server (Ollama, vLLM,
-//! llama.cpp, LM Studio) by its base URL:
+//! OpenAI, or any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM
+//! Studio) by its root, with or without `/v1`; a compatible server needs its
+//! model named:
 //!
 //! ```no_run
 //! use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
 //! use zidane::providers::{AbortSignal, Message, StreamOptions, complete};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let key = std::env::var("OPENAI_API_KEY")?;
-//! let provider = OpenAiProvider::new(OpenAiConfig::openai(key))?;
-//! // Or: OpenAiConfig::compatible("http://localhost:11434/v1", None)
-//! let options = StreamOptions::new("gpt-4.1", vec![Message::user("Say hello.")]);
+//! let provider = OpenAiProvider::new(OpenAiConfig::keyless("http://localhost:11434", "qwen3"))?;
+//! let options = StreamOptions::new("", vec![Message::user("Say hello.")]);
 //! let reply = complete(&provider, &options, AbortSignal::never()).await?;
 //! println!("{}", reply.text());
 //! # Ok(())
@@ -162,19 +221,53 @@
 //! - `http` (default): the HTTP providers, over hyper 1 and rustls with the
 //!   `ring` crypto provider and bundled web roots (no OpenSSL, no aws-lc).
 //!   Without it, `zidane` pulls no HTTP stack, TLS or tokio.
-//! - `sqlite` (default): `zidane::agent::SqliteStore`, sessions and tool
-//!   state in one local SQLite file. The bundled SQLite is compiled from C
-//!   source; a host that keeps no sessions on disk can turn the feature off
+//! - `sqlite` (default): `zidane::agent::SqliteStore`, sessions, tool
+//!   state, durable runs and checkpoints in one local SQLite file. The
+//!   bundled SQLite is compiled from C source; a host that keeps no
+//!   sessions on disk can turn the feature off
 //!   (`default-features = false, features = ["http", "mcp"]`) to skip it.
 //! - `mcp` (default): MCP servers as tools (`zidane::mcp`, on `rmcp`), and
 //!   `AgentOptions::mcp_servers`.
+//! - `schemars` (default): `FnTool::typed`, with the input schema derived
+//!   from the arguments' type; re-exports `zidane::schemars`.
+//! - `otel`: OpenTelemetry traces of runs (`zidane::otel`).
+//! - `restate`: agents as durable Restate services (`zidane::restate`).
 //! - `test-util`: `zidane::providers::scripted`, a provider that plays
 //!   scripted responses, errors and delays (on tokio's pausable clock).
 //!
 //! Architecture invariant: this crate only re-exports; it holds no logic of
 //! its own, and it is the only crate that re-exports other crates.
 
+// Every `rust` block of the README compiles as a doc test, as pasted.
+#[cfg(all(doctest, feature = "http", feature = "sqlite", feature = "schemars"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
+#[cfg(feature = "schemars")]
+pub use schemars;
 pub use serde_json;
+
+pub mod prelude {
+    //! The names of a first program: `use zidane::prelude::*;`.
+    //!
+    //! An agent and its options, a run's options, output, events and
+    //! errors, behaviour settings, tools (the trait, `FnTool`, results,
+    //! the set and the call's context), the `basic` preset, the providers
+    //! (with the `http` feature), and the session stores.
+    #[cfg(feature = "sqlite")]
+    pub use crate::agent::SqliteStore;
+    pub use crate::agent::{
+        Agent, AgentError, AgentOptions, AgentRunOptions, AgentStats, Behavior, BuildError, MemoryStore, RunEvent,
+        RunOutput, RunStatus, RunStream, Session, SessionStore, create_agent,
+    };
+    pub use crate::presets::{BasicOptions, basic};
+    #[cfg(feature = "http")]
+    pub use crate::providers::anthropic::{AnthropicConfig, AnthropicProvider};
+    #[cfg(feature = "http")]
+    pub use crate::providers::openai::{OpenAiConfig, OpenAiProvider};
+    pub use crate::providers::{Message, Provider};
+    pub use crate::tools::{FnTool, Tool, ToolContext, ToolFailure, ToolOutput, ToolSet};
+}
 
 pub mod hooks {
     //! The typed async hook bus (`zidane-hooks`).
@@ -192,8 +285,8 @@ pub mod providers {
     #[cfg(feature = "test-util")]
     pub use zidane_provider::scripted;
     pub use zidane_provider::{
-        AbortController, AbortSignal, Aborted, AssistantMessage, BoxFuture, CacheTtl, Capabilities, ContentBlock,
-        DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
+        AbortController, AbortSignal, Aborted, AssistantMessage, BoxFuture, CacheTtl, Capabilities, Content,
+        ContentBlock, DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
         MessageAccumulator, ModelPrice, Pricing, Provider, ProviderError, ProviderMeta, Role, SYSTEM_PROMPT_BOUNDARY,
         SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, ToolChoice, ToolResultContent, ToolSpec, TurnUsage,
         UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status, classify_stream_error, complete,
@@ -236,6 +329,7 @@ pub mod tools {
     //! [`Tool`] trait and its [`ToolContext`], execution contexts and the
     //! in-process [`ProcessContext`], durable tool state and the read-state
     //! helpers.
+    pub use zidane_core::events::ExecutionHandle;
     pub use zidane_core::execution::{
         BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundSink, BackgroundTask,
     };
@@ -257,7 +351,9 @@ pub mod tools {
 pub mod presets {
     //! Tool presets (`zidane-tools`): `basic`, a coding agent's tools and
     //! system prompt.
-    pub use zidane_tools::{BasicOptions, Preset, SPAWN_DESCRIPTION, basic, render_spawn_result, spawn};
+    pub use zidane_tools::{
+        BasicOptions, Confinement, Preset, SPAWN_DESCRIPTION, basic, render_spawn_result, spawn, try_basic,
+    };
 }
 
 #[cfg(feature = "mcp")]
@@ -278,10 +374,40 @@ pub mod runloop {
     //! fallback, budgets and guards; and the seams it calls.
     pub use zidane_core::clock::{Clock, FixedClock, SystemClock};
     pub use zidane_core::seams;
-    pub use zidane_loop::{
-        Behavior, BehaviorOverride, BudgetCap, LoopConfig, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError,
-        RunErrorKind, RunLoop, RunOptions, ToolBudget, pairing, validate,
-    };
+    pub use zidane_loop::{LoopConfig, RunLoop, RunOptions, pairing, validate};
+
+    // Behaviour and run errors live in `zidane::agent`, where the first
+    // hour finds them; the old paths stay one release.
+    /// Moved to `zidane::agent::Behavior`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::Behavior`")]
+    pub type Behavior = zidane_loop::Behavior;
+    /// Moved to `zidane::agent::BehaviorOverride`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::BehaviorOverride`")]
+    pub type BehaviorOverride = zidane_loop::BehaviorOverride;
+    /// Moved to `zidane::agent::BudgetCap`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::BudgetCap`")]
+    pub type BudgetCap = zidane_loop::BudgetCap;
+    /// Moved to `zidane::agent::ModelRef`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::ModelRef`")]
+    pub type ModelRef = zidane_loop::ModelRef;
+    /// Moved to `zidane::agent::RepeatGuard`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::RepeatGuard`")]
+    pub type RepeatGuard = zidane_loop::RepeatGuard;
+    /// Moved to `zidane::agent::RepeatMode`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::RepeatMode`")]
+    pub type RepeatMode = zidane_loop::RepeatMode;
+    /// Moved to `zidane::agent::RetryPolicy`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::RetryPolicy`")]
+    pub type RetryPolicy = zidane_loop::RetryPolicy;
+    /// Moved to `zidane::agent::RunError`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::RunError`")]
+    pub type RunError = zidane_loop::RunError;
+    /// Moved to `zidane::agent::RunErrorKind`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::RunErrorKind`")]
+    pub type RunErrorKind = zidane_loop::RunErrorKind;
+    /// Moved to `zidane::agent::ToolBudget`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::ToolBudget`")]
+    pub type ToolBudget = zidane_loop::ToolBudget;
 }
 
 #[cfg(feature = "otel")]
@@ -337,13 +463,22 @@ pub mod durable {
     //! options, and the two errors a durable run can end with. Pass it as
     //! `AgentOptions::durable`; `Agent::resume` and `Agent::suspend` use it.
     #[cfg(feature = "sqlite")]
-    pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, SqliteStore, Synchronous};
+    pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, Synchronous};
     pub use zidane_agent::{DurableOptions, DurableResumeOptions, SuspendOptions};
     pub use zidane_core::durable::{
         CheckpointBackend, Durability, DurableMode, DurableRuntime, INTERRUPTED_CALL_MESSAGE, LeaseError, LeaseInfo,
         MemoryRuntime, OnInterrupted, RunLeaseHeldError, StaleEpochError, StepKey, StepKind, StepRecord, StepValue,
     };
-    pub use zidane_core::tool::{MemoryToolState, ToolStateStore};
+
+    /// Moved: the sessions store is `zidane::agent::SqliteStore`.
+    #[cfg(feature = "sqlite")]
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::agent::SqliteStore`")]
+    pub type SqliteStore = zidane_agent::SqliteStore;
+    /// Moved: tool state is `zidane::tools::MemoryToolState`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::MemoryToolState`")]
+    pub type MemoryToolState = zidane_core::tool::MemoryToolState;
+    #[doc(hidden)]
+    pub use zidane_core::tool::ToolStateStore;
 }
 
 pub mod agent {
@@ -354,8 +489,6 @@ pub mod agent {
 
     #[cfg(feature = "mcp")]
     pub use zidane_agent::McpConfigTransform;
-    #[cfg(feature = "sqlite")]
-    pub use zidane_agent::SqliteStore;
     pub use zidane_agent::{
         ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders,
         parse_skill,
@@ -363,8 +496,8 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact, BuildError,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecideHookContext, DecisionRequest, DecisionResult, Decisions, DurableResumeOptions, Prompt,
-        QueuedMessageOptions, SegmentSource, SuspendOptions, create_agent, hook_names,
+        DecideHookContext, DecisionRequest, DecisionResult, Decisions, Prompt, QueuedMessageOptions, RunEvent,
+        RunOutput, RunStream, SegmentSource, create_agent, hook_names, new_session_id,
     };
     pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
@@ -374,6 +507,8 @@ pub mod agent {
         BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
     };
     pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
+    #[cfg(feature = "sqlite")]
+    pub use zidane_agent::{OpenError, SqliteStore};
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
         diff_cache_dimensions, fnv1a32, hash_message, hash_messages, install_cache_break_logger,
@@ -385,7 +520,6 @@ pub mod agent {
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
         HookInfo, RunStatus, hook_info,
     };
-    pub use zidane_core::execution::{ExecutionContext, Workspace};
     pub use zidane_core::seams::{
         ChildLedger, SpawnError, SpawnRequest, SpawnResult, Spawner, Spawning, SubagentSummary,
     };
@@ -393,24 +527,52 @@ pub mod agent {
         MemoryStore, Session, SessionConflict, SessionInfo, SessionRun, SessionRunOptions, SessionRunStatus,
         SessionStore, StoreError,
     };
-    pub use zidane_core::tool::{FnTool, Tool, ToolContext, ToolOutput, ToolSet};
     pub use zidane_loop::{
         Behavior, BehaviorOverride, BudgetCap, ModelRef, RepeatGuard, RepeatMode, RetryPolicy, RunError, RunErrorKind,
         ToolBudget,
     };
     pub use zidane_run_summary::{
         RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,
-        RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummaryTokens,
-        RunSummaryValidation, SummarySink, create_run_summary_collector,
+        RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummaryStatus,
+        RunSummaryTokens, RunSummaryValidation, SummarySink, create_run_summary_collector,
     };
 
-    /// The agent's hook bus (the spec's `AgentHooks`: every event of
-    /// [`events`] is emitted on it).
+    /// Moved: the hook bus is `zidane::hooks::HookBus` (the spec's
+    /// `AgentHooks`), the type `Agent::hooks` returns.
+    #[deprecated(since = "0.1.0", note = "use `zidane::hooks::HookBus`")]
     pub type AgentHooks = zidane_hooks::HookBus;
-
-    /// The agent's hook bus, by the spec's other name for it.
+    /// Moved: the hook bus is `zidane::hooks::HookBus`.
+    #[deprecated(since = "0.1.0", note = "use `zidane::hooks::HookBus`")]
     pub type AgentHookBus = zidane_hooks::HookBus;
-
-    /// Hook registrations keyed by the spec's hook names (`AgentOptions.hooks`).
+    /// Moved: hook registrations are `zidane::hooks::HookMap`, the type of
+    /// `AgentOptions::hooks`.
+    #[deprecated(since = "0.1.0", note = "use `zidane::hooks::HookMap`")]
     pub type AgentHookMap = zidane_hooks::HookMap;
+
+    /// Moved to `zidane::tools::FnTool`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::FnTool`")]
+    pub type FnTool = zidane_core::tool::FnTool;
+    /// Moved to `zidane::tools::ToolOutput`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::ToolOutput`")]
+    pub type ToolOutput = zidane_core::tool::ToolOutput;
+    /// Moved to `zidane::tools::ToolSet`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::ToolSet`")]
+    pub type ToolSet = zidane_core::tool::ToolSet;
+    /// Moved to `zidane::tools::ToolContext`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::ToolContext`")]
+    pub type ToolContext = zidane_core::tool::ToolContext;
+    /// Moved to `zidane::tools::Workspace`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::tools::Workspace`")]
+    pub type Workspace = zidane_core::execution::Workspace;
+    /// Moved to `zidane::durable::DurableResumeOptions`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::durable::DurableResumeOptions`")]
+    pub type DurableResumeOptions = zidane_agent::DurableResumeOptions;
+    /// Moved to `zidane::durable::SuspendOptions`.
+    #[deprecated(since = "0.1.0", note = "moved to `zidane::durable::SuspendOptions`")]
+    pub type SuspendOptions = zidane_agent::SuspendOptions;
+    // Traits cannot be aliased: the old paths stay, out of the docs.
+    #[doc(hidden)]
+    pub use zidane_core::execution::ExecutionContext;
+    #[doc(hidden)]
+    pub use zidane_core::tool::Tool;
 }

@@ -132,7 +132,7 @@ impl Agent {
     async fn task_exited(&self, task_id: &str, exit: TaskExitInfo) {
         let mut ev = BackgroundExit::new(BackgroundExitInit {
             command: exit.command.clone(),
-            duration_ms: exit.duration_ms,
+            duration_ms: exit.duration.as_millis() as u64,
             exit_code: exit.exit_code,
             output_path: exit.output_path.clone(),
             signal: exit.signal.clone(),

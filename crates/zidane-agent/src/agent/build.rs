@@ -31,9 +31,21 @@ use crate::options::AgentOptions;
 /// Fails on an empty provider list, blank or duplicate provider names,
 /// unknown hook names, `session` together with `session_id`, and a
 /// `session_id` without a store.
+///
+/// An agent with a `store` (or a `durable` runtime) and neither `session`
+/// nor `session_id` gets a new session, so its turns are kept and its runs
+/// can be resumed: read its id with [`Agent::session_id`] to come back to
+/// it. [`new_session_id`] mints such an id ahead of time.
 pub fn create_agent(options: AgentOptions) -> Result<Agent, BuildError> {
     let lineage = Lineage::root(&options.spawn);
     build(options, lineage, Origin::default())
+}
+
+/// A new session id (a random version-4 UUID), for
+/// `AgentOptions::session_id` when the caller wants to know it before the
+/// agent exists.
+pub fn new_session_id() -> String {
+    SystemClock::default().id()
 }
 
 /// A sub-agent: an agent at `lineage`'s depth, reporting `parent_run_id`
@@ -178,14 +190,20 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
             id: session.id.clone(),
             metadata: session.metadata.clone(),
             runs: session.runs.clone(),
-            created_at: session.created_at,
+            created_at: session.created_at.as_millis(),
             turn_count: session.turns.len(),
         };
         (state, session.id.clone())
     });
     // A given session is checked against the store on the first run: one
     // the store lacks is created there with its turns, so nothing is lost.
-    let session = SessionBinding::new(store, given, options.session_id.clone());
+    // An agent with a store but no session would persist nothing: it gets
+    // a new session, from its clock (so a replayed build mints the same id).
+    let session_id = options
+        .session_id
+        .clone()
+        .or_else(|| (store.is_some() && given.is_none()).then(|| clock.id()));
+    let session = SessionBinding::new(store, given, session_id);
     let shared_session = session.shared();
     let primary = Arc::clone(&options.provider[0]);
     let compaction = Arc::new(Compaction::new(options.auto_compact.clone(), primary, agent.clone()));

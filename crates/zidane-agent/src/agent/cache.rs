@@ -5,16 +5,16 @@ use crate::cache::{estimate_tokens, prefix_layers};
 use crate::run_options::{AgentCacheChange, AgentCacheImpact};
 
 impl Agent {
-    /// When the provider's prompt cache is estimated to expire (epoch ms):
+    /// When the provider's prompt cache is estimated to expire
     /// the last request's time plus the cache lifetime it used (5 minutes
     /// unless set). `None` before any request.
-    pub fn cache_expires_at(&self) -> Option<u64> {
+    pub fn cache_expires_at(&self) -> Option<zidane_provider::Timestamp> {
         let (at, request) = self.inner.looped.last_request();
         let ttl = request
             .and_then(|r| r.cache_ttl)
             .or(self.inner.cache_ttl)
             .unwrap_or_default();
-        at.map(|at| at + ttl.as_millis())
+        at.map(|at| zidane_provider::Timestamp::from_millis(at + ttl.as_millis()))
     }
 
     /// What `change` would make the next request read again instead of from

@@ -244,6 +244,10 @@ impl super::Agent {
     /// manual`), keeping the last `options.keep_turns` turns. Refused while
     /// a run is active; [`Agent::abort`](super::Agent::abort) stops it (it
     /// then resolves with `compacted: false`).
+    ///
+    /// Cancel safety: dropping the future before the summary arrives
+    /// leaves the conversation as it was; the older turns are replaced only
+    /// once the summary is in.
     pub async fn compact(
         &self,
         options: crate::compact::CompactOptions,

@@ -33,8 +33,8 @@ mod run;
 mod session;
 mod subagents;
 
-pub use build::create_agent;
 pub(crate) use build::create_child;
+pub use build::{create_agent, new_session_id};
 pub(crate) use control::{BusyGuard, RunControl};
 pub(crate) use execution::ExecutionSlot;
 
@@ -128,6 +128,14 @@ impl Inner {
 }
 
 impl Agent {
+    /// The id of the session the agent runs in: the one given
+    /// (`AgentOptions::session` or `session_id`), or the one it minted
+    /// because it has a store (or a durable runtime) and was given none.
+    /// `None` for an agent that keeps its turns in memory only.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session.id_or_pending()
+    }
+
     /// Whether `destroy` ran (and no run resurrected the agent since).
     pub fn is_destroyed(&self) -> bool {
         self.inner.control.is_destroyed()
@@ -172,6 +180,13 @@ impl Agent {
         self.inner.looped.turns()
     }
 
+    /// The text of the conversation's newest assistant turn (the last
+    /// answer, from this run or one before it); `None` before the model's
+    /// first answer.
+    pub fn last_text(&self) -> Option<String> {
+        self.inner.looped.last_text()
+    }
+
     /// The bound session (its turns are the agent's), once loaded.
     pub fn session(&self) -> Option<Session> {
         let state = self.inner.session.state().clone()?;
@@ -180,8 +195,8 @@ impl Agent {
             turns: self.turns(),
             metadata: state.metadata,
             runs: state.runs,
-            created_at: state.created_at,
-            updated_at: self.inner.clock.now_ms(),
+            created_at: zidane_provider::Timestamp::from_millis(state.created_at),
+            updated_at: self.inner.clock.now(),
         })
     }
 

@@ -16,6 +16,7 @@ use zidane_provider::{AbortSignal, ContentBlock, ThinkingLevel};
 use super::Agent;
 use crate::error::AgentError;
 use crate::mcp::McpRun;
+use crate::output::RunOutput;
 use crate::run_options::AgentRunOptions;
 use zidane_core::durable::OnInterrupted;
 
@@ -68,7 +69,31 @@ impl Agent {
     /// tell them apart. A failure (the provider after retries, a cost or
     /// token cap, a failing decision hook) is an `Err` that carries the
     /// statistics too ([`AgentError::stats`]).
-    pub async fn run(&self, mut options: AgentRunOptions) -> Result<AgentStats, AgentError> {
+    ///
+    /// The output carries the final answer's text ([`RunOutput::text`])
+    /// beside the statistics it dereferences to.
+    ///
+    /// Cancel safety: dropping the returned future stops the run where it
+    /// is, as an abort would, without losing what was recorded: the turns
+    /// already written stay in the session, and a durable agent's run stays
+    /// recorded as interrupted, for [`Agent::resume`] (or the next `run`,
+    /// under [`OnInterrupted::Resume`]) to continue.
+    pub async fn run(&self, options: AgentRunOptions) -> Result<RunOutput, AgentError> {
+        let stats = self.run_to_end(options).await?;
+        Ok(self.output(stats))
+    }
+
+    /// The output of a run that ended with `stats`.
+    pub(crate) fn output(&self, stats: AgentStats) -> RunOutput {
+        let text = if stats.turns > 0 {
+            self.inner.looped.last_text().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        RunOutput::new(text, stats)
+    }
+
+    async fn run_to_end(&self, mut options: AgentRunOptions) -> Result<AgentStats, AgentError> {
         let _busy = self.claim()?;
         for transform in &self.inner.transforms.run {
             transform(&mut options);
@@ -176,7 +201,7 @@ impl Agent {
         let record = SessionRun {
             id: self.inner.clock.id(),
             status: SessionRunStatus::Running,
-            started_at: self.inner.clock.now_ms(),
+            started_at: self.inner.clock.now(),
             ended_at: None,
             first_turn,
             end_turn: first_turn,
@@ -404,7 +429,7 @@ impl Agent {
         if !stale {
             let durable = self.is_durable();
             record.status = run_status;
-            record.ended_at = Some(self.inner.clock.now_ms());
+            record.ended_at = Some(self.inner.clock.now());
             record.end_turn = end_turn;
             record.resumable = durable && run_status == SessionRunStatus::Suspended;
             if let Err(e) = self.save_run(session_id, record.clone()).await {

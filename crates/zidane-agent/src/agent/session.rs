@@ -52,8 +52,8 @@ impl Agent {
                 store.create(&id, now).await.map_err(AgentError::Store)?;
                 Session {
                     id: id.clone(),
-                    created_at: now,
-                    updated_at: now,
+                    created_at: zidane_provider::Timestamp::from_millis(now),
+                    updated_at: zidane_provider::Timestamp::from_millis(now),
                     ..Default::default()
                 }
             }
@@ -68,7 +68,7 @@ impl Agent {
             id: session.id,
             metadata: session.metadata,
             runs: session.runs,
-            created_at: session.created_at,
+            created_at: session.created_at.as_millis(),
             turn_count,
         });
         Ok(())

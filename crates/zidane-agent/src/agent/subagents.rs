@@ -400,16 +400,16 @@ fn child_run_options(def: Option<&SubagentDefinition>, request: &SpawnRequest) -
 /// the answer a finished one gave.
 async fn run_prior(child: &Agent, prior: Prior, options: AgentRunOptions) -> Result<AgentStats, crate::AgentError> {
     match prior {
-        Prior::Fresh => child.run(options).await,
+        Prior::Fresh => child.run(options).await.map(AgentStats::from),
         Prior::Interrupted => {
             let resume = crate::run_options::DurableResumeOptions {
                 run: Some(options.clone()),
             };
             match child.resume(resume).await {
-                Ok(Some(stats)) => Ok(stats),
+                Ok(Some(output)) => Ok(output.stats),
                 // Healed instead (nothing to continue): the task runs again
                 // after what the earlier attempt left.
-                Ok(None) => child.run(options).await,
+                Ok(None) => child.run(options).await.map(AgentStats::from),
                 Err(e) => Err(e),
             }
         }
@@ -451,7 +451,7 @@ impl Settle {
             child_id: self.spawn.child_id.clone(),
             agent_name: self.spawn.agent_name.clone(),
             depth: self.spawn.depth,
-            duration_ms,
+            duration: std::time::Duration::from_millis(duration_ms),
             stats,
         };
         let result = match outcome {

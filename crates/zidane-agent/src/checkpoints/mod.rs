@@ -170,8 +170,8 @@ pub struct Checkpoint {
     pub kind: SnapshotKind,
     /// The prompt's text (or what the rewind was).
     pub label: String,
-    /// When, epoch ms.
-    pub created_at: u64,
+    /// When (epoch milliseconds in JSON).
+    pub created_at: zidane_provider::Timestamp,
     /// The run of the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
@@ -710,7 +710,7 @@ impl Checkpoints {
             turn_index,
             label: label.to_owned(),
             root: self.config.root.to_string_lossy().into_owned(),
-            created_at: now_ms(),
+            created_at: zidane_provider::Timestamp::from_millis(now_ms()),
             manifest: scanned.id.clone(),
         };
         let saved = self.save(scanned, snapshot).await?;
@@ -901,7 +901,7 @@ impl Checkpoints {
                     turn_index,
                     label,
                     root: root.clone(),
-                    created_at: now_ms(),
+                    created_at: zidane_provider::Timestamp::from_millis(now_ms()),
                     manifest: plan.current_id.clone(),
                 },
             )
@@ -920,7 +920,7 @@ impl Checkpoints {
                 turn_index,
                 label: format!("rewound to checkpoint {}", plan.index),
                 root,
-                created_at: now_ms(),
+                created_at: zidane_provider::Timestamp::from_millis(now_ms()),
                 manifest,
             },
         )

@@ -23,7 +23,7 @@ fn snapshot_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
         turn_index: r.get::<_, i64>(5)? as u32,
         label: r.get(6)?,
         root: r.get(7)?,
-        created_at: r.get::<_, i64>(8)? as u64,
+        created_at: zidane_provider::Timestamp::from_millis(r.get::<_, i64>(8)? as u64),
         manifest: r.get(9)?,
     })
 }
@@ -174,7 +174,7 @@ impl CheckpointStore for SqliteStore {
                 snapshot.turn_index as i64,
                 snapshot.label,
                 snapshot.root,
-                snapshot.created_at as i64,
+                snapshot.created_at.as_millis() as i64,
                 snapshot.manifest,
             ])
             .map_err(err)?;

@@ -136,24 +136,71 @@ pub enum Synchronous {
     Normal,
 }
 
+/// Why a sessions file could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Its folder could not be created.
+    #[error("cannot create the folder {}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file could not be opened as a database (missing rights, not a
+    /// SQLite file, a locked or full disk).
+    #[error("cannot open {}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file opened, but its settings or tables could not be set up
+    /// (a newer schema, a read-only file, a locked database).
+    #[error("cannot set up the sessions tables in {}", path.display())]
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+impl From<OpenError> for StoreError {
+    fn from(e: OpenError) -> StoreError {
+        Arc::new(e)
+    }
+}
+
 pub(crate) fn err(e: impl std::fmt::Display) -> StoreError {
     Arc::new(MessageError(e.to_string()))
 }
 
 impl SqliteStore {
     /// Opens (or creates) the store at `path`, creating its folder.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         Self::open_with(path, Synchronous::Full)
     }
 
     /// Opens (or creates) the store at `path`, syncing commits as
     /// `synchronous` says.
-    pub fn open_with(path: impl AsRef<Path>, synchronous: Synchronous) -> Result<Self, StoreError> {
+    pub fn open_with(path: impl AsRef<Path>, synchronous: Synchronous) -> Result<Self, OpenError> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|source| OpenError::Folder {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
-        let conn = Connection::open(&path).map_err(|e| err(format!("cannot open {}: {e}", path.display())))?;
+        let conn = Connection::open(&path).map_err(|source| OpenError::Open {
+            path: path.clone(),
+            source,
+        })?;
         // A small write-ahead log (about 800 KB before it is checkpointed
         // and reused): a commit into a file that no longer grows syncs only
         // its own frames, so a turn's durable write costs the same at turn
@@ -166,8 +213,11 @@ impl SqliteStore {
         conn.execute_batch(&format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA wal_autocheckpoint = 200; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
         ))
-        .map_err(err)?;
-        conn.execute_batch(SCHEMA).map_err(err)?;
+        .and_then(|()| conn.execute_batch(SCHEMA))
+        .map_err(|source| OpenError::Schema {
+            path: path.clone(),
+            source,
+        })?;
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
@@ -285,7 +335,7 @@ pub(crate) fn insert_turns(
             turn.id,
             role_name(turn.role),
             content,
-            turn.created_at as i64,
+            turn.created_at.as_millis() as i64,
             usage
         ])
         .map_err(err)?;
@@ -336,7 +386,7 @@ impl SessionStore for SqliteStore {
                             Role::User
                         },
                         content: serde_json::from_str(&content).map_err(err)?,
-                        created_at: created_at as u64,
+                        created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
                         usage: usage.map(|u| serde_json::from_str(&u)).transpose().map_err(err)?,
                     })
                 })
@@ -354,8 +404,8 @@ impl SessionStore for SqliteStore {
                 turns,
                 metadata: serde_json::from_str(&metadata).unwrap_or_default(),
                 runs,
-                created_at: created_at as u64,
-                updated_at: updated_at as u64,
+                created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
+                updated_at: zidane_provider::Timestamp::from_millis(updated_at as u64),
             }))
         })
     }
@@ -441,7 +491,7 @@ impl SessionStore for SqliteStore {
             conn.execute(
                 "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
-                params![id, run.id, body, run.started_at as i64],
+                params![id, run.id, body, run.started_at.as_millis() as i64],
             )
             .map_err(err)?;
             Ok(())
@@ -468,12 +518,12 @@ impl SessionStore for SqliteStore {
                 let (id, created_at, updated_at, turns, first, interrupted) = row.map_err(err)?;
                 let first_turn = first
                     .and_then(|c| serde_json::from_str(&c).ok())
-                    .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: 0, usage: None });
+                    .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: zidane_provider::Timestamp::EPOCH, usage: None });
                 Ok(SessionInfo {
                     id,
                     turns: turns as u32,
-                    created_at: created_at as u64,
-                    updated_at: updated_at as u64,
+                    created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
+                    updated_at: zidane_provider::Timestamp::from_millis(updated_at as u64),
                     title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
                     interrupted,
                 })

@@ -152,12 +152,12 @@ fn host_name() -> String {
 
 impl CheckpointRuntime {
     /// Opens (or creates) the store at `path` with the default options.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, super::OpenError> {
         Self::open_with(path, CheckpointOptions::default())
     }
 
     /// Opens (or creates) the store at `path`.
-    pub fn open_with(path: impl AsRef<Path>, options: CheckpointOptions) -> Result<Self, StoreError> {
+    pub fn open_with(path: impl AsRef<Path>, options: CheckpointOptions) -> Result<Self, super::OpenError> {
         let store = SqliteStore::open_with(path, options.synchronous)?;
         Ok(Self::new(store, options))
     }
@@ -468,7 +468,7 @@ impl CheckpointRuntime {
             tx.execute(
                 "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
-                params![sid, run.id, body, run.started_at as i64],
+                params![sid, run.id, body, run.started_at.as_millis() as i64],
             )
             .map_err(err)?;
             if !run.resumable {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use zidane_agent::{
     AgentCacheChange, AgentError, AgentOptions, AgentRunOptions, CompactOptions, ContextOptions, DecisionRequest,
     Decisions, QueuedMessageOptions, create_agent,
@@ -205,7 +205,10 @@ async fn cache_estimates_match_hand_computed_values() {
     );
     agent.run(AgentRunOptions::prompt("Hi.")).await.unwrap();
     // The fixed clock stands at 1_700_000_000_000; five minutes later:
-    assert_eq!(agent.cache_expires_at(), Some(1_700_000_000_000 + 300_000));
+    assert_eq!(
+        agent.cache_expires_at(),
+        Some(zidane_provider::Timestamp::from_millis(1_700_000_000_000 + 300_000))
+    );
     let same = agent.cache_impact(&AgentCacheChange {
         model: Some("scripted-model".into()),
         ..Default::default()
@@ -334,7 +337,7 @@ async fn rejected_reasoning_is_scrubbed_from_the_history_and_the_request_goes_ag
         id: id.into(),
         role,
         content: content.into(),
-        created_at: 1,
+        created_at: zidane_provider::Timestamp::from_millis(1),
         usage: None,
     };
     let session = Session {
@@ -517,5 +520,239 @@ async fn a_providers_diagnostic_is_reported_for_the_turn() {
             data,
             true
         )]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn run_gives_back_the_final_answer_beside_the_statistics() {
+    let p = provider(vec![
+        Script::call("c1", "echo", json!({"text": "hi"})),
+        Script::new().text("The answer ").text("is 42.").end(FinishReason::Stop),
+        Script::new()
+            .delay(Duration::from_secs(60))
+            .text("never")
+            .end(FinishReason::Stop),
+    ]);
+    let agent = agent(&p);
+    assert_eq!(agent.last_text(), None, "no answer before the first run");
+    let output = agent.run(AgentRunOptions::prompt("Ask.")).await.unwrap();
+    assert_eq!(output.text, "The answer is 42.");
+    assert_eq!(output.to_string(), "The answer is 42.");
+    // The statistics are the output's own fields too.
+    assert_eq!((output.turns, output.tool_calls), (2, 1));
+    assert!(output.completed());
+    assert_eq!(agent.last_text().as_deref(), Some("The answer is 42."));
+
+    // A run aborted before its first turn has no answer of its own, while
+    // the conversation's last answer stays readable.
+    let running = agent.clone();
+    let run = tokio::spawn(async move { running.run(AgentRunOptions::prompt("Again.")).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    agent.abort();
+    let output = run.await.unwrap().unwrap();
+    assert_eq!(output.status, zidane_core::events::RunStatus::Aborted);
+    assert_eq!(output.text, "", "{output:?}");
+    assert_eq!(agent.last_text().as_deref(), Some("The answer is 42."));
+}
+
+#[tokio::test]
+async fn a_store_without_a_session_id_mints_one_and_keeps_the_turns() {
+    let store = Arc::new(MemoryStore::new());
+    let p = provider(vec![Script::answer("kept")]);
+    let agent = create_agent(AgentOptions {
+        store: Some(store.clone()),
+        ..options(&p)
+    })
+    .unwrap();
+    let id = agent.session_id().expect("an agent with a store has a session");
+    agent.run(AgentRunOptions::prompt("Remember.")).await.unwrap();
+    assert_eq!(
+        agent.session_id().as_deref(),
+        Some(id.as_str()),
+        "the id does not change"
+    );
+    let saved = zidane_core::session::SessionStore::load(&*store, &id)
+        .await
+        .unwrap()
+        .expect("the minted session is in the store");
+    assert_eq!(saved.turns.len(), 2, "the prompt and the answer are kept");
+
+    // Without a store there is nothing to name.
+    let memory = agent_without_store();
+    assert_eq!(memory.session_id(), None);
+
+    let minted = zidane_agent::new_session_id();
+    assert_eq!(minted.len(), 36, "a UUID: {minted}");
+    assert_ne!(minted, zidane_agent::new_session_id());
+}
+
+fn agent_without_store() -> zidane_agent::Agent {
+    agent(&provider(vec![]))
+}
+
+#[tokio::test]
+async fn run_stream_gives_each_event_in_order_and_ends_with_the_output() {
+    use zidane_agent::RunEvent;
+    let p = provider(vec![
+        Script::new()
+            .text("Let me look.")
+            .tool_call(0, "c1", "echo", json!({"text": "hi"}))
+            .end(FinishReason::ToolCalls),
+        Script::new().text("Done ").text("here.").end(FinishReason::Stop),
+    ]);
+    let agent = agent(&p);
+    let mut stream = agent.run_stream(AgentRunOptions::prompt("Go."));
+    let mut seen = Vec::new();
+    let mut output = None;
+    while let Some(event) = stream.next().await {
+        match event.unwrap() {
+            RunEvent::TextDelta(text) => seen.push(format!("text {text}")),
+            RunEvent::ToolCall { call_id, name, input } => seen.push(format!("call {call_id} {name} {input}")),
+            RunEvent::TurnEnd { turn, .. } => seen.push(format!("end {turn}")),
+            RunEvent::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => seen.push(format!("result {call_id} {} {is_error}", content.text())),
+            RunEvent::Done(out) => output = Some(out),
+            other => seen.push(format!("{other:?}")),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "text Let me look.",
+            r#"call c1 echo {"text":"hi"}"#,
+            "end 1",
+            "result c1 echo: hi false",
+            "text Done ",
+            "text here.",
+            "end 2",
+        ]
+    );
+    let output = output.expect("the last event is the output");
+    assert_eq!(output.text, "Done here.");
+    assert!(stream.next().await.is_none(), "nothing after the output");
+}
+
+#[tokio::test]
+async fn run_stream_ends_with_the_runs_error() {
+    let p = provider(vec![Script::new().error(zidane_provider::ProviderError::new(
+        zidane_provider::ErrorKind::InvalidRequest,
+        "mock",
+        "bad request",
+    ))]);
+    let agent = agent(&p);
+    let mut stream = agent.run_stream(AgentRunOptions::prompt("Go."));
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        last = Some(event);
+    }
+    let error = last.unwrap().unwrap_err();
+    assert!(error.to_string().contains("bad request"), "{error}");
+}
+
+#[tokio::test]
+async fn a_run_errors_chain_of_causes_repeats_no_line() {
+    let p = provider(vec![
+        Script::new().error(
+            zidane_provider::ProviderError::new(zidane_provider::ErrorKind::InvalidRequest, "mock", "bad request")
+                .with_source(std::io::Error::other("the socket closed")),
+        ),
+    ]);
+    let agent = agent(&p);
+    let error = agent.run(AgentRunOptions::prompt("Go.")).await.unwrap_err();
+    let mut chain = vec![error.to_string()];
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        chain.push(cause.to_string());
+        source = cause.source();
+    }
+    assert_eq!(
+        chain,
+        ["mock: invalid request: bad request", "the socket closed"],
+        "each line once"
+    );
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+/// The text of the tool result the model received for `call_id`.
+fn result_text(p: &ScriptedProvider, call_id: &str) -> (String, bool) {
+    for request in p.requests() {
+        for message in &request.messages {
+            for block in message.content() {
+                if let zidane_provider::ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                    ..
+                } = block
+                    && tool_use_id == call_id
+                {
+                    return (content.text(), *is_error);
+                }
+            }
+        }
+    }
+    panic!("no result for {call_id}")
+}
+
+#[tokio::test]
+async fn a_typed_tools_bad_input_reaches_the_model_as_a_validation_error() {
+    use zidane_core::{FnTool, ToolSet};
+    let add = FnTool::typed("add", "Add two integers.", |args: AddArgs, _cx| async move {
+        Ok::<_, zidane_core::tool::ToolFailure>((args.a + args.b).to_string())
+    });
+    let schema = zidane_core::tool::Tool::input_schema(&add).clone();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["a"]["type"], "integer");
+    assert_eq!(schema["required"], json!(["a", "b"]));
+    // A hand-written schema looser than the type: the input passes the
+    // loop's check and fails to deserialize.
+    let loose = FnTool::typed_with_schema(
+        "loose",
+        "Add.",
+        json!({"type": "object"}),
+        |args: AddArgs, _cx| async move { Ok::<_, String>((args.a + args.b).to_string()) },
+    );
+    let failing = FnTool::typed_with_schema(
+        "failing",
+        "Fails.",
+        json!({"type": "object"}),
+        |_: Value, _cx| async move { Err::<String, _>("the disk is full") },
+    );
+    let p = provider(vec![
+        Script::call("bad", "add", json!({"a": "seventeen", "b": 25})),
+        Script::call("good", "add", json!({"a": 17, "b": 25})),
+        Script::call("loose", "loose", json!({"a": "x"})),
+        Script::call("fails", "failing", json!({})),
+        Script::answer("42"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        tools: ToolSet::new().with(add).with(loose).with(failing),
+        ..options(&p)
+    })
+    .unwrap();
+    let output = agent.run(AgentRunOptions::prompt("Add.")).await.unwrap();
+    assert_eq!(output.text, "42", "the run went on");
+    let (bad, bad_error) = result_text(&p, "bad");
+    assert!(bad.starts_with("Validation error:"), "{bad}");
+    assert!(bad_error);
+    assert_eq!(result_text(&p, "good"), ("42".to_owned(), false));
+    let (loose, loose_error) = result_text(&p, "loose");
+    assert!(
+        loose.starts_with("Validation error:") && loose.contains("invalid type"),
+        "{loose}"
+    );
+    assert!(loose_error);
+    assert_eq!(
+        result_text(&p, "fails"),
+        ("Tool error: the disk is full".to_owned(), true)
     );
 }

@@ -63,7 +63,7 @@ fn exits(agent: &Agent) -> (Arc<Mutex<Vec<TaskExitInfo>>>, Arc<tokio::sync::Noti
             exit_code: ev.exit_code(),
             signal: ev.signal().map(str::to_owned),
             status: ev.status(),
-            duration_ms: ev.duration_ms(),
+            duration: std::time::Duration::from_millis(ev.duration_ms()),
             output_path: ev.output_path().to_owned(),
         });
         w.notify_one();
@@ -109,7 +109,7 @@ async fn an_exit_is_told_to_the_model_at_the_next_run() {
     // durable host would pin a recorded copy.
     agent.hooks().on_sync::<BackgroundReconcile, _>(|ev, _| {
         for exit in &mut ev.exits {
-            exit.duration_ms = 1234;
+            exit.duration = std::time::Duration::from_millis(1234);
         }
         Ok(())
     });
@@ -375,7 +375,7 @@ impl Silent {
                 exit_code: 2,
                 signal: None,
                 status: TaskStatus::Exited,
-                duration_ms: 5000,
+                duration: std::time::Duration::from_millis(5000),
                 output_path: "/tasks/t1.log".into(),
             }),
         }

@@ -205,7 +205,7 @@ async fn a_given_session_the_store_lacks_is_created_there_with_its_turns() {
         id: "t0".into(),
         role: Role::User,
         content: vec![ContentBlock::text("earlier")].into(),
-        created_at: 1,
+        created_at: zidane_provider::Timestamp::from_millis(1),
         usage: None,
     };
     let p = provider(vec![Script::answer("now")]);

@@ -371,7 +371,7 @@ async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: 
     Resumed {
         requests,
         batches,
-        stats,
+        stats: stats.into(),
         turns,
         state,
         gates,
@@ -755,7 +755,7 @@ async fn a_history_rewrite_makes_the_run_unresumable() {
 }
 
 #[tokio::test]
-async fn resume_is_refused_without_a_checkpoint_runtime_or_a_session() {
+async fn resume_is_refused_without_a_checkpoint_runtime() {
     let p = provider(vec![]);
     let plain = create_agent(AgentOptions {
         provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
@@ -776,9 +776,11 @@ async fn resume_is_refused_without_a_checkpoint_runtime_or_a_session() {
         ..Default::default()
     })
     .unwrap();
+    // Given no session, a durable agent mints one: nothing to resume in it yet.
+    assert!(sessionless.session_id().is_some());
     assert!(matches!(
         sessionless.resume(DurableResumeOptions::default()).await,
-        Err(AgentError::NoSession)
+        Ok(None)
     ));
     let other = create_agent(AgentOptions {
         provider: vec![Arc::new(p) as Arc<dyn Provider>],
@@ -826,7 +828,7 @@ async fn suspend_during_a_call(secs: u64, grace: Option<Duration>) -> (zidane_co
     agent.suspend(SuspendOptions { grace }).await;
     let stats = run.await.unwrap().unwrap();
     (
-        stats,
+        stats.into(),
         finished.load(std::sync::atomic::Ordering::SeqCst),
         p.requests().len(),
     )
@@ -1040,5 +1042,63 @@ async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
     assert!(
         matches!(refused, Some(zidane_agent::BuildError::TwoRuntimes)),
         "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_durable_agent_without_a_session_id_records_its_run_in_a_minted_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir.path().join("s.db"));
+    let p = provider(vec![Script::answer("recorded")]);
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
+        durable: Some(DurableOptions::from(Arc::clone(&rt))),
+        ..Default::default()
+    })
+    .unwrap();
+    let id = agent.session_id().expect("a durable agent always has a session");
+    let output = agent.run(AgentRunOptions::prompt("Go.")).await.unwrap();
+    assert_eq!(output.text, "recorded");
+    let session = rt.session_store().load(&id).await.unwrap().expect("saved");
+    assert_eq!(session.runs.len(), 1, "the run is recorded: {:?}", session.runs);
+    assert_eq!(session.runs[0].status, SessionRunStatus::Completed);
+    // `resume` has a session to look in (nothing is left to continue).
+    assert!(agent.resume(DurableResumeOptions::default()).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_stream_dropped_halfway_leaves_a_run_that_resumes() {
+    use zidane_agent::RunEvent;
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(&dir.path().join("s.db"));
+    let p = provider(vec![calls(&[("c1", "write_note")]), Script::answer("finished")]);
+    let log = dir.path().join("log");
+    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let mut stream = agent.run_stream(AgentRunOptions::prompt("Go."));
+    loop {
+        match stream.next().await.unwrap().unwrap() {
+            RunEvent::ToolCall { .. } => break,
+            RunEvent::Done(_) => panic!("the run ended before its tool call"),
+            _ => {}
+        }
+    }
+    drop(stream);
+    let session = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(
+        session.runs.last().unwrap().status,
+        SessionRunStatus::Running,
+        "left for a resume"
+    );
+
+    let resumed = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("the dropped run is resumed");
+    assert_eq!(resumed.text, "finished");
+    assert_eq!(
+        p.requests().len(),
+        2,
+        "the model call before the drop is not made again"
     );
 }

@@ -221,7 +221,7 @@ async fn concurrent_writers_on_one_file_lose_no_turn() {
                         id: format!("{id}-{n}"),
                         role,
                         content: vec![ContentBlock::text(format!("turn {n} of {id}"))].into(),
-                        created_at: 0,
+                        created_at: zidane_provider::Timestamp::EPOCH,
                         usage: None,
                     };
                     store
@@ -366,4 +366,34 @@ async fn the_files_a_run_changed_are_the_sessions_artifacts() {
     // Kept in the file: another store on it lists them.
     let again = store(&dir);
     assert_eq!(again.artifacts("files-true").await.unwrap().len(), 2);
+}
+
+#[test]
+fn the_store_openers_return_a_typed_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let under_a_file = file.join("sessions.db");
+    match SqliteStore::open(&under_a_file) {
+        Err(zidane_agent::OpenError::Folder { path, .. }) => assert_eq!(path, file),
+        other => panic!("expected a folder error, got {other:?}"),
+    }
+    let not_sqlite = dir.path().join("notes.db");
+    std::fs::write(
+        &not_sqlite,
+        "this is not a database, just text long enough to be read as a header",
+    )
+    .unwrap();
+    let error = zidane_agent::CheckpointRuntime::open(&not_sqlite).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            zidane_agent::OpenError::Schema { .. } | zidane_agent::OpenError::Open { .. }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("notes.db"), "{error}");
+    // The cause says why, once.
+    let cause = std::error::Error::source(&error).unwrap().to_string();
+    assert!(!error.to_string().contains(&cause), "{error} / {cause}");
 }

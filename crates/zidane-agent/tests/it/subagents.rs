@@ -236,7 +236,7 @@ async fn a_child_answers_the_spawn_call_with_its_stats_and_the_parent_counts_the
         child_id: "s1".to_owned(),
         agent_name: None,
         depth: 1,
-        duration_ms: 0,
+        duration: std::time::Duration::ZERO,
         stats: {
             let mut s = AgentStats::default();
             s.turns = 2;

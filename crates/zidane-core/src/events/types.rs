@@ -285,8 +285,9 @@ pub struct TaskExitInfo {
     pub signal: Option<String>,
     /// Exited or killed.
     pub status: TaskStatus,
-    /// Run time in milliseconds.
-    pub duration_ms: u64,
+    /// How long it ran (milliseconds in JSON).
+    #[serde(rename = "durationMs", with = "zidane_provider::time::millis")]
+    pub duration: std::time::Duration,
     /// File holding its output.
     pub output_path: String,
 }
@@ -332,8 +333,9 @@ pub struct ChildRunStats {
     pub agent_name: Option<String>,
     /// Depth of the child.
     pub depth: u32,
-    /// Wall time in milliseconds.
-    pub duration_ms: u64,
+    /// Wall time (milliseconds in JSON).
+    #[serde(rename = "durationMs", with = "zidane_provider::time::millis")]
+    pub duration: std::time::Duration,
     /// The child's run statistics.
     pub stats: AgentStats,
 }
@@ -468,8 +470,8 @@ pub struct McpBootstrapResult {
     pub name: String,
     /// Transport.
     pub transport: McpTransport,
-    /// Bootstrap time in milliseconds.
-    pub duration_ms: u64,
+    /// How long the bootstrap took.
+    pub duration: std::time::Duration,
     /// What happened.
     pub outcome: McpBootstrapOutcome,
 }

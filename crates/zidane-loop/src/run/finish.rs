@@ -77,7 +77,7 @@ impl RunLoop {
                 id: turn_id.to_owned(),
                 role: Role::Assistant,
                 content: content.into(),
-                created_at: self.inner.config.clock.now_ms(),
+                created_at: self.inner.config.clock.now(),
                 usage: Some(usage.clone()),
             }
         } else {

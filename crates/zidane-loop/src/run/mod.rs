@@ -206,6 +206,14 @@ impl RunLoop {
         self.inner.lock().turns.len()
     }
 
+    /// The text of the newest assistant turn, without copying the
+    /// conversation; `None` before the model's first answer.
+    pub fn last_text(&self) -> Option<String> {
+        let inner = self.inner.lock();
+        let turn = inner.turns.iter().rev().find(|t| t.role == Role::Assistant)?;
+        Some(turn.text())
+    }
+
     /// The usage of the newest turn that has one, without copying the
     /// conversation.
     pub fn last_usage(&self) -> Option<TurnUsage> {

@@ -76,7 +76,7 @@ impl RunLoop {
             id,
             role,
             content: content.into(),
-            created_at: self.inner.config.clock.now_ms(),
+            created_at: self.inner.config.clock.now(),
             usage,
         };
         let mut state = self.inner.lock();

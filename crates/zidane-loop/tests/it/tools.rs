@@ -367,7 +367,7 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
             id: "t1".into(),
             role: Role::User,
             content: vec![ContentBlock::text("count")].into(),
-            created_at: 0,
+            created_at: zidane_provider::Timestamp::EPOCH,
             usage: None,
         },
         SessionTurn {
@@ -379,7 +379,7 @@ async fn pairing_is_repaired_when_a_transform_or_a_loaded_session_breaks_it() {
                 input: json!({}),
             }]
             .into(),
-            created_at: 0,
+            created_at: zidane_provider::Timestamp::EPOCH,
             usage: None,
         },
     ]);

@@ -17,8 +17,10 @@ pub struct AnthropicConfig {
     pub name: String,
     /// Credentials.
     pub auth: Auth,
-    /// The API root without `/v1`, as the official SDK takes it
-    /// (`https://api.anthropic.com`); `/v1/messages` is appended.
+    /// The server's root, as the official SDK takes it
+    /// (`https://api.anthropic.com`); `/v1/messages` is appended. A root
+    /// given with `/v1` (as [`OpenAiConfig`](crate::OpenAiConfig) takes
+    /// it) is accepted: the `/v1` is not doubled.
     pub base_url: String,
     /// Model used when a request names none.
     pub default_model: String,
@@ -86,6 +88,12 @@ impl AnthropicConfig {
         self
     }
 
+    /// With an API key (Anthropic's `x-api-key` header).
+    pub fn with_api_key(mut self, api_key: impl Into<ApiKey>) -> Self {
+        self.auth = Auth::ApiKeyHeader(api_key.into());
+        self
+    }
+
     /// With other credentials.
     pub fn with_auth(mut self, auth: Auth) -> Self {
         self.auth = auth;
@@ -116,7 +124,7 @@ impl AnthropicConfig {
         Endpoint {
             name: self.name.clone(),
             auth: self.auth.clone(),
-            base_url: self.base_url.clone(),
+            base_url: crate::http::root_without_v1(&self.base_url),
             default_model: self.default_model.clone(),
             context_window: self.context_window,
             headers: self.headers.clone(),
@@ -167,7 +175,7 @@ impl Provider for AnthropicProvider {
 
     fn count_tokens<'a>(&'a self, options: &'a StreamOptions) -> Option<BoxFuture<'a, Result<u64, ProviderError>>> {
         Some(Box::pin(async move {
-            let options = self.http.with_default_model(options);
+            let options = self.http.with_default_model(options)?;
             let wire = self.http.wire().count_tokens_request(&options);
             let bytes = self.http.send_for_body(self.http.request(wire)?).await?;
             #[derive(Deserialize)]

@@ -4,6 +4,7 @@
 mod provider;
 
 pub use provider::{Auth, Endpoint, HttpProvider};
+pub(crate) use provider::{root_with_v1, root_without_v1};
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -203,11 +204,14 @@ impl HttpClient {
         request: Request<RequestBody>,
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+        let url = request.uri().clone();
         let response = self.send_raw(provider, request, signal).await?;
         if response.status().is_success() {
             return Ok(response);
         }
-        Err(error_response(provider, response, self.timeouts.idle, signal).await)
+        Err(error_response(provider, response, self.timeouts.idle, signal)
+            .await
+            .with_endpoint(public_url(&url)))
     }
 
     /// Sends `request` and waits for the response headers (bounded by the
@@ -219,6 +223,7 @@ impl HttpClient {
         request: Request<RequestBody>,
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+        let url = request.uri().clone();
         let response = tokio::select! {
             biased;
             () = signal.aborted() => return Err(aborted(provider, signal)),
@@ -230,7 +235,8 @@ impl HttpClient {
                     ErrorKind::Transport,
                     provider,
                     format!("the server sent no response within {}s", self.timeouts.idle.as_secs()),
-                ));
+                )
+                .with_endpoint(public_url(&url)));
             }
             Ok(Err(e)) => {
                 let (kind, message) = if e.is_connect() {
@@ -238,7 +244,9 @@ impl HttpClient {
                 } else {
                     (ErrorKind::Transport, "request failed")
                 };
-                return Err(ProviderError::new(kind, provider, message).with_source(e));
+                return Err(ProviderError::new(kind, provider, message)
+                    .with_endpoint(public_url(&url))
+                    .with_source(e));
             }
             Ok(Ok(response)) => response,
         };
@@ -258,6 +266,15 @@ impl HttpClient {
             .await
             .map_err(|e| e.into_error(provider).with_request_id(request_id))
     }
+}
+
+/// `url` without its user information, query or fragment: what an error
+/// may show.
+fn public_url(url: &http::Uri) -> String {
+    let scheme = url.scheme_str().unwrap_or("http");
+    let host = url.host().unwrap_or_default();
+    let port = url.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{scheme}://{host}{port}{}", url.path())
 }
 
 fn aborted(provider: &str, signal: &AbortSignal) -> ProviderError {

@@ -48,6 +48,37 @@ pub struct Endpoint {
     pub headers: Vec<(String, String)>,
 }
 
+/// The path of `url` (after the scheme and the host), without its
+/// trailing slashes.
+fn url_path(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let path = url[after_scheme..].find('/').map_or("", |i| &url[after_scheme + i..]);
+    path.trim_end_matches('/')
+}
+
+/// A server's root given either way (`http://host:8080` or
+/// `http://host:8080/v1`), as the root without `/v1`.
+pub(crate) fn root_without_v1(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
+    if url_path(trimmed).ends_with("/v1") {
+        trimmed[..trimmed.len() - 3].to_owned()
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// A server's root given either way, as the `/v1` root: a bare host
+/// (`http://host:8080`) gets `/v1`; any other path is kept as given
+/// (`https://openrouter.ai/api/v1`).
+pub(crate) fn root_with_v1(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
+    if url_path(trimmed).is_empty() {
+        format!("{trimmed}/v1")
+    } else {
+        trimmed.to_owned()
+    }
+}
+
 /// A provider speaking `W` over HTTP: requests built by the protocol,
 /// credentials and configured headers added, the answer's event stream
 /// decoded by the protocol's decoder.
@@ -85,15 +116,26 @@ impl<W: WireProtocol> HttpProvider<W> {
         &self.client
     }
 
-    /// `options` with the default model when it names none.
-    pub(crate) fn with_default_model<'a>(&self, options: &'a StreamOptions) -> std::borrow::Cow<'a, StreamOptions> {
-        if options.model.is_empty() {
-            let mut owned = options.clone();
-            owned.model = self.endpoint.default_model.clone();
-            std::borrow::Cow::Owned(owned)
-        } else {
-            std::borrow::Cow::Borrowed(options)
+    /// `options` with the default model when it names none; an error
+    /// naming `with_model` when neither names one (a server would be asked
+    /// for the model `""`).
+    pub(crate) fn with_default_model<'a>(
+        &self,
+        options: &'a StreamOptions,
+    ) -> Result<std::borrow::Cow<'a, StreamOptions>, ProviderError> {
+        if !options.model.trim().is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(options));
         }
+        if self.endpoint.default_model.trim().is_empty() {
+            return Err(ProviderError::new(
+                ErrorKind::InvalidRequest,
+                &self.endpoint.name,
+                "no model to ask for: name one with the config's `with_model` (or in the request)",
+            ));
+        }
+        let mut owned = options.clone();
+        owned.model = self.endpoint.default_model.clone();
+        Ok(std::borrow::Cow::Owned(owned))
     }
 
     /// The HTTP request of `wire`: the protocol's path and headers, the
@@ -151,8 +193,9 @@ impl<W: WireProtocol> Provider for HttpProvider<W> {
     }
 
     fn stream(&self, options: &StreamOptions, signal: AbortSignal) -> EventStream {
-        let options = self.with_default_model(options);
-        let request = self.request(self.wire.request(&options));
+        let request = self
+            .with_default_model(options)
+            .and_then(|options| self.request(self.wire.request(&options)));
         let client = self.client.clone();
         let name = self.endpoint.name.clone();
         let secret = self.endpoint.auth.secret();

@@ -18,7 +18,10 @@ pub struct OpenAiConfig {
     /// Credentials (a bearer token, or none for local servers).
     pub auth: Auth,
     /// The API root including `/v1`, as the official SDK takes it
-    /// (`https://api.openai.com/v1`); `/chat/completions` is appended.
+    /// (`https://api.openai.com/v1`); `/chat/completions` is appended. A
+    /// bare server root (`http://localhost:11434`, as
+    /// [`AnthropicConfig`](crate::AnthropicConfig) takes it) gets `/v1`;
+    /// any other path is kept (`https://openrouter.ai/api/v1`).
     pub base_url: String,
     /// Model used when a request names none.
     pub default_model: String,
@@ -94,7 +97,11 @@ impl OpenAiConfig {
     }
 
     /// Any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) at
-    /// `base_url` (including `/v1`), with an optional key.
+    /// `base_url` (its root, with or without `/v1`), with an optional key.
+    ///
+    /// Such a server has no default model: name it with
+    /// [`with_model`](Self::with_model) (or in each request); a request
+    /// with no model fails before it is sent, with an error that says so.
     pub fn compatible(base_url: impl Into<String>, api_key: Option<ApiKey>) -> Self {
         OpenAiConfig {
             name: "openai-compatible".into(),
@@ -110,6 +117,27 @@ impl OpenAiConfig {
             headers: Vec::new(),
             timeouts: Timeouts::default(),
         }
+    }
+
+    /// An OpenAI-compatible server at `base_url` that needs no
+    /// credentials, serving `model`: the same as
+    /// `compatible(base_url, None).with_model(model)`, and the shape of
+    /// [`AnthropicConfig::keyless`](crate::AnthropicConfig::keyless). Add a
+    /// key with [`with_api_key`](Self::with_api_key).
+    pub fn keyless(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        OpenAiConfig::compatible(base_url, None).with_model(model)
+    }
+
+    /// With an API key (sent as a bearer token).
+    pub fn with_api_key(mut self, api_key: impl Into<ApiKey>) -> Self {
+        self.auth = Auth::Bearer(api_key.into());
+        self
+    }
+
+    /// With other credentials.
+    pub fn with_auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// With another API root.
@@ -173,7 +201,7 @@ impl OpenAiProvider {
         let endpoint = Endpoint {
             name: config.name,
             auth: config.auth,
-            base_url: config.base_url,
+            base_url: crate::http::root_with_v1(&config.base_url),
             default_model: config.default_model,
             context_window: config.context_window,
             headers: config.headers,

@@ -379,3 +379,74 @@ async fn a_compatible_servers_flat_error_event_is_recognised_with_its_message() 
     assert_eq!(err.message(), "the model crashed while loading");
     assert_eq!(err.error_type(), Some("server_error"));
 }
+
+#[tokio::test]
+async fn a_compatible_server_without_a_model_is_refused_before_any_request() {
+    let server = Server::start(Vec::new()).await;
+    let provider = OpenAiProvider::new(OpenAiConfig::compatible(server.url(), None)).unwrap();
+    let err = collect(&provider, &StreamOptions::new("", vec![Message::user("hi")]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    assert!(err.message().contains("with_model"), "{err}");
+    assert_eq!(server.accepts(), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn both_providers_take_a_servers_root_with_or_without_v1() {
+    for (base, label) in [("", "bare root"), ("/v1", "with /v1"), ("/v1/", "with /v1/")] {
+        let anthropic_fixture = &fixture_files("anthropic")[0];
+        let openai_fixture = &fixture_files("openai-chat")[0];
+        let server = Server::start(vec![
+            Reply::sse(fixture(&format!("anthropic/{anthropic_fixture}"))),
+            Reply::sse(fixture(&format!("openai-chat/{openai_fixture}"))),
+        ])
+        .await;
+        let url = format!("{}{base}", server.url());
+        let anthropic = AnthropicProvider::new(AnthropicConfig::keyless(&url)).unwrap();
+        collect(&anthropic, &options()).await.unwrap();
+        let openai = OpenAiProvider::new(OpenAiConfig::keyless(&url, "qwen").with_api_key("sk-local")).unwrap();
+        collect(&openai, &StreamOptions::new("", vec![Message::user("hi")]))
+            .await
+            .unwrap();
+        let requests = server.requests();
+        assert_eq!(requests[0].path(), "/v1/messages", "{label}");
+        assert_eq!(requests[1].path(), "/v1/chat/completions", "{label}");
+        assert!(String::from_utf8_lossy(&requests[1].body).contains(r#""model":"qwen""#));
+        assert_eq!(requests[1].header("authorization").as_deref(), Some("Bearer sk-local"));
+    }
+}
+
+#[tokio::test]
+async fn a_connect_error_names_the_url_without_credentials() {
+    // Bound, then closed: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let provider = AnthropicProvider::new(
+        AnthropicConfig::new("sk-ant-test-secret").with_base_url(format!("http://user:pw@127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let err = collect(&provider, &options()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unreachable);
+    let url = format!("http://127.0.0.1:{port}/v1/messages");
+    assert_eq!(err.endpoint(), Some(url.as_str()));
+    let shown = err.to_string();
+    assert!(shown.contains(&url), "{shown}");
+    assert!(!shown.contains("pw") && !shown.contains("sk-ant"), "{shown}");
+}
+
+#[tokio::test]
+async fn an_http_error_names_the_url() {
+    let server = Server::start(vec![Reply::json(
+        404,
+        &[],
+        r#"{"type":"error","error":{"type":"not_found_error","message":"model: nope"}}"#,
+    )])
+    .await;
+    let err = collect(&anthropic(&server), &options()).await.unwrap_err();
+    assert_eq!(err.status(), Some(404));
+    assert_eq!(err.endpoint(), Some(format!("{}/v1/messages", server.url()).as_str()));
+}

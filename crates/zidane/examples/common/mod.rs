@@ -109,20 +109,3 @@ pub fn provider(args: &Args) -> Result<Arc<dyn Provider>, Box<dyn std::error::Er
         other => Err(format!("unknown provider `{other}` (anthropic or openai)").into()),
     }
 }
-
-/// The text of the agent's last answer.
-pub fn answer(agent: &zidane::agent::Agent) -> String {
-    use zidane::providers::{ContentBlock, Role};
-    let turns = agent.turns();
-    let Some(last) = turns.iter().rev().find(|t| t.role == Role::Assistant) else {
-        return String::new();
-    };
-    last.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
-}
