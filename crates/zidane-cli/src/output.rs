@@ -455,6 +455,7 @@ impl Printer {
             return;
         }
         let cost = stats
+            .totals
             .cost
             .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
         let children = match stats.children.len() {
@@ -466,10 +467,10 @@ impl Printer {
             "─ {} turn{}{children} · {} in / {} out tokens (cache read {}, write {}) · {cost}{}",
             stats.turns,
             if stats.turns == 1 { "" } else { "s" },
-            stats.total_in,
-            stats.total_out,
-            stats.total_cache_read,
-            stats.total_cache_creation,
+            stats.totals.input,
+            stats.totals.output,
+            stats.totals.cache_read,
+            stats.totals.cache_creation,
             match stats.status {
                 zidane::agent::events::RunStatus::Aborted => " · interrupted",
                 zidane::agent::events::RunStatus::MaxTurns => " · stopped at the turn limit",

@@ -716,12 +716,12 @@ impl OtelExporter {
             }
             span.set(
                 "gen_ai.usage.input_tokens",
-                stats.total_in + stats.total_cache_read + stats.total_cache_creation,
+                stats.totals.input + stats.totals.cache_read + stats.totals.cache_creation,
             );
-            span.set("gen_ai.usage.output_tokens", stats.total_out);
+            span.set("gen_ai.usage.output_tokens", stats.totals.output);
             span.set("zidane.turns", stats.turns);
             span.set("zidane.tool_calls", stats.tool_calls);
-            if let Some(cost) = stats.cost {
+            if let Some(cost) = stats.totals.cost {
                 span.set("zidane.cost_usd", cost);
             }
             let status = serde_json::to_value(stats.status).ok();

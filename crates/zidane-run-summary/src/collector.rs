@@ -250,11 +250,7 @@ impl RunSummaryCollector {
                 summary.ended_at = zidane_provider::Timestamp::from_millis(ended_at);
                 summary.duration = std::time::Duration::from_millis(duration_ms);
                 summary.totals = RunSummaryTokens {
-                    cache_creation: stats.total_cache_creation,
-                    cache_read: stats.total_cache_read,
-                    cost: stats.cost,
-                    input: stats.total_in,
-                    output: stats.total_out,
+                    tokens: stats.totals,
                     ttft_ms,
                 };
                 summary.children = (!children.is_empty()).then_some(children);
@@ -318,11 +314,7 @@ fn child_summary(child: &zidane_core::events::ChildRunStats, parent_run_id: Opti
         by_model,
         children: (!children.is_empty()).then_some(children),
         totals: RunSummaryTokens {
-            cache_creation: stats.total_cache_creation,
-            cache_read: stats.total_cache_read,
-            cost: stats.cost,
-            input: stats.total_in,
-            output: stats.total_out,
+            tokens: stats.totals,
             ttft_ms: None,
         },
         ..Default::default()

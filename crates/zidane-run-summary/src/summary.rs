@@ -10,17 +10,9 @@ use zidane_core::events::RunStatus;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummaryTokens {
-    /// Tokens written to the prompt cache.
-    pub cache_creation: u64,
-    /// Tokens read from the prompt cache.
-    pub cache_read: u64,
-    /// Cost in USD; absent when no price was known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
-    /// Input tokens, excluding cache tokens.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
+    /// Tokens and cost, the type of the run's statistics (`AgentStats::totals`).
+    #[serde(flatten)]
+    pub tokens: zidane_core::events::TokenTotals,
     /// First observable byte from the provider, in ms from run start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<u64>,

@@ -123,7 +123,7 @@ async fn one_collector_on_two_agents_never_mixes_their_runs() {
     rb.unwrap();
     let latest = collector.latest().unwrap();
     assert_eq!(
-        (latest.totals.input, latest.turns),
+        (latest.totals.tokens.input, latest.turns),
         (7, 1),
         "the later run, with only its own usage"
     );
@@ -154,13 +154,13 @@ async fn a_run_that_spawned_lists_its_children() {
     };
     let mut grandchild = AgentStats::default();
     grandchild.turns = 1;
-    grandchild.total_in = 7;
+    grandchild.totals.input = 7;
     grandchild.turn_usage = vec![usage(7, 1, "small")];
     let mut child = AgentStats::default();
     child.turns = 2;
-    child.total_in = 30 + 7;
-    child.total_out = 4 + 1;
-    child.cost = Some(1.5);
+    child.totals.input = 30 + 7;
+    child.totals.output = 4 + 1;
+    child.totals.cost = Some(1.5);
     child.turn_usage = vec![usage(10, 2, "big"), usage(20, 2, "big")];
     child.children = vec![ChildRunStats {
         child_id: "g1".into(),

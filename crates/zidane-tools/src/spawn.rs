@@ -60,10 +60,10 @@ pub fn render(result: &SpawnResult) -> String {
         if s.stats.turns == 1 { "" } else { "s" },
         s.stats.tool_calls,
         if s.stats.tool_calls == 1 { "" } else { "s" },
-        s.stats.total_in + s.stats.total_cache_read + s.stats.total_cache_creation,
-        s.stats.total_out,
+        s.stats.totals.input + s.stats.totals.cache_read + s.stats.totals.cache_creation,
+        s.stats.totals.output,
     );
-    if let Some(cost) = s.stats.cost {
+    if let Some(cost) = s.stats.totals.cost {
         line.push_str(&format!(", ${cost:.4}"));
     }
     line.push(']');

@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", output.text);
     println!("status: {:?}, turns: {}", output.stats.status, output.stats.turns);
     if let Some(summary) = collector.latest() {
-        println!("output tokens: {}", summary.totals.output);
+        println!("output tokens: {}", summary.totals.tokens.output);
     }
 
     let change = AgentCacheChange {

@@ -288,9 +288,9 @@ pub mod providers {
         AbortController, AbortSignal, Aborted, AssistantMessage, BoxFuture, CacheTtl, Capabilities, Content,
         ContentBlock, DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
         MessageAccumulator, ModelPrice, Pricing, Provider, ProviderError, ProviderMeta, Role, SYSTEM_PROMPT_BOUNDARY,
-        SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, ToolChoice, ToolResultContent, ToolSpec, TurnUsage,
-        UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status, classify_stream_error, complete,
-        retry_after_from_headers, retry_after_from_message, sse,
+        SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, Timestamp, ToolChoice, ToolResultContent, ToolSpec,
+        TurnUsage, UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status, classify_stream_error,
+        complete, retry_after_from_headers, retry_after_from_message, sse,
     };
     #[cfg(feature = "http")]
     pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, Timeouts};
@@ -518,7 +518,7 @@ pub mod agent {
     pub use zidane_core::events;
     pub use zidane_core::events::{
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,
-        HookInfo, RunStatus, hook_info,
+        HookInfo, RunStatus, TokenTotals, hook_info,
     };
     pub use zidane_core::seams::{
         ChildLedger, SpawnError, SpawnRequest, SpawnResult, Spawner, Spawning, SubagentSummary,

@@ -241,8 +241,8 @@ async fn a_child_answers_the_spawn_call_with_its_stats_and_the_parent_counts_the
             let mut s = AgentStats::default();
             s.turns = 2;
             s.tool_calls = 1;
-            s.total_in = 20;
-            s.total_out = 10;
+            s.totals.input = 20;
+            s.totals.output = 10;
             s.turn_usage = vec![
                 usage(10, 5, zidane_provider::FinishReason::ToolCalls),
                 usage(10, 5, zidane_provider::FinishReason::Stop),
@@ -253,7 +253,7 @@ async fn a_child_answers_the_spawn_call_with_its_stats_and_the_parent_counts_the
     };
     assert_eq!(stats.children, vec![child]);
     // Two turns of the parent, two of the child.
-    assert_eq!((stats.turns, stats.total_in, stats.total_out), (2, 40, 20));
+    assert_eq!((stats.turns, stats.totals.input, stats.totals.output), (2, 40, 20));
     insta::assert_debug_snapshot!(log.lock().unwrap());
 }
 
@@ -363,7 +363,7 @@ async fn a_grandchild_is_seen_from_the_root_with_its_own_identity() {
     // The root counts its child, which counts its own.
     assert_eq!(stats.children.len(), 1);
     assert_eq!(stats.children[0].stats.children.len(), 1);
-    assert_eq!(stats.total_in, 2 * 10 + 2 * 10 + 2 * 10);
+    assert_eq!(stats.totals.input, 2 * 10 + 2 * 10 + 2 * 10);
     insta::assert_debug_snapshot!(log.lock().unwrap());
 }
 
@@ -814,7 +814,7 @@ async fn a_child_may_spend_no_more_than_its_parent_has_left() {
     assert_eq!(errors.len(), 1);
     assert!(errors[0].contains("token"), "{errors:?}");
     // The parent counts what the child spent, and stops too.
-    assert_eq!(err.stats().map(|s| s.total_in + s.total_out), Some(30));
+    assert_eq!(err.stats().map(|s| s.totals.input + s.totals.output), Some(30));
 }
 
 #[tokio::test(start_paused = true)]

@@ -300,3 +300,46 @@ async fn a_grandchilds_spawn_reaches_the_root_naming_the_child_that_spawned_it()
     child.emit(&mut before).await.unwrap();
     assert_eq!(*seen.lock().unwrap(), vec!["g1 by Some(\"c1\") at 2 carrier {}"]);
 }
+
+#[test]
+fn agent_stats_keep_the_specs_flat_totals_in_json() {
+    let mut stats = AgentStats::default();
+    stats.add_turn(&zidane_provider::TurnUsage {
+        input: 10,
+        output: 5,
+        cache_read: 3,
+        cache_creation: 2,
+        cost: Some(0.5),
+        ..Default::default()
+    });
+    let json = serde_json::to_value(&stats).unwrap();
+    assert_eq!(
+        (
+            &json["totalIn"],
+            &json["totalOut"],
+            &json["totalCacheRead"],
+            &json["totalCacheCreation"],
+            &json["cost"]
+        ),
+        (
+            &serde_json::json!(10),
+            &serde_json::json!(5),
+            &serde_json::json!(3),
+            &serde_json::json!(2),
+            &serde_json::json!(0.5)
+        )
+    );
+    assert!(json.get("totals").is_none(), "{json}");
+    let back: AgentStats = serde_json::from_value(json).unwrap();
+    assert_eq!(back, stats);
+    assert_eq!(
+        stats.totals,
+        TokenTotals {
+            cache_creation: 2,
+            cache_read: 3,
+            cost: Some(0.5),
+            input: 10,
+            output: 5
+        }
+    );
+}

@@ -18,74 +18,144 @@ pub type ToolCounts = BTreeMap<String, u32>;
 /// Free-form metadata riding a tool result.
 pub type ToolResultMetadata = serde_json::Map<String, Value>;
 
-/// Run statistics, returned by a run and carried by `agent:done`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Token counts and cost, summed over turns: a run's statistics
+/// ([`AgentStats::totals`]) and its summary's totals share this type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    /// Tokens written to the prompt cache.
+    pub cache_creation: u64,
+    /// Tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Cost in USD; absent when no turn had a price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+    /// Input tokens, excluding cache tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl TokenTotals {
+    /// Adds `other`'s counts and cost.
+    pub fn add(&mut self, other: &TokenTotals) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_creation += other.cache_creation;
+        if let Some(cost) = other.cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + cost);
+        }
+    }
+
+    /// The counts and cost of one turn's usage.
+    pub fn of_turn(usage: &TurnUsage) -> Self {
+        TokenTotals {
+            cache_creation: usage.cache_creation,
+            cache_read: usage.cache_read,
+            cost: usage.cost,
+            input: usage.input,
+            output: usage.output,
+        }
+    }
+}
+
+/// Run statistics, returned by a run and carried by `agent:done`.
+///
+/// In JSON the totals are the spec's flat fields (`totalIn`, `totalOut`,
+/// `totalCacheRead`, `totalCacheCreation`, `cost`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "AgentStatsJson", into = "AgentStatsJson")]
 #[non_exhaustive]
 pub struct AgentStats {
     /// Assistant turns of this agent's loop.
     pub turns: u32,
     /// Tool calls the model made in this run (each answered: run, blocked,
     /// refused or cancelled).
-    #[serde(default)]
     pub tool_calls: u32,
-    /// Input tokens (excluding cache), this loop and every sub-agent.
-    pub total_in: u64,
-    /// Output tokens, this loop and every sub-agent.
-    pub total_out: u64,
-    /// Cache-read tokens, this loop and every sub-agent.
-    pub total_cache_read: u64,
-    /// Cache-write tokens, this loop and every sub-agent.
-    pub total_cache_creation: u64,
-    /// Cost in USD, this loop and every sub-agent; absent when no turn had a price.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
+    /// Tokens and cost, this loop and every sub-agent.
+    pub totals: TokenTotals,
     /// Usage of each turn of this agent's own loop.
     pub turn_usage: Vec<TurnUsage>,
     /// Whether the run was suspended for a later resume.
-    #[serde(default)]
     pub suspended: bool,
     /// How the run ended.
     pub status: RunStatus,
     /// The sub-agents this run spawned, in the order they ended (their
     /// usage is already in the totals above).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildRunStats>,
+}
+
+/// [`AgentStats`] as the spec writes it.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentStatsJson {
+    turns: u32,
+    #[serde(default)]
+    tool_calls: u32,
+    total_in: u64,
+    total_out: u64,
+    total_cache_read: u64,
+    total_cache_creation: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cost: Option<f64>,
+    turn_usage: Vec<TurnUsage>,
+    #[serde(default)]
+    suspended: bool,
+    status: RunStatus,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    children: Vec<ChildRunStats>,
+}
+
+impl From<AgentStatsJson> for AgentStats {
+    fn from(j: AgentStatsJson) -> Self {
+        AgentStats {
+            turns: j.turns,
+            tool_calls: j.tool_calls,
+            totals: TokenTotals {
+                cache_creation: j.total_cache_creation,
+                cache_read: j.total_cache_read,
+                cost: j.cost,
+                input: j.total_in,
+                output: j.total_out,
+            },
+            turn_usage: j.turn_usage,
+            suspended: j.suspended,
+            status: j.status,
+            children: j.children,
+        }
+    }
+}
+
+impl From<AgentStats> for AgentStatsJson {
+    fn from(s: AgentStats) -> Self {
+        AgentStatsJson {
+            turns: s.turns,
+            tool_calls: s.tool_calls,
+            total_in: s.totals.input,
+            total_out: s.totals.output,
+            total_cache_read: s.totals.cache_read,
+            total_cache_creation: s.totals.cache_creation,
+            cost: s.totals.cost,
+            turn_usage: s.turn_usage,
+            suspended: s.suspended,
+            status: s.status,
+            children: s.children,
+        }
+    }
 }
 
 impl AgentStats {
     /// Counts one assistant turn of `usage` in the totals.
     pub fn add_turn(&mut self, usage: &TurnUsage) {
         self.turns += 1;
-        self.add_usage(
-            usage.input,
-            usage.output,
-            usage.cache_read,
-            usage.cache_creation,
-            usage.cost,
-        );
+        self.totals.add(&TokenTotals::of_turn(usage));
         self.turn_usage.push(usage.clone());
     }
 
     /// Adds a sub-agent's totals (its tokens and cost, not its turns).
     pub fn add_child(&mut self, child: &AgentStats) {
-        self.add_usage(
-            child.total_in,
-            child.total_out,
-            child.total_cache_read,
-            child.total_cache_creation,
-            child.cost,
-        );
-    }
-
-    fn add_usage(&mut self, input: u64, output: u64, cache_read: u64, cache_creation: u64, cost: Option<f64>) {
-        self.total_in += input;
-        self.total_out += output;
-        self.total_cache_read += cache_read;
-        self.total_cache_creation += cache_creation;
-        if let Some(cost) = cost {
-            self.cost = Some(self.cost.unwrap_or(0.0) + cost);
-        }
+        self.totals.add(&child.totals);
     }
 
     /// Whether the model finished on its own. A run that stopped at the

@@ -294,12 +294,12 @@ impl Future for CatchUnwind<'_> {
 /// this).
 pub(super) fn remaining_budget(cx: &RunCx) -> zidane_core::seams::SpawnBudget {
     let s = &cx.stats;
-    let used = s.total_in + s.total_out + s.total_cache_read + s.total_cache_creation;
+    let used = s.totals.input + s.totals.output + s.totals.cache_read + s.totals.cache_creation;
     zidane_core::seams::SpawnBudget {
         max_cost_usd: cx
             .behavior
             .max_cost_usd
-            .map(|max| (max - s.cost.unwrap_or(0.0)).max(0.0)),
+            .map(|max| (max - s.totals.cost.unwrap_or(0.0)).max(0.0)),
         max_total_tokens: cx.behavior.max_total_tokens.map(|max| max.saturating_sub(used)),
     }
 }

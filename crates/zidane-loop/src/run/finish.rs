@@ -86,11 +86,11 @@ impl RunLoop {
         let stats = &mut cx.stats;
         stats.add_turn(&usage);
         let cumulative = CumulativeUsage {
-            input: stats.total_in,
-            output: stats.total_out,
-            cache_read: stats.total_cache_read,
-            cache_creation: stats.total_cache_creation,
-            cost: stats.cost,
+            input: stats.totals.input,
+            output: stats.totals.output,
+            cache_read: stats.totals.cache_read,
+            cache_creation: stats.totals.cache_creation,
+            cost: stats.totals.cost,
             turns: stats.turns,
         };
         let run_counts = cx.run_counts.lock().clone();
@@ -108,8 +108,8 @@ impl RunLoop {
         });
         self.observe(&mut after).await;
         let mut ev = Usage::new(UsageInit {
-            total_in: cx.stats.total_in,
-            total_out: cx.stats.total_out,
+            total_in: cx.stats.totals.input,
+            total_out: cx.stats.totals.output,
             turn: cx.turn,
             turn_id: turn_id.to_owned(),
             usage,
@@ -120,7 +120,7 @@ impl RunLoop {
 
     pub(crate) fn check_caps(&self, cx: &RunCx) -> Option<RunErrorKind> {
         let stats = &cx.stats;
-        if let (Some(max), Some(cost)) = (cx.behavior.max_cost_usd, stats.cost)
+        if let (Some(max), Some(cost)) = (cx.behavior.max_cost_usd, stats.totals.cost)
             && cost > max
         {
             return Some(RunErrorKind::BudgetExceeded {
@@ -129,7 +129,7 @@ impl RunLoop {
                 observed: cost,
             });
         }
-        let total = stats.total_in + stats.total_out + stats.total_cache_read + stats.total_cache_creation;
+        let total = stats.totals.input + stats.totals.output + stats.totals.cache_read + stats.totals.cache_creation;
         if let Some(max) = cx.behavior.max_total_tokens
             && total > max
         {

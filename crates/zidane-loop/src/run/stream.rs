@@ -554,12 +554,12 @@ impl RunLoop {
             return;
         }
         let stats = &mut cx.stats;
-        stats.total_in += usage.input;
-        stats.total_out += usage.output;
-        stats.total_cache_read += usage.cache_read;
-        stats.total_cache_creation += usage.cache_creation;
+        stats.totals.input += usage.input;
+        stats.totals.output += usage.output;
+        stats.totals.cache_read += usage.cache_read;
+        stats.totals.cache_creation += usage.cache_creation;
         if let Some(cost) = self.inner.config.pricing.cost(model, &usage) {
-            stats.cost = Some(stats.cost.unwrap_or(0.0) + cost);
+            stats.totals.cost = Some(stats.totals.cost.unwrap_or(0.0) + cost);
         }
     }
 

@@ -67,8 +67,8 @@ impl Harness {
 pub fn stats(stats: &AgentStats) -> Value {
     json!({
         "turns": stats.turns,
-        "totalIn": stats.total_in,
-        "totalOut": stats.total_out,
+        "totalIn": stats.totals.input,
+        "totalOut": stats.totals.output,
         "status": stats.status,
         "suspended": stats.suspended,
         "turnUsage": stats.turn_usage.iter().map(|u| json!([u.input, u.output, u.finish_reason])).collect::<Vec<_>>(),

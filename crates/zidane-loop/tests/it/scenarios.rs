@@ -1055,7 +1055,7 @@ async fn an_answer_with_nothing_in_it_stores_no_empty_turn() {
     );
     let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
     assert_eq!(stats.turns, 1, "the turn is counted (and its usage)");
-    assert_eq!(stats.total_in, 10);
+    assert_eq!(stats.totals.input, 10);
     let turns = h.looped.turns();
     assert_eq!(turns.len(), 1, "only the prompt: no empty assistant turn");
     h.looped.run(RunOptions::prompt("Again.")).await.unwrap();
@@ -1080,7 +1080,7 @@ async fn a_failed_attempt_the_server_billed_counts_in_the_totals() {
     );
     let stats = h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
     assert_eq!(
-        (stats.total_in, stats.total_out),
+        (stats.totals.input, stats.totals.output),
         (110, 25),
         "the failed attempt's 100 + 20, the answer's 10 + 5"
     );
