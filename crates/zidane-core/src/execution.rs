@@ -220,6 +220,13 @@ pub trait ExecutionContext: Send + Sync {
     /// handle's tasks first (each reported `killed`).
     fn destroy<'a>(&'a self, handle: &'a ExecutionHandle) -> BoxFuture<'a, ()>;
 
+    /// The context itself, for a host that knows its concrete type (the
+    /// agent starts its MCP servers inside an in-process context's
+    /// sandbox). The default: `None`.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+
     /// Starts `command` in the background: its output streams to a file,
     /// it runs until it ends or is killed, and `options.owner` hears of its
     /// start and exit. The default refuses: the context cannot.
@@ -490,4 +497,18 @@ impl Workspace {
             owner.sink.acknowledge(task_id);
         }
     }
+}
+
+/// Whether an environment variable looks like a credential: provider keys
+/// and anything named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or `*PASSWORD*`
+/// (any case). Commands the model runs, and the MCP servers an agent
+/// starts, never see these unless passed by name: a command's output goes
+/// to the provider and into the session, and `env` would hand them the
+/// keys.
+pub fn is_secret_env(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["API_KEY", "TOKEN", "SECRET"]
+        .iter()
+        .any(|s| upper == *s || upper.ends_with(&format!("_{s}")))
+        || upper.contains("PASSWORD")
 }

@@ -79,6 +79,12 @@ pub enum ElicitationAnswer {
 pub type ElicitationHandler =
     Arc<dyn Fn(ElicitationRequest) -> zidane_provider::BoxFuture<'static, ElicitationAnswer> + Send + Sync>;
 
+/// Starts a stdio server's process: the agent gives one that starts it
+/// inside its execution context's sandbox. Without one, the process starts
+/// as a plain child.
+pub type Launcher =
+    Arc<dyn Fn(tokio::process::Command) -> std::io::Result<tokio::process::Child> + Send + Sync>;
+
 /// A predicate over a server's tools.
 pub type ToolFilter = Arc<dyn Fn(&McpToolSchema) -> bool + Send + Sync>;
 
@@ -115,6 +121,13 @@ pub struct McpServerConfig {
     /// Who answers the server's elicitation requests (the client offers the
     /// capability only with one).
     pub elicitation: Option<ElicitationHandler>,
+    /// How a stdio server's process starts (the agent sets its execution
+    /// context's sandbox, unless `unconfined`).
+    pub launcher: Option<Launcher>,
+    /// Start this stdio server outside the sandbox the agent's commands run
+    /// in (`"sandbox": false` in the JSON): for a server that must write
+    /// outside the working folder.
+    pub unconfined: bool,
 }
 
 impl fmt::Debug for McpServerConfig {
@@ -143,6 +156,8 @@ impl McpServerConfig {
             oauth: None,
             oauth_store: None,
             elicitation: None,
+            launcher: None,
+            unconfined: false,
         }
     }
 
@@ -284,6 +299,11 @@ pub fn parse_mcp_config(text: &str) -> Result<Vec<McpServerConfig>, McpConfigErr
         }
         config.disabled_tools = strings(server.get("disabledTools"), &field("disabledTools"))?;
         config.instructions = server.get("instructions").and_then(Value::as_str).map(str::to_owned);
+        match server.get("sandbox") {
+            None | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => config.unconfined = true,
+            Some(_) => return Err(config_error(format!("`{}` must be true or false", field("sandbox")))),
+        }
         let seconds = |key: &str| -> Result<Option<Duration>, McpConfigError> {
             match server.get(key) {
                 None => Ok(None),

@@ -51,7 +51,7 @@ mod transport;
 
 pub use bootstrap::login_mcp_server;
 pub use config::{
-    ElicitationAnswer, ElicitationHandler, ElicitationRequest, McpConfigError, McpServerConfig, McpTransportConfig,
+    ElicitationAnswer, ElicitationHandler, ElicitationRequest, Launcher, McpConfigError, McpServerConfig, McpTransportConfig,
     ToolFilter, parse_mcp_config,
 };
 pub use connection::{DefaultConnector, McpConnection, McpConnector, McpToolMeta, McpToolWrap, connect_mcp_servers};

@@ -42,6 +42,7 @@ impl AsyncRead for ServerOutput {
 /// and write sides, the garbage slot and the server's standard error.
 pub(crate) fn spawn(
     mut cmd: tokio::process::Command,
+    launcher: Option<&crate::config::Launcher>,
     what: &str,
     name: &str,
     hooks: &HookBus,
@@ -58,7 +59,11 @@ pub(crate) fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|e| McpError::spawn(what.to_owned(), e))?;
+    let child = match launcher {
+        Some(launch) => launch(cmd),
+        None => cmd.spawn(),
+    };
+    let mut child = child.map_err(|e| McpError::spawn(what.to_owned(), e))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(McpError::spawn_msg(format!("{what}: no standard streams")));
     };

@@ -38,12 +38,25 @@ pub(crate) async fn spawn(
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env);
+            cmd.args(args);
+            // The same rule as the agent's commands: a server inherits no
+            // provider key and nothing named like a credential, only what
+            // its configuration names.
+            for (name, _) in std::env::vars_os() {
+                if let Some(name) = name.to_str()
+                    && zidane_core::execution::is_secret_env(name)
+                    && !env.contains_key(name)
+                {
+                    cmd.env_remove(name);
+                }
+            }
+            cmd.envs(env);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
+            let launcher = config.launcher.as_ref().filter(|_| !config.unconfined);
             let (output, input, garbage, stderr) =
-                crate::stdio::spawn(cmd, &format!("`{command}`"), &config.name, hooks)?;
+                crate::stdio::spawn(cmd, launcher, &format!("`{command}`"), &config.name, hooks)?;
             if let Some(stderr) = stderr {
                 // The server's diagnostics become `mcp:warn`.
                 let (hooks, name) = (hooks.clone(), config.name.clone());

@@ -32,18 +32,7 @@ pub struct ProcessContext {
     confiner: Option<Arc<crate::sandbox::Confiner>>,
 }
 
-/// Whether an environment variable looks like a credential: provider keys
-/// and anything named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or `*PASSWORD*`
-/// (any case). Commands the model runs never see these unless passed by
-/// name ([`ProcessContext::pass_env`]): a command's output goes to the
-/// provider and into the session, and `env` would hand them the keys.
-pub fn is_secret_env(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["API_KEY", "TOKEN", "SECRET"]
-        .iter()
-        .any(|s| upper == *s || upper.ends_with(&format!("_{s}")))
-        || upper.contains("PASSWORD")
-}
+pub use zidane_core::execution::is_secret_env;
 
 impl ProcessContext {
     /// A context rooted at `root`.
@@ -68,11 +57,45 @@ impl ProcessContext {
                 .dir()
                 .map_err(|e| crate::sandbox::SandboxError(e.to_string()))?
                 .to_path_buf();
-            let confiner = crate::sandbox::Confiner::start(sandbox, self.canonical_root(), Some(tasks))?;
+            let confiner = crate::sandbox::Confiner::start(sandbox, self.canonical_root(), vec![tasks])?;
             self.confiner = Some(Arc::new(confiner));
         }
         self.sandbox = sandbox;
         Ok(self)
+    }
+
+    /// What starts long-lived processes (MCP servers) in this context's
+    /// sandbox: the same rules as its commands, plus writes to the package
+    /// managers' caches that exist (`~/.npm`, `$XDG_CACHE_HOME` or
+    /// `~/.cache`), where `npx` and `uvx` unpack a server. `None` when the
+    /// context has no sandbox (a process then starts as a plain child).
+    /// Each call starts one confined thread. The environment is the
+    /// caller's to set.
+    #[allow(clippy::type_complexity)]
+    pub fn launcher(
+        &self,
+    ) -> Result<
+        Option<Arc<dyn Fn(tokio::process::Command) -> std::io::Result<tokio::process::Child> + Send + Sync>>,
+        crate::sandbox::SandboxError,
+    > {
+        if self.sandbox.mode == crate::sandbox::SandboxMode::Off {
+            return Ok(None);
+        }
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|c| !c.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".cache")));
+        let mut also: Vec<PathBuf> = [home.map(|h| h.join(".npm")), cache]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.is_dir())
+            .collect();
+        if let Ok(tasks) = self.tasks.dir() {
+            also.push(tasks.to_path_buf());
+        }
+        let confiner = Arc::new(crate::sandbox::Confiner::start(self.sandbox, self.canonical_root(), also)?);
+        Ok(Some(Arc::new(move |cmd| confiner.spawn(cmd))))
     }
 
     /// How commands are confined.
@@ -248,6 +271,10 @@ fn kind_of(meta: &std::fs::Metadata) -> EntryKind {
 impl ExecutionContext for ProcessContext {
     fn kind(&self) -> &str {
         "process"
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 
     fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {

@@ -112,7 +112,7 @@ impl std::fmt::Debug for Confiner {
 
 #[cfg(target_os = "linux")]
 impl Sandbox {
-    fn restrict(&self, root: &Path, tasks: Option<&Path>) -> Result<(), String> {
+    fn restrict(&self, root: &Path, also: &[PathBuf]) -> Result<(), String> {
         use landlock::{
             ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
             path_beneath_rules,
@@ -131,9 +131,7 @@ impl Sandbox {
             if self.temp {
                 writable.push(std::env::temp_dir());
             }
-            if let Some(tasks) = tasks {
-                writable.push(tasks.to_path_buf());
-            }
+            writable.extend(also.iter().cloned());
         }
         let status = ruleset
             .create()
@@ -156,14 +154,14 @@ impl Sandbox {
 }
 
 impl Confiner {
-    /// Starts the confined thread for a context rooted at `root` whose
-    /// background output goes to `tasks`; fails when the kernel would not
+    /// Starts the confined thread for a context rooted at `root` (writable
+    /// in workspace-write mode, with the folders of `also`); fails when the kernel would not
     /// enforce every rule. Needs no runtime: each command is started inside
     /// the runtime of the task that asks for it.
-    pub(crate) fn start(sandbox: Sandbox, root: PathBuf, tasks: Option<PathBuf>) -> Result<Self, SandboxError> {
+    pub(crate) fn start(sandbox: Sandbox, root: PathBuf, also: Vec<PathBuf>) -> Result<Self, SandboxError> {
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (sandbox, root, tasks);
+            let _ = (sandbox, root, also);
             Err(SandboxError("the sandbox is built on Linux's Landlock".into()))
         }
         #[cfg(target_os = "linux")]
@@ -173,7 +171,7 @@ impl Confiner {
             std::thread::Builder::new()
                 .name("zidane-sandbox".into())
                 .spawn(move || {
-                    let restricted = sandbox.restrict(&root, tasks.as_deref());
+                    let restricted = sandbox.restrict(&root, &also);
                     let ok = restricted.is_ok();
                     let _ = ready_tx.send(restricted);
                     if ok {

@@ -30,8 +30,29 @@ impl Mcp {
             .take()
             .unwrap_or_else(|| Arc::new(zidane_mcp::oauth::MemoryOAuthStore::default()));
         let elicitation = options.mcp_elicitation.take();
+        // Stdio servers start inside the execution context's sandbox, as
+        // its commands do (a server whose configuration says `sandbox:
+        // false` does not).
+        let launcher = options
+            .execution
+            .as_ref()
+            .filter(|_| options.mcp_servers.iter().any(|s| !s.unconfined))
+            .and_then(|e| e.as_any())
+            .and_then(|any| any.downcast_ref::<zidane_tools::ProcessContext>())
+            .and_then(|context| match context.launcher() {
+                Ok(launcher) => launcher,
+                Err(e) => {
+                    // The context's own sandbox started, so this is rare:
+                    // the servers then start as they would without one.
+                    tracing::warn!(error = %e, "MCP servers start unconfined");
+                    None
+                }
+            });
         let mut servers = std::mem::take(&mut options.mcp_servers);
         for server in &mut servers {
+            if server.launcher.is_none() {
+                server.launcher.clone_from(&launcher);
+            }
             server.oauth_store.get_or_insert_with(|| Arc::clone(&store));
             if server.elicitation.is_none() {
                 server.elicitation.clone_from(&elicitation);

@@ -472,3 +472,68 @@ fn the_agents_oauth_store_and_elicitation_reach_its_servers() {
     assert!(bare.mcp_servers()[0].oauth_store.is_some());
     assert!(bare.mcp_servers()[0].elicitation.is_none());
 }
+
+fn filesystem(name: &str, root: &Path) -> McpServerConfig {
+    let bin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-filesystem");
+    assert!(bin.exists(), "{} is missing: run `cargo xtask mcp-servers`", bin.display());
+    let mut config = McpServerConfig::stdio(name, bin.display().to_string(), [root.display().to_string()]);
+    config.enabled_tools = Some(vec!["write_file".into()]);
+    config
+}
+
+/// Runs one `write_file` call of the filesystem server at `outside` through
+/// an agent working in `work` with the basic preset (commands confined by
+/// default); the result the model read.
+async fn write_through_mcp(work: &Path, server: McpServerConfig, target: &Path) -> String {
+    let name = server.name.clone();
+    let p = provider(vec![
+        Script::call(
+            "w",
+            &format!("mcp_{name}_write_file"),
+            json!({"path": target.display().to_string(), "content": "escaped"}),
+        ),
+        Script::answer("done"),
+    ]);
+    let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work));
+    assert!(preset.confinement.is_confined(), "{:?}", preset.confinement);
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![server],
+        execution: Some(preset.execution),
+        ..options(&p)
+    })
+    .unwrap();
+    agent.warmup().await.unwrap();
+    agent.run(AgentRunOptions::prompt("Write.")).await.unwrap();
+    agent.destroy().await;
+    let request = p.requests().last().cloned().unwrap();
+    request
+        .messages
+        .iter()
+        .flat_map(|m| m.content().to_vec())
+        .find_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(content.text()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_stdio_server_runs_in_the_execution_contexts_sandbox() {
+    let work = tempfile::tempdir().unwrap();
+    // Outside the working folder and the temporary folder.
+    let outside = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+    let target = outside.path().join("escaped.txt");
+    let refused = write_through_mcp(work.path(), filesystem("fs", outside.path()), &target).await;
+    assert!(!target.exists(), "the confined server wrote outside the folder: {refused}");
+    assert!(
+        refused.contains("EACCES") || refused.to_lowercase().contains("permission denied"),
+        "{refused}"
+    );
+
+    // A server configured with `"sandbox": false` may.
+    let mut open = filesystem("fsopen", outside.path());
+    open.unconfined = true;
+    let written = write_through_mcp(work.path(), open, &target).await;
+    assert!(target.exists(), "the unconfined server could not write: {written}");
+}

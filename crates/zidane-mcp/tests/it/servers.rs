@@ -389,3 +389,55 @@ async fn a_server_that_writes_garbage_on_stdout_fails_at_once_as_a_protocol_erro
         "the server wrote something that is not JSON-RPC on its standard output: Starting noisy server v1.0 ..."
     );
 }
+
+/// Set (only) in the process `a_stdio_server_inherits_no_credential`
+/// starts: the probe runs there, with the credentials in its environment
+/// from the start.
+const PROBE: &str = "ZIDANE_MCP_ENV_PROBE";
+
+#[tokio::test]
+async fn a_stdio_server_inherits_no_credential() {
+    if std::env::var_os(PROBE).is_none() {
+        // This process's environment is not changed: the probe runs in a
+        // child test process that has the variables from its start.
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "servers::a_stdio_server_inherits_no_credential", "--nocapture"])
+            .env(PROBE, "1")
+            .env("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
+            .env("GITHUB_TOKEN", "ghp-must-not-leak")
+            .env("DB_PASSWORD", "hunter2-must-not-leak")
+            .env("ZIDANE_PLAIN", "plain-passes")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shown}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(shown.contains("1 passed"), "the probe ran: {shown}");
+        return;
+    }
+    let mut config = everything();
+    config.enabled_tools = Some(vec!["get-env".into()]);
+    if let McpTransportConfig::Stdio { env, .. } = &mut config.transport {
+        // What the configuration names passes, secret-looking or not.
+        env.insert("SERVICE_API_KEY".into(), "configured".into());
+    }
+    let bus = HookBus::new();
+    let connection = connect_mcp_servers(&[config], &bus).await;
+    let tool = connection.tools().first().cloned().expect("get-env is offered");
+    let out = call(&tool, json!({})).await.unwrap();
+    let env = match &out.content {
+        ToolResultContent::Text(t) => t.clone(),
+        ToolResultContent::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                ContentBlock::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect(),
+    };
+    for leaked in ["sk-ant-must-not-leak", "ghp-must-not-leak", "hunter2-must-not-leak"] {
+        assert!(!env.contains(leaked), "the server saw {leaked}: {env}");
+    }
+    assert!(env.contains("plain-passes"), "other variables pass: {env}");
+    assert!(env.contains("configured"), "the configured variable passes: {env}");
+    connection.close().await;
+}
