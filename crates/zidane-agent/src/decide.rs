@@ -21,7 +21,7 @@ pub enum Decisions {
         provider: Option<String>,
         /// Model id (default: the provider's).
         model: Option<String>,
-        /// Longest wait.
+        /// Longest wait (default: [`DEFAULT_DECISION_TIMEOUT`]).
         timeout: Option<Duration>,
     },
 }
@@ -137,8 +137,69 @@ pub struct DecisionResult {
 /// # }
 /// ```
 pub trait DecideHookContext {
-    /// Asks the decision provider of the agent whose bus is emitting; a bus
-    /// that belongs to no agent (or a dropped one) answers `ok: false`,
-    /// `unavailable`.
-    fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult>;
+    /// Asks the decision provider of the agent whose bus is emitting, the
+    /// failure as a [`DecisionError`]: [`DecisionError::Unavailable`] on a
+    /// bus that belongs to no agent (or a dropped one),
+    /// [`DecisionError::Recursive`] from a `decision:*` handler.
+    fn try_decide(
+        &self,
+        request: DecisionRequest,
+    ) -> zidane_provider::BoxFuture<'static, Result<DecisionResult, DecisionError>>;
+
+    /// [`try_decide`](DecideHookContext::try_decide), a failure coming back
+    /// as `ok: false` with its reason.
+    fn decide(&self, request: DecisionRequest) -> zidane_provider::BoxFuture<'static, DecisionResult> {
+        let asked = self.try_decide(request);
+        Box::pin(async move {
+            asked.await.unwrap_or_else(|e| DecisionResult {
+                reason: Some(e.to_string()),
+                usage: e.usage().cloned(),
+                ..Default::default()
+            })
+        })
+    }
+}
+
+/// How long a decision may take when its settings name no limit.
+pub const DEFAULT_DECISION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a decision has no answer ([`Agent::try_decide`](crate::Agent::try_decide)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecisionError {
+    /// No decision provider: decisions are disabled, or no provider can
+    /// answer them.
+    #[error("unavailable")]
+    Unavailable,
+    /// The provider did not answer within the decision's time limit.
+    #[error("the decision timed out after {}s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// The agent was aborted while the decision was pending.
+    #[error("the decision was aborted")]
+    Aborted,
+    /// A `decision:*` handler asked for a decision: refused, so a decision
+    /// cannot set off another.
+    #[error("a decision cannot be asked from a `decision:*` handler")]
+    Recursive,
+    /// The provider failed.
+    #[error(transparent)]
+    Provider(#[from] zidane_provider::ProviderError),
+    /// The answer did not fit the question.
+    #[error("{reason}")]
+    InvalidAnswer {
+        /// What was wrong with it.
+        reason: String,
+        /// What the call cost.
+        usage: TurnUsage,
+    },
+}
+
+impl DecisionError {
+    /// What the provider call cost, when it answered.
+    pub fn usage(&self) -> Option<&TurnUsage> {
+        match self {
+            DecisionError::InvalidAnswer { usage, .. } => Some(usage),
+            _ => None,
+        }
+    }
 }

@@ -39,7 +39,9 @@ pub use approvals::{
 };
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
-pub use decide::{DecideHookContext, DecisionRequest, DecisionResult, Decisions};
+pub use decide::{
+    DEFAULT_DECISION_TIMEOUT, DecideHookContext, DecisionError, DecisionRequest, DecisionResult, Decisions,
+};
 pub use durable::DurableOptions;
 pub use error::{AgentError, BuildError};
 #[cfg(feature = "mcp")]

@@ -82,8 +82,7 @@ pub type ElicitationHandler =
 /// Starts a stdio server's process: the agent gives one that starts it
 /// inside its execution context's sandbox. Without one, the process starts
 /// as a plain child.
-pub type Launcher =
-    Arc<dyn Fn(tokio::process::Command) -> std::io::Result<tokio::process::Child> + Send + Sync>;
+pub type Launcher = Arc<dyn Fn(tokio::process::Command) -> std::io::Result<tokio::process::Child> + Send + Sync>;
 
 /// A predicate over a server's tools.
 pub type ToolFilter = Arc<dyn Fn(&McpToolSchema) -> bool + Send + Sync>;

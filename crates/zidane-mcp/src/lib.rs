@@ -51,8 +51,8 @@ mod transport;
 
 pub use bootstrap::login_mcp_server;
 pub use config::{
-    ElicitationAnswer, ElicitationHandler, ElicitationRequest, Launcher, McpConfigError, McpServerConfig, McpTransportConfig,
-    ToolFilter, parse_mcp_config,
+    ElicitationAnswer, ElicitationHandler, ElicitationRequest, Launcher, McpConfigError, McpServerConfig,
+    McpTransportConfig, ToolFilter, parse_mcp_config,
 };
 pub use connection::{DefaultConnector, McpConnection, McpConnector, McpToolMeta, McpToolWrap, connect_mcp_servers};
 pub use error::McpError;

@@ -94,7 +94,11 @@ impl ProcessContext {
         if let Ok(tasks) = self.tasks.dir() {
             also.push(tasks.to_path_buf());
         }
-        let confiner = Arc::new(crate::sandbox::Confiner::start(self.sandbox, self.canonical_root(), also)?);
+        let confiner = Arc::new(crate::sandbox::Confiner::start(
+            self.sandbox,
+            self.canonical_root(),
+            also,
+        )?);
         Ok(Some(Arc::new(move |cmd| confiner.spawn(cmd))))
     }
 

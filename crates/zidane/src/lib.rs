@@ -496,8 +496,8 @@ pub mod agent {
     pub use zidane_agent::{
         Agent, AgentCacheChange, AgentCacheImpact, AgentError, AgentOptions, AgentRunOptions, AutoCompact, BuildError,
         CompactOptions, CompactionResult, ContextBreakdown, ContextCategory, ContextOptions, ContextSegment,
-        DecideHookContext, DecisionRequest, DecisionResult, Decisions, Prompt, QueuedMessageOptions, RunEvent,
-        RunOutput, RunStream, SegmentSource, create_agent, hook_names, new_session_id,
+        DEFAULT_DECISION_TIMEOUT, DecideHookContext, DecisionError, DecisionRequest, DecisionResult, Decisions, Prompt,
+        QueuedMessageOptions, RunEvent, RunOutput, RunStream, SegmentSource, create_agent, hook_names, new_session_id,
     };
     pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,

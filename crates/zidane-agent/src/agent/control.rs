@@ -19,6 +19,9 @@ pub(crate) struct RunControl {
     run_abort: Mutex<Option<AbortController>>,
     /// Aborts a manual compaction in progress.
     compact_abort: Mutex<Option<AbortController>>,
+    /// Aborts the decisions pending (`decide`, `ctx.decide`), by id.
+    decisions: Mutex<Vec<(u64, AbortController)>>,
+    next_decision: std::sync::atomic::AtomicU64,
     suspend_requested: AtomicBool,
     destroyed: AtomicBool,
 }
@@ -31,6 +34,8 @@ impl RunControl {
             idle,
             run_abort: Mutex::new(None),
             compact_abort: Mutex::new(None),
+            decisions: Mutex::new(Vec::new()),
+            next_decision: std::sync::atomic::AtomicU64::new(0),
             suspend_requested: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
         }
@@ -80,13 +85,26 @@ impl RunControl {
         AbortScope(&self.compact_abort)
     }
 
-    /// Aborts a starting run and a manual compaction.
+    /// Aborts a starting run, a manual compaction and the pending
+    /// decisions.
     pub(crate) fn abort(&self, reason: Option<&str>) {
         for slot in [&self.compact_abort, &self.run_abort] {
             if let Some(controller) = slot.lock().as_ref() {
                 controller.abort(reason);
             }
         }
+        for (_, controller) in self.decisions.lock().iter() {
+            controller.abort(reason);
+        }
+    }
+
+    /// A pending decision's abort signal, kept until the guard drops.
+    pub(crate) fn decision(&self) -> (AbortSignal, DecisionScope<'_>) {
+        let controller = AbortController::new();
+        let signal = controller.signal();
+        let id = self.next_decision.fetch_add(1, Ordering::Relaxed);
+        self.decisions.lock().push((id, controller));
+        (signal, DecisionScope { control: self, id })
     }
 
     /// Notes that `suspend` was called for the current run.
@@ -122,6 +140,18 @@ impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
         self.0.busy.store(false, Ordering::Release);
         self.0.idle.send_replace(true);
+    }
+}
+
+/// Forgets a decision's abort controller when the decision ends.
+pub(crate) struct DecisionScope<'a> {
+    control: &'a RunControl,
+    id: u64,
+}
+
+impl Drop for DecisionScope<'_> {
+    fn drop(&mut self) {
+        self.control.decisions.lock().retain(|(id, _)| *id != self.id);
     }
 }
 

@@ -756,3 +756,74 @@ async fn a_typed_tools_bad_input_reaches_the_model_as_a_validation_error() {
         ("Tool error: the disk is full".to_owned(), true)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_decision_is_bounded_by_its_timeout_and_stopped_by_abort() {
+    use zidane_agent::{DEFAULT_DECISION_TIMEOUT, DecisionError};
+    let question = || DecisionRequest::Predicate { question: "?".into() };
+    // A provider that never answers: the default limit ends the wait.
+    let p = provider(vec![
+        Script::new().delay(Duration::from_secs(3600)).text("late"),
+        Script::new().delay(Duration::from_secs(3600)).text("late"),
+    ]);
+    let agent = agent(&p);
+    let started = tokio::time::Instant::now();
+    let timed_out = agent.try_decide(question()).await.unwrap_err();
+    assert!(matches!(timed_out, DecisionError::TimedOut(limit) if limit == DEFAULT_DECISION_TIMEOUT));
+    assert_eq!(started.elapsed(), DEFAULT_DECISION_TIMEOUT);
+
+    // `abort` stops a pending decision, run or no run.
+    let asking = agent.clone();
+    let pending = tokio::spawn(async move { asking.try_decide(question()).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    agent.abort();
+    let aborted = pending.await.unwrap().unwrap_err();
+    assert!(matches!(aborted, DecisionError::Aborted), "{aborted:?}");
+    assert_eq!(started.elapsed(), DEFAULT_DECISION_TIMEOUT + Duration::from_secs(1));
+
+    // A pinned limit.
+    let pinned = create_agent(AgentOptions {
+        decisions: Decisions::Pinned {
+            provider: None,
+            model: None,
+            timeout: Some(Duration::from_secs(5)),
+        },
+        ..options(&provider(vec![Script::new().delay(Duration::from_secs(60)).text("late")]))
+    })
+    .unwrap();
+    let result = pinned.decide(question()).await;
+    assert_eq!(result.reason.as_deref(), Some("the decision timed out after 5s"));
+}
+
+#[tokio::test]
+async fn a_decision_handler_cannot_ask_for_a_decision() {
+    use zidane_agent::{DecideHookContext, DecisionError};
+    use zidane_core::events::DecisionStart;
+    let p = provider(vec![Script::answer(r#"{"probability": 0.4}"#)]);
+    let agent = agent(&p);
+    let inner: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&inner);
+    let direct = agent.clone();
+    agent.hooks().on::<DecisionStart, _>(move |_ev, cx| {
+        let seen = Arc::clone(&seen);
+        let through_cx = cx.try_decide(DecisionRequest::Predicate { question: "again?".into() });
+        let direct = direct.clone();
+        Box::pin(async move {
+            let refused = through_cx.await.unwrap_err();
+            seen.lock().unwrap().push(format!("{refused:?}"));
+            let also = direct
+                .try_decide(DecisionRequest::Predicate { question: "again?".into() })
+                .await
+                .unwrap_err();
+            seen.lock().unwrap().push(format!("{also:?}"));
+            Ok(())
+        })
+    });
+    let answer = agent.decide(DecisionRequest::Predicate { question: "?".into() }).await;
+    assert!(answer.ok, "the outer decision is answered: {answer:?}");
+    assert_eq!(
+        *inner.lock().unwrap(),
+        [format!("{:?}", DecisionError::Recursive), format!("{:?}", DecisionError::Recursive)]
+    );
+    assert_eq!(p.requests().len(), 1, "only the outer decision reached the provider");
+}

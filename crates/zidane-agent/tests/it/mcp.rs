@@ -476,7 +476,11 @@ fn the_agents_oauth_store_and_elicitation_reach_its_servers() {
 fn filesystem(name: &str, root: &Path) -> McpServerConfig {
     let bin =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-filesystem");
-    assert!(bin.exists(), "{} is missing: run `cargo xtask mcp-servers`", bin.display());
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo xtask mcp-servers`",
+        bin.display()
+    );
     let mut config = McpServerConfig::stdio(name, bin.display().to_string(), [root.display().to_string()]);
     config.enabled_tools = Some(vec!["write_file".into()]);
     config
@@ -525,7 +529,10 @@ async fn a_stdio_server_runs_in_the_execution_contexts_sandbox() {
     let outside = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
     let target = outside.path().join("escaped.txt");
     let refused = write_through_mcp(work.path(), filesystem("fs", outside.path()), &target).await;
-    assert!(!target.exists(), "the confined server wrote outside the folder: {refused}");
+    assert!(
+        !target.exists(),
+        "the confined server wrote outside the folder: {refused}"
+    );
     assert!(
         refused.contains("EACCES") || refused.to_lowercase().contains("permission denied"),
         "{refused}"

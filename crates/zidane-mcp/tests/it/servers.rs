@@ -401,7 +401,11 @@ async fn a_stdio_server_inherits_no_credential() {
         // This process's environment is not changed: the probe runs in a
         // child test process that has the variables from its start.
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "servers::a_stdio_server_inherits_no_credential", "--nocapture"])
+            .args([
+                "--exact",
+                "servers::a_stdio_server_inherits_no_credential",
+                "--nocapture",
+            ])
             .env(PROBE, "1")
             .env("ANTHROPIC_API_KEY", "sk-ant-must-not-leak")
             .env("GITHUB_TOKEN", "ghp-must-not-leak")
@@ -410,7 +414,11 @@ async fn a_stdio_server_inherits_no_credential() {
             .output()
             .unwrap();
         let shown = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{shown}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{shown}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(shown.contains("1 passed"), "the probe ran: {shown}");
         return;
     }
