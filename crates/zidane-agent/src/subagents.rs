@@ -78,6 +78,9 @@ pub struct SubagentDefinition {
     pub max_total_tokens: Option<u64>,
     /// Its output token limit per request (unset: the parent's).
     pub max_tokens: Option<u32>,
+    /// Its auto-compaction: unset, the parent's settings;
+    /// `Some(None)` turns it off; `Some(Some(..))` sets its own.
+    pub auto_compact: Option<Option<crate::compact::AutoCompact>>,
 }
 
 /// Which of the parent's tools a sub-agent gets.

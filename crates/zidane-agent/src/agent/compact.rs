@@ -43,6 +43,11 @@ impl Compaction {
         self.auto.as_ref().map(|a| a.threshold)
     }
 
+    /// The auto-compaction settings (what sub-agents inherit).
+    pub(crate) fn settings(&self) -> Option<&AutoCompact> {
+        self.auto.as_ref()
+    }
+
     fn agent(&self) -> Option<Agent> {
         self.agent.upgrade().map(|inner| Agent { inner })
     }

@@ -142,6 +142,10 @@ impl RunSpawner {
                 .filter(|d| !d.model.is_empty())
                 .map_or_else(|| config.model.clone(), |d| d.model.clone()),
             max_tokens: def.and_then(|d| d.max_tokens).or(inner.max_tokens),
+            // A long child run compacts as its parent's would.
+            auto_compact: def
+                .and_then(|d| d.auto_compact.clone())
+                .unwrap_or_else(|| inner.compaction.settings().cloned()),
             tools,
             hooks: inner.spawn.hooks.clone(),
             interceptors: inner.interceptors.clone(),

@@ -889,3 +889,94 @@ async fn an_empty_task_is_refused_with_a_tool_error() {
         )]
     );
 }
+
+/// A tool call of `echo` that reports `input_tokens` of input.
+fn heavy_call(id: &str, input_tokens: u64) -> Script {
+    Script::new()
+        .tool_call(0, id, "echo", json!({"text": id}))
+        .event(zidane_provider::StreamEvent::Usage(zidane_provider::UsageReport {
+            input: Some(input_tokens),
+            output: Some(10),
+            ..Default::default()
+        }))
+        .end(zidane_provider::FinishReason::ToolCalls)
+}
+
+fn summarizes(request: &StreamOptions) -> bool {
+    request.messages.last().is_some_and(|m| {
+        m.content()
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text { text } if text.starts_with("Summarize the conversation")))
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_child_compacts_with_its_parents_settings_unless_its_definition_says_otherwise() {
+    let long_task = "work long";
+    // The summary request still opens with the child's task (routed to the
+    // child's script); the request after it opens with the summary (routed
+    // to the root's script, which answers for the child there).
+    let provider = Routed::new(vec![
+        spawn_call("s1", long_task),
+        Script::answer("child done"),
+        Script::answer("parent done"),
+    ])
+    .route(
+        long_task,
+        vec![
+            heavy_call("c1", 100),
+            heavy_call("c2", 700),
+            Script::answer("SUMMARY OF THE CHILD"),
+        ],
+    );
+    let compacting = zidane_agent::AutoCompact {
+        threshold: 0.5,
+        keep_turns: 2,
+        context_window: Some(1000),
+        ..Default::default()
+    };
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(Arc::default()),
+        auto_compact: Some(compacting.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let child = provider.child(long_task).requests();
+    assert_eq!(child.len(), 3);
+    assert!(summarizes(&child[2]), "the child compacted after crossing the threshold");
+    let after = format!("{:?}", provider.root.requests()[1].messages[0].content());
+    assert!(after.contains("SUMMARY OF THE CHILD"), "the child went on from its summary: {after}");
+
+    // A definition that turns it off: the child runs its turns unsummarized.
+    let provider = Routed::new(vec![
+        Script::call("s1", "spawn", json!({"task": long_task, "agent": "plain"})),
+        Script::answer("parent done"),
+    ])
+    .route(
+        long_task,
+        vec![heavy_call("c1", 100), heavy_call("c2", 700), Script::answer("child done")],
+    );
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(Arc::default()),
+        auto_compact: Some(compacting),
+        spawn: SpawnConfig {
+            agents: vec![SubagentDefinition {
+                name: "plain".into(),
+                description: "No compaction".into(),
+                auto_compact: Some(None),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(provider.root.requests().len(), 2, "no summary was asked for");
+    assert_eq!(provider.child(long_task).requests().len(), 3);
+}
