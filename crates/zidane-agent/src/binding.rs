@@ -43,6 +43,9 @@ pub(crate) struct SessionBinding {
     pending: Mutex<Option<String>>,
     /// A session given whole, to be created in the store when it lacks it.
     to_check: Mutex<Option<String>>,
+    /// Held while the session loads: an eager load in the background and
+    /// the first run never load it twice at once.
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl SessionBinding {
@@ -59,7 +62,13 @@ impl SessionBinding {
             state: Arc::new(Mutex::new(session.map(|(state, _)| state))),
             pending: Mutex::new(session_id),
             to_check: Mutex::new(to_check),
+            loading: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Held while the session loads.
+    pub(crate) async fn loading(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.loading.lock().await
     }
 
     /// The store sessions live in, when there is one.

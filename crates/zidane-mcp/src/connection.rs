@@ -68,7 +68,42 @@ impl std::fmt::Debug for McpConnection {
     }
 }
 
+/// A read-only view of an [`McpConnection`] someone else owns (an agent's,
+/// from `Agent::mcp_connection`): its tools, servers, failures and
+/// instructions, without the means to close it or change it. Closing
+/// belongs to the owner.
+#[derive(Clone, Debug)]
+pub struct McpConnectionView(McpConnection);
+
+impl McpConnectionView {
+    /// The tools, namespaced `mcp_<server>_<tool>`.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.0.tools()
+    }
+
+    /// The servers whose bootstrap failed, by configured name, with the
+    /// error.
+    pub fn failures(&self) -> Vec<(String, SharedError)> {
+        self.0.failures()
+    }
+
+    /// The configured servers' names (connected or lazy).
+    pub fn servers(&self) -> Vec<String> {
+        self.0.servers()
+    }
+
+    /// The servers' instructions, for the system prompt.
+    pub fn instructions(&self) -> Option<String> {
+        self.0.instructions()
+    }
+}
+
 impl McpConnection {
+    /// A read-only view, for callers that must not close the connection.
+    pub fn view(&self) -> McpConnectionView {
+        McpConnectionView(self.clone())
+    }
+
     /// The tools, namespaced `mcp_<server>_<tool>`.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools.clone()

@@ -54,6 +54,8 @@ pub use config::{
     ElicitationAnswer, ElicitationHandler, ElicitationRequest, Launcher, McpConfigError, McpServerConfig,
     McpTransportConfig, ToolFilter, parse_mcp_config,
 };
-pub use connection::{DefaultConnector, McpConnection, McpConnector, McpToolMeta, McpToolWrap, connect_mcp_servers};
+pub use connection::{
+    DefaultConnector, McpConnection, McpConnectionView, McpConnector, McpToolMeta, McpToolWrap, connect_mcp_servers,
+};
 pub use error::McpError;
 pub use tool::{McpTool, namespaced_name};

@@ -362,9 +362,9 @@ pub mod mcp {
     //! and legacy SSE transports.
     pub use zidane_mcp::oauth;
     pub use zidane_mcp::{
-        DefaultConnector, ElicitationAnswer, ElicitationHandler, ElicitationRequest, McpConfigError, McpConnection,
-        McpConnector, McpError, McpServerConfig, McpTool, McpToolMeta, McpToolWrap, McpTransportConfig, ToolFilter,
-        connect_mcp_servers, login_mcp_server, namespaced_name, parse_mcp_config,
+        DefaultConnector, ElicitationAnswer, ElicitationHandler, ElicitationRequest, Launcher, McpConfigError,
+        McpConnection, McpConnectionView, McpConnector, McpError, McpServerConfig, McpTool, McpToolMeta, McpToolWrap,
+        McpTransportConfig, ToolFilter, connect_mcp_servers, login_mcp_server, namespaced_name, parse_mcp_config,
     };
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 
 use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::events::HOOK_SPECS;
-use zidane_core::session::SessionStore;
+use zidane_core::session::{MemoryStore, SessionStore};
 use zidane_hooks::HookBus;
 use zidane_loop::{LoopConfig, RunLoop};
 use zidane_tools::ProcessContext;
@@ -76,7 +76,11 @@ struct Origin {
 fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agent, BuildError> {
     let (mut options, transforms) = super::extensions::fold(options);
     check(&options)?;
-    let store = session_store(options.durable.as_ref(), options.store.take())?;
+    let store = session_store(
+        options.durable.as_ref(),
+        options.store.take(),
+        options.session.is_some(),
+    )?;
     let mcp = Mcp::take(&mut options);
     let eager = options.eager;
     let hooks = HookBus::new();
@@ -101,7 +105,7 @@ fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agen
         agent.inner.lineage.approvals.bind_root(Arc::downgrade(&agent.inner));
     }
     if eager {
-        warm(&agent)?;
+        warm(&agent);
     }
     Ok(agent)
 }
@@ -142,18 +146,18 @@ fn check(options: &AgentOptions) -> Result<(), BuildError> {
     if options.session_id.is_some() && !has_store {
         return Err(BuildError::SessionIdWithoutStore);
     }
-    if options.session.is_some() && !has_store {
-        return Err(BuildError::SessionWithoutStore);
-    }
     Ok(())
 }
 
-/// The store sessions live in: a durable agent's is its backend's.
+/// The store sessions live in: a durable agent's is its backend's; a
+/// session given without a store is kept in memory.
 fn session_store(
     durable: Option<&DurableOptions>,
     store: Option<Arc<dyn SessionStore>>,
+    given_session: bool,
 ) -> Result<Option<Arc<dyn SessionStore>>, BuildError> {
-    Ok(store.or_else(|| durable.map(|d| d.runtime.session_store())))
+    let store = store.or_else(|| durable.map(|d| d.runtime.session_store()));
+    Ok(store.or_else(|| given_session.then(|| Arc::new(MemoryStore::new()) as Arc<dyn SessionStore>)))
 }
 
 /// What `build` made before the agent exists.
@@ -387,17 +391,24 @@ fn configure(
     }
 }
 
-/// `eager`: the MCP servers connect and the skills resolve now, in the
-/// background (failures are on the bus; the next run or warm-up retries).
-fn warm(agent: &Agent) -> Result<(), BuildError> {
+/// `eager`: the session loads, the MCP servers connect and the skills
+/// resolve now, in the background (failures are on the bus; the next run or
+/// warm-up retries). Outside a Tokio runtime, the first run starts them.
+pub(crate) fn warm(agent: &Agent) {
     let servers = !agent.inner.mcp.is_empty();
     let skills = agent.inner.skills.enabled();
-    if !servers && !skills {
-        return Ok(());
-    }
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return Err(BuildError::EagerWithoutRuntime);
+        agent.inner.control.defer_warm();
+        return;
     };
+    {
+        let warm = agent.clone();
+        rt.spawn(async move {
+            if let Err(e) = warm.load_session().await {
+                tracing::warn!(target: "zidane", "the session did not load ahead of the first run: {e}");
+            }
+        });
+    }
     if servers {
         let warm = agent.clone();
         rt.spawn(async move {
@@ -410,5 +421,4 @@ fn warm(agent: &Agent) -> Result<(), BuildError> {
             warm.inner.skills.resolve(&warm.inner.hooks).await;
         });
     }
-    Ok(())
 }

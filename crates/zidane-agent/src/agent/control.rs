@@ -24,6 +24,8 @@ pub(crate) struct RunControl {
     next_decision: std::sync::atomic::AtomicU64,
     suspend_requested: AtomicBool,
     destroyed: AtomicBool,
+    /// `eager` was set where no runtime ran: the first run starts it.
+    deferred_warm: AtomicBool,
 }
 
 impl RunControl {
@@ -38,6 +40,7 @@ impl RunControl {
             next_decision: std::sync::atomic::AtomicU64::new(0),
             suspend_requested: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
+            deferred_warm: AtomicBool::new(false),
         }
     }
 
@@ -105,6 +108,17 @@ impl RunControl {
         let id = self.next_decision.fetch_add(1, Ordering::Relaxed);
         self.decisions.lock().push((id, controller));
         (signal, DecisionScope { control: self, id })
+    }
+
+    /// Notes that `eager` could not start its work yet.
+    pub(crate) fn defer_warm(&self) {
+        self.deferred_warm.store(true, Ordering::Release);
+    }
+
+    /// Whether `eager`'s work waits for a runtime (once: `true` at most
+    /// one time).
+    pub(crate) fn take_deferred_warm(&self) -> bool {
+        self.deferred_warm.swap(false, Ordering::AcqRel)
     }
 
     /// Notes that `suspend` was called for the current run.

@@ -40,13 +40,19 @@ impl ExecutionSlot {
     }
 
     /// The handle, spawned if needed (concurrent callers share one spawn),
-    /// and whether the agent spawned it.
-    async fn bind(&self) -> Result<(ExecutionHandle, bool), AgentError> {
+    /// and whether the agent spawned it. A handle spawned while the agent
+    /// was destroyed (`destroyed` says so once the spawn ends) is destroyed
+    /// at once and never bound.
+    async fn bind(&self, destroyed: impl Fn() -> bool) -> Result<(ExecutionHandle, bool), AgentError> {
         let mut slot = self.handle.lock().await;
         if let Some(handle) = slot.as_ref() {
             return Ok((handle.clone(), !self.injected));
         }
         let handle = self.context.spawn().await.map_err(AgentError::Execution)?;
+        if destroyed() {
+            self.context.destroy(&handle).await;
+            return Err(AgentError::Destroyed);
+        }
         *slot = Some(handle.clone());
         Ok((handle, true))
     }
@@ -70,7 +76,9 @@ impl Agent {
     /// fires the first time. Concurrent callers share one spawn.
     pub async fn ensure_execution(&self) -> Result<ExecutionHandle, AgentError> {
         let exec = &self.inner.exec;
-        let (handle, spawned) = exec.bind().await?;
+        // `destroy` during the spawn: the new handle is not kept.
+        let destroyed_before = self.is_destroyed();
+        let (handle, spawned) = exec.bind(|| !destroyed_before && self.is_destroyed()).await?;
         if !exec.ready.swap(true, Ordering::AcqRel) {
             self.on_execution_ready(&handle, spawned).await;
         }
@@ -99,11 +107,17 @@ impl Agent {
     }
 
     /// Loads the session, binds the execution handle and connects the MCP
-    /// servers without running a turn. Idempotent and safe to call
+    /// servers without running a turn; with no MCP server configured it
+    /// only resolves the skills and returns. Idempotent and safe to call
     /// concurrently (callers share one bootstrap). Servers that failed an
     /// earlier bootstrap are tried again; when any server still fails, the
     /// others stay connected and this reports [`AgentError::McpBootstrap`].
     pub async fn warmup(&self) -> Result<(), AgentError> {
+        if self.inner.mcp.is_empty() {
+            // Nothing to connect: it resolves at once.
+            self.inner.skills.resolve(&self.inner.hooks).await;
+            return Ok(());
+        }
         self.load_session().await?;
         self.ensure_execution().await?;
         self.inner.skills.resolve(&self.inner.hooks).await;

@@ -129,6 +129,9 @@ impl Agent {
     /// Loads the session and takes its lease; `None` when an abort or a
     /// suspend came first (the run does not start).
     pub(crate) async fn start_run(&self) -> Result<Option<AbortSignal>, AgentError> {
+        if self.inner.control.take_deferred_warm() {
+            super::build::warm(self);
+        }
         let signal = self.inner.control.start_run();
         self.load_session().await?;
         self.take_lease().await?;

@@ -35,6 +35,7 @@ impl Agent {
 
     /// Loads (or creates) the session named by `session_id`, once.
     pub(crate) async fn load_session(&self) -> Result<(), AgentError> {
+        let _loading = self.inner.session.loading().await;
         if let Some(id) = self.inner.session.to_check() {
             self.ensure_session_stored(&id).await?;
             self.inner.session.checked();

@@ -152,10 +152,11 @@ impl Mcp {
 }
 
 impl Agent {
-    /// The live MCP connection (`None` before the first run or warm-up and
-    /// after destroy).
-    pub async fn mcp_connection(&self) -> Option<McpConnection> {
-        self.inner.mcp.connection.lock().await.clone()
+    /// The live MCP connection, as a view (`None` before the first run or
+    /// warm-up and after destroy): the agent owns it and closes it on
+    /// [`destroy`](Agent::destroy).
+    pub async fn mcp_connection(&self) -> Option<zidane_mcp::McpConnectionView> {
+        self.inner.mcp.connection.lock().await.as_ref().map(McpConnection::view)
     }
 
     /// The configured MCP servers.

@@ -223,7 +223,7 @@ async fn an_agent_on_a_host_owned_handle_adopts_its_running_tasks() {
         Ok(())
     });
     let (seen, woken) = exits(&b);
-    b.warmup().await.unwrap();
+    b.ensure_execution().await.unwrap();
     assert_eq!(*adopted.lock().unwrap(), vec!["t1 sleep 300"]);
     assert!(b.kill_background_task("t1").await);
     while seen.lock().unwrap().is_empty() {

@@ -335,3 +335,35 @@ async fn agent_level_model_chain_and_output_limit_apply_to_runs_that_set_none() 
         vec![("agent-model", Some(123)), ("run-model", Some(7))]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn ensure_execution_rejects_when_destroy_lands_during_the_spawn() {
+    let p = provider(vec![]);
+    let agent = create_agent(AgentOptions {
+        execution: Some(Arc::new(SlowSpawn)),
+        ..options(&p)
+    })
+    .unwrap();
+    let ensuring = agent.clone();
+    let pending = tokio::spawn(async move { ensuring.ensure_execution().await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    agent.destroy().await;
+    let refused = pending.await.unwrap();
+    assert!(
+        matches!(refused, Err(zidane_agent::AgentError::Destroyed)),
+        "{refused:?}"
+    );
+    assert!(agent.handle().await.is_none(), "the spawned handle was released");
+    assert!(
+        agent
+            .get_context_segments(&zidane_agent::ContextOptions::default())
+            .is_none()
+    );
+    assert!(
+        agent
+            .get_context_breakdown(&zidane_agent::ContextOptions::default())
+            .await
+            .is_none(),
+        "the context answers keep being None after destroy"
+    );
+}

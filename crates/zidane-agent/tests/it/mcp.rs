@@ -183,23 +183,55 @@ async fn warmup_reports_a_failed_server_and_the_next_warmup_retries_it() {
 }
 
 #[test]
-fn eager_outside_a_runtime_is_refused_and_a_no_op_without_servers() {
-    use zidane_agent::BuildError;
-    let p = provider(vec![]);
-    let err = create_agent(AgentOptions {
+fn eager_outside_a_runtime_starts_its_work_on_the_first_run() {
+    let p = provider(vec![Script::answer("ok")]);
+    let store = std::sync::Arc::new(zidane_core::session::MemoryStore::new());
+    // No runtime runs here: nothing can start yet, and nothing is refused.
+    let agent = create_agent(AgentOptions {
         mcp_servers: vec![everything()],
         eager: true,
+        session_id: Some("kept".into()),
+        store: Some(store.clone()),
         ..options(&p)
     })
-    .unwrap_err();
-    assert!(matches!(err, BuildError::EagerWithoutRuntime), "{err}");
+    .unwrap();
+    assert!(agent.session().is_none(), "not loaded yet");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let log = record(&agent);
+        agent.run(AgentRunOptions::prompt("Hi.")).await.unwrap();
+        assert!(agent.mcp_connection().await.is_some(), "the servers connected");
+        assert_eq!(
+            log.lock()
+                .unwrap()
+                .iter()
+                .filter(|n| **n == "mcp:bootstrap:settled")
+                .count(),
+            1,
+            "one bootstrap, shared by the deferred warm-up and the run"
+        );
+        assert_eq!(agent.session().unwrap().id, "kept");
+        agent.destroy().await;
+    });
+}
+
+#[tokio::test]
+async fn warmup_without_mcp_servers_resolves_at_once() {
+    let p = provider(vec![]);
+    let agent = create_agent(options(&p)).unwrap();
+    let log = record(&agent);
+    agent.warmup().await.unwrap();
+    assert!(agent.handle().await.is_none(), "no execution handle was spawned");
     assert!(
-        create_agent(AgentOptions {
-            eager: true,
-            ..options(&p)
-        })
-        .is_ok(),
-        "no servers: nothing to do, nothing refused"
+        !log.lock()
+            .unwrap()
+            .iter()
+            .any(|n| n.starts_with("mcp:") || *n == "execution:ready"),
+        "{:?}",
+        log.lock().unwrap()
     );
 }
 

@@ -946,9 +946,15 @@ async fn a_child_compacts_with_its_parents_settings_unless_its_definition_says_o
     agent.run(AgentRunOptions::prompt("go")).await.unwrap();
     let child = provider.child(long_task).requests();
     assert_eq!(child.len(), 3);
-    assert!(summarizes(&child[2]), "the child compacted after crossing the threshold");
+    assert!(
+        summarizes(&child[2]),
+        "the child compacted after crossing the threshold"
+    );
     let after = format!("{:?}", provider.root.requests()[1].messages[0].content());
-    assert!(after.contains("SUMMARY OF THE CHILD"), "the child went on from its summary: {after}");
+    assert!(
+        after.contains("SUMMARY OF THE CHILD"),
+        "the child went on from its summary: {after}"
+    );
 
     // A definition that turns it off: the child runs its turns unsummarized.
     let provider = Routed::new(vec![
@@ -957,7 +963,11 @@ async fn a_child_compacts_with_its_parents_settings_unless_its_definition_says_o
     ])
     .route(
         long_task,
-        vec![heavy_call("c1", 100), heavy_call("c2", 700), Script::answer("child done")],
+        vec![
+            heavy_call("c1", 100),
+            heavy_call("c2", 700),
+            Script::answer("child done"),
+        ],
     );
     let agent = create_agent(AgentOptions {
         provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
