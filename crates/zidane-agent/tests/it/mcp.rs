@@ -526,7 +526,7 @@ async fn write_through_mcp(work: &Path, server: McpServerConfig, target: &Path) 
     let p = provider(vec![
         Script::call(
             "w",
-            &format!("mcp_{name}_write_file"),
+            format!("mcp_{name}_write_file"),
             json!({"path": target.display().to_string(), "content": "escaped"}),
         ),
         Script::answer("done"),
