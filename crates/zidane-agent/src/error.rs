@@ -15,8 +15,8 @@ pub enum AgentError {
     /// `session_id` needs a store to load the session from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
-    /// `session` needs a store its turns are saved to (a `MemoryStore` keeps
-    /// them in this process only).
+    /// `session` needs a store its turns are saved to. No longer
+    /// returned: a session given without a store is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
     SessionWithoutStore,
     /// Some MCP servers could not be connected (the others are).
@@ -114,7 +114,8 @@ pub enum BuildError {
     /// `session` and `session_id` were both given.
     #[error("`session` and `session_id` cannot be used together")]
     SessionAndSessionId,
-    /// `eager` needs a Tokio runtime to connect the MCP servers in.
+    /// `eager` needs a Tokio runtime to connect the MCP servers in. No
+    /// longer returned: outside a runtime, the first run starts that work.
     #[error(
         "`eager` connects the MCP servers in the background and needs a Tokio runtime; call `create_agent` inside one"
     )]
@@ -131,7 +132,8 @@ pub enum BuildError {
     /// `session_id` without a store to load it from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
-    /// `session` without a store to save its turns to.
+    /// `session` without a store to save its turns to. No longer returned:
+    /// such a session is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
     SessionWithoutStore,
 }
