@@ -29,6 +29,28 @@ pub enum PolicyVerdict {
     Rewrite(Value),
 }
 
+impl PolicyVerdict {
+    /// The verdict as a durable step records it.
+    pub fn to_value(&self) -> Value {
+        match self {
+            PolicyVerdict::Allow => serde_json::json!({ "allow": true }),
+            PolicyVerdict::Deny(reason) => serde_json::json!({ "deny": reason }),
+            PolicyVerdict::Rewrite(input) => serde_json::json!({ "rewrite": input }),
+        }
+    }
+
+    /// A recorded verdict; `None` for a value that is not one.
+    pub fn from_value(value: &Value) -> Option<Self> {
+        if value.get("allow").and_then(Value::as_bool) == Some(true) {
+            return Some(PolicyVerdict::Allow);
+        }
+        if let Some(reason) = value.get("deny").and_then(Value::as_str) {
+            return Some(PolicyVerdict::Deny(reason.to_owned()));
+        }
+        value.get("rewrite").map(|input| PolicyVerdict::Rewrite(input.clone()))
+    }
+}
+
 /// Decides each tool call before the gate (the agent's interceptors and
 /// approvals). It may take its time: a person may be asked; `signal`
 /// aborts with the run.

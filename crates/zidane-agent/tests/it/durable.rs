@@ -174,7 +174,7 @@ async fn durable_child_helper() {
         "stream" => vec![hanging_stream()],
         "after_model" => vec![calls(&[("c1", "write_note"), ("c2", "look")])],
         "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
-        "safe_call" => vec![calls(&[("c1", "hang_safe")])],
+        "safe_call" | "approved" => vec![calls(&[("c1", "hang_safe")])],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
@@ -185,9 +185,14 @@ async fn durable_child_helper() {
     };
     let p = provider(scripts);
     let rt = runtime(Path::new(&db));
-    let mut options = durable_options(&p, &rt, log, true);
+    let mut options = durable_options(&p, &rt, log.clone(), true);
     if case == "compaction" {
         options.auto_compact = Some(compacting());
+    }
+    if case == "approved" {
+        let (interceptors, approver) = asking(&log);
+        options.interceptors = interceptors;
+        options.approve_tool_call = Some(approver);
     }
     let agent = create_agent(options).unwrap();
     match case.as_str() {
@@ -224,6 +229,30 @@ async fn durable_child_helper() {
         Ok(())
     });
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+/// An interceptor that asks about every call, and an approver that says yes
+/// and notes each question in `log` (`asked:<call id>`).
+#[allow(clippy::type_complexity)]
+fn asking(
+    log: &Path,
+) -> (
+    Vec<Arc<dyn zidane_agent::ToolCallInterceptor>>,
+    Arc<dyn zidane_agent::ToolCallApprover>,
+) {
+    struct Yes(PathBuf);
+    impl zidane_agent::ToolCallApprover for Yes {
+        fn approve<'a>(
+            &'a self,
+            request: zidane_agent::ApprovalRequest<'a>,
+        ) -> zidane_provider::BoxFuture<'a, zidane_agent::ApprovalDecision> {
+            effect(&self.0, &format!("asked:{}", request.call.call_id));
+            Box::pin(async { zidane_agent::ApprovalDecision::Approve })
+        }
+    }
+    let ask =
+        zidane_agent::FnInterceptor(|_: &zidane_agent::ToolCall| zidane_agent::ToolCallVerdict::Ask { reason: None });
+    (vec![Arc::new(ask)], Arc::new(Yes(log.to_path_buf())))
 }
 
 /// Starts the child on `case` and waits until it reached its point.
@@ -1100,5 +1129,40 @@ async fn a_stream_dropped_halfway_leaves_a_run_that_resumes() {
         p.requests().len(),
         2,
         "the model call before the drop is not made again"
+    );
+}
+
+#[tokio::test]
+async fn killed_after_an_approval_the_person_is_not_asked_again() {
+    let (_dir, db, log) = crash("approved");
+    assert_eq!(
+        effects(&log),
+        ["asked:c1", "hang_safe:c1"],
+        "asked once, then the call started"
+    );
+    let p = provider(vec![Script::answer("done")]);
+    let rt = runtime(&db);
+    let (interceptors, approver) = asking(&log);
+    let agent = create_agent(AgentOptions {
+        interceptors,
+        approve_tool_call: Some(approver),
+        ..durable_options(&p, &rt, log.clone(), false)
+    })
+    .unwrap();
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "done");
+    assert_eq!(
+        effects(&log),
+        ["asked:c1", "hang_safe:c1", "hang_safe:c1"],
+        "the safe call ran again on the recorded approval, without a second question"
+    );
+    assert_eq!(
+        p.requests().len(),
+        1,
+        "the model was not asked again for the calling turn"
     );
 }

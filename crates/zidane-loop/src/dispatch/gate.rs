@@ -3,9 +3,10 @@
 
 use crate::behavior::RepeatMode;
 use crate::run::{RunCx, RunLoop, tracing_warn};
+use zidane_core::events::SharedError;
 use zidane_core::events::{GateDecision, GuardAction, RepeatGuardExceeded, ToolBudgetExceeded, ToolGate, ToolOutcome};
 use zidane_core::events::{RepeatGuardExceededInit, ToolBudgetExceededInit, ToolGateInit};
-use zidane_core::seams::{PolicyVerdict, StepKey, StepKind, StepValue, ToolCallRequest};
+use zidane_core::seams::{Durability, PolicyVerdict, Step, StepKey, StepKind, StepValue, ToolCallRequest};
 use zidane_core::tool::ToolOutput;
 
 use super::{CallCx, CallResult, Gated};
@@ -84,7 +85,28 @@ impl RunLoop {
             input: std::mem::take(&mut gate.input),
             run_id: c.run.run_id.clone(),
         };
-        match policy.check(&request, &c.run.signal).await {
+        // The verdict is a durable step: a resumed or replayed run takes it
+        // from the record, so a person is never asked twice.
+        let step = Step {
+            key: StepKey {
+                run_id: c.run.run_id.clone(),
+                turn: c.run.turn,
+                kind: StepKind::Decision,
+                name: format!("policy:{}", c.call.id),
+            },
+            durability: Durability::Safe,
+        };
+        let ask = async {
+            let verdict = policy.check(&request, &c.run.signal).await;
+            Ok::<_, SharedError>(StepValue::Decision(verdict.to_value()))
+        };
+        let verdict = match self.inner.config.runtime.step(step, Box::pin(ask)).await {
+            Ok(StepValue::Decision(value)) => PolicyVerdict::from_value(&value)
+                .unwrap_or_else(|| PolicyVerdict::Deny("the recorded verdict cannot be read".into())),
+            Ok(_) => PolicyVerdict::Deny("the recorded step is not a verdict".into()),
+            Err(e) => PolicyVerdict::Deny(format!("the verdict could not be recorded: {e}")),
+        };
+        match verdict {
             PolicyVerdict::Allow => gate.input = request.input,
             PolicyVerdict::Rewrite(input) => gate.input = input,
             PolicyVerdict::Deny(reason) => {
