@@ -168,9 +168,16 @@ impl RunSummaryCollector {
             });
         });
         on::<StreamError>(&scope, &state, |ev, b| {
+            // A provider's failure names its type: the server's own
+            // (`overloaded_error`), else the class it falls in.
+            let error_type = ev
+                .err()
+                .downcast_ref::<zidane_provider::ProviderError>()
+                .map(|e| e.error_type().map_or_else(|| format!("{:?}", e.kind()), str::to_owned));
             b.summary.errors.push(RunSummaryError {
                 kind: "stream".into(),
                 message: ev.err().to_string(),
+                error_type,
                 request_id: ev.request_id().map(str::to_owned),
                 status_code: ev.status_code(),
                 turn_id: Some(ev.turn_id().to_owned()),

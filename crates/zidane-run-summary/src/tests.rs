@@ -269,3 +269,27 @@ async fn a_turn_limit_stop_and_an_unknown_cost_are_named() {
     assert_eq!(json["byModel"][0]["cost"], 0.0);
     assert_eq!(json["byModel"][0]["unpricedTurns"], 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_errors_type_reaches_the_summary() {
+    let looped = looped(
+        vec![
+            Script::new().error(
+                ProviderError::new(ErrorKind::InvalidRequest, "mock", "max_tokens is too large")
+                    .with_error_type(Some("invalid_request_error".into())),
+            ),
+        ],
+        Behavior::default(),
+    );
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let installed = collector.install(looped.hooks());
+    assert!(looped.run(RunOptions::prompt("Go.")).await.is_err());
+    drop(installed);
+    let summary = collector.latest().unwrap();
+    let stream = summary
+        .errors
+        .iter()
+        .find(|e| e.kind == "stream")
+        .expect("the stream error is listed");
+    assert_eq!(stream.error_type.as_deref(), Some("invalid_request_error"));
+}

@@ -837,3 +837,29 @@ async fn a_decision_handler_cannot_ask_for_a_decision() {
     );
     assert_eq!(p.requests().len(), 1, "only the outer decision reached the provider");
 }
+
+#[tokio::test]
+async fn system_before_fires_only_for_a_run_that_sets_a_system_prompt() {
+    use zidane_core::events::SystemBefore;
+    let p = provider(vec![Script::answer("one"), Script::answer("two")]);
+    let agent = create_agent(AgentOptions {
+        system: Some("The agent's own prompt.".into()),
+        ..options(&p)
+    })
+    .unwrap();
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<SystemBefore, _>(move |ev, _| {
+        s.lock().unwrap().push(ev.system().to_owned());
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Plain.")).await.unwrap();
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the agent's own prompt is not the run's"
+    );
+    let mut with_system = AgentRunOptions::prompt("With a system prompt.");
+    with_system.system = Some("This run's prompt.".into());
+    agent.run(with_system).await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), ["This run's prompt."]);
+}
