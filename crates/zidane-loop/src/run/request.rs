@@ -15,7 +15,7 @@ use zidane_core::events::{
 use zidane_core::events::{PairingRepairInit, SystemTransformInit, TurnBeforeInit};
 use zidane_core::seams::CompactCheck;
 
-use super::{RunCx, RunLoop, RunOptions};
+use super::{RunCx, RunLoop, RunOptions, tracing_warn};
 
 impl RunLoop {
     /// Lets the compactor replace the conversation before the next request.
@@ -155,6 +155,15 @@ impl RunLoop {
                 request.messages.len() != sent.len() || request.messages.iter().zip(&sent).any(|(a, b)| !a.same_as(b));
             if edited {
                 self.repair_pairing(cx, &mut request.messages, Some(turn_id), 0).await?;
+                // An edit that leaves the request ending with the model's
+                // turn is repaired for this request, not a failed run: a
+                // user turn asks the model to go on.
+                if !ends_with_user_message(&request.messages) && !cx.continuing_pause {
+                    tracing_warn(
+                        "a turn:before handler left the request ending with the model's turn; it asks the model to continue",
+                    );
+                    request.messages.push(Message::user("Continue."));
+                }
             }
         }
         if !ends_with_user_message(&request.messages) && !cx.continuing_pause {

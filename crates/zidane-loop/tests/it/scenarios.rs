@@ -1152,3 +1152,30 @@ async fn observed_text_of_several_blocks_returns_to_each_block() {
     assert!(matches!(&assistant.content[1], ContentBlock::ToolUse { id, .. } if id == "c1"));
     assert_eq!(assistant.content[2], ContentBlock::text("After the call."));
 }
+
+/// A `turn:before` handler that drops the request's last user message
+/// leaves it ending with the model's turn: the request is repaired (the
+/// model is asked to continue), and the run goes on instead of failing.
+#[tokio::test(start_paused = true)]
+async fn a_turn_before_edit_that_ends_with_the_models_turn_is_repaired() {
+    let h = harness(
+        vec![Script::answer("first"), Script::answer("second")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    h.looped.run(RunOptions::prompt("One.")).await.unwrap();
+    h.looped
+        .hooks()
+        .on_sync::<zidane_core::events::TurnBefore, _>(|ev, _| {
+            ev.options.messages.pop();
+            Ok(())
+        });
+    let stats = h.looped.run(RunOptions::prompt("Two.")).await.unwrap();
+    assert_eq!(stats.turns, 1);
+    let sent = &h.provider.requests()[1].messages;
+    assert_eq!(sent.last().unwrap().role(), zidane_provider::Role::User);
+    assert_eq!(
+        sent.last().unwrap().content(),
+        &[zidane_provider::ContentBlock::text("Continue.")]
+    );
+}
