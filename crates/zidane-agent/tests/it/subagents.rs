@@ -476,17 +476,24 @@ async fn cancelling_one_spawn_call_stops_that_child_only() {
     let Setup { agent, .. } = setup(&provider, SpawnConfig::default());
     let log = record(&agent);
     let canceller = agent.clone();
+    let cancelling: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+    let tasks = Arc::clone(&cancelling);
     agent.hooks().on_sync::<SpawnBefore, _>(move |ev, _| {
         if ev.child_id() == "a" {
             let canceller = canceller.clone();
-            tokio::spawn(async move {
+            tasks.lock().unwrap().push(tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 assert!(canceller.cancel_tool("a", Some("not needed")));
-            });
+            }));
         }
         Ok(())
     });
     let stats = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let tasks: Vec<_> = std::mem::take(&mut *cancelling.lock().unwrap());
+    assert_eq!(tasks.len(), 1);
+    for task in tasks {
+        task.await.unwrap(); // the cancel found the call
+    }
     assert_eq!(stats.status, RunStatus::Completed);
     let results = results(&agent.turns());
     assert_eq!(results[0].0, "a");
@@ -756,20 +763,27 @@ async fn the_parents_cancel_tool_reaches_a_childs_call() {
             Ok(())
         });
     let canceller = agent.clone();
+    let cancelling: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>> = Arc::default();
+    let tasks = Arc::clone(&cancelling);
     agent
         .hooks()
         .on_sync::<zidane_core::events::ChildToolBefore, _>(move |ev, _| {
             if ev.call_id() == "w1" {
                 let canceller = canceller.clone();
-                tokio::spawn(async move {
+                tasks.lock().unwrap().push(tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     assert!(canceller.cancel_tool("w1", Some("the user moved on")));
-                });
+                }));
             }
             Ok(())
         });
     let started = tokio::time::Instant::now();
     agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let tasks: Vec<_> = std::mem::take(&mut *cancelling.lock().unwrap());
+    assert_eq!(tasks.len(), 1);
+    for task in tasks {
+        task.await.unwrap(); // the cancel reached the child's call
+    }
     assert_eq!(started.elapsed(), Duration::from_secs(1));
     assert_eq!(*cancelled.lock().unwrap(), vec!["s1 w1 the user moved on"]);
     assert!(results(&agent.turns())[0].1.starts_with("answered without waiting"));

@@ -434,7 +434,7 @@ async fn steer_mid_run_is_injected_at_the_next_turn() {
         Behavior::default(),
     );
     let looped = h.looped.clone();
-    tokio::spawn(async move {
+    let steering = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert!(looped.steer(
             vec![ContentBlock::text("Also check the tests.")],
@@ -446,6 +446,7 @@ async fn steer_mid_run_is_injected_at_the_next_turn() {
         );
     });
     let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    steering.await.unwrap();
     let second = &h.provider.requests()[1];
     assert_eq!(
         second.messages.last().unwrap().content(),
@@ -469,11 +470,12 @@ async fn follow_up_runs_after_the_final_answer() {
     );
     let looped = h.looped.clone();
     assert!(!h.looped.follow_up(vec![ContentBlock::text("no run yet")], None));
-    tokio::spawn(async move {
+    let following = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert!(looped.follow_up(vec![ContentBlock::text("And then?")], Some("f1".into())));
     });
     let snapshot = run(&h, RunOptions::prompt("Go.")).await;
+    following.await.unwrap();
     assert_eq!(h.provider.requests().len(), 2);
     insta::assert_json_snapshot!(snapshot);
 }
@@ -1164,12 +1166,10 @@ async fn a_turn_before_edit_that_ends_with_the_models_turn_is_repaired() {
         Behavior::default(),
     );
     h.looped.run(RunOptions::prompt("One.")).await.unwrap();
-    h.looped
-        .hooks()
-        .on_sync::<zidane_core::events::TurnBefore, _>(|ev, _| {
-            ev.options.messages.pop();
-            Ok(())
-        });
+    h.looped.hooks().on_sync::<zidane_core::events::TurnBefore, _>(|ev, _| {
+        ev.options.messages.pop();
+        Ok(())
+    });
     let stats = h.looped.run(RunOptions::prompt("Two.")).await.unwrap();
     assert_eq!(stats.turns, 1);
     let sent = &h.provider.requests()[1].messages;
