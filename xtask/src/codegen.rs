@@ -97,9 +97,22 @@ fn library_sources(root: &Path) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
-/// Whether `source` constructs the event type `ty` (`Ty::new(`, also through
-/// a `use … Ty as Alias` rename).
-fn constructs(source: &str, ty: &str) -> bool {
+/// The functions that emit an event on a bus: `bus.emit(&mut ev)`, the
+/// observers' `observe(&mut ev)` / `observe(&hooks, &mut ev)`, the loop's
+/// `decide(&mut ev)` and `transform(&mut ev)`.
+const EMITTERS: [&str; 4] = ["emit", "observe", "decide", "transform"];
+
+/// Whether `source` emits the event type `ty`: a value built with
+/// `Ty::new(` (also through a `use … Ty as Alias` rename, or by one of
+/// `builders`, functions returning a `Ty`) that reaches an emitting call,
+/// bound to a name (`let mut ev = Ty::new(..); … emit(&mut ev)`) or inline
+/// (`observe(&mut Ty::new(..))`), or a `Ty` a bubbling relay
+/// (`relay::<E, Ty>`) builds and emits. A value only built is not an
+/// emission.
+fn constructs(source: &str, ty: &str, builders: &[String]) -> bool {
+    if source.contains("relay::<") && source.contains(&format!(", {ty}>(")) {
+        return true;
+    }
     let mut names = vec![ty.to_owned()];
     let pattern = format!("{ty} as ");
     let mut rest = source;
@@ -112,12 +125,93 @@ fn constructs(source: &str, ty: &str) -> bool {
         }
         rest = after;
     }
-    names.iter().any(|name| {
-        let call = format!("{name}::new(");
+    let calls = names
+        .iter()
+        .map(|name| format!("{name}::new("))
+        .chain(builders.iter().map(|b| format!("{b}(")));
+    calls.into_iter().any(|call| {
         source
             .match_indices(&call)
-            .any(|(at, _)| !source[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            .filter(|(at, _)| !source[..*at].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            .any(|(at, _)| reaches_an_emitter(source, at))
     })
+}
+
+/// The functions of `sources` that build and return a `ty` (`fn name(..)
+/// -> Ty {`): their callers emit it.
+fn builders_of(sources: &[(String, String)], ty: &str) -> Vec<String> {
+    let returns = format!("-> {ty} {{");
+    let mut out = Vec::new();
+    for (_, text) in sources {
+        for (at, _) in text.match_indices(&returns) {
+            let Some(fn_at) = text[..at].rfind("fn ") else { continue };
+            let name: String = text[fn_at + 3..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the value built at `at` is handed to an emitting call.
+fn reaches_an_emitter(source: &str, at: usize) -> bool {
+    let before = source[..at].trim_end();
+    if before.ends_with("&mut") {
+        return emitted_through(&source[..at]);
+    }
+    // `let [mut] name = Ty::new(`: the name, then a later `&mut name`.
+    let Some(head) = before.strip_suffix('=') else {
+        return false;
+    };
+    let name: String = head
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if name.is_empty() {
+        return false;
+    }
+    let after = &source[at..];
+    let needle = format!("&mut {name}");
+    after.match_indices(&needle).any(|(i, _)| {
+        let end = i + needle.len();
+        let whole = !after[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.');
+        whole && emitted_through(&source[..at + i])
+    })
+}
+
+/// Whether the call whose argument list `prefix` ends in is an emitter's:
+/// the name before the innermost open parenthesis.
+fn emitted_through(prefix: &str) -> bool {
+    let mut depth = 0usize;
+    for (i, c) in prefix.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' if depth == 0 => {
+                let callee: String = prefix[..i]
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                return EMITTERS.contains(&callee.as_str());
+            }
+            '(' => depth -= 1,
+            ';' | '{' | '}' if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether `rust_type` has an emission site in `sources`. A `Child<E>` event
@@ -127,7 +221,8 @@ fn has_emission_site(sources: &[(String, String)], rust_type: &str) -> bool {
     if let Some(inner) = rust_type.strip_prefix("Child<").and_then(|t| t.strip_suffix('>')) {
         return sources.iter().any(|(_, text)| text.contains("Child::new(")) && has_emission_site(sources, inner);
     }
-    sources.iter().any(|(_, text)| constructs(text, rust_type))
+    let builders = builders_of(sources, rust_type);
+    sources.iter().any(|(_, text)| constructs(text, rust_type, &builders))
 }
 
 /// Catalogue rows whose `emitted` mark disagrees with the sources.
@@ -162,24 +257,49 @@ mod tests {
 
     #[test]
     fn construction_sites_are_found_directly_and_through_renames() {
-        assert!(constructs("let ev = TurnAfter::new(a, b);", "TurnAfter"));
+        let none: &[String] = &[];
         assert!(constructs(
-            "use e::{McpError as McpErrorEvent};\nMcpErrorEvent::new(x)",
-            "McpError"
+            "let mut ev = TurnAfter::new(a, b);\nself.observe(&mut ev).await;",
+            "TurnAfter",
+            none
+        ));
+        assert!(constructs("hooks.emit(&mut TurnAfter::new(a)).await", "TurnAfter", none));
+        assert!(constructs(
+            "use e::{McpError as McpErrorEvent};\nlet mut e = McpErrorEvent::new(x);\nobserve(&hooks, &mut e).await;",
+            "McpError",
+            none
         ));
         assert!(
-            !constructs("let ev = ChildTurnAfter::new(a);", "TurnAfter"),
+            !constructs("let ev = TurnAfter::new(a, b);", "TurnAfter", none),
+            "a value only built is not emitted"
+        );
+        assert!(
+            !constructs("let mut ev = TurnAfter::new(a);\nkeep(&mut ev);", "TurnAfter", none),
+            "handed to something that does not emit"
+        );
+        assert!(
+            !constructs("let mut ev = ChildTurnAfter::new(a); emit(&mut ev);", "TurnAfter", none),
             "a longer name is another type"
         );
         assert!(
-            !constructs("fn f(_: TurnAfter) {}", "TurnAfter"),
+            !constructs("fn f(_: TurnAfter) {}", "TurnAfter", none),
             "a mention is not a construction"
         );
+        // A builder function, emitted by its caller in another file.
+        let sources = vec![
+            ("a.rs".to_owned(), "fn adopted(t: &T) -> BackgroundAdopt { BackgroundAdopt::new(x) }".to_owned()),
+            ("b.rs".to_owned(), "self.observe(&mut adopted(&task)).await;".to_owned()),
+        ];
+        assert!(has_emission_site(&sources, "BackgroundAdopt"));
+        assert!(!has_emission_site(&sources[..1], "BackgroundAdopt"), "built, never emitted");
         assert!(has_emission_site(
-            &src("Child::new(id, 1, ev); StreamText::new()"),
+            &src("Child::new(id, 1, ev); let mut t = StreamText::new(); bus.emit(&mut t);"),
             "Child<StreamText>"
         ));
-        assert!(!has_emission_site(&src("StreamText::new()"), "Child<StreamText>"));
+        assert!(!has_emission_site(
+            &src("let mut t = StreamText::new(); bus.emit(&mut t);"),
+            "Child<StreamText>"
+        ));
         assert!(
             !has_emission_site(&src("Child::new(id, 1, ev)"), "Child<StreamText>"),
             "a bubble of an event nothing emits is not an emission"
@@ -204,7 +324,7 @@ mod tests {
         // (every hook is emitted now: one marked planned stands in).
         let mut planned = *CATALOGUE.iter().find(|h| !h.rust_type.starts_with("Child<")).unwrap();
         planned.emitted = false;
-        let site = src(&format!("let ev = {}::new();", planned.rust_type));
+        let site = src(&format!("let mut ev = {}::new(); bus.emit(&mut ev);", planned.rust_type));
         let wrong = wrong_marks_in(std::slice::from_ref(&planned), &site);
         assert!(wrong.iter().any(|w| w.contains("marked not emitted")), "{wrong:?}");
         assert!(wrong_marks_in(std::slice::from_ref(&planned), &[]).is_empty());
