@@ -263,7 +263,11 @@ mod tests {
             "TurnAfter",
             none
         ));
-        assert!(constructs("hooks.emit(&mut TurnAfter::new(a)).await", "TurnAfter", none));
+        assert!(constructs(
+            "hooks.emit(&mut TurnAfter::new(a)).await",
+            "TurnAfter",
+            none
+        ));
         assert!(constructs(
             "use e::{McpError as McpErrorEvent};\nlet mut e = McpErrorEvent::new(x);\nobserve(&hooks, &mut e).await;",
             "McpError",
@@ -287,11 +291,17 @@ mod tests {
         );
         // A builder function, emitted by its caller in another file.
         let sources = vec![
-            ("a.rs".to_owned(), "fn adopted(t: &T) -> BackgroundAdopt { BackgroundAdopt::new(x) }".to_owned()),
+            (
+                "a.rs".to_owned(),
+                "fn adopted(t: &T) -> BackgroundAdopt { BackgroundAdopt::new(x) }".to_owned(),
+            ),
             ("b.rs".to_owned(), "self.observe(&mut adopted(&task)).await;".to_owned()),
         ];
         assert!(has_emission_site(&sources, "BackgroundAdopt"));
-        assert!(!has_emission_site(&sources[..1], "BackgroundAdopt"), "built, never emitted");
+        assert!(
+            !has_emission_site(&sources[..1], "BackgroundAdopt"),
+            "built, never emitted"
+        );
         assert!(has_emission_site(
             &src("Child::new(id, 1, ev); let mut t = StreamText::new(); bus.emit(&mut t);"),
             "Child<StreamText>"
@@ -324,7 +334,10 @@ mod tests {
         // (every hook is emitted now: one marked planned stands in).
         let mut planned = *CATALOGUE.iter().find(|h| !h.rust_type.starts_with("Child<")).unwrap();
         planned.emitted = false;
-        let site = src(&format!("let mut ev = {}::new(); bus.emit(&mut ev);", planned.rust_type));
+        let site = src(&format!(
+            "let mut ev = {}::new(); bus.emit(&mut ev);",
+            planned.rust_type
+        ));
         let wrong = wrong_marks_in(std::slice::from_ref(&planned), &site);
         assert!(wrong.iter().any(|w| w.contains("marked not emitted")), "{wrong:?}");
         assert!(wrong_marks_in(std::slice::from_ref(&planned), &[]).is_empty());
