@@ -38,7 +38,7 @@ use zidane_core::execution::ExecutionContext;
 use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{ToolSet, Workspace};
 
-pub use process::{ProcessContext, is_secret_env};
+pub use process::ProcessContext;
 pub use sandbox::{Sandbox, SandboxError, SandboxMode};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;

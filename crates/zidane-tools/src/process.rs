@@ -32,7 +32,7 @@ pub struct ProcessContext {
     confiner: Option<Arc<crate::sandbox::Confiner>>,
 }
 
-pub use zidane_core::execution::is_secret_env;
+use zidane_core::execution::is_secret_env;
 
 impl ProcessContext {
     /// A context rooted at `root`.
@@ -157,7 +157,7 @@ impl ProcessContext {
     }
 
     /// The same context passing these secret-looking variables to commands
-    /// (see [`is_secret_env`]); other variables always pass.
+    /// (see `zidane_core::execution::is_secret_env`); other variables always pass.
     pub fn pass_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.pass_env.extend(names.into_iter().map(Into::into));
         self

@@ -437,10 +437,10 @@ fn credentials_are_recognised_by_name() {
         "PASSWORD_FILE",
         "API_KEY",
     ] {
-        assert!(crate::is_secret_env(secret), "{secret}");
+        assert!(zidane_core::execution::is_secret_env(secret), "{secret}");
     }
     for plain in ["PATH", "HOME", "TOKENIZER_THREADS", "KEYBOARD", "SECRETARY_NAME"] {
-        assert!(!crate::is_secret_env(plain), "{plain}");
+        assert!(!zidane_core::execution::is_secret_env(plain), "{plain}");
     }
 }
 

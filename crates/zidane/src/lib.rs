@@ -330,6 +330,7 @@ pub mod tools {
     //! in-process [`ProcessContext`], durable tool state and the read-state
     //! helpers.
     pub use zidane_core::events::ExecutionHandle;
+    pub use zidane_core::execution::is_secret_env;
     pub use zidane_core::execution::{
         BackgroundChunk, BackgroundOptions, BackgroundOwner, BackgroundSink, BackgroundTask,
     };
@@ -345,7 +346,7 @@ pub mod tools {
         DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolOutput,
         ToolSet, ToolState, ToolStateStore, apply_ops,
     };
-    pub use zidane_tools::{ProcessContext, Sandbox, SandboxError, SandboxMode, is_secret_env};
+    pub use zidane_tools::{ProcessContext, Sandbox, SandboxError, SandboxMode};
 }
 
 pub mod presets {
