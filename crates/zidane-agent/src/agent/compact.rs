@@ -6,10 +6,11 @@ use crate::compact::{
     AutoCompact, CompactOptions, CompactionResult, SUMMARY_INSTRUCTION, is_clean_boundary, summary_turns, unfinished,
 };
 use crate::error::AgentError;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+use zidane_core::durable::{Durability, Step, StepKey, StepKind, StepValue};
 use zidane_core::events::{
     CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
 };
@@ -60,7 +61,9 @@ impl Compaction {
         let signal = controller.signal();
         let scope = agent.inner.control.compaction(controller);
         let turns = agent.turns();
-        let outcome = self.compact(agent, &turns, keep, CompactReason::Manual, &signal).await;
+        let outcome = self
+            .compact(agent, &turns, keep, CompactReason::Manual, &signal, None)
+            .await;
         drop(scope);
         let (replacement, result) = outcome?;
         if let Some(turns) = replacement {
@@ -71,6 +74,9 @@ impl Compaction {
 
     /// Compacts `turns`, keeping the last `keep` verbatim; returns the new
     /// history (`None` when there is nothing to compact) and the result.
+    /// Within a run, `step` names the summary as a durable step: a resumed
+    /// or replayed run takes the summary from its record instead of asking
+    /// for another (which could differ).
     async fn compact(
         &self,
         agent: &Agent,
@@ -78,6 +84,7 @@ impl Compaction {
         keep: usize,
         reason: CompactReason,
         signal: &AbortSignal,
+        step: Option<StepKey>,
     ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
         if self.running.swap(true, Ordering::AcqRel) {
             return Err(AgentError::Busy);
@@ -100,7 +107,7 @@ impl Compaction {
         });
         agent.observe(&mut start).await;
 
-        let summary = match self.summarize(agent, turns, cut, reason, signal).await {
+        let summary = match self.summary(agent, turns, cut, reason, signal, step).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
                 agent.observe(&mut unfinished(reason, None)).await;
@@ -146,6 +153,38 @@ impl Compaction {
         });
         agent.observe(&mut end).await;
         Ok((Some(replacement), result))
+    }
+
+    /// The summary, as a durable step when `step` names one.
+    async fn summary(
+        &self,
+        agent: &Agent,
+        turns: &[SessionTurn],
+        cut: usize,
+        reason: CompactReason,
+        signal: &AbortSignal,
+        step: Option<StepKey>,
+    ) -> Result<String, AgentError> {
+        let Some(key) = step else {
+            return self.summarize(agent, turns, cut, reason, signal).await;
+        };
+        let runtime = Arc::clone(&agent.run_loop().config().runtime);
+        let work = async {
+            let text = self
+                .summarize(agent, turns, cut, reason, signal)
+                .await
+                .map_err(|e| Arc::new(e) as SharedError)?;
+            Ok(StepValue::Decision(Value::String(text)))
+        };
+        let step = Step {
+            key,
+            durability: Durability::Safe,
+        };
+        match runtime.step(step, Box::pin(work)).await {
+            Ok(StepValue::Decision(Value::String(text))) => Ok(text),
+            Ok(_) => Err(AgentError::Compaction("the recorded summary is not text".into())),
+            Err(e) => Err(AgentError::Compaction(e.to_string())),
+        }
     }
 
     async fn summarize(
@@ -271,8 +310,21 @@ impl Compactor for Compaction {
                 return None;
             }
             let agent = self.agent()?;
+            let step = StepKey {
+                run_id: check.run_id.to_owned(),
+                turn: check.turn,
+                kind: StepKind::Decision,
+                name: "compaction".into(),
+            };
             match self
-                .compact(&agent, check.turns, auto.keep_turns, CompactReason::Auto, check.signal)
+                .compact(
+                    &agent,
+                    check.turns,
+                    auto.keep_turns,
+                    CompactReason::Auto,
+                    check.signal,
+                    Some(step),
+                )
                 .await
             {
                 Ok((turns, _)) => {

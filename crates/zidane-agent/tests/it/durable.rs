@@ -181,12 +181,18 @@ async fn durable_child_helper() {
             with_input(calls(&[("c2", "write_note")]), 700),
             hanging_stream(),
         ],
+        "summarized" => vec![
+            with_input(calls(&[("c1", "write_note")]), 100),
+            with_input(calls(&[("c2", "write_note")]), 700),
+            Script::answer("SUMMARY FROM THE DEAD PROCESS"),
+            hanging_stream(),
+        ],
         other => panic!("unknown case {other}"),
     };
     let p = provider(scripts);
     let rt = runtime(Path::new(&db));
     let mut options = durable_options(&p, &rt, log.clone(), true);
-    if case == "compaction" {
+    if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
     }
     if case == "approved" {
@@ -214,6 +220,16 @@ async fn durable_child_helper() {
             agent.hooks().on_sync::<CompactStart, _>(|_, _| {
                 ready();
                 Ok(())
+            });
+        }
+        "summarized" => {
+            // The summary is in; the process dies before the history is
+            // replaced.
+            agent.hooks().on_sync::<zidane_core::events::CompactRestore, _>(|_, _| {
+                ready();
+                loop {
+                    std::thread::park();
+                }
             });
         }
         _ => {}
@@ -1165,4 +1181,22 @@ async fn killed_after_an_approval_the_person_is_not_asked_again() {
         1,
         "the model was not asked again for the calling turn"
     );
+}
+
+#[tokio::test]
+async fn killed_after_the_summary_the_resumed_run_keeps_that_summary() {
+    let (_dir, db, log) = crash("summarized");
+    // No summary is scripted: asking for one again would take the answer.
+    let r = resume_with(&db, &log, vec![Script::answer("done")], Some(compacting())).await;
+    assert_eq!(
+        r.requests.len(),
+        1,
+        "the summary came from its record; only the next turn was asked"
+    );
+    assert!(matches!(
+        &r.requests[0].messages[0].content()[0],
+        ContentBlock::Text { text } if text.contains("SUMMARY FROM THE DEAD PROCESS")
+    ));
+    assert_eq!(effects(&log), vec!["write:c1", "write:c2"]);
+    assert_eq!(texts(&r.turns).last().unwrap(), &(Role::Assistant, "done".to_owned()));
 }
