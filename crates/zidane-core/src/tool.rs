@@ -119,6 +119,33 @@ fn input_schema_of<A: schemars::JsonSchema>() -> Value {
 
 type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync;
 
+/// The handler of a typed tool ([`FnTool::typed`]): any
+/// `Fn(A, ToolContext) -> impl Future<Output = Result<O, E>>` where `O`
+/// becomes a [`ToolOutput`] (a `String`, a `&str`, a `ToolOutput`) and `E`
+/// a [`ToolFailure`] (any error, a `String`). Implemented for every such
+/// closure; the closure's arguments are inferred from `A` (named by the
+/// closure or by `FnTool::typed::<A>`).
+pub trait ToolHandler<A>: Fn(A, ToolContext) -> <Self as ToolHandler<A>>::Future + Send + Sync + 'static {
+    /// What a call answers.
+    type Answer: Into<ToolOutput>;
+    /// How a call fails.
+    type Failure: Into<ToolFailure>;
+    /// The call.
+    type Future: Future<Output = Result<Self::Answer, Self::Failure>> + Send + 'static;
+}
+
+impl<A, F, Fut, O, E> ToolHandler<A> for F
+where
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    O: Into<ToolOutput>,
+    E: Into<ToolFailure>,
+{
+    type Answer = O;
+    type Failure = E;
+    type Future = Fut;
+}
+
 /// A tool made of a name, a description, a schema and a closure.
 ///
 /// ```
@@ -193,16 +220,16 @@ impl FnTool {
     /// let add = FnTool::typed("add", "Add two integers.", |args: Add, _cx| async move {
     ///     Ok::<_, std::convert::Infallible>((args.a + args.b).to_string())
     /// });
-    /// # let _ = add;
+    /// // Or with the type named on the call:
+    /// let also = FnTool::typed::<Add>("add", "Add two integers.", |args, _cx| async move {
+    ///     Ok::<_, String>((args.a + args.b).to_string())
+    /// });
+    /// # let _ = (add, also);
     /// ```
     #[cfg(feature = "schemars")]
-    pub fn typed<A, F, Fut, O, E>(name: impl Into<String>, description: impl Into<String>, handler: F) -> Self
+    pub fn typed<A>(name: impl Into<String>, description: impl Into<String>, handler: impl ToolHandler<A>) -> Self
     where
         A: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, E>> + Send + 'static,
-        O: Into<ToolOutput>,
-        E: Into<ToolFailure>,
     {
         FnTool::typed_with_schema(name, description, input_schema_of::<A>(), handler)
     }
@@ -210,18 +237,14 @@ impl FnTool {
     /// A tool whose arguments arrive as `A`, with `schema` written by hand
     /// (what [`FnTool::typed`] derives with the `schemars` feature); input
     /// errors and handler errors reach the model as they do there.
-    pub fn typed_with_schema<A, F, Fut, O, E>(
+    pub fn typed_with_schema<A>(
         name: impl Into<String>,
         description: impl Into<String>,
         schema: Value,
-        handler: F,
+        handler: impl ToolHandler<A>,
     ) -> Self
     where
         A: serde::de::DeserializeOwned + Send + 'static,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, E>> + Send + 'static,
-        O: Into<ToolOutput>,
-        E: Into<ToolFailure>,
     {
         let handler = Arc::new(handler);
         FnTool::new(name, description, schema, move |input, cx| {

@@ -343,8 +343,8 @@ pub mod tools {
         resolve_read_state_map,
     };
     pub use zidane_core::tool::{
-        DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolOutput,
-        ToolSet, ToolState, ToolStateStore, apply_ops,
+        DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolHandler,
+        ToolOutput, ToolSet, ToolState, ToolStateStore, apply_ops,
     };
     pub use zidane_tools::{ProcessContext, Sandbox, SandboxError, SandboxMode};
 }

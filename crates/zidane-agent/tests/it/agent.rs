@@ -707,7 +707,7 @@ fn result_text(p: &ScriptedProvider, call_id: &str) -> (String, bool) {
 #[tokio::test]
 async fn a_typed_tools_bad_input_reaches_the_model_as_a_validation_error() {
     use zidane_core::{FnTool, ToolSet};
-    let add = FnTool::typed("add", "Add two integers.", |args: AddArgs, _cx| async move {
+    let add = FnTool::typed::<AddArgs>("add", "Add two integers.", |args, _cx| async move {
         Ok::<_, zidane_core::tool::ToolFailure>((args.a + args.b).to_string())
     });
     let schema = zidane_core::tool::Tool::input_schema(&add).clone();
