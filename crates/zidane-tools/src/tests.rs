@@ -849,9 +849,19 @@ async fn a_refused_path_and_a_failed_read_are_typed() {
 }
 
 /// A folder outside both the working folder and the temporary folder
-/// (which `workspace-write` leaves open).
+/// (which `workspace-write` leaves open): under the build's `target/`, or
+/// the home folder when the checkout itself sits in the temporary folder.
 fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap()
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let outside = [Some(target), home]
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .find(|dir| !dir.starts_with(&temp))
+        .expect("a folder outside the temporary folder");
+    tempfile::tempdir_in(outside).unwrap()
 }
 
 async fn shell_in(preset: &Preset, command: &str) -> String {

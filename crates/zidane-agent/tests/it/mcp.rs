@@ -558,7 +558,7 @@ async fn write_through_mcp(work: &Path, server: McpServerConfig, target: &Path) 
 async fn a_stdio_server_runs_in_the_execution_contexts_sandbox() {
     let work = tempfile::tempdir().unwrap();
     // Outside the working folder and the temporary folder.
-    let outside = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target")).unwrap();
+    let outside = outside_tmp();
     let target = outside.path().join("escaped.txt");
     let refused = write_through_mcp(work.path(), filesystem("fs", outside.path()), &target).await;
     assert!(
@@ -575,4 +575,21 @@ async fn a_stdio_server_runs_in_the_execution_contexts_sandbox() {
     open.unconfined = true;
     let written = write_through_mcp(work.path(), open, &target).await;
     assert!(target.exists(), "the unconfined server could not write: {written}");
+}
+
+/// A folder outside both the working folder and the temporary folder
+/// (which `workspace-write` leaves open), and outside the package
+/// managers' caches a server may write: under the build's `target/`, or
+/// the home folder when the checkout itself sits in the temporary folder.
+fn outside_tmp() -> tempfile::TempDir {
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let outside = [Some(target), home]
+        .into_iter()
+        .flatten()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .find(|dir| !dir.starts_with(&temp))
+        .expect("a folder outside the temporary folder");
+    tempfile::tempdir_in(outside).unwrap()
 }
