@@ -863,3 +863,50 @@ async fn system_before_fires_only_for_a_run_that_sets_a_system_prompt() {
     agent.run(with_system).await.unwrap();
     assert_eq!(*seen.lock().unwrap(), ["This run's prompt."]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_options_name_kill_message_meta_and_execution_reach_where_they_are_read() {
+    use zidane_core::events::{AgentStart, ToolCancelled};
+    let slow = zidane_core::FnTool::new("slow", "Waits", json!({"type": "object"}), |_i, _cx| async move {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(zidane_core::ToolOutput::text("late"))
+    });
+    let p = provider(vec![Script::call("c1", "slow", json!({})), Script::answer("moved on")]);
+    let agent = create_agent(AgentOptions {
+        name: Some("reviewer".into()),
+        tool_kill_message: Some("the host stopped it".into()),
+        tools: zidane_core::ToolSet::new().with(slow),
+        ..options(&p)
+    })
+    .unwrap();
+    assert_eq!(
+        agent.meta().default_model,
+        p.meta().default_model,
+        "the primary provider's"
+    );
+    assert_eq!(
+        agent.execution().kind(),
+        "process",
+        "the default context runs in this process"
+    );
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let (names, reasons) = (Arc::clone(&seen), Arc::clone(&seen));
+    agent.hooks().on_sync::<AgentStart, _>(move |ev, _| {
+        names.lock().unwrap().push(format!("start {:?}", ev.agent_name()));
+        Ok(())
+    });
+    agent.hooks().on_sync::<ToolCancelled, _>(move |ev, _| {
+        reasons.lock().unwrap().push(format!("cancelled {}", ev.reason()));
+        Ok(())
+    });
+    let running = agent.clone();
+    let run = tokio::spawn(async move { running.run(AgentRunOptions::prompt("Go.")).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(agent.cancel_tool("c1", None), "the call is running");
+    let output = run.await.unwrap().unwrap();
+    assert_eq!(output.text, "moved on");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["start Some(\"reviewer\")", "cancelled the host stopped it"]
+    );
+}
