@@ -1,0 +1,139 @@
+//! The walk on this machine's file system: `ignore`'s parallel walker (the
+//! ignore files, hidden entries, no symbolic links followed), each file
+//! searched through `grep-searcher`'s bounded buffer, on blocking threads.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use grep_regex::RegexMatcher;
+use ignore::{WalkBuilder, WalkState};
+use parking_lot::Mutex;
+use zidane_core::tool::ToolFailure;
+
+use super::{FileFilter, FileHits, Hits, StopFlag, WalkRules, searcher};
+use crate::fail;
+
+fn walker(root: &Path, rules: WalkRules) -> ignore::WalkParallel {
+    let ignored = !rules.include_ignored;
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(!rules.hidden)
+        .ignore(ignored)
+        .git_ignore(ignored)
+        .git_exclude(ignored)
+        .git_global(ignored)
+        .parents(ignored)
+        // A `.gitignore` counts in a folder that is not a repository too.
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |entry| {
+            entry.depth() == 0
+                || !entry.file_type().is_some_and(|t| t.is_dir())
+                || !rules.skips_folder(&entry.file_name().to_string_lossy())
+        });
+    builder.build_parallel()
+}
+
+/// `path` under `root`, `/`-separated (a searched file given as the root
+/// is named by its file name).
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    if rel.as_os_str().is_empty() {
+        return path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Runs `visit` on every regular file the walk yields, from the walker's
+/// threads, until it ends or `stop` is set.
+fn each_file<F>(root: PathBuf, rules: WalkRules, stop: StopFlag, make: impl Fn() -> F + Sync)
+where
+    F: FnMut(&Path, String) + Send + 'static,
+{
+    walker(&root, rules).run(|| {
+        let mut visit = make();
+        let root = root.clone();
+        let stop = stop.clone();
+        Box::new(move |entry| {
+            if stop.is_set() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let rel = relative(&root, entry.path());
+                visit(entry.path(), rel);
+            }
+            WalkState::Continue
+        })
+    });
+}
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ToolFailure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| fail(format!("the search stopped: {e}")))
+}
+
+/// Every file under `root` whose path matches `filter`, in no order.
+pub(super) async fn glob(
+    root: PathBuf,
+    filter: FileFilter,
+    rules: WalkRules,
+    stop: StopFlag,
+) -> Result<Vec<String>, ToolFailure> {
+    blocking(move || {
+        let found = Arc::new(Mutex::new(Vec::new()));
+        each_file(root, rules, stop, || {
+            let found = Arc::clone(&found);
+            let filter = filter.clone();
+            move |_: &Path, rel: String| {
+                if filter.is_match(&rel) {
+                    found.lock().push(rel);
+                }
+            }
+        });
+        std::mem::take(&mut *found.lock())
+    })
+    .await
+}
+
+/// The lines matching `matcher` in the files under `root` (those matching
+/// `filter`, when given).
+pub(super) async fn grep(
+    root: PathBuf,
+    matcher: RegexMatcher,
+    filter: Option<FileFilter>,
+    rules: WalkRules,
+    stop: StopFlag,
+) -> Result<Hits, ToolFailure> {
+    blocking(move || {
+        let hits = Arc::new(Mutex::new(Hits::default()));
+        each_file(root, rules, stop, || {
+            let hits = Arc::clone(&hits);
+            let filter = filter.clone();
+            let matcher = matcher.clone();
+            let mut searcher = searcher();
+            move |path: &Path, rel: String| {
+                if filter.as_ref().is_some_and(|f| !f.is_match(&rel)) {
+                    return;
+                }
+                let mut file = FileHits::default();
+                // An unreadable file (gone, no permission, a line past the
+                // buffer limit) is left out, as a listing error is.
+                if searcher.search_path(&matcher, path, &mut file).is_ok() && file.count > 0 {
+                    hits.lock().add(rel, file);
+                }
+            }
+        });
+        std::mem::take(&mut *hits.lock())
+    })
+    .await
+}

@@ -1,0 +1,177 @@
+//! The walk through the execution context's own `list` and `read_file`,
+//! for contexts that are not this machine's file system (a container, a
+//! client's editor): depth first in name order, the same skipping rules as
+//! the local walk (hidden entries, `.gitignore` / `.ignore`, build
+//! folders), at most [`WALK_LIMIT`] files, and a note when it stops there.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use grep_regex::RegexMatcher;
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use zidane_core::Workspace;
+use zidane_core::execution::{DirEntry, EntryKind};
+
+use super::{FileFilter, FileHits, Hits, WalkRules, searcher};
+
+/// The most files the walk visits through a context.
+pub(super) const WALK_LIMIT: usize = 50_000;
+
+/// The root the ignore files' patterns are anchored to (the walk's paths are
+/// relative, and `Gitignore` wants them under a root).
+fn anchored(rel: &str) -> PathBuf {
+    Path::new("/").join(rel)
+}
+
+/// A folder still to list: its context path, its path under the searched
+/// folder, and the ignore files that apply inside it, outermost first.
+struct Pending {
+    folder: String,
+    rel: String,
+    ignores: Vec<Arc<Gitignore>>,
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() || parent == "." {
+        name.to_owned()
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+/// The ignore files of a listed folder, read through the context.
+async fn ignore_file(ws: &Workspace, folder: &str, rel: &str, entries: &[DirEntry]) -> Option<Arc<Gitignore>> {
+    let mut builder = GitignoreBuilder::new(anchored(rel));
+    let mut any = false;
+    for name in [".gitignore", ".ignore"] {
+        if !entries.iter().any(|e| e.name == name && e.kind == EntryKind::File) {
+            continue;
+        }
+        let Ok(bytes) = ws.read_file(&join(folder, name)).await else {
+            continue;
+        };
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            any |= builder.add_line(None, line).is_ok();
+        }
+    }
+    if !any {
+        return None;
+    }
+    builder.build().ok().map(Arc::new)
+}
+
+fn ignored(ignores: &[Arc<Gitignore>], rel: &str, is_dir: bool) -> bool {
+    let path = anchored(rel);
+    for ignore in ignores.iter().rev() {
+        match ignore.matched(&path, is_dir) {
+            Match::Ignore(_) => return true,
+            Match::Whitelist(_) => return false,
+            Match::None => {}
+        }
+    }
+    false
+}
+
+/// Every regular file under `base` the rules keep, as (context path, path
+/// under `base`), in name order, at most `limit` of them; `true` when the
+/// walk stopped there.
+pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: usize) -> (Vec<(String, String)>, bool) {
+    let mut out = Vec::new();
+    let mut stack = vec![Pending {
+        folder: if base.is_empty() {
+            ".".to_owned()
+        } else {
+            base.to_owned()
+        },
+        rel: String::new(),
+        ignores: Vec::new(),
+    }];
+    while let Some(Pending {
+        folder,
+        rel,
+        mut ignores,
+    }) = stack.pop()
+    {
+        let Ok(entries) = ws.list(&folder).await else { continue };
+        if !rules.include_ignored
+            && let Some(found) = ignore_file(ws, &folder, &rel, &entries).await
+        {
+            ignores.push(found);
+        }
+        let mut subfolders = Vec::new();
+        for entry in entries {
+            if !rules.hidden && entry.name.starts_with('.') {
+                continue;
+            }
+            let rel_path = join(&rel, &entry.name);
+            let is_dir = entry.kind == EntryKind::Dir;
+            if (is_dir && rules.skips_folder(&entry.name)) || ignored(&ignores, &rel_path, is_dir) {
+                continue;
+            }
+            match entry.kind {
+                EntryKind::Dir => subfolders.push(Pending {
+                    folder: join(&folder, &entry.name),
+                    rel: rel_path,
+                    ignores: ignores.clone(),
+                }),
+                EntryKind::File => {
+                    if out.len() == limit {
+                        return (out, true);
+                    }
+                    out.push((join(&folder, &entry.name), rel_path));
+                }
+                EntryKind::Other => {}
+            }
+        }
+        // Reversed, so the first subfolder is listed next.
+        stack.extend(subfolders.into_iter().rev());
+    }
+    (out, false)
+}
+
+fn limit_note(stopped: bool) -> Option<String> {
+    stopped.then(|| format!("the walk stopped after {WALK_LIMIT} files; narrow `path` or the pattern"))
+}
+
+/// The files under `base` whose path matches `filter`.
+pub(super) async fn glob(
+    ws: &Workspace,
+    base: &str,
+    filter: &FileFilter,
+    rules: WalkRules,
+) -> (Vec<String>, Option<String>) {
+    let (found, stopped) = files(ws, base, rules, WALK_LIMIT).await;
+    let matching = found
+        .into_iter()
+        .filter_map(|(_, rel)| filter.is_match(&rel).then_some(rel))
+        .collect();
+    (matching, limit_note(stopped))
+}
+
+/// The lines matching `matcher` in the files under `base`, each file read
+/// whole through the context.
+pub(super) async fn grep(
+    ws: &Workspace,
+    base: &str,
+    matcher: &RegexMatcher,
+    filter: Option<&FileFilter>,
+    rules: WalkRules,
+) -> (Hits, Option<String>) {
+    let (found, stopped) = files(ws, base, rules, WALK_LIMIT).await;
+    let mut searcher = searcher();
+    let mut hits = Hits::default();
+    for (path, rel) in found {
+        if filter.is_some_and(|f| !f.is_match(&rel)) {
+            continue;
+        }
+        let Ok(bytes) = ws.read_file(&path).await else {
+            continue;
+        };
+        let mut file = FileHits::default();
+        if searcher.search_slice(matcher, &bytes, &mut file).is_ok() {
+            hits.add(rel, file);
+        }
+    }
+    (hits, limit_note(stopped))
+}
