@@ -12,7 +12,7 @@
 //! with the ratio of turn 200 to turn 10: a cost that grows with the
 //! transcript shows up there. The final turn (the answer, then the run's
 //! end) is reported on its own. `BENCH_MEMORY_STORE=1` swaps the SQLite
-//! store for the in-memory one; `BENCH_DURABLE=full` (or `normal`) runs on
+//! store for the in-memory one; `BENCH_DURABLE=full` (or `normal`, `effects`) runs on
 //! the checkpoint runtime (step records and a lease, `synchronous` as
 //! named); `BENCH_TURNS=N` runs N turns; `BENCH_ALL_TURNS=1` prints every
 //! tenth turn. The store's size on disk is reported after the last run.
@@ -78,7 +78,11 @@ fn main() {
             recorded.lock().unwrap().clear();
             let db = dir.path().join(format!("sessions-{rep}.db"));
             let runtime = durable.as_deref().map(|mode| {
-                let synchronous = if mode == "normal" { Synchronous::Normal } else { Synchronous::Full };
+                let synchronous = match mode {
+                    "normal" => Synchronous::Normal,
+                    "effects" => Synchronous::BeforeEffects,
+                    _ => Synchronous::Full,
+                };
                 let options = CheckpointOptions {
                     synchronous,
                     ..Default::default()

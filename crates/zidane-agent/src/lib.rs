@@ -59,6 +59,6 @@ pub use skills::{
     ActiveSkill, SkillDefinition, SkillError, SkillPolicy, SkillProblem, SkillsConfig, load_skill_folders, parse_skill,
 };
 #[cfg(feature = "sqlite")]
-pub use sqlite::{CheckpointOptions, CheckpointRuntime, OpenError, SqliteStore, Synchronous};
+pub use sqlite::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, OpenError, SqliteStore, Synchronous};
 pub use stream::{RunEvent, RunStream};
 pub use subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};

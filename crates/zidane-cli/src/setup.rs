@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
 use zidane::agent::{SessionStore, SqliteStore};
-use zidane::durable::CheckpointRuntime;
+use zidane::durable::{CheckpointOptions, CheckpointRuntime, Synchronous};
 use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
 use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
 use zidane::providers::{ApiKey, Provider, ThinkingLevel};
@@ -419,9 +419,21 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
 }
 
 /// The durable runtime on the sessions file: every session runs on it.
+///
+/// Commits are synced to disk only before an effect outside the process
+/// (a command or write starting, an approval given, a compaction's
+/// summary): a crash of the process loses nothing written, and a power
+/// loss can take a session back to the last of those, asking the model
+/// again for the turns after it but never running a command twice or
+/// asking a person twice. Syncing every commit would cost a sync per turn
+/// even for turns that only read.
 pub(crate) fn open_runtime(args: &Args) -> Result<Arc<CheckpointRuntime>, Failure> {
     let path = args.store.clone().unwrap_or_else(SqliteStore::default_path);
-    CheckpointRuntime::open(&path)
+    let options = CheckpointOptions {
+        synchronous: Synchronous::BeforeEffects,
+        ..Default::default()
+    };
+    CheckpointRuntime::open_with(&path, options)
         .map(Arc::new)
         .map_err(|e| Failure::usage(format!("cannot open the sessions file: {e}")))
 }

@@ -184,6 +184,16 @@ pub trait DurableRuntime: Send + Sync {
     fn record(&self, _key: &StepKey) -> Option<StepValue> {
         None
     }
+
+    /// Makes every step of `run_id` recorded so far durable before it
+    /// returns. A runtime that groups its writes (a checkpoint runtime
+    /// commits a turn's steps together) writes them now; one that writes
+    /// each step as it finishes has nothing to do (the default). Called
+    /// after a step too costly to do again (a compaction's summary).
+    fn sync<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), SharedError>> {
+        let _ = run_id;
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The default runtime: runs each step, records nothing.

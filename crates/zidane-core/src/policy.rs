@@ -57,4 +57,13 @@ impl PolicyVerdict {
 pub trait ToolCallPolicy: Send + Sync {
     /// Decides `call`.
     fn check<'a>(&'a self, call: &'a ToolCallRequest, signal: &'a AbortSignal) -> BoxFuture<'a, PolicyVerdict>;
+
+    /// Whether the last verdict on `call_id` came from a person (an
+    /// approval asked and answered), forgetting it: the loop makes such a
+    /// verdict durable at once rather than with the turn's next write, so
+    /// a crash never asks the person again. Default: `false`.
+    fn asked(&self, call_id: &str) -> bool {
+        let _ = call_id;
+        false
+    }
 }

@@ -1,6 +1,9 @@
 //! A durable run survives `kill -9`: every model call and tool call is a
 //! step recorded in a SQLite file, so a fresh process resumes the run where
-//! the dead one stopped (a finished model call is not sent again).
+//! the dead one stopped (a finished model call is not sent again). Records
+//! are grouped: they reach the file with the turn, before an `unsafe` call
+//! starts, or at most 50 ms after their step; a long tool makes them
+//! durable at once with `DurableRuntime::sync`.
 //!
 //! This example runs itself twice: a child process starts the run and is
 //! killed with SIGKILL while its tool call runs; then this process resumes
@@ -23,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zidane::agent::{Agent, AgentOptions, AgentRunOptions, Behavior, create_agent};
-use zidane::durable::{CheckpointRuntime, DurableOptions, DurableResumeOptions};
+use zidane::durable::{CheckpointRuntime, DurableOptions, DurableResumeOptions, DurableRuntime};
 use zidane::serde_json::json;
 use zidane::tools::{FnTool, ToolOutput, ToolSet};
 
@@ -33,21 +36,29 @@ const STARTED: &str = "the tool call started";
 /// The agent, on the checkpoint runtime in `db`. In the process that will
 /// be killed, the tool call hangs (it never finishes there).
 fn agent(args: &common::Args, db: &Path, hang: bool) -> Result<Agent, Box<dyn std::error::Error>> {
+    let runtime = Arc::new(CheckpointRuntime::open(db)?);
+    let durable = Arc::clone(&runtime);
     let step = FnTool::new(
         "deploy_step",
         "Runs the next deployment step.",
         json!({"type": "object", "properties": {"step": {"type": "string"}}, "required": ["step"]}),
-        move |input, _cx| async move {
-            if hang {
-                println!("{STARTED}");
-                std::io::stdout().flush()?;
-                tokio::time::sleep(Duration::from_secs(3600)).await;
+        move |input, cx| {
+            let durable = Arc::clone(&durable);
+            async move {
+                // A long step: the run's records are written now rather
+                // than with the turn (at most 50 ms later), so a crash
+                // during the step never sends the finished model call again.
+                durable.sync(cx.run_id()).await.map_err(|e| e.to_string())?;
+                if hang {
+                    println!("{STARTED}");
+                    std::io::stdout().flush()?;
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                }
+                Ok(ToolOutput::text(format!("step {} done", input["step"])))
             }
-            Ok(ToolOutput::text(format!("step {} done", input["step"])))
         },
     )
     .safe();
-    let runtime = Arc::new(CheckpointRuntime::open(db)?);
     Ok(create_agent(AgentOptions {
         provider: vec![common::provider(args)?],
         model: args.model(),

@@ -119,8 +119,9 @@
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     // Every model call and tool call is recorded in the sessions file as it
-//!     // finishes; after a crash, `agent.resume(..)` continues the run.
+//!     // Every model call and tool call is recorded in the sessions file
+//!     // (before any call that is not safe to repeat starts); after a crash,
+//!     // `agent.resume(..)` continues the run.
 //!     let runtime = Arc::new(CheckpointRuntime::open("sessions.db")?);
 //!     let agent = create_agent(AgentOptions {
 //!         provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
@@ -464,7 +465,7 @@ pub mod durable {
     //! options, and the two errors a durable run can end with. Pass it as
     //! `AgentOptions::durable`; `Agent::resume` and `Agent::suspend` use it.
     #[cfg(feature = "sqlite")]
-    pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, Synchronous};
+    pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, Synchronous};
     pub use zidane_agent::{DurableOptions, DurableResumeOptions, SuspendOptions};
     pub use zidane_core::durable::{
         CheckpointBackend, Durability, DurableMode, DurableRuntime, INTERRUPTED_CALL_MESSAGE, LeaseError, LeaseInfo,

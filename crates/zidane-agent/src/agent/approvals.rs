@@ -76,6 +76,8 @@ pub(crate) struct Policy {
     pub(crate) approvals: Arc<Approvals>,
     /// The agent the policy decides for (session, depth, parent run).
     pub(crate) agent: Weak<Inner>,
+    /// Calls whose verdict a person gave, not yet reported by `asked`.
+    pub(crate) asked: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Policy {
@@ -137,6 +139,7 @@ impl Policy {
                         signal,
                     }) => decision,
                 };
+                self.asked.lock().insert(call.call_id.clone());
                 match decision {
                     ApprovalDecision::Approve => {}
                     ApprovalDecision::ApproveAlways(remembered) => self.approvals.remember(remembered).await,
@@ -157,6 +160,10 @@ impl Policy {
 impl ToolCallPolicy for Policy {
     fn check<'a>(&'a self, call: &'a ToolCallRequest, signal: &'a AbortSignal) -> BoxFuture<'a, PolicyVerdict> {
         Box::pin(self.decide(call, signal))
+    }
+
+    fn asked(&self, call_id: &str) -> bool {
+        self.asked.lock().remove(call_id)
     }
 }
 

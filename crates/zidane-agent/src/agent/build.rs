@@ -293,6 +293,7 @@ fn loop_config(options: &AgentOptions, seams: Seams<'_>, origin: Origin) -> Loop
             approver: options.approve_tool_call.clone(),
             approvals: Arc::clone(&seams.lineage.approvals),
             agent: seams.agent.clone(),
+            asked: Default::default(),
         }) as Arc<dyn zidane_core::policy::ToolCallPolicy>
     });
     let sink = Arc::new(SessionSink {

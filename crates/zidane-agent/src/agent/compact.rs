@@ -176,11 +176,20 @@ impl Compaction {
                 .map_err(|e| Arc::new(e) as SharedError)?;
             Ok(StepValue::Decision(Value::String(text)))
         };
+        let run_id = key.run_id.clone();
         let step = Step {
             key,
             durability: Durability::Safe,
         };
-        match runtime.step(step, Box::pin(work)).await {
+        let summary = runtime.step(step, Box::pin(work)).await;
+        if summary.is_ok()
+            && let Err(e) = runtime.sync(&run_id).await
+        {
+            // The summary is used either way; a crash before the next write
+            // would ask for it again.
+            tracing::warn!(target: "zidane", "the compaction summary could not be recorded: {e}");
+        }
+        match summary {
             Ok(StepValue::Decision(Value::String(text))) => Ok(text),
             Ok(_) => Err(AgentError::Compaction("the recorded summary is not text".into())),
             Err(e) => Err(AgentError::Compaction(e.to_string())),

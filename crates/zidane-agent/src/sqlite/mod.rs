@@ -4,7 +4,7 @@
 
 mod runtime;
 
-pub use runtime::{CheckpointOptions, CheckpointRuntime};
+pub use runtime::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT};
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -124,6 +124,9 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// How long a write waits for another connection's write lock.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5000);
+
 /// How a commit is synced to disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Synchronous {
@@ -134,6 +137,16 @@ pub enum Synchronous {
     /// A commit survives a crash of the process; the last ones may be lost
     /// when the machine loses power.
     Normal,
+    /// A checkpoint runtime's commits that come before an effect outside
+    /// the process (what leads to an `unsafe` tool call, written before
+    /// the call starts; a person's approval; a compaction's summary) are
+    /// synced, as under [`Full`](Self::Full), and with them every commit
+    /// before; the others are written as under [`Normal`](Self::Normal).
+    /// A power loss can take the session back to its last synced commit:
+    /// turns after it are asked again and safe calls run again, but no
+    /// `unsafe` call runs twice and no person is asked twice. The `zidane`
+    /// program's choice. A plain store treats it as `Normal`.
+    BeforeEffects,
 }
 
 /// Why a sessions file could not be opened.
@@ -208,12 +221,15 @@ impl SqliteStore {
         // turns, and each sync of a growing file costs more).
         let sync = match synchronous {
             Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
+            Synchronous::Normal | Synchronous::BeforeEffects => "NORMAL",
         };
-        conn.execute_batch(&format!(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA wal_autocheckpoint = 200; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;"
-        ))
-        .and_then(|()| conn.execute_batch(SCHEMA))
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .and_then(|()| {
+                conn.execute_batch(&format!(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync}; PRAGMA wal_autocheckpoint = 200; PRAGMA foreign_keys = ON;"
+                ))
+            })
+            .and_then(|()| conn.execute_batch(SCHEMA))
         .map_err(|source| OpenError::Schema {
             path: path.clone(),
             source,

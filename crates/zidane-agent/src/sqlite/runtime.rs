@@ -5,13 +5,28 @@
 //!
 //! What is written, and when (each a single transaction):
 //!
-//! - a step's record when the step finishes (a model call's message, a tool
-//!   call's outcome with its tool-state writes, a decision);
 //! - turns when the loop flushes them (the prompt, a tool-calling turn with
 //!   its results, a final answer), together with the run's position (the
-//!   loop turn they complete, the last turn's id) and the removal of the
-//!   step records those turns now hold;
-//! - the run's record when it starts and ends.
+//!   loop turn they complete, the last turn's id), the step records still
+//!   waiting (see below) and the removal of the step records those turns now
+//!   hold;
+//! - the step records waiting, before an `unsafe` tool call starts: what
+//!   led to the call (the model's message, the verdict that let it through)
+//!   is on disk before the call can change anything, so a crash during it
+//!   is reported as an interrupted call, never forgotten;
+//! - the step records waiting, at the latest [`CheckpointOptions::group_commit`]
+//!   after the first of them finished, or when a caller asks
+//!   ([`DurableRuntime::sync`]: a compaction's summary);
+//! - the run's record when it starts and ends (with the records waiting).
+//!
+//! A finished step (a model call's message, a tool call's outcome with its
+//! tool-state writes, a decision) waits in memory for the next of these
+//! commits, so a tool turn whose calls finish together costs one commit:
+//! the flush, which holds the turn itself and needs none of its step
+//! records. A crash loses only what waited: a safe call runs again, a model
+//! call finished less than the window before the crash is asked again, and
+//! an `unsafe` call that finished in that window is reported interrupted.
+//! `group_commit` of zero writes each record as its step finishes.
 //!
 //! Every one of them first checks that this process still holds the
 //! session's lease at the epoch it took it with: a process that lost the
@@ -26,8 +41,8 @@ use std::time::Duration;
 use rusqlite::{OptionalExtension, Transaction, params};
 use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::durable::{
-    CheckpointBackend, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError, StaleEpochError, Step,
-    StepError, StepKey, StepKind, StepRecord, StepValue,
+    CheckpointBackend, Durability, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError,
+    StaleEpochError, Step, StepError, StepKey, StepKind, StepRecord, StepValue,
 };
 use zidane_core::events::{SharedError, ToolStateOp};
 use zidane_provider::{BoxFuture, SessionTurn};
@@ -46,7 +61,14 @@ pub struct CheckpointOptions {
     /// How the store syncs a commit (the default, full, survives power
     /// loss; normal survives a process crash only).
     pub synchronous: Synchronous,
+    /// How long a finished step's record may wait for the next commit (the
+    /// turn's flush, an `unsafe` call's start) before it is written on its
+    /// own. Zero: each record is written as its step finishes.
+    pub group_commit: Duration,
 }
+
+/// The default [`CheckpointOptions::group_commit`].
+pub const DEFAULT_GROUP_COMMIT: Duration = Duration::from_millis(50);
 
 impl Default for CheckpointOptions {
     fn default() -> Self {
@@ -54,8 +76,27 @@ impl Default for CheckpointOptions {
             lease_ttl: Duration::from_secs(30),
             heartbeat: Duration::from_secs(10),
             synchronous: Synchronous::Full,
+            group_commit: DEFAULT_GROUP_COMMIT,
         }
     }
+}
+
+/// A finished step's record, waiting for its session's next commit.
+struct PendingStep {
+    run_id: String,
+    turn: u32,
+    kind: StepKind,
+    name: String,
+    body: String,
+    ops: Vec<ToolStateOp>,
+}
+
+/// The records a session's next commit writes, and the batch they belong
+/// to (the timer of a batch commits only that batch).
+#[derive(Default)]
+struct Pending {
+    steps: Vec<Arc<PendingStep>>,
+    batch: u64,
 }
 
 /// A lease this runtime holds.
@@ -74,6 +115,307 @@ struct State {
     records: HashMap<StepKey, StepValue>,
     /// Sessions another process took over (noticed by a heartbeat).
     stale: HashMap<String, StaleEpochError>,
+    /// Finished steps' records not written yet, by session.
+    pending: HashMap<String, Pending>,
+    /// Tool calls running, by session (a batch's calls run side by side).
+    running: HashMap<String, usize>,
+    /// The last batch number given out.
+    batches: u64,
+    /// Write transactions committed.
+    commits: u64,
+}
+
+/// A tool call running in a session; counted until it finishes or is
+/// dropped (a cancelled call).
+struct Running<'a> {
+    state: &'a Mutex<State>,
+    session: String,
+}
+
+impl<'a> Running<'a> {
+    fn start(state: &'a Mutex<State>, session: &str) -> Self {
+        *state.lock().running.entry(session.to_owned()).or_default() += 1;
+        Running {
+            state,
+            session: session.to_owned(),
+        }
+    }
+
+    /// Stops counting this call; whether others still run.
+    fn finish(self) -> bool {
+        let state = self.state;
+        let session = self.session.clone();
+        drop(self);
+        state.lock().running.get(&session).is_some_and(|n| *n > 0)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut state = self.state.lock();
+        if let Some(n) = state.running.get_mut(&self.session) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                state.running.remove(&self.session);
+            }
+        }
+    }
+}
+
+/// A fenced write, handed to the thread that runs it.
+type WriteFn<T> = Box<dyn FnOnce(Transaction<'_>) -> Result<T, StoreError> + Send>;
+
+/// What a write needs, apart from the runtime: a timer that commits a
+/// batch holds one.
+#[derive(Clone)]
+struct Writer {
+    store: SqliteStore,
+    owner: String,
+    state: Arc<Mutex<State>>,
+    /// The store syncs only the commits before an effect
+    /// ([`Synchronous::BeforeEffects`]).
+    sync_effects: bool,
+    /// A commit that is not synced runs on the calling thread when the
+    /// file can be locked at once (the store does not sync every commit).
+    inline: bool,
+}
+
+/// Writes `steps` in `tx`: every one's tool-state writes, and the records
+/// not covered by turns the same transaction saves (`covered`: the run and
+/// the loop turn those turns complete).
+fn write_steps(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    steps: &[Arc<PendingStep>],
+    covered: Option<(&str, u32)>,
+) -> Result<(), StoreError> {
+    for step in steps {
+        crate::sqlite::apply_tool_state(tx, session_id, &step.ops)?;
+        if covered.is_some_and(|(run, turn)| run == step.run_id && step.turn <= turn) {
+            continue;
+        }
+        tx.prepare_cached(
+            "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
+        )
+        .map_err(err)?
+        .execute(params![
+            session_id,
+            step.run_id,
+            step.turn as i64,
+            step.kind.as_str(),
+            step.name,
+            step.body
+        ])
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+impl Writer {
+    fn epoch(&self, session_id: &str) -> Result<u64, StoreError> {
+        let state = self.state.lock();
+        if let Some(stale) = state.stale.get(session_id) {
+            return Err(Arc::new(stale.clone()));
+        }
+        state
+            .leases
+            .get(session_id)
+            .map(|h| h.epoch)
+            .ok_or_else(|| err(format!("this process holds no lease on session `{session_id}`")))
+    }
+
+    /// Takes the session's waiting records (a batch's, when given and
+    /// still current).
+    fn take_pending(&self, session_id: &str, batch: Option<u64>) -> Vec<Arc<PendingStep>> {
+        let mut state = self.state.lock();
+        match state.pending.get_mut(session_id) {
+            Some(p) if batch.is_none_or(|b| b == p.batch) => std::mem::take(&mut p.steps),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Puts records a failed commit took back in front of those that came
+    /// since.
+    fn restore_pending(&self, session_id: &str, mut steps: Vec<Arc<PendingStep>>) {
+        if steps.is_empty() {
+            return;
+        }
+        let mut state = self.state.lock();
+        let pending = state.pending.entry(session_id.to_owned()).or_default();
+        steps.append(&mut pending.steps);
+        pending.steps = steps;
+    }
+
+    /// Runs `f` in one immediate transaction after checking that this
+    /// process still holds `session_id`'s lease at its epoch, with the
+    /// session's waiting records (those `f`'s turns do not cover, see
+    /// [`write_steps`]), and commits. A lost lease is remembered, so the
+    /// next write fails at once and the next run tries to take the lease
+    /// back; records a failed commit took wait for the next one.
+    async fn fenced<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        covered: Option<(String, u32)>,
+        f: impl FnOnce(&Transaction<'_>, &str) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.fenced_synced(session_id, covered, false, f).await
+    }
+
+    /// [`fenced`](Self::fenced), synced to disk when `before_effect` and the
+    /// store syncs only such commits.
+    async fn fenced_synced<T: Send + 'static>(
+        &self,
+        session_id: &str,
+        covered: Option<(String, u32)>,
+        before_effect: bool,
+        f: impl FnOnce(&Transaction<'_>, &str) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let epoch = self.epoch(session_id)?;
+        let steps = self.take_pending(session_id, None);
+        let (sid, owner) = (session_id.to_owned(), self.owner.clone());
+        let taken = steps.clone();
+        let synced = before_effect && self.sync_effects;
+        let work = move |tx: Transaction<'_>| -> Result<T, StoreError> {
+            fence(&tx, &sid, &owner, epoch)?;
+            let covered = covered.as_ref().map(|(run, turn)| (run.as_str(), *turn));
+            write_steps(&tx, &sid, &taken, covered)?;
+            let out = f(&tx, &sid)?;
+            tx.commit().map_err(err)?;
+            Ok(out)
+        };
+        let work = if self.inline && !synced {
+            match self.try_inline(work) {
+                Ok(written) => return self.settle(session_id, steps, written),
+                Err(work) => work,
+            }
+        } else {
+            Box::new(work) as WriteFn<T>
+        };
+        let written = self
+            .store
+            .blocking(move |conn| {
+                if synced {
+                    conn.execute_batch("PRAGMA synchronous = FULL").map_err(err)?;
+                }
+                let out = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(err)
+                    .and_then(work);
+                if synced {
+                    conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(err)?;
+                }
+                out
+            })
+            .await;
+        self.settle(session_id, steps, written)
+    }
+
+    /// Runs a write on the calling thread when the connection is free and
+    /// the file's write lock can be taken without waiting: such a commit
+    /// (not synced) costs less than the hand-off to a blocking thread.
+    /// Hands the write back when it cannot start.
+    fn try_inline<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<Result<T, StoreError>, WriteFn<T>> {
+        let connection = self.store.connection();
+        let Some(mut conn) = connection.try_lock() else {
+            return Err(Box::new(work));
+        };
+        if conn.busy_timeout(Duration::ZERO).is_err() {
+            return Err(Box::new(work));
+        }
+        let written = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
+            Ok(tx) => Ok(work(tx)),
+            // Another process writes: wait for it off the async threads.
+            Err(_) => Err(Box::new(work) as WriteFn<T>),
+        };
+        let _ = conn.busy_timeout(super::BUSY_TIMEOUT);
+        written
+    }
+
+    /// Notes what a finished write means for the session: a lost lease is
+    /// remembered; records a failed commit took wait for the next one.
+    fn settle<T>(
+        &self,
+        session_id: &str,
+        steps: Vec<Arc<PendingStep>>,
+        written: Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if written.is_ok() {
+            self.state.lock().commits += 1;
+        }
+        if let Err(e) = &written {
+            if let Some(stale) = e.downcast_ref::<StaleEpochError>() {
+                self.state.lock().stale.insert(session_id.to_owned(), stale.clone());
+            } else {
+                self.restore_pending(session_id, steps);
+            }
+        }
+        written
+    }
+
+    /// Writes the session's waiting records (only `batch`'s, when given),
+    /// synced when an effect follows.
+    async fn commit_pending(
+        &self,
+        session_id: &str,
+        batch: Option<u64>,
+        before_effect: bool,
+    ) -> Result<(), StoreError> {
+        let has = {
+            let state = self.state.lock();
+            state
+                .pending
+                .get(session_id)
+                .is_some_and(|p| !p.steps.is_empty() && batch.is_none_or(|b| b == p.batch))
+        };
+        let synced = before_effect && self.sync_effects;
+        if !has && !synced {
+            return Ok(());
+        }
+        self.fenced_synced(session_id, None, before_effect, move |tx, sid| {
+            if !has {
+                // Nothing waits, but earlier commits may not be on disk: a
+                // write to sync them with (a commit that writes nothing
+                // syncs nothing).
+                tx.prepare_cached("UPDATE leases SET released = 0 WHERE session_id = ?1")
+                    .map_err(err)?
+                    .execute([sid])
+                    .map_err(err)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Writes the session's waiting records at once, on the calling thread
+    /// (a run being unbound, the runtime dropped).
+    fn commit_pending_now(&self, session_id: &str) {
+        let steps = self.take_pending(session_id, None);
+        if steps.is_empty() {
+            return;
+        }
+        let Ok(epoch) = self.epoch(session_id) else { return };
+        let conn = self.store.connection();
+        let mut conn = conn.lock();
+        let written = (|| {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            fence(&tx, session_id, &self.owner, epoch)?;
+            write_steps(&tx, session_id, &steps, None)?;
+            tx.commit().map_err(err)
+        })();
+        match &written {
+            Ok(()) => self.state.lock().commits += 1,
+            Err(_) => self.restore_pending(session_id, steps),
+        }
+        if let Err(e) = written {
+            tracing::warn!(target: "zidane", "step records of session `{session_id}` could not be written: {e}");
+        }
+    }
 }
 
 /// The checkpoint runtime on the embedded SQLite store: sessions, turns,
@@ -181,6 +523,13 @@ impl CheckpointRuntime {
         self
     }
 
+    /// How many fenced write transactions (records, turns, runs,
+    /// heartbeats) this runtime has committed: each is one sync of the
+    /// sessions file under [`Synchronous::Full`].
+    pub fn commits(&self) -> u64 {
+        self.state.lock().commits
+    }
+
     /// The SQLite store underneath.
     pub fn sqlite(&self) -> &SqliteStore {
         &self.store
@@ -191,16 +540,14 @@ impl CheckpointRuntime {
         store.location().is_some_and(|p| p == self.store.path())
     }
 
-    fn epoch(&self, session_id: &str) -> Result<u64, StoreError> {
-        let state = self.state.lock();
-        if let Some(stale) = state.stale.get(session_id) {
-            return Err(Arc::new(stale.clone()));
+    fn writer(&self) -> Writer {
+        Writer {
+            store: self.store.clone(),
+            owner: self.owner.clone(),
+            state: Arc::clone(&self.state),
+            sync_effects: self.options.synchronous == Synchronous::BeforeEffects,
+            inline: self.options.synchronous != Synchronous::Full,
         }
-        state
-            .leases
-            .get(session_id)
-            .map(|h| h.epoch)
-            .ok_or_else(|| err(format!("this process holds no lease on session `{session_id}`")))
     }
 
     /// Takes the session's lease (or renews one this runtime holds). A
@@ -301,6 +648,7 @@ impl CheckpointRuntime {
 
     /// Gives the session's lease up (when the agent is done with it).
     fn release(&self, session_id: &str) {
+        self.writer().commit_pending_now(session_id);
         let Some(held) = self.state.lock().leases.remove(session_id) else {
             return;
         };
@@ -323,9 +671,14 @@ impl CheckpointRuntime {
 
     /// Stops recording `run` and forgets the records it was resumed from.
     fn unbind_run(&self, run_id: &str) {
-        let mut state = self.state.lock();
-        state.runs.remove(run_id);
-        state.records.retain(|k, _| k.run_id != run_id);
+        let session = {
+            let mut state = self.state.lock();
+            state.records.retain(|k, _| k.run_id != run_id);
+            state.runs.remove(run_id)
+        };
+        if let Some(session) = session {
+            self.writer().commit_pending_now(&session);
+        }
     }
 
     /// Makes `records` the answers of `run_id`'s steps.
@@ -389,34 +742,36 @@ impl CheckpointRuntime {
     ) -> Result<(), StoreError> {
         let (rid, turns) = (run_id.to_owned(), turns.to_vec());
         let now = self.clock.now_ms() as i64;
-        self.fenced(session_id, move |tx, sid| {
-            // Every turn runs these: their statements are kept prepared.
-            let next: i64 = tx
-                .prepare_cached("SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1")
-                .map_err(err)?
-                .query_row([sid], |r| r.get(0))
-                .map_err(err)?;
-            insert_turns(tx, sid, next, &turns)?;
-            tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
-                .map_err(err)?
-                .execute(params![sid, now])
-                .map_err(err)?;
-            if let Some(last) = turns.last() {
-                tx.prepare_cached(
-                    "UPDATE runs SET body = json_set(body, '$.loopTurn', ?3, '$.lastTurnId', ?4, '$.endTurn', ?5)
+        let covered = Some((run_id.to_owned(), loop_turn));
+        self.writer()
+            .fenced(session_id, covered, move |tx, sid| {
+                // Every turn runs these: their statements are kept prepared.
+                let next: i64 = tx
+                    .prepare_cached("SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1")
+                    .map_err(err)?
+                    .query_row([sid], |r| r.get(0))
+                    .map_err(err)?;
+                insert_turns(tx, sid, next, &turns)?;
+                tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")
+                    .map_err(err)?
+                    .execute(params![sid, now])
+                    .map_err(err)?;
+                if let Some(last) = turns.last() {
+                    tx.prepare_cached(
+                        "UPDATE runs SET body = json_set(body, '$.loopTurn', ?3, '$.lastTurnId', ?4, '$.endTurn', ?5)
                      WHERE session_id = ?1 AND id = ?2",
-                )
-                .map_err(err)?
-                .execute(params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64])
-                .map_err(err)?;
-            }
-            tx.prepare_cached("DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2")
-                .map_err(err)?
-                .execute(params![rid, loop_turn as i64])
-                .map_err(err)?;
-            Ok(())
-        })
-        .await
+                    )
+                    .map_err(err)?
+                    .execute(params![sid, rid, loop_turn as i64, last.id, next + turns.len() as i64])
+                    .map_err(err)?;
+                }
+                tx.prepare_cached("DELETE FROM steps WHERE run_id = ?1 AND turn <= ?2")
+                    .map_err(err)?
+                    .execute(params![rid, loop_turn as i64])
+                    .map_err(err)?;
+                Ok(())
+            })
+            .await
     }
 
     /// Replaces the session's turns (a compaction), fenced; resumable runs
@@ -480,35 +835,14 @@ impl CheckpointRuntime {
         .await
     }
 
-    /// Runs `f` in one immediate transaction after checking that this
-    /// runtime still holds `session_id`'s lease at its epoch, and commits.
-    /// A lost lease is remembered, so the next write fails at once and the
-    /// next run tries to take the lease back.
+    /// Runs `f` in one fenced transaction with the session's waiting
+    /// records (see [`Writer::fenced`]).
     async fn fenced<T: Send + 'static>(
         &self,
         session_id: &str,
         f: impl FnOnce(&Transaction<'_>, &str) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
-        let epoch = self.epoch(session_id)?;
-        let (sid, owner) = (session_id.to_owned(), self.owner.clone());
-        let written = self
-            .store
-            .blocking(move |conn| {
-                let tx = conn
-                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                    .map_err(err)?;
-                fence(&tx, &sid, &owner, epoch)?;
-                let out = f(&tx, &sid)?;
-                tx.commit().map_err(err)?;
-                Ok(out)
-            })
-            .await;
-        if let Err(e) = &written
-            && let Some(stale) = e.downcast_ref::<StaleEpochError>()
-        {
-            self.state.lock().stale.insert(session_id.to_owned(), stale.clone());
-        }
-        written
+        self.writer().fenced(session_id, None, f).await
     }
 }
 
@@ -571,6 +905,16 @@ impl DurableRuntime for CheckpointRuntime {
         self.state.lock().records.get(key).cloned()
     }
 
+    fn sync<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), SharedError>> {
+        Box::pin(async move {
+            let session = self.state.lock().runs.get(run_id).cloned();
+            match session {
+                Some(session) => self.writer().commit_pending(&session, None, true).await,
+                None => Ok(()),
+            }
+        })
+    }
+
     fn step<'a>(
         &'a self,
         step: Step,
@@ -594,7 +938,21 @@ impl DurableRuntime for CheckpointRuntime {
             if let Some(stale) = self.state.lock().stale.get(&session) {
                 return Err(StepError::StaleEpoch(stale.clone()));
             }
-            let value = work.await.map_err(StepError::Work)?;
+            if step.key.kind == StepKind::ToolCall && step.durability == Durability::Unsafe {
+                // What led to this call is on disk before it can change
+                // anything; a call that cannot be preceded by its records
+                // does not run.
+                if let Err(e) = self.before_effect(&session).await {
+                    return Err(match e.downcast_ref::<StaleEpochError>() {
+                        Some(stale) => StepError::StaleEpoch(stale.clone()),
+                        None => StepError::Work(e),
+                    });
+                }
+            }
+            let running = (step.key.kind == StepKind::ToolCall).then(|| Running::start(&self.state, &session));
+            let done = work.await;
+            let siblings_running = running.is_some_and(Running::finish);
+            let value = done.map_err(StepError::Work)?;
             // An answer that calls no tool is saved as a turn right after
             // this step (that turn is its record, and a resume that finds
             // it ends the run); recording it too would write it twice.
@@ -606,6 +964,22 @@ impl DurableRuntime for CheckpointRuntime {
                     .any(|b| matches!(b, zidane_provider::ContentBlock::ToolUse { .. }))
             {
                 return Ok(value);
+            }
+            // An `unsafe` call that finished while others of its batch
+            // still run is written now: they may run for long, and a crash
+            // meanwhile must not report it interrupted.
+            let now = siblings_running && step.durability == Durability::Unsafe;
+            if !now
+                && !self.options.group_commit.is_zero()
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                return match self.defer(&runtime, &session, &step.key, &value) {
+                    Ok(()) => Ok(value),
+                    Err(error) => Err(StepError::Record {
+                        error,
+                        value: Box::new(value),
+                    }),
+                };
             }
             match self.write_step(&session, &step.key, &value).await {
                 Ok(()) => Ok(value),
@@ -622,6 +996,76 @@ impl DurableRuntime for CheckpointRuntime {
 }
 
 impl CheckpointRuntime {
+    /// Writes what waits before an `unsafe` call of `session` starts: the
+    /// other sessions' records first (a sub-agent's call is an effect of
+    /// its parent's run too, whose spawn call waits in its records), then
+    /// the session's own, synced.
+    async fn before_effect(&self, session: &str) -> Result<(), StoreError> {
+        let others: Vec<String> = {
+            let state = self.state.lock();
+            state
+                .pending
+                .iter()
+                .filter(|(id, p)| id.as_str() != session && !p.steps.is_empty())
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        let writer = self.writer();
+        for other in others {
+            if let Err(e) = writer.commit_pending(&other, None, false).await {
+                tracing::warn!(target: "zidane", "step records of session `{other}` wait for its next write: {e}");
+            }
+        }
+        writer.commit_pending(session, None, true).await
+    }
+
+    /// Keeps the step's record for the session's next commit; the first
+    /// record of a batch starts the timer that writes the batch if nothing
+    /// else has by then.
+    fn defer(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        session_id: &str,
+        key: &StepKey,
+        value: &StepValue,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(value).map_err(err)?;
+        let ops: Vec<ToolStateOp> = match value {
+            StepValue::Tool(t) => t.state.clone(),
+            _ => Vec::new(),
+        };
+        let step = Arc::new(PendingStep {
+            run_id: key.run_id.clone(),
+            turn: key.turn,
+            kind: key.kind,
+            name: key.name.clone(),
+            body,
+            ops,
+        });
+        let new_batch = {
+            let mut state = self.state.lock();
+            state.batches += 1;
+            let next = state.batches;
+            let pending = state.pending.entry(session_id.to_owned()).or_default();
+            let first = pending.steps.is_empty();
+            if first {
+                pending.batch = next;
+            }
+            pending.steps.push(step);
+            first.then_some(pending.batch)
+        };
+        if let Some(batch) = new_batch {
+            let (writer, session, window) = (self.writer(), session_id.to_owned(), self.options.group_commit);
+            runtime.spawn(async move {
+                tokio::time::sleep(window).await;
+                if let Err(e) = writer.commit_pending(&session, Some(batch), false).await {
+                    tracing::warn!(target: "zidane", "step records of session `{session}` wait for the next write: {e}");
+                }
+            });
+        }
+        Ok(())
+    }
+
     /// One transaction: the step's record and, for a tool call, the tool
     /// state it staged.
     async fn write_step(&self, session_id: &str, key: &StepKey, value: &StepValue) -> Result<(), StoreError> {

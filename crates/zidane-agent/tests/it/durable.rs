@@ -113,7 +113,11 @@ fn tools(log: PathBuf, hang: bool) -> ToolSet {
                     async move {
                         effect(&log, &format!("hang_safe:{}", cx.call_id()));
                         if hang {
-                            ready();
+                            // In `safe_call_windowed` the child says READY
+                            // once the records are on disk.
+                            if std::env::var("ZIDANE_DURABLE_CASE").as_deref() != Ok("safe_call_windowed") {
+                                ready();
+                            }
                             std::future::pending::<()>().await;
                         }
                         Ok(ToolOutput::text("done"))
@@ -174,7 +178,7 @@ async fn durable_child_helper() {
         "stream" => vec![hanging_stream()],
         "after_model" => vec![calls(&[("c1", "write_note"), ("c2", "look")])],
         "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
-        "safe_call" | "approved" => vec![calls(&[("c1", "hang_safe")])],
+        "safe_call" | "safe_call_windowed" | "approved" => vec![calls(&[("c1", "hang_safe")])],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
@@ -190,7 +194,31 @@ async fn durable_child_helper() {
         other => panic!("unknown case {other}"),
     };
     let p = provider(scripts);
-    let rt = runtime(Path::new(&db));
+    // These cases show what each step's record gives a resume, so each is
+    // written as its step finishes; the others run with the default
+    // grouping of writes.
+    let rt = if case == "after_model" || case == "safe_call" {
+        Arc::new(
+            CheckpointRuntime::open_with(
+                Path::new(&db),
+                CheckpointOptions {
+                    group_commit: Duration::ZERO,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        )
+    } else if case == "safe_call_windowed" {
+        // No heartbeat before the kill: only the grouping's timer writes.
+        let options = CheckpointOptions {
+            heartbeat: Duration::from_secs(3600),
+            lease_ttl: Duration::from_secs(7200),
+            ..Default::default()
+        };
+        Arc::new(CheckpointRuntime::open_with(Path::new(&db), options).unwrap())
+    } else {
+        runtime(Path::new(&db))
+    };
     let mut options = durable_options(&p, &rt, log.clone(), true);
     if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
@@ -244,6 +272,33 @@ async fn durable_child_helper() {
         ev.resume_state.insert("approved".into(), json!(format!("yes, {id}")));
         Ok(())
     });
+    if case == "safe_call_windowed" {
+        // READY once the model's calling turn is on disk, written by the
+        // grouping's timer while the safe call still runs.
+        let watch = async {
+            // Not a timing assertion: a bound so a missing write ends the
+            // child (and fails the test) instead of hanging it.
+            for _ in 0..2_000 {
+                let runs = rt
+                    .session_store()
+                    .load("s")
+                    .await
+                    .unwrap()
+                    .map(|s| s.runs)
+                    .unwrap_or_default();
+                if let Some(run) = runs.first()
+                    && !rt.records(&run.id).await.unwrap().is_empty()
+                {
+                    ready();
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            std::process::exit(1);
+        };
+        let _ = tokio::join!(agent.run(AgentRunOptions::prompt("Work.")), watch);
+        return;
+    }
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
 }
 
@@ -532,6 +587,62 @@ async fn killed_during_a_safe_call_it_runs_again() {
         effects(&log),
         vec!["hang_safe:c1", "hang_safe:c1"],
         "a safe call may run again"
+    );
+}
+
+#[tokio::test]
+async fn killed_during_a_long_safe_call_its_calling_turn_was_written_by_the_grouping_timer() {
+    let (_dir, db, log) = crash("safe_call_windowed");
+    let r = resume(&db, &log, vec![Script::answer("ok")]).await;
+    assert_eq!(
+        r.requests.len(),
+        1,
+        "the calling turn waited at most the window, not for the call to end"
+    );
+    assert_eq!(
+        results(r.requests[0].messages[2].content()),
+        vec![("c1".into(), "done".into(), false)]
+    );
+    assert_eq!(effects(&log), vec!["hang_safe:c1", "hang_safe:c1"]);
+}
+
+/// The commits of a run of `turns` tool turns each calling `tool`, then an
+/// answer, on a runtime whose records wait `window` (no timer fires here
+/// when it is long).
+async fn commits_of(turns: usize, tool: &str, window: Duration) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let options = CheckpointOptions {
+        group_commit: window,
+        heartbeat: Duration::from_secs(3600),
+        lease_ttl: Duration::from_secs(7200),
+        ..Default::default()
+    };
+    let rt = Arc::new(CheckpointRuntime::open_with(dir.path().join("s.db"), options).unwrap());
+    let ids = ["c1", "c2", "c3", "c4"];
+    let mut scripts: Vec<Script> = ids[..turns].iter().map(|id| calls(&[(id, tool)])).collect();
+    scripts.push(Script::answer("done"));
+    let p = provider(scripts);
+    let agent = create_agent(durable_options(&p, &rt, dir.path().join("log"), false)).unwrap();
+    assert!(agent.run(AgentRunOptions::prompt("Work.")).await.unwrap().completed());
+    rt.commits()
+}
+
+#[tokio::test]
+async fn a_tool_turn_costs_one_commit_and_an_unsafe_one_two() {
+    let long = Duration::from_secs(3600);
+    let per_turn = |tool: &'static str, window| async move {
+        commits_of(3, tool, window).await - commits_of(2, tool, window).await
+    };
+    assert_eq!(per_turn("look", long).await, 1, "the turn's flush holds everything");
+    assert_eq!(
+        per_turn("write_note", long).await,
+        2,
+        "what led to the unsafe call is written before it starts, then the flush"
+    );
+    assert_eq!(
+        per_turn("look", Duration::ZERO).await,
+        3,
+        "without grouping: the model's turn, the call, the flush"
     );
 }
 

@@ -100,7 +100,15 @@ impl RunLoop {
             let verdict = policy.check(&request, &c.run.signal).await;
             Ok::<_, SharedError>(StepValue::Decision(verdict.to_value()))
         };
-        let verdict = match self.inner.config.runtime.step(step, Box::pin(ask)).await {
+        let runtime = &self.inner.config.runtime;
+        let recorded = runtime.step(step, Box::pin(ask)).await;
+        // A person's answer is written at once, not with the turn.
+        if policy.asked(&c.call.id)
+            && let Err(e) = runtime.sync(&c.run.run_id).await
+        {
+            tracing_warn(&format!("the approval of `{}` could not be recorded: {e}", c.call.id));
+        }
+        let verdict = match recorded {
             Ok(StepValue::Decision(value)) => PolicyVerdict::from_value(&value)
                 .unwrap_or_else(|| PolicyVerdict::Deny("the recorded verdict cannot be read".into())),
             Ok(_) => PolicyVerdict::Deny("the recorded step is not a verdict".into()),

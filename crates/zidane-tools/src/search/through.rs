@@ -79,11 +79,8 @@ fn ignored(ignores: &[Arc<Gitignore>], rel: &str, is_dir: bool) -> bool {
 pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: usize) -> (Vec<(String, String)>, bool) {
     let mut out = Vec::new();
     let mut stack = vec![Pending {
-        folder: if base.is_empty() {
-            ".".to_owned()
-        } else {
-            base.to_owned()
-        },
+        // The context's own name for the folder (`""` for its root).
+        folder: base.to_owned(),
         rel: String::new(),
         ignores: Vec::new(),
     }];
