@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use grep_regex::RegexMatcher;
 use ignore::{WalkBuilder, WalkState};
@@ -11,23 +12,40 @@ use parking_lot::Mutex;
 use zidane_core::tool::ToolFailure;
 
 use super::{FileFilter, FileHits, Hits, StopFlag, WalkRules, searcher};
+
+/// A search on this machine: the folder (or file) searched, and the
+/// context's working folder above it.
+pub(super) struct Searched {
+    pub top: PathBuf,
+    pub base: PathBuf,
+}
 use crate::fail;
 
-fn walker(root: &Path, rules: WalkRules) -> ignore::WalkParallel {
+/// The walk of `base`, started at the working folder `top` so the ignore
+/// files of the folders between them apply (and none above `top`: a
+/// `.gitignore` in the home folder is not the project's), going down only
+/// towards and into `base`.
+fn walker(top: &Path, base: &Path, rules: WalkRules) -> ignore::WalkParallel {
     let ignored = !rules.include_ignored;
-    let mut builder = WalkBuilder::new(root);
+    let base = base.to_path_buf();
+    let mut builder = WalkBuilder::new(top);
     builder
         .hidden(!rules.hidden)
         .ignore(ignored)
         .git_ignore(ignored)
         .git_exclude(ignored)
         .git_global(ignored)
-        .parents(ignored)
+        .parents(false)
         // A `.gitignore` counts in a folder that is not a repository too.
         .require_git(false)
         .follow_links(false)
         .filter_entry(move |entry| {
-            entry.depth() == 0
+            let path = entry.path();
+            if !path.starts_with(&base) {
+                // Above `base`: only the folders on the way to it.
+                return base.starts_with(path);
+            }
+            path == base
                 || !entry.file_type().is_some_and(|t| t.is_dir())
                 || !rules.skips_folder(&entry.file_name().to_string_lossy())
         });
@@ -51,15 +69,29 @@ fn relative(root: &Path, path: &Path) -> String {
 }
 
 /// Runs `visit` on every regular file the walk yields, from the walker's
-/// threads, until it ends or `stop` is set.
-fn each_file<F>(root: PathBuf, rules: WalkRules, stop: StopFlag, make: impl Fn() -> F + Sync)
+/// threads, until it ends or `stop` is set. A folder asked for by name is
+/// searched even when the walk from the working folder skips it (hidden,
+/// ignored, a build folder), as a path given to ripgrep is.
+fn each_file<F>(folder: &Searched, rules: WalkRules, stop: &StopFlag, make: impl Fn() -> F + Sync)
 where
     F: FnMut(&Path, String) + Send + 'static,
 {
-    walker(&root, rules).run(|| {
+    let reached = walk_files(&folder.top, &folder.base, rules, stop, &make);
+    if !reached && folder.top != folder.base {
+        walk_files(&folder.base, &folder.base, rules, stop, &make);
+    }
+}
+
+/// One walk from `top` into `base`; whether it reached `base`.
+fn walk_files<F>(top: &Path, base: &Path, rules: WalkRules, stop: &StopFlag, make: &(impl Fn() -> F + Sync)) -> bool
+where
+    F: FnMut(&Path, String) + Send + 'static,
+{
+    let reached = Arc::new(AtomicBool::new(false));
+    walker(top, base, rules).run(|| {
         let mut visit = make();
-        let root = root.clone();
-        let stop = stop.clone();
+        let base = base.to_path_buf();
+        let (stop, reached) = (stop.clone(), Arc::clone(&reached));
         Box::new(move |entry| {
             if stop.is_set() {
                 return WalkState::Quit;
@@ -67,13 +99,18 @@ where
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
+            if !entry.path().starts_with(&base) {
+                return WalkState::Continue;
+            }
+            reached.store(true, Ordering::Relaxed);
             if entry.file_type().is_some_and(|t| t.is_file()) {
-                let rel = relative(&root, entry.path());
+                let rel = relative(&base, entry.path());
                 visit(entry.path(), rel);
             }
             WalkState::Continue
         })
     });
+    reached.load(Ordering::Relaxed)
 }
 
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ToolFailure> {
@@ -84,14 +121,14 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 
 /// Every file under `root` whose path matches `filter`, in no order.
 pub(super) async fn glob(
-    root: PathBuf,
+    folder: Searched,
     filter: FileFilter,
     rules: WalkRules,
     stop: StopFlag,
 ) -> Result<Vec<String>, ToolFailure> {
     blocking(move || {
         let found = Arc::new(Mutex::new(Vec::new()));
-        each_file(root, rules, stop, || {
+        each_file(&folder, rules, &stop, || {
             let found = Arc::clone(&found);
             let filter = filter.clone();
             move |_: &Path, rel: String| {
@@ -108,7 +145,7 @@ pub(super) async fn glob(
 /// The lines matching `matcher` in the files under `root` (those matching
 /// `filter`, when given).
 pub(super) async fn grep(
-    root: PathBuf,
+    folder: Searched,
     matcher: RegexMatcher,
     filter: Option<FileFilter>,
     rules: WalkRules,
@@ -116,7 +153,7 @@ pub(super) async fn grep(
 ) -> Result<Hits, ToolFailure> {
     blocking(move || {
         let hits = Arc::new(Mutex::new(Hits::default()));
-        each_file(root, rules, stop, || {
+        each_file(&folder, rules, &stop, || {
             let hits = Arc::clone(&hits);
             let filter = filter.clone();
             let matcher = matcher.clone();

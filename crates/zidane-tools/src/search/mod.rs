@@ -239,7 +239,7 @@ impl Drop for StopOnDrop {
 /// The searched folder: on this machine (the fast walk), or only through
 /// the context.
 enum Folder {
-    Local(std::path::PathBuf),
+    Local(local::Searched),
     Through(String),
 }
 
@@ -250,7 +250,11 @@ fn folder(ws: &Workspace, input: &Value) -> Result<Folder, ToolFailure> {
         .execution
         .as_any()
         .and_then(|any| any.downcast_ref::<ProcessContext>())
-        .and_then(|process| process.resolve(&base).ok());
+        .and_then(|process| {
+            let base = process.resolve(&base).ok()?;
+            let top = process.root().canonicalize().ok()?;
+            base.starts_with(&top).then_some(local::Searched { top, base })
+        });
     Ok(match local {
         Some(path) => Folder::Local(path),
         None => Folder::Through(base),

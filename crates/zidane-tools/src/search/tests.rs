@@ -107,6 +107,7 @@ fn tree() -> tempfile::TempDir {
     write(root, "src/lib.rs", "pub fn needle() {}\n");
     write(root, "src/.gitignore", "secret.rs\n");
     write(root, "src/secret.rs", "needle\n");
+    write(root, "src/trace.log", "needle\n");
     write(root, "gen/out.rs", "needle\n");
     write(root, "app.log", "needle\n");
     write(root, "keep.log", "needle\n");
@@ -150,7 +151,7 @@ async fn both_walks_skip_ignored_hidden_build_and_binary_files_unless_asked() {
             all,
             ".env:1: needle=1\n.hidden/notes.rs:1: needle\napp.log:1: needle\ngen/out.rs:1: needle\nkeep.log:1: needle\n\
              node_modules/dep/index.rs:1: needle\nsrc/lib.rs:1: pub fn needle() {}\nsrc/main.rs:1: fn main() { needle(); }\n\
-             src/secret.rs:1: needle",
+             src/secret.rs:1: needle\nsrc/trace.log:1: needle",
             "{how}: asked, both come back; .git and binary files never do"
         );
         let rust = call(
@@ -164,6 +165,31 @@ async fn both_walks_skip_ignored_hidden_build_and_binary_files_unless_asked() {
             rust, "lib.rs:1: pub fn needle() {}\nmain.rs:1: fn main() { needle(); }",
             "{how}"
         );
+        let sub = call(&ws, "grep", json!({"pattern": "needle", "path": "src"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            sub, "lib.rs:1: pub fn needle() {}\nmain.rs:1: fn main() { needle(); }",
+            "{how}: the root's .gitignore (*.log) holds in a sub-folder's search, and the sub-folder's own"
+        );
+        for (path, want) in [("gen", "out.rs:1: needle"), (".hidden", "notes.rs:1: needle")] {
+            let named = call(&ws, "grep", json!({"pattern": "needle", "path": path}))
+                .await
+                .unwrap();
+            assert_eq!(named, want, "{how}: a folder asked for by name is searched");
+        }
+    }
+}
+
+#[tokio::test]
+async fn ignore_files_above_the_working_folder_do_not_count() {
+    let dir = tempfile::tempdir().unwrap();
+    // A home folder kept in git with everything ignored but what is added.
+    write(dir.path(), ".gitignore", "*\n");
+    write(dir.path(), "project/src/lib.rs", "needle\n");
+    for (how, ws) in workspaces(&dir.path().join("project")) {
+        let hits = call(&ws, "grep", json!({"pattern": "needle"})).await.unwrap();
+        assert_eq!(hits, "src/lib.rs:1: needle", "{how}");
     }
 }
 

@@ -18,8 +18,8 @@ use super::{FileFilter, FileHits, Hits, WalkRules, searcher};
 /// The most files the walk visits through a context.
 pub(super) const WALK_LIMIT: usize = 50_000;
 
-/// The root the ignore files' patterns are anchored to (the walk's paths are
-/// relative, and `Gitignore` wants them under a root).
+/// A context path under a fixed root: the ignore files' patterns are
+/// anchored to their folder, and `Gitignore` wants paths under a root.
 fn anchored(rel: &str) -> PathBuf {
     Path::new("/").join(rel)
 }
@@ -40,12 +40,13 @@ fn join(parent: &str, name: &str) -> String {
     }
 }
 
-/// The ignore files of a listed folder, read through the context.
-async fn ignore_file(ws: &Workspace, folder: &str, rel: &str, entries: &[DirEntry]) -> Option<Arc<Gitignore>> {
-    let mut builder = GitignoreBuilder::new(anchored(rel));
+/// The ignore files of a folder (context path), read through the context:
+/// those its listing shows, or, without a listing, any that read.
+async fn ignore_file(ws: &Workspace, folder: &str, entries: Option<&[DirEntry]>) -> Option<Arc<Gitignore>> {
+    let mut builder = GitignoreBuilder::new(anchored(folder));
     let mut any = false;
     for name in [".gitignore", ".ignore"] {
-        if !entries.iter().any(|e| e.name == name && e.kind == EntryKind::File) {
+        if entries.is_some_and(|entries| !entries.iter().any(|e| e.name == name && e.kind == EntryKind::File)) {
             continue;
         }
         let Ok(bytes) = ws.read_file(&join(folder, name)).await else {
@@ -61,8 +62,10 @@ async fn ignore_file(ws: &Workspace, folder: &str, rel: &str, entries: &[DirEntr
     builder.build().ok().map(Arc::new)
 }
 
-fn ignored(ignores: &[Arc<Gitignore>], rel: &str, is_dir: bool) -> bool {
-    let path = anchored(rel);
+/// Whether the innermost ignore file with a say on `path` (a context path)
+/// excludes it.
+fn ignored(ignores: &[Arc<Gitignore>], path: &str, is_dir: bool) -> bool {
+    let path = anchored(path);
     for ignore in ignores.iter().rev() {
         match ignore.matched(&path, is_dir) {
             Match::Ignore(_) => return true,
@@ -78,11 +81,23 @@ fn ignored(ignores: &[Arc<Gitignore>], rel: &str, is_dir: bool) -> bool {
 /// walk stopped there.
 pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: usize) -> (Vec<(String, String)>, bool) {
     let mut out = Vec::new();
+    // The ignore files of the folders above `base`, from the context's
+    // root down, apply inside it too.
+    let mut above = Vec::new();
+    if !rules.include_ignored && !base.is_empty() && !base.starts_with('/') {
+        let mut prefix = String::new();
+        for part in base.split('/').filter(|p| !p.is_empty()) {
+            if let Some(found) = ignore_file(ws, &prefix, None).await {
+                above.push(found);
+            }
+            prefix = join(&prefix, part);
+        }
+    }
     let mut stack = vec![Pending {
         // The context's own name for the folder (`""` for its root).
         folder: base.to_owned(),
         rel: String::new(),
-        ignores: Vec::new(),
+        ignores: above,
     }];
     while let Some(Pending {
         folder,
@@ -92,7 +107,7 @@ pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: u
     {
         let Ok(entries) = ws.list(&folder).await else { continue };
         if !rules.include_ignored
-            && let Some(found) = ignore_file(ws, &folder, &rel, &entries).await
+            && let Some(found) = ignore_file(ws, &folder, Some(&entries)).await
         {
             ignores.push(found);
         }
@@ -103,7 +118,7 @@ pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: u
             }
             let rel_path = join(&rel, &entry.name);
             let is_dir = entry.kind == EntryKind::Dir;
-            if (is_dir && rules.skips_folder(&entry.name)) || ignored(&ignores, &rel_path, is_dir) {
+            if (is_dir && rules.skips_folder(&entry.name)) || ignored(&ignores, &join(&folder, &entry.name), is_dir) {
                 continue;
             }
             match entry.kind {
