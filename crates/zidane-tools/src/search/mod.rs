@@ -243,9 +243,23 @@ enum Folder {
     Through(String),
 }
 
-fn folder(ws: &Workspace, input: &Value) -> Result<Folder, ToolFailure> {
-    let requested = input["path"].as_str().unwrap_or(".");
+/// The folder (or file) to search, which must exist: a search of a path
+/// that is not there says so rather than finding nothing.
+async fn folder(ws: &Workspace, input: &Value) -> Result<Folder, ToolFailure> {
+    let requested = input["path"].as_str().filter(|p| !p.trim().is_empty()).unwrap_or(".");
     let base = ws.resolve_path(requested).map_err(|e| fail(e.to_string()))?;
+    if !base.is_empty() {
+        // A context may not stat folders: a folder it can list exists.
+        let exists = match ws.stat(&base).await {
+            Ok(Some(_)) => true,
+            Ok(None) | Err(_) => ws.list(&base).await.is_ok(),
+        };
+        if !exists {
+            return Err(fail(format!(
+                "`{requested}` does not exist; give a folder or file inside the working folder, or leave `path` out"
+            )));
+        }
+    }
     let local = ws
         .execution
         .as_any()
@@ -295,7 +309,7 @@ pub(crate) fn glob() -> FnTool {
             let ws = workspace(&cx)?;
             let stop = StopFlag::default();
             let _guard = StopOnDrop(stop.clone());
-            let (mut found, note) = match folder(ws, &input)? {
+            let (mut found, note) = match folder(ws, &input).await? {
                 Folder::Local(root) => (local::glob(root, filter, rules, stop).await?, None),
                 Folder::Through(base) => through::glob(ws, &base, &filter, rules).await,
             };
@@ -342,7 +356,9 @@ pub(crate) fn grep() -> FnTool {
         ),
         move |input, cx| async move {
             let matcher = matcher(&input)?;
-            let filter = match input["glob"].as_str() {
+            // An empty pattern is no filter (small models send every
+            // optional field, empty).
+            let filter = match input["glob"].as_str().filter(|g| !g.trim().is_empty()) {
                 Some(g) => Some(FileFilter::file(g).map_err(|e| fail(format!("bad glob: {e}")))?),
                 None => None,
             };
@@ -350,7 +366,7 @@ pub(crate) fn grep() -> FnTool {
             let ws = workspace(&cx)?;
             let stop = StopFlag::default();
             let _guard = StopOnDrop(stop.clone());
-            let (hits, note) = match folder(ws, &input)? {
+            let (hits, note) = match folder(ws, &input).await? {
                 Folder::Local(root) => (local::grep(root, matcher, filter, rules, stop).await?, None),
                 Folder::Through(base) => through::grep(ws, &base, &matcher, filter.as_ref(), rules).await,
             };

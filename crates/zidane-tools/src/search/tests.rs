@@ -182,6 +182,35 @@ async fn both_walks_skip_ignored_hidden_build_and_binary_files_unless_asked() {
 }
 
 #[tokio::test]
+async fn a_path_that_is_not_there_is_an_error_and_empty_fields_are_absent() {
+    let dir = tree();
+    for (how, ws) in workspaces(dir.path()) {
+        for tool in ["grep", "glob"] {
+            let err = call(&ws, tool, json!({"pattern": "needle", "path": "src/nope.rs"}))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                err,
+                "`src/nope.rs` does not exist; give a folder or file inside the working folder, or leave `path` out",
+                "{how} {tool}"
+            );
+        }
+        let empty = call(&ws, "grep", json!({"pattern": "needle", "path": "", "glob": ""}))
+            .await
+            .unwrap();
+        let none = call(&ws, "grep", json!({"pattern": "needle"})).await.unwrap();
+        assert_eq!(empty, none, "{how}: empty optional fields are absent ones");
+        let file = call(&ws, "grep", json!({"pattern": "needle", "path": "src/lib.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            file, "lib.rs:1: pub fn needle() {}",
+            "{how}: a file can be searched alone"
+        );
+    }
+}
+
+#[tokio::test]
 async fn ignore_files_above_the_working_folder_do_not_count() {
     let dir = tempfile::tempdir().unwrap();
     // A home folder kept in git with everything ignored but what is added.

@@ -80,6 +80,14 @@ fn ignored(ignores: &[Arc<Gitignore>], path: &str, is_dir: bool) -> bool {
 /// under `base`), in name order, at most `limit` of them; `true` when the
 /// walk stopped there.
 pub(super) async fn files(ws: &Workspace, base: &str, rules: WalkRules, limit: usize) -> (Vec<(String, String)>, bool) {
+    // A file asked for by name is searched alone.
+    if !base.is_empty()
+        && let Ok(Some(stat)) = ws.stat(base).await
+        && stat.kind == EntryKind::File
+    {
+        let name = base.rsplit('/').next().unwrap_or(base).to_owned();
+        return (vec![(base.to_owned(), name)], false);
+    }
     let mut out = Vec::new();
     // The ignore files of the folders above `base`, from the context's
     // root down, apply inside it too.
