@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use futures::StreamExt;
 use grep_regex::RegexMatcher;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -17,6 +18,8 @@ use super::{FileFilter, FileHits, Hits, WalkRules, searcher};
 
 /// The most files the walk visits through a context.
 pub(super) const WALK_LIMIT: usize = 50_000;
+/// Files read through a context at once.
+const READS_IN_FLIGHT: usize = 16;
 
 /// A context path under a fixed root: the ignore files' patterns are
 /// anchored to their folder, and `Gitignore` wants paths under a root.
@@ -179,15 +182,18 @@ pub(super) async fn grep(
     rules: WalkRules,
 ) -> (Hits, Option<String>) {
     let (found, stopped) = files(ws, base, rules, WALK_LIMIT).await;
+    let wanted = found
+        .into_iter()
+        .filter(|(_, rel)| filter.is_none_or(|f| f.is_match(rel)));
+    // A few reads in flight (a remote context answers each after a round
+    // trip), taken in order.
+    let mut reads = futures::stream::iter(wanted)
+        .map(|(path, rel)| async move { (rel, ws.read_file(&path).await) })
+        .buffered(READS_IN_FLIGHT);
     let mut searcher = searcher();
     let mut hits = Hits::default();
-    for (path, rel) in found {
-        if filter.is_some_and(|f| !f.is_match(&rel)) {
-            continue;
-        }
-        let Ok(bytes) = ws.read_file(&path).await else {
-            continue;
-        };
+    while let Some((rel, read)) = reads.next().await {
+        let Ok(bytes) = read else { continue };
         let mut file = FileHits::default();
         if searcher.search_slice(matcher, &bytes, &mut file).is_ok() {
             hits.add(rel, file);
