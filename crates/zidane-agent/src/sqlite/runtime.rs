@@ -91,6 +91,24 @@ struct PendingStep {
     ops: Vec<ToolStateOp>,
 }
 
+impl PendingStep {
+    /// The record of `key`'s step: its value as JSON and, for a tool call,
+    /// the tool-state writes it staged.
+    fn new(key: &StepKey, value: &StepValue) -> Result<Arc<Self>, StoreError> {
+        Ok(Arc::new(PendingStep {
+            run_id: key.run_id.clone(),
+            turn: key.turn,
+            kind: key.kind,
+            name: key.name.clone(),
+            body: serde_json::to_string(value).map_err(err)?,
+            ops: match value {
+                StepValue::Tool(t) => t.state.clone(),
+                _ => Vec::new(),
+            },
+        }))
+    }
+}
+
 /// The records a session's next commit writes, and the batch they belong
 /// to (the timer of a batch commits only that batch).
 #[derive(Default)]
@@ -1029,19 +1047,7 @@ impl CheckpointRuntime {
         key: &StepKey,
         value: &StepValue,
     ) -> Result<(), StoreError> {
-        let body = serde_json::to_string(value).map_err(err)?;
-        let ops: Vec<ToolStateOp> = match value {
-            StepValue::Tool(t) => t.state.clone(),
-            _ => Vec::new(),
-        };
-        let step = Arc::new(PendingStep {
-            run_id: key.run_id.clone(),
-            turn: key.turn,
-            kind: key.kind,
-            name: key.name.clone(),
-            body,
-            ops,
-        });
+        let step = PendingStep::new(key, value)?;
         let new_batch = {
             let mut state = self.state.lock();
             state.batches += 1;
@@ -1069,23 +1075,9 @@ impl CheckpointRuntime {
     /// One transaction: the step's record and, for a tool call, the tool
     /// state it staged.
     async fn write_step(&self, session_id: &str, key: &StepKey, value: &StepValue) -> Result<(), StoreError> {
-        let body = serde_json::to_string(value).map_err(err)?;
-        let ops: Vec<ToolStateOp> = match value {
-            StepValue::Tool(t) => t.state.clone(),
-            _ => Vec::new(),
-        };
-        let (run_id, turn, kind, name) = (key.run_id.clone(), key.turn, key.kind.as_str(), key.name.clone());
-        self.fenced(session_id, move |tx, sid| {
-            tx.prepare_cached(
-                "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
-            )
-            .map_err(err)?
-            .execute(params![sid, run_id, turn as i64, kind, name, body])
-            .map_err(err)?;
-            crate::sqlite::apply_tool_state(tx, sid, &ops)
-        })
-        .await
+        let step = [PendingStep::new(key, value)?];
+        self.fenced(session_id, move |tx, sid| write_steps(tx, sid, &step, None))
+            .await
     }
 }
 
