@@ -1,51 +1,21 @@
 //! Asking the person at the terminal before a command runs or a file is
 //! written: what needs asking depends on `--approve`, the question shows
-//! the command (or the change), and the answer is yes, no or always (the
-//! session remembers an "always").
+//! the command (or the change), and the answer is yes, no, always (the
+//! session remembers it), or a rule saved to the project's or the user's
+//! configuration (`[permissions] allow`).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
 
 use serde_json::Value;
-use zidane::agent::{
-    ApprovalDecision, ApprovalRequest, RememberedApproval, ToolCall, ToolCallApprover, ToolCallInterceptor,
-    ToolCallVerdict,
-};
+use zidane::agent::{ApprovalDecision, ApprovalRequest, RememberedApproval, ToolCall, ToolCallApprover};
 use zidane::providers::BoxFuture;
 
 use crate::output::Printer;
-use crate::setup::Approve;
-
-/// What needs a yes under each mode.
-pub(crate) struct Rules {
-    pub(crate) mode: Approve,
-}
-
-fn is_write(name: &str) -> bool {
-    matches!(name, "write_file" | "edit" | "multi_edit")
-}
-
-impl ToolCallInterceptor for Rules {
-    fn intercept<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolCallVerdict> {
-        let ask = match self.mode {
-            Approve::Yolo => false,
-            // Files change only inside the working folder (the tools refuse
-            // anything else), so `auto-edit` lets those through.
-            Approve::AutoEdit => call.name == "shell" || call.name.starts_with("mcp_"),
-            Approve::Ask => call.name == "shell" || call.name.starts_with("mcp_") || is_write(&call.name),
-        };
-        let verdict = if ask {
-            ToolCallVerdict::Ask { reason: None }
-        } else {
-            ToolCallVerdict::Allow
-        };
-        Box::pin(async move { verdict })
-    }
-}
 
 /// The `always` an answer would remember for `call`: a command's first
 /// word (two, for `cargo test`-like pairs), or the tool.
-fn always_for(call: &ToolCall) -> (RememberedApproval, String) {
+fn always_for(call: &ToolCall) -> (RememberedApproval, String, String) {
     if call.name == "shell"
         && let Some(command) = call.input.get("command").and_then(Value::as_str)
     {
@@ -59,12 +29,15 @@ fn always_for(call: &ToolCall) -> (RememberedApproval, String) {
         };
         if !prefix.is_empty() {
             let shown = format!("commands starting with `{prefix}`");
-            return (RememberedApproval::CommandPrefix(prefix), shown);
+            let rule = format!("shell({prefix}:*)");
+            return (RememberedApproval::CommandPrefix(prefix), shown, rule);
         }
     }
+    let rule = call.name.clone();
     (
         RememberedApproval::Tool(call.name.clone()),
         format!("`{}` for this session", call.name),
+        rule,
     )
 }
 
@@ -116,14 +89,17 @@ fn describe(call: &ToolCall) -> String {
 /// refuses, saying how to allow calls without asking.
 pub(crate) struct Terminal {
     printer: Printer,
+    /// Where `[p]roject` and `[u]ser` answers are saved.
+    paths: crate::config::Paths,
     asking: tokio::sync::Mutex<()>,
     interactive: bool,
 }
 
 impl Terminal {
-    pub(crate) fn new(printer: Printer) -> Arc<Self> {
+    pub(crate) fn new(printer: Printer, paths: crate::config::Paths) -> Arc<Self> {
         Arc::new(Terminal {
             printer,
+            paths,
             asking: tokio::sync::Mutex::new(()),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         })
@@ -143,7 +119,7 @@ impl ToolCallApprover for Terminal {
                 };
             }
             let _one_at_a_time = self.asking.lock().await;
-            let (always, scope) = always_for(request.call);
+            let (always, scope, rule) = always_for(request.call);
             self.printer.pause();
             {
                 let mut err = std::io::stderr().lock();
@@ -154,8 +130,10 @@ impl ToolCallApprover for Terminal {
                 };
                 let _ = write!(
                     err,
-                    "\n⚠ {who} wants to {}  allow? [y]es / [n]o / [a]lways ({scope}): ",
-                    describe(request.call)
+                    "\n⚠ {who} wants to {}{}  allow? [y]es / [n]o / [a]lways ({scope}) / always in this [p]roject \
+                     / always for this [u]ser (`{rule}`): ",
+                    describe(request.call),
+                    request.reason.map(|r| format!("  ({r})\n")).unwrap_or_default(),
                 );
                 let _ = err.flush();
             }
@@ -170,6 +148,11 @@ impl ToolCallApprover for Terminal {
             match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => ApprovalDecision::Approve,
                 "a" | "always" => ApprovalDecision::ApproveAlways(always),
+                answer @ ("p" | "project" | "u" | "user") => {
+                    let project = answer.starts_with('p');
+                    self.save(&rule, project);
+                    ApprovalDecision::ApproveAlways(always)
+                }
                 _ => ApprovalDecision::Decline {
                     reason: Some("the user declined this call".into()),
                 },
@@ -179,6 +162,44 @@ impl ToolCallApprover for Terminal {
 }
 
 impl Terminal {
+    /// Saves `rule` to the project's or the user's `[permissions] allow`; a
+    /// project the person writes a rule for is one they trust.
+    fn save(&self, rule: &str, project: bool) {
+        let file = if project {
+            Some(self.paths.project_config())
+        } else {
+            self.paths.user_config()
+        };
+        let Some(file) = file else {
+            eprintln!("zidane: no user configuration folder to save `{rule}` in");
+            return;
+        };
+        let saved = crate::config::trust::edit(&file, |doc| {
+            let table = doc
+                .entry("permissions")
+                .or_insert_with(toml_edit::table)
+                .as_table_like_mut()
+                .ok_or_else(|| std::io::Error::other("`permissions` is not a table"))?;
+            let allow = table
+                .entry("allow")
+                .or_insert(toml_edit::value(toml_edit::Array::new()))
+                .as_array_mut()
+                .ok_or_else(|| std::io::Error::other("`permissions.allow` is not a list"))?;
+            if !allow.iter().any(|v| v.as_str() == Some(rule)) {
+                allow.push(rule);
+            }
+            Ok(())
+        });
+        let trusted = match (project, self.paths.user_config()) {
+            (true, Some(user)) => crate::config::trust::remember(&user, &self.paths.root, true),
+            _ => Ok(()),
+        };
+        match saved.and(trusted) {
+            Ok(()) => eprintln!("zidane: saved `{rule}` to the allowed rules of {}", file.display()),
+            Err(e) => eprintln!("zidane: could not save `{rule}` to {}: {e}", file.display()),
+        }
+    }
+
     /// Whether there is a person at a terminal to ask.
     pub(crate) fn interactive(&self) -> bool {
         self.interactive

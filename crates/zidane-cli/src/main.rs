@@ -10,15 +10,19 @@
 
 mod approve;
 mod checkpoints;
+mod commands;
+mod config;
+mod instructions;
 mod logging;
 mod output;
+mod permissions;
 mod setup;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use zidane::agent::{
     AgentError, AgentOptions, AgentRunOptions, RunSummaryCollectorOptions, SessionStore, create_agent,
     create_run_summary_collector,
@@ -29,7 +33,10 @@ use crate::output::{Printer, describe_failure};
 use crate::setup::{Args, Failure, mcp_servers, open_runtime, provider, session_id, skill_folders};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let command = Args::command();
+    let matches = command.clone().get_matches();
+    let args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let given = config::Given::from_matches(&matches, &command);
     if let Err(Failure { message, code }) = logging::init() {
         eprintln!("zidane: {message}");
         return ExitCode::from(code);
@@ -45,7 +52,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(args)) {
+    match runtime.block_on(run(args, given)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { message, code }) => {
             if !message.is_empty() {
@@ -112,11 +119,11 @@ impl StopSignals {
 /// server. The URL to open is printed (and handed to the desktop's opener
 /// when there is one); the tokens go to the sessions file, never to the
 /// screen.
-async fn mcp_login(args: &Args, rest: &[String], store: zidane::agent::SqliteStore) -> Result<(), Failure> {
+async fn mcp_login(loaded: &config::Loaded, rest: &[String], store: zidane::agent::SqliteStore) -> Result<(), Failure> {
     let [name] = rest else {
         return Err(Failure::usage("usage: zidane --mcp <config.json> mcp login <server>"));
     };
-    let servers = mcp_servers(args)?;
+    let servers = mcp_servers(loaded)?;
     let Some(mut config) = servers.into_iter().find(|s| &s.name == name) else {
         return Err(Failure::usage(format!(
             "no MCP server `{name}` in the configuration (pass it with --mcp <config.json>)"
@@ -151,6 +158,31 @@ async fn mcp_login(args: &Args, rest: &[String], store: zidane::agent::SqliteSto
     Ok(())
 }
 
+/// `zidane context`: what the session's context holds before the next
+/// request, by category and chunk, the instruction files with their paths.
+async fn context_report(agent: &zidane::agent::Agent, instructions: &instructions::Instructions) -> String {
+    let options = instructions.context_options();
+    let mut out = String::from("The context before the next request (estimated tokens):\n");
+    if let Some(breakdown) = agent.get_context_breakdown(&options).await {
+        for c in &breakdown.categories {
+            out.push_str(&format!("  {:<20} {:>8}\n", c.name, c.tokens));
+        }
+        out.push_str(&format!("  {:<20} {:>8}\n", "in all", breakdown.used));
+    }
+    out.push_str("\nWhere it comes from:\n");
+    for segment in agent.get_context_segments(&options).into_iter().flatten() {
+        use zidane::agent::SegmentSource;
+        let what = match &segment.source {
+            SegmentSource::System => "system prompt".to_owned(),
+            SegmentSource::RulesFile { path } => format!("rules file {path}"),
+            SegmentSource::Tool { name } => format!("tool {name}"),
+            SegmentSource::Turn { id, role } => format!("turn {id} ({role:?})"),
+        };
+        out.push_str(&format!("  {:<60} {:>8}\n", what, segment.text.len().div_ceil(4)));
+    }
+    out
+}
+
 /// Writes `text` to standard output; a closed pipe (`zidane … | head`) is a
 /// quiet end, not a panic.
 fn emit(text: &str) -> Result<(), Failure> {
@@ -180,14 +212,54 @@ fn read_prompt(args: &Args) -> Result<String, Failure> {
     Ok(text)
 }
 
-async fn run(args: Args) -> Result<(), Failure> {
+async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
+    if let Some(dir) = &args.cwd
+        && !dir.is_dir()
+    {
+        return Err(Failure::usage(format!("--cwd {}: no such folder", dir.display())));
+    }
+    let cwd = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
+    };
+    let showing_config = args.prompt.len() == 1 && args.prompt[0] == "config";
+    let showing_context = args.prompt.len() == 1 && args.prompt[0] == "context";
+    // The trust question is for a run, not for a listing.
+    let asks = !(showing_config
+        || args.list_sessions
+        || args.list_skills
+        || args.list_commands
+        || args.list_checkpoints
+        || args.delete_session.is_some()
+        || args.prune_older_than.is_some());
+    let mut loaded = config::load(&mut args, &given, &cwd, asks)?;
+    if showing_config {
+        return emit(&config::show(&args, &loaded));
+    }
+    let command_folders = commands::folders(&loaded.paths, loaded.trusted);
+    if args.list_commands {
+        let (found, problems) = commands::list(&command_folders);
+        let mut listing = String::new();
+        for c in &found {
+            let hint = c.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
+            let about = c.description.as_deref().unwrap_or("");
+            listing.push_str(&format!("/{}{hint}  {about}  ({})\n", c.name, c.path.display()));
+        }
+        if found.is_empty() {
+            listing.push_str("No custom commands (put them in .zidane/commands/<name>.md).\n");
+        }
+        for problem in problems {
+            eprintln!("zidane: skipped {problem}");
+        }
+        return emit(&listing);
+    }
     let runtime = open_runtime(&args)?;
     let store = runtime.sqlite().clone();
     if let [first, second, rest @ ..] = args.prompt.as_slice()
         && first == "mcp"
         && second == "login"
     {
-        return mcp_login(&args, rest, store).await;
+        return mcp_login(&loaded, rest, store).await;
     }
     if let Some(id) = &args.delete_session {
         return crate::checkpoints::delete(&args, &store, id).await;
@@ -228,15 +300,6 @@ async fn run(args: Args) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    if let Some(dir) = &args.cwd
-        && !dir.is_dir()
-    {
-        return Err(Failure::usage(format!("--cwd {}: no such folder", dir.display())));
-    }
-    let cwd = match &args.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
-    };
     let checkpoints = crate::checkpoints::open(&args, &cwd, &store);
     if args.list_checkpoints {
         return crate::checkpoints::list(&args, &store, &checkpoints).await;
@@ -267,7 +330,23 @@ async fn run(args: Args) -> Result<(), Failure> {
         }
         return emit(&listing);
     }
-    let prompt = read_prompt(&args)?;
+    let mut prompt = read_prompt(&args)?;
+    if let Some((name, rest)) = commands::invocation(&prompt).filter(|_| !showing_context) {
+        let command = commands::find(&command_folders, name)?;
+        let rest = rest.to_owned();
+        prompt = command.expand(&rest);
+        // The command's model over the configuration's, not over `--model`.
+        if command.model.is_some() && !given.has("model") {
+            args.model.clone_from(&command.model);
+        }
+        for rule in &command.allowed_tools {
+            loaded.rules.push(config::RuleText {
+                kind: config::RuleKind::Allow,
+                rule: rule.clone(),
+                origin: format!("the command /{}", command.name),
+            });
+        }
+    }
     let forked = match &args.fork {
         Some(spec) => {
             let new_id = session_id(&args, &store).await?;
@@ -284,8 +363,10 @@ async fn run(args: Args) -> Result<(), Failure> {
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
     }
-    let mcp = mcp_servers(&args)?;
-    let provider = provider(&args)?;
+    let mcp = mcp_servers(&loaded)?;
+    let provider = provider(&args, loaded.api_key_env.as_deref())?;
+    let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, &cwd)
+        .map_err(|e| Failure::usage(format!("a permission rule: {e}")))?;
     let session = match forked {
         Some(id) => id,
         None => session_id(&args, &store).await?,
@@ -299,7 +380,11 @@ async fn run(args: Args) -> Result<(), Failure> {
     // Background commands' output lives beside the sessions, per session.
     let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
     let execution = crate::setup::execution(&args, &cwd, task_dir)?;
-    let mut system = preset.system.clone();
+    let instructions = crate::instructions::discover(&loaded.paths);
+    if let Some(line) = instructions.summary() {
+        eprintln!("{line}");
+    }
+    let mut system = instructions.system_prompt(&preset.system);
     if let Some(extra) = &args.system {
         system.push_str("\n\n");
         system.push_str(extra);
@@ -320,14 +405,9 @@ async fn run(args: Args) -> Result<(), Failure> {
     let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
     // What runs without a yes depends on `--approve`; the answer comes from
     // the terminal (none: refused).
-    let terminal = crate::approve::Terminal::new(printer.clone());
-    let (interceptors, approver) = match args.approve {
-        crate::setup::Approve::Yolo => (Vec::new(), None),
-        mode => (
-            vec![Arc::new(crate::approve::Rules { mode }) as Arc<dyn zidane::agent::ToolCallInterceptor>],
-            Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>),
-        ),
-    };
+    let terminal = crate::approve::Terminal::new(printer.clone(), loaded.paths.clone());
+    let interceptors = vec![Arc::new(permissions) as Arc<dyn zidane::agent::ToolCallInterceptor>];
+    let approver = Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>);
     // A server's questions go to the person when there is one to ask.
     let elicitation = terminal.interactive().then(|| terminal.elicitation());
     let traces = crate::setup::tracing_export(&args)?;
@@ -344,7 +424,12 @@ async fn run(args: Args) -> Result<(), Failure> {
         interceptors,
         approve_tool_call: approver,
         system: Some(system),
-        model: args.model.iter().map(|m| m.as_str().into()).collect(),
+        model: args
+            .model
+            .iter()
+            .chain(&loaded.fallback_models)
+            .map(|m| m.as_str().into())
+            .collect(),
         tools: preset.tools.clone(),
         behavior,
         // Every format gets a cap (OpenAI-compatible servers otherwise write
@@ -382,6 +467,12 @@ async fn run(args: Args) -> Result<(), Failure> {
         eprintln!("zidane: skipped a skill: {problem}");
     }
     let _printing = printer.install(agent.hooks());
+    let _offering = instructions.offer_nested(agent.hooks(), &cwd);
+    if showing_context {
+        let report = context_report(&agent, &instructions).await;
+        agent.destroy().await;
+        return emit(&report);
+    }
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let _collecting = collector.install(agent.hooks());
 

@@ -16,13 +16,32 @@ use zidane::providers::{ApiKey, Provider, ThinkingLevel};
 pub(crate) struct Args {
     /// What to do.
     pub(crate) prompt: Vec<String>,
+    /// Run once and print (the default when standard input or output is
+    /// not a terminal; also today's behaviour on a terminal).
+    #[arg(short = 'p', long = "print")]
+    pub(crate) print: bool,
     /// The provider (default: the first with a key among ANTHROPIC_API_KEY,
     /// OPENAI_API_KEY, OPENROUTER_API_KEY).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, env = "ZIDANE_PROVIDER")]
     pub(crate) provider: Option<ProviderKind>,
     /// The model id.
-    #[arg(long)]
+    #[arg(long, env = "ZIDANE_MODEL")]
     pub(crate) model: Option<String>,
+    /// Use the settings of `[profiles.NAME]` of the configuration files.
+    #[arg(long, env = "ZIDANE_PROFILE", value_name = "NAME")]
+    pub(crate) profile: Option<String>,
+    /// Use this folder's project files (`.zidane/config.toml`, `.mcp.json`,
+    /// custom commands) without asking whether it is trusted.
+    #[arg(long)]
+    pub(crate) trust: bool,
+    /// A permission rule allowing calls for this run, e.g.
+    /// `shell(cargo test:*)`, `edit(src/**)` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub(crate) allow: Vec<String>,
+    /// A permission rule refusing calls for this run, e.g. `shell(rm:*)`,
+    /// `read_file(.env)` (repeatable).
+    #[arg(long, value_name = "RULE")]
+    pub(crate) deny: Vec<String>,
     /// Another API root: `http://host:port` for Anthropic-compatible
     /// servers, `http://host:port/v1` for OpenAI-compatible ones (Ollama,
     /// vLLM, llama.cpp, LM Studio, gateways).
@@ -63,6 +82,10 @@ pub(crate) struct Args {
     /// and exit.
     #[arg(long)]
     pub(crate) list_skills: bool,
+    /// List the custom commands (`/NAME`: `.zidane/commands/NAME.md` and
+    /// the user's) and exit.
+    #[arg(long)]
+    pub(crate) list_commands: bool,
     /// The sessions file (default: $ZIDANE_HOME/sessions.db, else the user's
     /// data folder).
     #[arg(long)]
@@ -197,7 +220,8 @@ fn age(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(n.saturating_mul(secs)))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum ProviderKind {
     Anthropic,
     Openai,
@@ -207,21 +231,24 @@ pub(crate) enum ProviderKind {
     OpenaiCompatible,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum Approve {
     Ask,
     AutoEdit,
     Yolo,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum SandboxFlag {
     Off,
     WorkspaceWrite,
     ReadOnly,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum Thinking {
     Off,
     Minimal,
@@ -337,7 +364,7 @@ pub(crate) fn shown_url(url: &str) -> String {
 }
 
 /// The provider from the flags and the environment.
-pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
+pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Provider>, Failure> {
     let kind = match args.provider {
         Some(kind) => kind,
         None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_AUTH_TOKEN").is_some() => ProviderKind::Anthropic,
@@ -357,7 +384,12 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
     let missing = |var: &str, name: &str| Failure::usage(format!("--provider {name} needs {var} in the environment"));
     let built: Result<Arc<dyn Provider>, _> = match kind {
         ProviderKind::Anthropic => {
-            let mut config = AnthropicConfig::from_env().map_err(|_| missing("ANTHROPIC_API_KEY", "anthropic"))?;
+            let mut config = match key_var {
+                Some(var) => AnthropicConfig::from_env()
+                    .unwrap_or_else(|_| AnthropicConfig::new(""))
+                    .with_api_key(env(var).ok_or_else(|| missing(var, "anthropic"))?),
+                None => AnthropicConfig::from_env().map_err(|_| missing("ANTHROPIC_API_KEY", "anthropic"))?,
+            };
             if let Some(url) = &args.base_url {
                 // The Anthropic format adds `/v1/messages` itself: a base URL
                 // given with its `/v1` (as OpenAI-style URLs are) is the root.
@@ -378,6 +410,7 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
                 ProviderKind::OpenaiResponses => ("OPENAI_API_KEY", "openai-responses"),
                 _ => ("OPENROUTER_API_KEY", "openrouter"),
             };
+            let var = key_var.unwrap_or(var);
             let key = env(var).ok_or_else(|| missing(var, name))?;
             let mut config = match kind {
                 ProviderKind::Openai => OpenAiConfig::openai(key),
@@ -402,7 +435,7 @@ pub(crate) fn provider(args: &Args) -> Result<Arc<dyn Provider>, Failure> {
             let model = args.model.clone().ok_or_else(|| {
                 Failure::usage("--provider openai-compatible needs --model (the server's model name)")
             })?;
-            let key = env("OPENAI_API_KEY").map(ApiKey::new);
+            let key = env(key_var.unwrap_or("OPENAI_API_KEY")).map(ApiKey::new);
             if !matches!(args.thinking, Thinking::Off) {
                 eprintln!(
                     "zidane: --thinking is not sent in the openai-compatible format (servers differ in how they take a reasoning effort); it is ignored"
@@ -461,12 +494,22 @@ pub(crate) async fn session_id(args: &Args, store: &dyn SessionStore) -> Result<
     Ok(format!("s-{stamp:x}-{:x}", std::process::id()))
 }
 
-/// The MCP servers of `--mcp`, or none.
-pub(crate) fn mcp_servers(args: &Args) -> Result<Vec<zidane::mcp::McpServerConfig>, Failure> {
-    let Some(path) = &args.mcp else { return Ok(Vec::new()) };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read the MCP configuration {}: {e}", path.display())))?;
-    zidane::mcp::parse_mcp_config(&text).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+/// The MCP servers of the configuration, `.mcp.json` and `--mcp`, merged
+/// by name.
+pub(crate) fn mcp_servers(loaded: &crate::config::Loaded) -> Result<Vec<zidane::mcp::McpServerConfig>, Failure> {
+    if loaded.mcp.is_empty() {
+        return Ok(Vec::new());
+    }
+    let servers: serde_json::Map<String, serde_json::Value> = loaded
+        .mcp
+        .iter()
+        .map(|(name, value, _)| (name.clone(), value.clone()))
+        .collect();
+    let text = serde_json::json!({ "mcpServers": servers }).to_string();
+    zidane::mcp::parse_mcp_config(&text).map_err(|e| {
+        let origins: Vec<String> = loaded.mcp.iter().map(|(n, _, o)| format!("`{n}` from {o}")).collect();
+        Failure::usage(format!("the MCP servers ({}): {e}", origins.join(", ")))
+    })
 }
 
 /// Where skills come from, first wins: `--skills` folders, the project's

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropic_sse};
 
 mod checkpoints;
+mod conventions;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wire {
@@ -166,6 +167,29 @@ fn spawn_zidane(home: &Path, work: &Path, args: &[&str]) -> tokio::process::Chil
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     cmd.spawn().unwrap()
+}
+
+/// `zidane ARGS` in a pseudo-terminal (`script` gives it one and forwards
+/// `input`), asking before commands.
+async fn in_terminal(home: &Path, work: &Path, args: &str, input: &[u8]) -> Output {
+    let bin = env!("CARGO_BIN_EXE_zidane");
+    let mut cmd = tokio::process::Command::new("script");
+    cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_APPROVE", "ask")
+        .env("ZIDANE_HOME", home)
+        .current_dir(work)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).await.unwrap();
+    let out = child.wait_with_output().await.unwrap();
+    drop(stdin);
+    out
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -1206,28 +1230,13 @@ async fn the_program_asks_before_it_runs_a_command() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let (url, bodies) = server_with(None, four_commands).await;
-    let bin = env!("CARGO_BIN_EXE_zidane");
-    // `script` gives the program a pseudo-terminal and forwards our input.
-    let mut cmd = tokio::process::Command::new("script");
-    cmd.args([
-        "-qec",
-        &format!("{bin} --base-url {url} 'Make some files.'"),
-        "/dev/null",
-    ])
-    .env_remove("OPENAI_API_KEY")
-    .env_remove("OPENROUTER_API_KEY")
-    .env("ANTHROPIC_API_KEY", "sk-test")
-    .env("ZIDANE_APPROVE", "ask")
-    .env("ZIDANE_HOME", home.path())
-    .current_dir(work.path())
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"y\nn\na\n").await.unwrap();
-    let out = child.wait_with_output().await.unwrap();
-    drop(stdin);
+    let out = in_terminal(
+        home.path(),
+        work.path(),
+        &format!("--base-url {url} 'Make some files.'"),
+        b"y\nn\na\n",
+    )
+    .await;
     let shown = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{shown}{}", text(&out.stderr));
     assert!(

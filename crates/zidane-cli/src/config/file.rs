@@ -1,0 +1,236 @@
+//! One configuration file: where it is, its keys (checked before anything
+//! runs), and the line each key is on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use crate::setup::{Approve, Failure, ProviderKind, SandboxFlag, Thinking};
+
+/// The keys of a configuration file (and of a `[profiles.NAME]` table).
+///
+/// Every key a flag sets has the flag's name with `_` for `-`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Settings {
+    pub(crate) provider: Option<ProviderKind>,
+    pub(crate) model: Option<String>,
+    /// Models tried after `model`, in order, when it fails.
+    pub(crate) fallback_models: Option<Vec<String>>,
+    pub(crate) base_url: Option<String>,
+    /// The environment variable holding the provider's key.
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) system: Option<String>,
+    pub(crate) thinking: Option<Thinking>,
+    #[serde(default, deserialize_with = "positive_u32")]
+    pub(crate) max_tokens: Option<u32>,
+    #[serde(default, deserialize_with = "positive_u32")]
+    pub(crate) max_turns: Option<u32>,
+    #[serde(default, deserialize_with = "positive_usd")]
+    pub(crate) max_cost: Option<f64>,
+    pub(crate) approve: Option<Approve>,
+    pub(crate) sandbox: Option<SandboxFlag>,
+    /// `false`: commands may not open network connections.
+    pub(crate) network: Option<bool>,
+    #[serde(default, deserialize_with = "positive_u64")]
+    pub(crate) idle_timeout: Option<u64>,
+    #[serde(default, deserialize_with = "positive_u32")]
+    pub(crate) retries: Option<u32>,
+    pub(crate) pass_env: Option<Vec<String>>,
+    pub(crate) skills: Option<Vec<PathBuf>>,
+    pub(crate) otlp: Option<String>,
+    pub(crate) otlp_payloads: Option<bool>,
+    /// `false`: no folder checkpoints.
+    pub(crate) checkpoints: Option<bool>,
+    #[serde(default, deserialize_with = "positive_u32")]
+    pub(crate) max_checkpoints: Option<u32>,
+    /// Trust every project folder (the user's file only).
+    pub(crate) trust: Option<bool>,
+    /// The profile used when `--profile` is not given.
+    pub(crate) profile: Option<String>,
+    /// MCP servers by name, in the `mcpServers` JSON shape.
+    pub(crate) mcp_servers: Option<toml::Table>,
+    pub(crate) permissions: Option<PermissionTable>,
+    pub(crate) profiles: Option<BTreeMap<String, Settings>>,
+    /// Folders the person answered the trust question for (the user's file
+    /// only), by path.
+    pub(crate) projects: Option<BTreeMap<String, Project>>,
+}
+
+/// `[permissions]`: rules like `shell(cargo test:*)`, `edit(src/**)`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PermissionTable {
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
+    #[serde(default)]
+    pub(crate) ask: Vec<String>,
+    #[serde(default)]
+    pub(crate) deny: Vec<String>,
+}
+
+/// `[projects."/path"]` in the user's file.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Project {
+    pub(crate) trust: Option<bool>,
+}
+
+fn positive_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n = i64::deserialize(d)?;
+    match u32::try_from(n) {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(serde::de::Error::custom(format!("{n} is not a positive whole number"))),
+    }
+}
+
+fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let n = i64::deserialize(d)?;
+    match u64::try_from(n) {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(serde::de::Error::custom(format!("{n} is not a positive whole number"))),
+    }
+}
+
+fn positive_usd<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = match toml::Value::deserialize(d)? {
+        toml::Value::Integer(n) => n as f64,
+        toml::Value::Float(f) => f,
+        other => {
+            return Err(serde::de::Error::custom(format!(
+                "{other} is not an amount of dollars (a number)"
+            )));
+        }
+    };
+    if v.is_finite() && v > 0.0 {
+        Ok(Some(v))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{v} is not a positive amount of dollars"
+        )))
+    }
+}
+
+/// A configuration file read and checked.
+#[derive(Debug, Clone)]
+pub(crate) struct ConfigFile {
+    pub(crate) path: PathBuf,
+    pub(crate) settings: Settings,
+    /// The line of each key (`model`, `permissions.allow`,
+    /// `profiles.fast.model`, `mcp_servers.github`).
+    pub(crate) lines: BTreeMap<String, usize>,
+}
+
+impl ConfigFile {
+    /// Reads `path`; `None` when there is no such file. A key the program
+    /// does not know, or a value of the wrong kind, is an error naming the
+    /// file, the line and the key.
+    pub(crate) fn read(path: &Path) -> Result<Option<ConfigFile>, Failure> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Failure::usage(format!("cannot read {}: {e}", path.display()))),
+        };
+        Self::parse(path, &text).map(Some)
+    }
+
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<ConfigFile, Failure> {
+        let mut lines = BTreeMap::new();
+        if let Ok(table) = toml::de::DeTable::parse(text) {
+            key_lines(text, "", table.get_ref(), &mut lines);
+        }
+        let settings: Settings = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+            // The key on the failing line, when the message does not name it.
+            let key = lines
+                .iter()
+                .filter(|(_, line)| **line == at.0)
+                .map(|(key, _)| key.as_str())
+                .max_by_key(|k| k.len())
+                .filter(|k| {
+                    !e.message()
+                        .contains(&format!("`{}`", k.rsplit('.').next().unwrap_or(k)))
+                })
+                .map(|k| format!("`{k}`: "))
+                .unwrap_or_default();
+            Failure::usage(format!(
+                "{}:{}:{}: {key}{}",
+                path.display(),
+                at.0,
+                at.1,
+                e.message().trim_end()
+            ))
+        })?;
+        let file = ConfigFile {
+            path: path.to_owned(),
+            settings,
+            lines,
+        };
+        file.check_profiles()?;
+        Ok(file)
+    }
+
+    /// The line of `key`, or of the nearest table holding it.
+    pub(crate) fn line(&self, key: &str) -> usize {
+        let mut key = key;
+        loop {
+            if let Some(line) = self.lines.get(key) {
+                return *line;
+            }
+            match key.rsplit_once('.') {
+                Some((parent, _)) => key = parent,
+                None => return 1,
+            }
+        }
+    }
+
+    /// An error about `key` in this file.
+    pub(crate) fn error(&self, key: &str, message: impl std::fmt::Display) -> Failure {
+        Failure::usage(format!(
+            "{}:{}: `{key}`: {message}",
+            self.path.display(),
+            self.line(key)
+        ))
+    }
+
+    /// Profiles hold settings, not other profiles, trust or remembered
+    /// folders.
+    fn check_profiles(&self) -> Result<(), Failure> {
+        for (name, profile) in self.settings.profiles.iter().flatten() {
+            for (key, present) in [
+                ("profiles", profile.profiles.is_some()),
+                ("projects", profile.projects.is_some()),
+                ("profile", profile.profile.is_some()),
+                ("trust", profile.trust.is_some()),
+            ] {
+                if present {
+                    let at = format!("profiles.{name}.{key}");
+                    return Err(self.error(&at, "a profile cannot set this key"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+fn key_lines(text: &str, prefix: &str, table: &toml::de::DeTable<'_>, out: &mut BTreeMap<String, usize>) {
+    for (key, value) in table {
+        let name = if prefix.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", key.get_ref())
+        };
+        out.insert(name.clone(), line_col(text, key.span().start).0);
+        if let toml::de::DeValue::Table(inner) = value.get_ref() {
+            key_lines(text, &name, inner, out);
+        }
+    }
+}

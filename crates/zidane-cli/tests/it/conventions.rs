@@ -1,0 +1,469 @@
+//! The field's conventions: instruction files, the layered configuration,
+//! trust, permission rules, `.mcp.json` and custom commands, against the
+//! loopback model.
+
+use std::path::Path;
+
+use serde_json::Value;
+use zidane_bench::loopback::{answer_sse, call_sse};
+
+use super::{in_terminal, server_with, text, zidane};
+
+/// Replies that call `calls` one per turn (by how many results the body
+/// holds), then answer `Done.`.
+fn scripted(calls: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> String + Send + Sync + Copy + 'static {
+    move |body: &str| {
+        let n = body.matches("\"type\":\"tool_result\"").count();
+        match calls.get(n) {
+            Some((name, input)) => call_sse(
+                &format!("toolu_{n}"),
+                name,
+                &serde_json::from_str::<Value>(input).unwrap(),
+                50,
+            ),
+            None => answer_sse("Done.", 50),
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "sk-test");
+
+/// The rules block runs from the user's file to the working folder's, a
+/// folder without `AGENTS.md` gives its `CLAUDE.md`, and a sub-folder's
+/// file reaches the model with the first result under it, once.
+#[tokio::test]
+async fn instruction_files_from_general_to_specific_and_a_sub_folder_file_on_first_read() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    write(&home.path().join("AGENTS.md"), "USER-RULE");
+    write(&repo.path().join("AGENTS.md"), "ROOT-RULE");
+    write(&repo.path().join("mid/CLAUDE.md"), "MID-RULE");
+    write(&repo.path().join("mid/cwd/AGENTS.md"), "CWD-RULE");
+    write(&repo.path().join("mid/cwd/CLAUDE.md"), "SHADOWED-RULE");
+    write(&repo.path().join("mid/cwd/sub/AGENTS.md"), "SUB-RULE");
+    write(&repo.path().join("mid/cwd/sub/a.txt"), "alpha");
+    write(&repo.path().join("mid/cwd/sub/b.txt"), "beta");
+    let cwd = repo.path().join("mid/cwd");
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[
+            ("read_file", r#"{"path": "sub/a.txt"}"#),
+            ("read_file", r#"{"path": "sub/b.txt"}"#),
+        ]),
+    )
+    .await;
+    let out = zidane(home.path(), &cwd, &[KEY], &["--base-url", &url, "Read the files."]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let root = repo.path().display();
+    let user = home.path().display();
+    assert!(
+        stderr.contains(&format!(
+            "zidane: instructions: {user}/AGENTS.md (~3 tokens), {root}/AGENTS.md (~3 tokens), {root}/mid/CLAUDE.md (~2 tokens), {root}/mid/cwd/AGENTS.md (~2 tokens)\n"
+        )),
+        "{stderr}"
+    );
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3);
+    let first: Value = serde_json::from_str(&bodies[0]).unwrap();
+    let system = first["system"].to_string();
+    let at = |s: &str| system.find(s).unwrap_or_else(|| panic!("{s} missing from {system}"));
+    assert!(at("USER-RULE") < at("ROOT-RULE") && at("ROOT-RULE") < at("MID-RULE") && at("MID-RULE") < at("CWD-RULE"));
+    assert!(
+        !system.contains("SHADOWED-RULE") && !system.contains("SUB-RULE"),
+        "{system}"
+    );
+    assert!(system.contains(&format!("## {root}/mid/cwd/AGENTS.md")), "{system}");
+    assert_eq!(bodies[1].matches("SUB-RULE").count(), 1, "{}", bodies[1]);
+    assert!(bodies[1].contains(&format!("<instructions file=\\\"{root}/mid/cwd/sub/AGENTS.md\\\">")));
+    assert_eq!(bodies[2].matches("SUB-RULE").count(), 1, "offered once: {}", bodies[2]);
+    // The system prompt is the same in every request: the cache holds.
+    let last: Value = serde_json::from_str(&bodies[2]).unwrap();
+    assert_eq!(first["system"], last["system"]);
+}
+
+/// `zidane context` lists the instruction files with their real paths.
+#[tokio::test]
+async fn the_context_report_names_the_instruction_files() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(&work.path().join("AGENTS.md"), "Be brief.");
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--base-url", "http://127.0.0.1:9", "context"],
+    )
+    .await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stdout.contains("  rules  "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  rules file {}/AGENTS.md ", work.path().display())),
+        "{stdout}"
+    );
+}
+
+fn config_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// Later wins: the user's file, the project's, the profile (the user's
+/// table, then the project's), the environment, the flags; each value
+/// shown with its source, secrets masked.
+#[tokio::test]
+async fn layers_and_profiles_take_effect_in_order_with_their_sources() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let user = home.path().join("config.toml");
+    let project = work.path().join(".zidane/config.toml");
+    write(
+        &user,
+        "model = \"user-model\"\nmax_turns = 5\napprove = \"auto-edit\"\nretries = 2\npass_env = [\"A_TOKEN\"]\n\n\
+         [profiles.fast]\nmodel = \"fast-model\"\n\n[permissions]\ndeny = [\"shell(rm:*)\"]\n",
+    );
+    write(
+        &project,
+        "model = \"project-model\"\nmax_turns = 7\nbase_url = \"http://me:pw@127.0.0.1:9/v1\"\n\n\
+         [profiles.fast]\nmax_turns = 9\n\n[permissions]\nallow = [\"shell(cargo test:*)\"]\n\n\
+         [mcp_servers.gh]\ncommand = \"gh-mcp\"\nenv = { GITHUB_TOKEN = \"secret-value\" }\n",
+    );
+    let env = [("ZIDANE_RETRIES", "3")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &[
+            "--trust",
+            "--profile",
+            "fast",
+            "--approve",
+            "yolo",
+            "--pass-env",
+            "B_TOKEN",
+            "config",
+        ],
+    )
+    .await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (u, p) = (user.display(), project.display());
+    let lines = config_lines(&stdout);
+    for want in [
+        format!("model = \"fast-model\" # profile `fast`, {u}:8"),
+        format!("max_turns = 9 # profile `fast`, {p}:6"),
+        format!("base_url = \"http://me:***@127.0.0.1:9/v1\" # {p}:3"),
+        "retries = 3 # $ZIDANE_RETRIES".to_owned(),
+        "approve = yolo # flag".to_owned(),
+        "pass_env = [\"A_TOKEN\", \"B_TOKEN\"] # flag".to_owned(),
+        "thinking = off # default".to_owned(),
+        "trust = true # flag".to_owned(),
+        format!("deny = \"shell(rm:*)\" # {u}:11"),
+        format!("allow = \"shell(cargo test:*)\" # {p}:9"),
+        format!("[mcp_servers.gh] # {p}:11"),
+        "env = {\"GITHUB_TOKEN\":\"***\"}".to_owned(),
+    ] {
+        assert!(lines.contains(&want), "missing `{want}` in:\n{stdout}");
+    }
+    assert!(!stdout.contains("secret-value") && !stdout.contains(":pw@"));
+
+    // Not trusted (no terminal to ask): the project's file is left out.
+    let out = zidane(home.path(), work.path(), &[], &["config"]).await;
+    let stdout = text(&out.stdout);
+    let lines = config_lines(&stdout);
+    assert!(lines.contains(&format!("model = \"user-model\" # {u}:1")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("# ignored (the folder is not trusted): {p}")),
+        "{stdout}"
+    );
+}
+
+/// A key the program does not know, a value of the wrong kind, a bad rule
+/// and a missing profile stop the program before anything runs, naming the
+/// file, the line and the key.
+#[tokio::test]
+async fn configuration_errors_name_the_file_line_and_key() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, scripted(&[])).await;
+    let user = home.path().join("config.toml");
+    let shown = user.display().to_string();
+    for (file, args, want) in [
+        (
+            "model = \"m\"\nmodle = \"x\"\n",
+            vec![],
+            format!("zidane: {shown}:2:1: unknown field `modle`, expected one of"),
+        ),
+        (
+            "[profiles.x]\nmax_turns = 0\n",
+            vec![],
+            format!("zidane: {shown}:2:13: `profiles.x.max_turns`: 0 is not a positive whole number\n"),
+        ),
+        (
+            "approve = \"always\"\n",
+            vec![],
+            format!(
+                "zidane: {shown}:1:11: `approve`: unknown variant `always`, expected one of `ask`, `auto-edit`, `yolo`\n"
+            ),
+        ),
+        (
+            "[permissions]\n\nallow = [\"shell(cargo test\"]\n",
+            vec![],
+            format!("zidane: {shown}:3: `permissions.allow`: `shell(cargo test`: the specifier must end with `)`\n"),
+        ),
+        (
+            "[mcp_servers.a]\ncommand = 3\n",
+            vec![],
+            format!("zidane: {shown}:1: `mcp_servers.a`: `mcpServers.a.command` must be a string\n"),
+        ),
+        (
+            "",
+            vec!["--profile", "nope"],
+            "zidane: no profile `nope` in the configuration (none is defined; a profile is a [profiles.nope] table)\n"
+                .to_owned(),
+        ),
+    ] {
+        write(&user, file);
+        let mut all = vec!["--base-url", url.as_str()];
+        all.extend(args);
+        all.push("Hello.");
+        let out = zidane(home.path(), work.path(), &[KEY], &all).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with(&want), "want `{want}`, got `{stderr}`");
+    }
+    // A project cannot trust itself.
+    write(&user, "");
+    write(&work.path().join(".zidane/config.toml"), "trust = true\n");
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--trust", "--base-url", &url, "Hello."],
+    )
+    .await;
+    assert!(text(&out.stderr).contains("config.toml:1: `trust`: a project cannot trust itself"));
+    assert!(bodies.lock().unwrap().is_empty(), "nothing ran");
+}
+
+fn everything() -> String {
+    let bin =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        bin.exists(),
+        "{} is missing: `cargo xtask mcp-servers` installs the real MCP servers the tests use",
+        bin.display()
+    );
+    bin.display().to_string()
+}
+
+/// `.mcp.json` (with `${VAR:-default}`) is a project file: without a
+/// terminal to ask, an untrusted folder's server is not started; with
+/// `--trust` it is, and the model calls its tool.
+#[tokio::test]
+async fn an_untrusted_projects_mcp_server_starts_only_with_trust() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &work.path().join(".mcp.json"),
+        r#"{"mcpServers": {"everything": {"command": "${EVERYTHING_BIN:-mcp-server-everything}", "env": {"GREETING": "${NOT_SET_ANYWHERE:-hello}"}}}}"#,
+    );
+    let bin = everything();
+    let env = [KEY, ("EVERYTHING_BIN", bin.as_str())];
+    let (url, bodies) = server_with(None, scripted(&[("mcp_everything_echo", r#"{"message": "hi there"}"#)])).await;
+    let out = zidane(home.path(), work.path(), &env, &["--base-url", &url, "Echo."]).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "zidane: ignoring .mcp.json in {} (the folder is not trusted; answer the question on a terminal, or pass --trust)",
+            work.path().display()
+        )),
+        "{stderr}"
+    );
+    {
+        let bodies = bodies.lock().unwrap();
+        assert!(!bodies[0].contains("mcp_everything_echo"), "not offered");
+        bodies.iter().for_each(|b| assert!(!b.contains("Echo: hi there")));
+    }
+    bodies.lock().unwrap().clear();
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--trust", "--base-url", &url, "Echo."],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("ignoring"), "{stderr}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(bodies[0].contains("\"name\":\"mcp_everything_echo\""), "{}", bodies[0]);
+    assert!(bodies[1].contains("Echo: hi there"), "{}", bodies[1]);
+}
+
+/// Rules from the configuration and the flags, with no terminal to ask:
+/// an allowed command runs, a denied one and a denied read are refused
+/// with the rule named to the model, and one no rule covers is refused for
+/// want of a person to ask.
+#[tokio::test]
+async fn permission_rules_allow_and_deny_without_asking() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("config.toml"),
+        "[permissions]\nallow = [\"shell(echo:*)\"]\ndeny = [\"read_file(.env)\"]\n",
+    );
+    write(&work.path().join(".env"), "SECRET=1");
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[
+            ("shell", r#"{"command": "echo one > one.txt && echo two >> one.txt"}"#),
+            ("shell", r#"{"command": "echo ok && rm one.txt"}"#),
+            ("read_file", r#"{"path": ".env"}"#),
+            ("shell", r#"{"command": "touch two.txt"}"#),
+        ]),
+    )
+    .await;
+    let env = [KEY, ("ZIDANE_APPROVE", "ask")];
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--deny", "shell(rm:*)", "--base-url", &url, "Make files."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("one.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert!(!work.path().join("two.txt").exists());
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(
+        bodies[2].contains("Blocked: denied by the permission rule `shell(rm:*)` (--deny)"),
+        "{}",
+        bodies[2]
+    );
+    let config = home.path().join("config.toml");
+    assert!(
+        bodies[3].contains(&format!(
+            "Blocked: denied by the permission rule `read_file(.env)` ({}:3)",
+            config.display()
+        )),
+        "{}",
+        bodies[3]
+    );
+    assert!(!bodies[3].contains("SECRET=1"));
+    assert!(bodies[4].contains("there is no terminal to ask on"), "{}", bodies[4]);
+}
+
+/// At the question, `p` allows the command's prefix in the project's
+/// configuration (and trusts the folder): the next run, with no terminal,
+/// runs it without asking.
+#[tokio::test]
+async fn an_answer_saved_as_a_project_rule_holds_in_the_next_run() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, _bodies) = server_with(None, scripted(&[("shell", r#"{"command": "touch made.txt"}"#)])).await;
+    let out = in_terminal(
+        home.path(),
+        work.path(),
+        &format!("--base-url {url} 'Make a file.'"),
+        b"p\n",
+    )
+    .await;
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("always in this [p]roject / always for this [u]ser (`shell(touch:*)`)"),
+        "{shown}"
+    );
+    assert!(work.path().join("made.txt").exists());
+    let project = std::fs::read_to_string(work.path().join(".zidane/config.toml")).unwrap();
+    assert_eq!(project, "[permissions]\nallow = [\"shell(touch:*)\"]\n");
+    let user = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert_eq!(
+        user,
+        format!("[projects.\"{}\"]\ntrust = true\n", work.path().display())
+    );
+
+    std::fs::remove_file(work.path().join("made.txt")).unwrap();
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY, ("ZIDANE_APPROVE", "ask")],
+        &["--base-url", &url, "Make a file."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(work.path().join("made.txt").exists(), "{}", text(&out.stdout));
+}
+
+/// `zidane -p /NAME args`: the template with its arguments is the prompt,
+/// its model is used, its `allowed-tools` allow; an untrusted project's
+/// commands are not offered.
+#[tokio::test]
+async fn a_custom_command_runs_with_its_arguments() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &work.path().join(".zidane/commands/release/notes.md"),
+        "---\ndescription: Draft release notes\nargument-hint: <version> <audience>\nmodel: small-model\n\
+         allowed-tools: Bash(git log:*)\n---\nDraft the notes of version $1 for $2. (Asked: $ARGUMENTS)\n",
+    );
+    let (url, bodies) = server_with(None, scripted(&[])).await;
+    let env = [KEY, ("ZIDANE_APPROVE", "ask")];
+    let out = zidane(home.path(), work.path(), &env, &["--trust", "--list-commands"]).await;
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "/release:notes <version> <audience>  Draft release notes  ({})\n",
+            work.path().join(".zidane/commands/release/notes.md").display()
+        )
+    );
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &[
+            "--trust",
+            "--base-url",
+            &url,
+            "-p",
+            "/release:notes",
+            "2.0",
+            "'power users'",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let first: Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
+    assert_eq!(first["model"], "small-model");
+    assert_eq!(
+        first["messages"][0]["content"][0]["text"],
+        "Draft the notes of version 2.0 for power users. (Asked: 2.0 'power users')\n"
+    );
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &env,
+        &["--base-url", &url, "-p", "/release:notes", "2.0"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no command `/release:notes` (there are none;"),
+        "{}",
+        text(&out.stderr)
+    );
+}
