@@ -91,15 +91,22 @@ pub(crate) struct Terminal {
     printer: Printer,
     /// Where `[p]roject` and `[u]ser` answers are saved.
     paths: crate::config::Paths,
+    /// `Notification` hooks hear of each question.
+    hooks: Arc<crate::command_hooks::CommandHooks>,
     asking: tokio::sync::Mutex<()>,
     interactive: bool,
 }
 
 impl Terminal {
-    pub(crate) fn new(printer: Printer, paths: crate::config::Paths) -> Arc<Self> {
+    pub(crate) fn new(
+        printer: Printer,
+        paths: crate::config::Paths,
+        hooks: Arc<crate::command_hooks::CommandHooks>,
+    ) -> Arc<Self> {
         Arc::new(Terminal {
             printer,
             paths,
+            hooks,
             asking: tokio::sync::Mutex::new(()),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         })
@@ -109,6 +116,9 @@ impl Terminal {
 impl ToolCallApprover for Terminal {
     fn approve<'a>(&'a self, request: ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
+            let message = format!("zidane needs your permission to use {}", request.call.name);
+            let fields = serde_json::json!({ "message": message, "notification_type": "permission_prompt" });
+            self.hooks.tell("Notification", "permission_prompt", fields).await;
             if !self.interactive {
                 return ApprovalDecision::Decline {
                     reason: Some(

@@ -10,6 +10,7 @@
 
 mod approve;
 mod checkpoints;
+mod command_hooks;
 mod commands;
 mod config;
 mod instructions;
@@ -380,6 +381,22 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     // Background commands' output lives beside the sessions, per session.
     let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
     let execution = crate::setup::execution(&args, &cwd, task_dir)?;
+    // Hook commands run in the sandbox commands run in.
+    let launcher = if loaded.hooks.is_empty() {
+        None
+    } else {
+        execution
+            .launcher()
+            .map_err(|e| Failure::usage(format!("cannot confine the hook commands: {e}")))?
+    };
+    let hooks = crate::command_hooks::CommandHooks::new(
+        loaded.hooks.clone(),
+        &loaded.paths,
+        &session,
+        args.approve,
+        args.pass_env.clone(),
+        launcher,
+    );
     let instructions = crate::instructions::discover(&loaded.paths);
     if let Some(line) = instructions.summary() {
         eprintln!("{line}");
@@ -405,8 +422,12 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
     // What runs without a yes depends on `--approve`; the answer comes from
     // the terminal (none: refused).
-    let terminal = crate::approve::Terminal::new(printer.clone(), loaded.paths.clone());
-    let interceptors = vec![Arc::new(permissions) as Arc<dyn zidane::agent::ToolCallInterceptor>];
+    let terminal = crate::approve::Terminal::new(printer.clone(), loaded.paths.clone(), Arc::clone(&hooks));
+    let mut interceptors: Vec<Arc<dyn zidane::agent::ToolCallInterceptor>> = Vec::new();
+    if !hooks.is_empty() {
+        interceptors.push(Arc::new(crate::command_hooks::PreToolUse(Arc::clone(&hooks))));
+    }
+    interceptors.push(Arc::new(permissions.with_hooks(Arc::clone(&hooks))));
     let approver = Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>);
     // A server's questions go to the person when there is one to ask.
     let elicitation = terminal.interactive().then(|| terminal.elicitation());
@@ -468,6 +489,11 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     }
     let _printing = printer.install(agent.hooks());
     let _offering = instructions.offer_nested(agent.hooks(), &cwd);
+    let _hooking = if hooks.is_empty() {
+        Vec::new()
+    } else {
+        hooks.install(&agent)
+    };
     if showing_context {
         let report = context_report(&agent, &instructions).await;
         agent.destroy().await;
@@ -516,10 +542,24 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             Err(e) => Err(e),
         }
     } else {
+        let source = if args.resume { "resume" } else { "startup" };
+        let context = hooks.session_start(source).await;
+        let prompt = match hooks.submit(&prompt).await {
+            Ok(prompt) => crate::command_hooks::with_context(&prompt, &context),
+            Err(reason) => {
+                agent.destroy().await;
+                return Err(Failure::run(format!(
+                    "a UserPromptSubmit hook blocked the prompt: {reason}"
+                )));
+            }
+        };
         let mut options = AgentRunOptions::prompt(prompt);
         options.thinking = args.thinking.into();
         agent.run(options).await
     };
+    hooks
+        .tell("SessionEnd", "other", serde_json::json!({ "reason": "other" }))
+        .await;
     // Background commands end with the program, each reported as it goes.
     agent.destroy().await;
     if let Some(traces) = &traces

@@ -426,6 +426,8 @@ pub(crate) struct Permissions {
     deny: Vec<Rule>,
     mode: Approve,
     cwd: PathBuf,
+    /// What `PreToolUse` hooks allowed.
+    hooks: Option<std::sync::Arc<crate::command_hooks::CommandHooks>>,
 }
 
 fn is_write(name: &str) -> bool {
@@ -440,6 +442,7 @@ impl Permissions {
             deny: Vec::new(),
             mode,
             cwd: cwd.to_owned(),
+            hooks: None,
         };
         for rule in rules {
             let compiled = Rule::parse(&rule.rule, &rule.origin)?;
@@ -450,6 +453,12 @@ impl Permissions {
             }
         }
         Ok(out)
+    }
+
+    /// With the `PreToolUse` hooks whose allow these rules honour.
+    pub(crate) fn with_hooks(mut self, hooks: std::sync::Arc<crate::command_hooks::CommandHooks>) -> Self {
+        self.hooks = Some(hooks);
+        self
     }
 
     /// What the approval mode says when no rule does.
@@ -492,6 +501,10 @@ impl Permissions {
             return ToolCallVerdict::Deny {
                 reason: format!("denied by the permission rule {}", rule.named()),
             };
+        }
+        // A `PreToolUse` hook's allow settles what the deny rules leave.
+        if self.hooks.as_ref().is_some_and(|h| h.take_allowed(&call.call_id)) {
+            return ToolCallVerdict::Allow;
         }
         if let Some(rule) = self.ask.iter().find(|r| hit(r, true)) {
             return ToolCallVerdict::Ask {

@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     /// MCP servers by name, in the `mcpServers` JSON shape.
     pub(crate) mcp_servers: Option<toml::Table>,
     pub(crate) permissions: Option<PermissionTable>,
+    /// Command hooks by event (`PreToolUse`, …).
+    pub(crate) hooks: Option<BTreeMap<String, Vec<crate::command_hooks::HookEntry>>>,
     pub(crate) profiles: Option<BTreeMap<String, Settings>>,
     /// Folders the person answered the trust question for (the user's file
     /// only), by path.

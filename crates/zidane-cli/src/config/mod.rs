@@ -124,6 +124,7 @@ pub(crate) struct Loaded {
     pub(crate) fallback_models: Vec<String>,
     pub(crate) api_key_env: Option<String>,
     pub(crate) rules: Vec<RuleText>,
+    pub(crate) hooks: Vec<crate::command_hooks::HookCommand>,
     /// MCP servers by name, in the `mcpServers` shape, with where each came
     /// from.
     pub(crate) mcp: Vec<(String, serde_json::Value, String)>,
@@ -258,6 +259,9 @@ pub(crate) fn load(args: &mut Args, given: &Given, cwd: &Path, ask: bool) -> Res
         merged.add(file, settings, profile.as_deref(), &mut loaded)?;
     }
     merged.apply(args, given, &mut loaded);
+    if loaded.trusted {
+        claude_settings(&paths, &mut loaded)?;
+    }
     mcp::collect(args, &layers, &paths, loaded.trusted, &mut loaded)?;
     for (kind, list) in [(RuleKind::Allow, &args.allow), (RuleKind::Deny, &args.deny)] {
         for rule in list {
@@ -269,6 +273,59 @@ pub(crate) fn load(args: &mut Args, given: &Given, cwd: &Path, ask: bool) -> Res
         }
     }
     Ok(loaded)
+}
+
+/// The project's `.claude/settings.json` (and `settings.local.json`): its
+/// `hooks` and `permissions`, in Claude Code's shapes; its other keys are
+/// Claude Code's own and left alone.
+fn claude_settings(paths: &Paths, loaded: &mut Loaded) -> Result<(), Failure> {
+    #[derive(serde::Deserialize, Default)]
+    struct ClaudeSettings {
+        #[serde(default)]
+        hooks: BTreeMap<String, Vec<crate::command_hooks::HookEntry>>,
+        #[serde(default)]
+        permissions: ClaudePermissions,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct ClaudePermissions {
+        #[serde(default)]
+        allow: Vec<String>,
+        #[serde(default)]
+        ask: Vec<String>,
+        #[serde(default)]
+        deny: Vec<String>,
+    }
+    for name in ["settings.json", "settings.local.json"] {
+        let path = paths.root.join(".claude").join(name);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let shown = path.display().to_string();
+        let settings: ClaudeSettings =
+            serde_json::from_str(&text).map_err(|e| Failure::usage(format!("{shown}:{}: {e}", e.line())))?;
+        loaded.hooks.extend(
+            crate::command_hooks::compile(&settings.hooks, &shown)
+                .map_err(|(event, e)| Failure::usage(format!("{shown}: `hooks.{event}`: {e}")))?,
+        );
+        let p = settings.permissions;
+        for (kind, list) in [
+            (RuleKind::Deny, p.deny),
+            (RuleKind::Ask, p.ask),
+            (RuleKind::Allow, p.allow),
+        ] {
+            for rule in list {
+                crate::permissions::Rule::parse(&rule, "")
+                    .map_err(|e| Failure::usage(format!("{shown}: `permissions.{}`: {e}", kind.name())))?;
+                loaded.rules.push(RuleText {
+                    kind,
+                    rule,
+                    origin: shown.clone(),
+                });
+            }
+        }
+        loaded.files.push(path);
+    }
+    Ok(())
 }
 
 /// The scalar settings of every layer, the later over the earlier, each
@@ -334,6 +391,12 @@ impl Merged {
         );
         if settings.trust.is_some() && profile.is_none() {
             self.sources.insert("trust", source("trust"));
+        }
+        if let Some(hooks) = &settings.hooks {
+            let origin = file.path.display().to_string();
+            let compiled = crate::command_hooks::compile(hooks, &origin)
+                .map_err(|(event, e)| file.error(&format!("{prefix}hooks.{event}"), e))?;
+            loaded.hooks.extend(compiled);
         }
         if let Some(table) = &settings.permissions {
             for (kind, list) in [

@@ -20,6 +20,8 @@ pub(crate) fn project_files(paths: &Paths) -> Vec<PathBuf> {
     [
         paths.project_config(),
         paths.root.join(".mcp.json"),
+        paths.root.join(".claude/settings.json"),
+        paths.root.join(".claude/settings.local.json"),
         paths.root.join(".zidane/commands"),
         paths.root.join(".claude/commands"),
     ]
@@ -110,6 +112,8 @@ fn question(paths: &Paths, files: &[PathBuf], project: Option<&ConfigFile>) -> R
             project.map(describe_config).unwrap_or_default()
         } else if name == ".mcp.json" {
             describe_mcp_json(file)
+        } else if name.ends_with(".json") {
+            "Claude Code settings: hooks and permission rules".to_owned()
         } else {
             let count = std::fs::read_dir(file).map(|d| d.count()).unwrap_or(0);
             format!("{count} custom command file(s)")

@@ -11,7 +11,9 @@ use super::{in_terminal, server_with, text, zidane};
 
 /// Replies that call `calls` one per turn (by how many results the body
 /// holds), then answer `Done.`.
-fn scripted(calls: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> String + Send + Sync + Copy + 'static {
+pub(super) fn scripted(
+    calls: &'static [(&'static str, &'static str)],
+) -> impl Fn(&str) -> String + Send + Sync + Copy + 'static {
     move |body: &str| {
         let n = body.matches("\"type\":\"tool_result\"").count();
         match calls.get(n) {
@@ -26,12 +28,12 @@ fn scripted(calls: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> 
     }
 }
 
-fn write(path: &Path, text: &str) {
+pub(super) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
-const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "sk-test");
+pub(super) const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "sk-test");
 
 /// The rules block runs from the user's file to the working folder's, a
 /// folder without `AGENTS.md` gives its `CLAUDE.md`, and a sub-folder's

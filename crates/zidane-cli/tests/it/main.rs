@@ -12,6 +12,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 
 mod checkpoints;
 mod conventions;
+mod hooks;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wire {
