@@ -17,6 +17,7 @@ mod instructions;
 mod logging;
 mod output;
 mod permissions;
+mod plan;
 mod setup;
 
 use std::io::{IsTerminal, Read, Write};
@@ -157,6 +158,54 @@ async fn mcp_login(loaded: &config::Loaded, rest: &[String], store: zidane::agen
         store.path().display()
     );
     Ok(())
+}
+
+/// After a planning run: the person approves the plan (or edits it) and the
+/// session goes on in the normal mode; without a terminal the plan waits
+/// for `--resume`.
+async fn carry_out_plan(
+    agent: &zidane::agent::Agent,
+    args: &Args,
+    session: &str,
+    printer: &Printer,
+    planning: &std::sync::atomic::AtomicBool,
+    stats: zidane::agent::RunOutput,
+) -> Result<zidane::agent::RunOutput, AgentError> {
+    let plan = agent
+        .turns()
+        .iter()
+        .rev()
+        .find(|t| t.role == zidane::providers::Role::Assistant)
+        .map(|t| {
+            t.content
+                .iter()
+                .filter_map(|b| match b {
+                    zidane::providers::ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    printer.pause();
+    match crate::plan::ask(&plan) {
+        Some(crate::plan::Verdict::Approved(plan)) => {
+            planning.store(false, std::sync::atomic::Ordering::SeqCst);
+            let mut options = AgentRunOptions::prompt(crate::plan::go_ahead(&plan));
+            options.thinking = args.thinking.into();
+            agent.run(options).await
+        }
+        Some(crate::plan::Verdict::Rejected) => {
+            eprintln!("zidane: the plan was not carried out; nothing was changed");
+            Ok(stats)
+        }
+        None => {
+            eprintln!(
+                "zidane: plan mode changed nothing; to carry out the plan: zidane --resume --session {session} \"Go ahead with the plan.\""
+            );
+            Ok(stats)
+        }
+    }
 }
 
 /// `zidane context`: what the session's context holds before the next
@@ -423,7 +472,9 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     // What runs without a yes depends on `--approve`; the answer comes from
     // the terminal (none: refused).
     let terminal = crate::approve::Terminal::new(printer.clone(), loaded.paths.clone(), Arc::clone(&hooks));
-    let mut interceptors: Vec<Arc<dyn zidane::agent::ToolCallInterceptor>> = Vec::new();
+    let planning = Arc::new(std::sync::atomic::AtomicBool::new(args.plan));
+    let mut interceptors: Vec<Arc<dyn zidane::agent::ToolCallInterceptor>> =
+        vec![Arc::new(crate::plan::PlanGate(Arc::clone(&planning)))];
     if !hooks.is_empty() {
         interceptors.push(Arc::new(crate::command_hooks::PreToolUse(Arc::clone(&hooks))));
     }
@@ -555,7 +606,17 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         };
         let mut options = AgentRunOptions::prompt(prompt);
         options.thinking = args.thinking.into();
-        agent.run(options).await
+        if args.plan {
+            options.hooks = crate::plan::hooks();
+            options.system_notes.push(crate::plan::NOTE.into());
+        }
+        let outcome = agent.run(options).await;
+        match outcome {
+            Ok(stats) if args.plan && stats.completed() => {
+                carry_out_plan(&agent, &args, &session, &printer, &planning, stats).await
+            }
+            other => other,
+        }
     };
     hooks
         .tell("SessionEnd", "other", serde_json::json!({ "reason": "other" }))

@@ -20,6 +20,11 @@ pub(crate) struct Args {
     /// not a terminal; also today's behaviour on a terminal).
     #[arg(short = 'p', long = "print")]
     pub(crate) print: bool,
+    /// Plan first: the model investigates with read-only tools and proposes
+    /// a plan; nothing is written or run until you approve it (on a
+    /// terminal; without one, continue with `--resume`).
+    #[arg(long)]
+    pub(crate) plan: bool,
     /// The provider (default: the first with a key among ANTHROPIC_API_KEY,
     /// OPENAI_API_KEY, OPENROUTER_API_KEY).
     #[arg(long, value_enum, env = "ZIDANE_PROVIDER")]

@@ -380,6 +380,7 @@ async fn an_answer_saved_as_a_project_rule_holds_in_the_next_run() {
     let out = in_terminal(
         home.path(),
         work.path(),
+        &[],
         &format!("--base-url {url} 'Make a file.'"),
         b"p\n",
     )
@@ -468,4 +469,114 @@ async fn a_custom_command_runs_with_its_arguments() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// Plan then act: the planning run offers only the read-only tools and
+/// refuses a write; the plan is approved after an edit, and the session
+/// goes on with every tool and the edited plan.
+fn plan_then_act(body: &str) -> String {
+    let results = body.matches("\"type\":\"tool_result\"").count();
+    if !body.contains("The plan is approved") {
+        return match results {
+            0 => call_sse(
+                "toolu_p",
+                "write_file",
+                &serde_json::json!({"path": "hello.txt", "content": "hi"}),
+                50,
+            ),
+            _ => answer_sse("1. Write hello.txt.", 50),
+        };
+    }
+    match results {
+        1 => call_sse(
+            "toolu_a",
+            "write_file",
+            &serde_json::json!({"path": "bye.txt", "content": "bye"}),
+            50,
+        ),
+        _ => answer_sse("Done.", 50),
+    }
+}
+
+fn tool_names(body: &str) -> Vec<String> {
+    let body: Value = serde_json::from_str(body).unwrap();
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, plan_then_act).await;
+    // No terminal: the plan waits for `--resume`.
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--plan", "--base-url", &url, "Say hello."],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("zidane: plan mode changed nothing; to carry out the plan: zidane --resume --session "),
+        "{stderr}"
+    );
+    assert!(!work.path().join("hello.txt").exists());
+    {
+        let bodies = bodies.lock().unwrap();
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(
+            tool_names(&bodies[0]),
+            [
+                "read_file",
+                "list_files",
+                "glob",
+                "grep",
+                "todowrite",
+                "todoread",
+                "skill"
+            ]
+        );
+        assert!(bodies[0].contains("Plan mode: investigate with the read-only tools"));
+        assert!(
+            bodies[1].contains("Blocked: plan mode: `write_file` is not available while planning"),
+            "{}",
+            bodies[1]
+        );
+    }
+    bodies.lock().unwrap().clear();
+
+    // On a terminal: `e` edits the plan (the editor turns hello into bye),
+    // and the session goes on with every tool.
+    let out = in_terminal(
+        home.path(),
+        work.path(),
+        &[("ZIDANE_APPROVE", "yolo"), ("EDITOR", "sed -i s/hello/bye/")],
+        &format!("--plan --base-url {url} 'Say hello.'"),
+        b"e\n",
+    )
+    .await;
+    let shown = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("Carry out this plan? [y]es / [e]dit it first / [n]o"),
+        "{shown}"
+    );
+    assert!(!work.path().join("hello.txt").exists());
+    assert_eq!(std::fs::read_to_string(work.path().join("bye.txt")).unwrap(), "bye");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 4);
+    assert!(
+        bodies[2].contains("<plan>\\n1. Write bye.txt.\\n</plan>"),
+        "{}",
+        bodies[2]
+    );
+    assert!(tool_names(&bodies[2]).contains(&"write_file".to_owned()));
+    assert!(tool_names(&bodies[2]).contains(&"shell".to_owned()));
 }

@@ -172,7 +172,7 @@ fn spawn_zidane(home: &Path, work: &Path, args: &[&str]) -> tokio::process::Chil
 
 /// `zidane ARGS` in a pseudo-terminal (`script` gives it one and forwards
 /// `input`), asking before commands.
-async fn in_terminal(home: &Path, work: &Path, args: &str, input: &[u8]) -> Output {
+async fn in_terminal(home: &Path, work: &Path, env: &[(&str, &str)], args: &str, input: &[u8]) -> Output {
     let bin = env!("CARGO_BIN_EXE_zidane");
     let mut cmd = tokio::process::Command::new("script");
     cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
@@ -185,6 +185,9 @@ async fn in_terminal(home: &Path, work: &Path, args: &str, input: &[u8]) -> Outp
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(input).await.unwrap();
@@ -1234,6 +1237,7 @@ async fn the_program_asks_before_it_runs_a_command() {
     let out = in_terminal(
         home.path(),
         work.path(),
+        &[],
         &format!("--base-url {url} 'Make some files.'"),
         b"y\nn\na\n",
     )
