@@ -9,6 +9,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
 mod approve;
+mod attach;
 mod checkpoints;
 mod command_hooks;
 mod commands;
@@ -413,6 +414,11 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
     }
+    let kind = crate::setup::provider_kind(&args)?;
+    let takes_images = loaded
+        .images
+        .unwrap_or(kind != crate::setup::ProviderKind::OpenaiCompatible);
+    let images = crate::attach::images(&args.images, &prompt, &cwd, kind, takes_images)?;
     let mcp = mcp_servers(&loaded)?;
     let provider = provider(&args, loaded.api_key_env.as_deref())?;
     let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, &cwd)
@@ -540,6 +546,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     }
     let _printing = printer.install(agent.hooks());
     let _offering = instructions.offer_nested(agent.hooks(), &cwd);
+    let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
     let _hooking = if hooks.is_empty() {
         Vec::new()
     } else {
@@ -606,6 +613,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         };
         let mut options = AgentRunOptions::prompt(prompt);
         options.thinking = args.thinking.into();
+        options.parts = images;
         if args.plan {
             options.hooks = crate::plan::hooks();
             options.system_notes.push(crate::plan::NOTE.into());

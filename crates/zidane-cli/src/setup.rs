@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// not a terminal; also today's behaviour on a terminal).
     #[arg(short = 'p', long = "print")]
     pub(crate) print: bool,
+    /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt (repeatable);
+    /// `@path.png` in the prompt does the same.
+    #[arg(long = "image", value_name = "PATH")]
+    pub(crate) images: Vec<PathBuf>,
     /// Plan first: the model investigates with read-only tools and proposes
     /// a plan; nothing is written or run until you approve it (on a
     /// terminal; without one, continue with `--resume`).
@@ -369,8 +373,9 @@ pub(crate) fn shown_url(url: &str) -> String {
 }
 
 /// The provider from the flags and the environment.
-pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Provider>, Failure> {
-    let kind = match args.provider {
+/// Which provider the flags and the environment pick.
+pub(crate) fn provider_kind(args: &Args) -> Result<ProviderKind, Failure> {
+    Ok(match args.provider {
         Some(kind) => kind,
         None if env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_AUTH_TOKEN").is_some() => ProviderKind::Anthropic,
         None if env("OPENAI_API_KEY").is_some() => ProviderKind::Openai,
@@ -382,7 +387,11 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Pro
                  or pass --provider openai-compatible --base-url http://localhost:11434/v1 for a local server",
             ));
         }
-    };
+    })
+}
+
+pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Provider>, Failure> {
+    let kind = provider_kind(args)?;
     if let Some(url) = &args.base_url {
         check_base_url(url)?;
     }

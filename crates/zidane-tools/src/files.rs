@@ -85,11 +85,60 @@ fn check_read(env: &Env, cx: &ToolContext, key: &str, current: &[u8]) -> Result<
     }
 }
 
+/// The largest image `read_file` returns (the Anthropic API's limit per
+/// image; OpenAI's is larger).
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// The media type of an image the providers take (PNG, JPEG, GIF, WebP),
+/// from its first bytes.
+pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// An image file as the model sees it: a line naming it, then the image;
+/// past [`MAX_IMAGE_BYTES`], the line alone.
+fn image_output(key: &str, media_type: &str, bytes: &[u8]) -> ToolOutput {
+    use base64::Engine as _;
+    let kind = media_type.trim_start_matches("image/").to_ascii_uppercase();
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return ToolOutput::text(format!(
+            "`{key}` is an image ({kind}, {} bytes), larger than the {} bytes a model takes; not shown.",
+            bytes.len(),
+            MAX_IMAGE_BYTES
+        ));
+    }
+    ToolOutput {
+        content: zidane_provider::ToolResultContent::Parts(vec![
+            zidane_provider::ContentBlock::Text {
+                text: format!("`{key}` is an image ({kind}, {} bytes):", bytes.len()),
+            },
+            zidane_provider::ContentBlock::Image {
+                source: zidane_provider::ImageSource::Base64 {
+                    media_type: media_type.to_owned(),
+                    data: base64::engine::general_purpose::STANDARD.encode(bytes),
+                },
+            },
+        ]),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn read_file(max_bytes: usize) -> FnTool {
     FnTool::new(
         "read_file",
         "Read a text file, with line numbers. Use offset (1-based first line) and limit (number of lines) for part of \
-         a long file. Reading an unchanged file again returns a short note instead of the same text.",
+         a long file. Reading an unchanged file again returns a short note instead of the same text. An image (PNG, \
+         JPEG, GIF, WebP) is returned as an image.",
         json!({
             "type": "object",
             "properties": {
@@ -120,6 +169,10 @@ pub(crate) fn read_file(max_bytes: usize) -> FnTool {
                 return Ok(ToolOutput::text(format!(
                     "`{key}` is unchanged since you last read it; its content is in that earlier result."
                 )));
+            }
+            if let Some(media_type) = image_media_type(&bytes) {
+                record_read(&cx, key.clone(), hash, range);
+                return Ok(image_output(&key, media_type, &bytes));
             }
             if bytes.iter().take(8192).any(|b| *b == 0) {
                 return Ok(ToolOutput::text(format!(

@@ -38,6 +38,7 @@ use zidane_core::execution::ExecutionContext;
 use zidane_core::tool::{ToolContext, ToolFailure};
 use zidane_core::{ToolSet, Workspace};
 
+pub use files::{MAX_IMAGE_BYTES, image_media_type};
 pub use process::ProcessContext;
 pub use sandbox::{Sandbox, SandboxError, SandboxMode};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};

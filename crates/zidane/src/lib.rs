@@ -347,7 +347,7 @@ pub mod tools {
         DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolHandler,
         ToolOutput, ToolSet, ToolState, ToolStateStore, apply_ops,
     };
-    pub use zidane_tools::{ProcessContext, Sandbox, SandboxError, SandboxMode};
+    pub use zidane_tools::{MAX_IMAGE_BYTES, ProcessContext, Sandbox, SandboxError, SandboxMode, image_media_type};
 }
 
 pub mod presets {

@@ -22,6 +22,9 @@ pub(crate) struct Settings {
     /// The environment variable holding the provider's key.
     pub(crate) api_key_env: Option<String>,
     pub(crate) system: Option<String>,
+    /// Whether the model takes images (default: yes, except on
+    /// openai-compatible servers).
+    pub(crate) images: Option<bool>,
     pub(crate) thinking: Option<Thinking>,
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) max_tokens: Option<u32>,

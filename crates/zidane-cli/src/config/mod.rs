@@ -123,6 +123,7 @@ pub(crate) struct Loaded {
     pub(crate) sources: BTreeMap<String, Source>,
     pub(crate) fallback_models: Vec<String>,
     pub(crate) api_key_env: Option<String>,
+    pub(crate) images: Option<bool>,
     pub(crate) rules: Vec<RuleText>,
     pub(crate) hooks: Vec<crate::command_hooks::HookCommand>,
     /// MCP servers by name, in the `mcpServers` shape, with where each came
@@ -372,6 +373,7 @@ impl Merged {
                 base_url,
                 api_key_env,
                 system,
+                images,
                 thinking,
                 max_tokens,
                 max_turns,
@@ -499,6 +501,7 @@ impl Merged {
         }
         loaded.fallback_models = s.fallback_models.clone().unwrap_or_default();
         loaded.api_key_env = s.api_key_env.clone();
+        loaded.images = s.images;
         loaded.sources = sources.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (id, source) in &given.sources {
             let key = match id.as_str() {

@@ -72,6 +72,7 @@ pub(crate) fn show(args: &Args, loaded: &Loaded) -> String {
         ("base_url", args.base_url.as_deref().map(|u| quoted(&shown_url(u)))),
         ("api_key_env", loaded.api_key_env.as_deref().map(quoted)),
         ("system", args.system.as_deref().map(quoted)),
+        ("images", loaded.images.map(|b| b.to_string())),
         ("thinking", Some(name(&args.thinking))),
         ("max_tokens", args.max_tokens.map(|n| n.to_string())),
         ("max_turns", args.max_turns.map(|n| n.to_string())),

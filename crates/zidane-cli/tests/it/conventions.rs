@@ -131,7 +131,7 @@ async fn layers_and_profiles_take_effect_in_order_with_their_sources() {
     let project = work.path().join(".zidane/config.toml");
     write(
         &user,
-        "model = \"user-model\"\nmax_turns = 5\napprove = \"auto-edit\"\nretries = 2\npass_env = [\"A_TOKEN\"]\n\n\
+        "model = \"user-model\"\nmax_turns = 5\napprove = \"auto-edit\"\nretries = 2\npass_env = [\"A_TOKEN\"]\nimages = false\n\n\
          [profiles.fast]\nmodel = \"fast-model\"\n\n[permissions]\ndeny = [\"shell(rm:*)\"]\n",
     );
     write(
@@ -162,7 +162,8 @@ async fn layers_and_profiles_take_effect_in_order_with_their_sources() {
     let (u, p) = (user.display(), project.display());
     let lines = config_lines(&stdout);
     for want in [
-        format!("model = \"fast-model\" # profile `fast`, {u}:8"),
+        format!("model = \"fast-model\" # profile `fast`, {u}:9"),
+        format!("images = false # {u}:6"),
         format!("max_turns = 9 # profile `fast`, {p}:6"),
         format!("base_url = \"http://me:***@127.0.0.1:9/v1\" # {p}:3"),
         "retries = 3 # $ZIDANE_RETRIES".to_owned(),
@@ -170,7 +171,7 @@ async fn layers_and_profiles_take_effect_in_order_with_their_sources() {
         "pass_env = [\"A_TOKEN\", \"B_TOKEN\"] # flag".to_owned(),
         "thinking = off # default".to_owned(),
         "trust = true # flag".to_owned(),
-        format!("deny = \"shell(rm:*)\" # {u}:11"),
+        format!("deny = \"shell(rm:*)\" # {u}:12"),
         format!("allow = \"shell(cargo test:*)\" # {p}:9"),
         format!("[mcp_servers.gh] # {p}:11"),
         "env = {\"GITHUB_TOKEN\":\"***\"}".to_owned(),
@@ -579,4 +580,123 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
     );
     assert!(tool_names(&bodies[2]).contains(&"write_file".to_owned()));
     assert!(tool_names(&bodies[2]).contains(&"shell".to_owned()));
+}
+
+/// A few bytes that start like a PNG (the providers check no more here).
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR tiny";
+
+fn png_base64() -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(PNG)
+}
+
+/// `--image` and `@path` attach images in both wire formats (one block per
+/// file); a file that is not an image, one past the provider's limit and a
+/// model set not to take images are refused before anything runs.
+#[tokio::test]
+async fn images_reach_the_request_in_both_formats() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("shot.png"), PNG).unwrap();
+    let mut big = PNG.to_vec();
+    big.resize(6 * 1024 * 1024, 0);
+    std::fs::write(work.path().join("big.png"), big).unwrap();
+    std::fs::write(work.path().join("notes.txt"), "text").unwrap();
+    let (url, bodies) = server_with(None, scripted(&[])).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--image", "shot.png", "--base-url", &url, "What is in @shot.png?"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let first: Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
+    let content = first["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "one block per file: {content:?}");
+    assert_eq!(content[0]["text"], "What is in @shot.png?");
+    assert_eq!(
+        content[1]["source"],
+        serde_json::json!({"type": "base64", "media_type": "image/png", "data": png_base64()})
+    );
+
+    let (url, bodies) = super::server(super::Wire::OpenAi, None).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[("OPENAI_API_KEY", "sk-test")],
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &format!("{url}/v1"),
+            "Describe @shot.png.",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let first: Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
+    let user = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(
+        user["content"][1],
+        serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", png_base64())}})
+    );
+
+    for (args, want) in [
+        (
+            vec!["What is in @big.png?"],
+            "zidane: @big.png: 6.0 MB is over the 5.0 MB Anthropic take per image\n",
+        ),
+        (
+            vec!["--image", "notes.txt", "Read it."],
+            "zidane: --image notes.txt: not a PNG, JPEG, GIF or WebP image\n",
+        ),
+        (
+            vec!["--provider", "openai-compatible", "--model", "m", "See @shot.png"],
+            "zidane: @shot.png: this model is set not to take images (`images = false`, the default for openai-compatible servers; set `images = true` in the configuration if it does)\n",
+        ),
+    ] {
+        let mut all = vec!["--base-url", "http://127.0.0.1:9"];
+        all.extend(args);
+        let out = zidane(home.path(), work.path(), &[KEY], &all).await;
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).ends_with(want), "{}", text(&out.stderr));
+    }
+}
+
+/// `read_file` on an image returns the image to a model that takes images,
+/// and a note to one that does not.
+#[tokio::test]
+async fn read_file_returns_an_image_to_models_that_take_images() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("shot.png"), PNG).unwrap();
+    let (url, bodies) = server_with(None, scripted(&[("read_file", r#"{"path": "shot.png"}"#)])).await;
+    let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Look."]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let second: Value = serde_json::from_str(&bodies.lock().unwrap()[1]).unwrap();
+    let result = &second["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(
+        result["content"],
+        serde_json::json!([
+            {"type": "text", "text": format!("`shot.png` is an image (PNG, {} bytes):", PNG.len())},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png_base64()}},
+        ])
+    );
+    bodies.lock().unwrap().clear();
+    write(&home.path().join("config.toml"), "images = false\n");
+    let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Look."]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let second = bodies.lock().unwrap()[1].clone();
+    assert!(
+        second.contains("[the image is not shown: this model is set not to take images]"),
+        "{second}"
+    );
+    assert!(!second.contains(&png_base64()));
 }

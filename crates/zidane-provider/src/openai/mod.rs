@@ -258,17 +258,31 @@ fn render_message(message: &Message) -> Bytes {
                     });
                 }
             }
-            let parts: Vec<&ContentBlock> = message
+            // A `tool` message holds text only: images a tool returned go
+            // in the user message that follows the results.
+            let tool_images: Vec<&ContentBlock> = message
                 .content()
                 .iter()
-                .filter(|b| match b {
-                    ContentBlock::Text { text } => !text.is_empty(),
-                    ContentBlock::Image { .. } | ContentBlock::Document { .. } | ContentBlock::ContentRef { .. } => {
-                        true
-                    }
-                    _ => false,
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult {
+                        content: ToolResultContent::Parts(parts),
+                        ..
+                    } => Some(parts),
+                    _ => None,
                 })
+                .flatten()
+                .filter(|p| matches!(p, ContentBlock::Image { .. }))
                 .collect();
+            let mut parts: Vec<&ContentBlock> = Vec::new();
+            if !tool_images.is_empty() {
+                parts.push(&TOOL_IMAGES);
+                parts.extend(tool_images);
+            }
+            parts.extend(message.content().iter().filter(|b| match b {
+                ContentBlock::Text { text } => !text.is_empty(),
+                ContentBlock::Image { .. } | ContentBlock::Document { .. } | ContentBlock::ContentRef { .. } => true,
+                _ => false,
+            }));
             if !parts.is_empty() {
                 push(&UserMessage { parts: &parts });
             }
@@ -314,6 +328,11 @@ mod erased {
         }
     }
 }
+
+/// The text before the images of tool results (see `render_message`).
+static TOOL_IMAGES: std::sync::LazyLock<ContentBlock> = std::sync::LazyLock::new(|| ContentBlock::Text {
+    text: "The images the tool results above returned:".into(),
+});
 
 fn tool_text(content: &ToolResultContent) -> Cow<'_, str> {
     match content {

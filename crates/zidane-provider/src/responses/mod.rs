@@ -108,7 +108,7 @@ fn input_items(options: &StreamOptions) -> Vec<Value> {
                         } => items.push(json!({
                             "type": "function_call_output",
                             "call_id": tool_use_id,
-                            "output": result_text(content),
+                            "output": result_output(content),
                         })),
                         other => parts.extend(user_part(other)),
                     }
@@ -175,6 +175,17 @@ fn user_part(block: &ContentBlock) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// A tool's output: its text, or (when it holds an image) its parts as
+/// `input_text` / `input_image` items.
+fn result_output(content: &ToolResultContent) -> Value {
+    match content {
+        ToolResultContent::Parts(parts) if parts.iter().any(|p| matches!(p, ContentBlock::Image { .. })) => {
+            Value::Array(parts.iter().filter_map(user_part).collect())
+        }
+        other => Value::String(result_text(other)),
+    }
 }
 
 fn result_text(content: &ToolResultContent) -> String {

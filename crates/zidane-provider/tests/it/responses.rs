@@ -11,7 +11,7 @@ use zidane_provider::{
 
 use std::sync::OnceLock;
 
-use crate::schema::{assert_valid, components, mixed_media_prompt, validator_in};
+use crate::schema::{assert_valid, components, mixed_media_prompt, png, validator_in};
 
 /// A validator of the Responses schemas. Their `oneOf`s are unions whose
 /// variants overlap (a user message with a content list is both an
@@ -290,7 +290,7 @@ fn request_bodies_match_create_response() {
             vec![
                 ContentBlock::ToolResult {
                     tool_use_id: "call_a".into(),
-                    content: ToolResultContent::Parts(vec![ContentBlock::text("timeout")]),
+                    content: ToolResultContent::Parts(vec![ContentBlock::text("timeout, the map:"), png()]),
                     is_error: true,
                 },
                 ContentBlock::text("Which is warmer?"),
@@ -331,6 +331,20 @@ fn request_bodies_match_create_response() {
         assert!(!body.to_string().contains("another provider's reasoning"));
     }
     let body: Value = serde_json::from_slice(&responses::request_body(&variants[5])).unwrap();
+    // A tool's image travels in its output, as input items.
+    let output = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .unwrap();
+    assert_eq!(
+        output["output"],
+        json!([
+            {"type": "input_text", "text": "timeout, the map:"},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"},
+        ])
+    );
     assert_eq!(body["max_output_tokens"], 256);
     assert_eq!(body["instructions"], "Be brief.");
     assert_eq!(body["text"]["format"]["type"], "json_schema");

@@ -136,7 +136,7 @@ fn request_bodies_match_create_chat_completion_request() {
             vec![
                 ContentBlock::ToolResult {
                     tool_use_id: "call_a".into(),
-                    content: "3C".into(),
+                    content: ToolResultContent::Parts(vec![ContentBlock::text("3C, the map:"), png()]),
                     is_error: false,
                 },
                 ContentBlock::ToolResult {
@@ -177,6 +177,33 @@ fn request_bodies_match_create_chat_completion_request() {
         };
         let body: Value = serde_json::from_slice(&openai::request_body(options, dialect)).unwrap();
         assert_valid(&validator, &body, &format!("request variant {i}"));
+    }
+    // A `tool` message is text only: the image a tool returned follows the
+    // results in a user message.
+    let body: Value = serde_json::from_slice(&openai::request_body(&variants[0], Dialect::default())).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let tail: Vec<&Value> = messages.iter().skip(3).collect();
+    assert_eq!(
+        tail,
+        [
+            &json!({"role": "tool", "tool_call_id": "call_a", "content": "3C, the map:"}),
+            &json!({"role": "tool", "tool_call_id": "call_b", "content": "timeout"}),
+            &json!({"role": "user", "content": [
+                {"type": "text", "text": "The images the tool results above returned:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                {"type": "text", "text": "Which is warmer?"},
+            ]}),
+        ]
+    );
+}
+
+/// A small inline PNG.
+pub(crate) fn png() -> ContentBlock {
+    ContentBlock::Image {
+        source: ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        },
     }
 }
 
