@@ -508,7 +508,14 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             .chain(&loaded.fallback_models)
             .map(|m| m.as_str().into())
             .collect(),
-        tools: preset.tools.clone(),
+        tools: preset
+            .tools
+            .clone()
+            .with(zidane::tools::web_fetch(zidane::tools::WebFetchOptions {
+                network: !args.no_network,
+                allow_private: crate::permissions::private_hosts(&loaded.rules),
+                ..Default::default()
+            })),
         behavior,
         // Every format gets a cap (OpenAI-compatible servers otherwise write
         // until their own limit).

@@ -419,6 +419,23 @@ fn host_of(input: &Value) -> Option<String> {
     Some(host.to_ascii_lowercase())
 }
 
+/// The hosts on private addresses `web_fetch` may reach: those an allow
+/// rule names with `web_fetch(domain:HOST)` (no deny rule refusing them).
+pub(crate) fn private_hosts(rules: &[RuleText]) -> zidane::tools::HostFilter {
+    let compiled = |kind: RuleKind| -> Vec<Rule> {
+        rules
+            .iter()
+            .filter(|r| r.kind == kind)
+            .filter_map(|r| Rule::parse(&r.rule, &r.origin).ok())
+            .filter(|r| r.covers_tool("web_fetch") && matches!(r.spec, Some(Spec::Domain(_))))
+            .collect()
+    };
+    let (allow, deny) = (compiled(RuleKind::Allow), compiled(RuleKind::Deny));
+    std::sync::Arc::new(move |host: &str| {
+        allow.iter().any(|r| r.matches_host(host)) && !deny.iter().any(|r| r.matches_host(host))
+    })
+}
+
 /// The program's interceptor: the rules, then the approval mode.
 pub(crate) struct Permissions {
     allow: Vec<Rule>,

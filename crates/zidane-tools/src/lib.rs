@@ -29,6 +29,8 @@ mod spawn;
 #[cfg(test)]
 mod tests;
 mod todo;
+#[cfg(feature = "web")]
+mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +44,8 @@ pub use files::{MAX_IMAGE_BYTES, image_media_type};
 pub use process::ProcessContext;
 pub use sandbox::{Sandbox, SandboxError, SandboxMode};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
+#[cfg(feature = "web")]
+pub use web::{HostFilter, MAX_REDIRECTS, WebFetchOptions, web_fetch};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;
 
 /// Settings of the [`basic`] preset.

@@ -347,6 +347,8 @@ pub mod tools {
         DescriptionOverride, FnTool, MemoryToolState, Tool, ToolCallParts, ToolContext, ToolFailure, ToolHandler,
         ToolOutput, ToolSet, ToolState, ToolStateStore, apply_ops,
     };
+    #[cfg(feature = "web")]
+    pub use zidane_tools::{HostFilter, MAX_REDIRECTS, WebFetchOptions, web_fetch};
     pub use zidane_tools::{MAX_IMAGE_BYTES, ProcessContext, Sandbox, SandboxError, SandboxMode, image_media_type};
 }
 

@@ -541,6 +541,7 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
                 "grep",
                 "todowrite",
                 "todoread",
+                "web_fetch",
                 "skill"
             ]
         );
@@ -699,4 +700,133 @@ async fn read_file_returns_an_image_to_models_that_take_images() {
         "{second}"
     );
     assert!(!second.contains(&png_base64()));
+}
+
+/// A loopback web server: `/page` (HTML), `/r1` (a redirect to it),
+/// `/loop` (a redirect to itself); it keeps every request head.
+async fn web_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let heads: std::sync::Arc<std::sync::Mutex<Vec<String>>> = std::sync::Arc::default();
+    let seen = std::sync::Arc::clone(&heads);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = std::sync::Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut head = String::new();
+                while !head.contains("\r\n\r\n") {
+                    let Ok(n) = stream.read(&mut buf).await else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    head.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+                seen.lock().unwrap().push(head.clone());
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                let response = match path.as_str() {
+                    "/page" => {
+                        let body = "<html><head><title>T</title><script>track()</script></head><body><h1>Release notes</h1><p>Version <b>2.0</b> is out.</p></body></html>";
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    "/r1" => "HTTP/1.1 302 Found\r\nlocation: /page\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        .to_owned(),
+                    _ => "HTTP/1.1 302 Found\r\nlocation: /loop\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        .to_owned(),
+                };
+                let _ = stream.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (base, heads)
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// `web_fetch` refuses a loopback address unless a rule allows the host;
+/// allowed, it returns the page as Markdown, follows a redirect, gives up on
+/// a redirect loop, and sends no credentials.
+#[tokio::test]
+async fn web_fetch_reads_pages_as_markdown_within_its_limits() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (base, heads) = web_server().await;
+    let calls: &'static [(&'static str, &'static str)] = Box::leak(Box::new([
+        ("web_fetch", leak(format!(r#"{{"url": "{base}/page"}}"#))),
+        ("web_fetch", leak(format!(r#"{{"url": "{base}/r1"}}"#))),
+        ("web_fetch", leak(format!(r#"{{"url": "{base}/loop"}}"#))),
+    ]));
+    let (url, bodies) = server_with(None, scripted(calls)).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--base-url", &url, "Read the notes."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    {
+        let bodies = bodies.lock().unwrap();
+        assert!(
+            bodies[1].contains("is at 127.0.0.1, a loopback or private address; web_fetch reaches only public addresses unless a rule allows the host (`web_fetch(domain:127.0.0.1)`)"),
+            "{}",
+            bodies[1]
+        );
+        assert!(heads.lock().unwrap().is_empty(), "nothing was fetched");
+    }
+    bodies.lock().unwrap().clear();
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &[
+            "--allow",
+            "web_fetch(domain:127.0.0.1)",
+            "--base-url",
+            &url,
+            "Read the notes.",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    let result = |i: usize| -> String {
+        let body: Value = serde_json::from_str(&bodies[i]).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        result(1),
+        format!("{base}/page\n\n# Release notes\n\nVersion **2.0** is out.")
+    );
+    assert_eq!(
+        result(2),
+        format!("{base}/page (redirected from {base}/r1)\n\n# Release notes\n\nVersion **2.0** is out.")
+    );
+    assert!(
+        bodies[3].contains(&format!("more than 5 redirects from {base}/loop")),
+        "{}",
+        bodies[3]
+    );
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1 + 2 + 6, "one, two, then six hops before giving up");
+    for head in heads {
+        let lower = head.to_ascii_lowercase();
+        assert!(
+            !lower.contains("authorization")
+                && !lower.contains("x-api-key")
+                && !lower.contains("cookie")
+                && !lower.contains("sk-test"),
+            "{head}"
+        );
+    }
 }
