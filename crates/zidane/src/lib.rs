@@ -233,6 +233,8 @@
 //!   from the arguments' type; re-exports `zidane::schemars`.
 //! - `otel`: OpenTelemetry traces of runs (`zidane::otel`).
 //! - `restate`: agents as durable Restate services (`zidane::restate`).
+//! - `web`: `zidane::tools::web_fetch`, web pages as text (HTML as
+//!   Markdown) over the providers' HTTP client.
 //! - `test-util`: `zidane::providers::scripted`, a provider that plays
 //!   scripted responses, errors and delays (on tokio's pausable clock).
 //!
