@@ -191,3 +191,53 @@ async fn bad_hooks_are_refused_before_anything_runs() {
         );
     }
 }
+
+/// `Notification` hears each question for the person (here, with no
+/// terminal, refused all the same); `SubagentStop` hears a sub-agent end.
+#[tokio::test]
+async fn notification_and_subagent_stop_hooks_are_told() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("notes.txt"), "a\nb\nc\n").unwrap();
+    write(
+        &home.path().join("config.toml"),
+        r#"
+[[hooks.Notification]]
+command = '''cat >> "$ZIDANE_PROJECT_DIR/events.log"; echo >> "$ZIDANE_PROJECT_DIR/events.log"'''
+
+[[hooks.SubagentStop]]
+command = '''cat >> "$ZIDANE_PROJECT_DIR/events.log"; echo >> "$ZIDANE_PROJECT_DIR/events.log"'''
+"#,
+    );
+    let events = || -> Vec<Value> {
+        std::fs::read_to_string(work.path().join("events.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (url, _) = server_with(None, scripted(&[("shell", r#"{"command": "touch x"}"#)])).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY, ("ZIDANE_APPROVE", "ask")],
+        &["--base-url", &url, "Touch."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let seen = events();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "Notification");
+    assert_eq!(seen[0]["message"], "zidane needs your permission to use shell");
+    assert_eq!(seen[0]["notification_type"], "permission_prompt");
+    std::fs::remove_file(work.path().join("events.log")).unwrap();
+
+    let (url, _) = server_with(None, |body| super::parent_and_child(body, "wc -l < notes.txt")).await;
+    let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Split the work."]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let seen = events();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["hook_event_name"], "SubagentStop");
+    assert_eq!(seen[0]["stop_hook_active"], false);
+}
