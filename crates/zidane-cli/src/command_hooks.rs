@@ -21,6 +21,31 @@
 //! working folder, in the sandbox commands run in, with the same secret
 //! variables removed from their environment, and `CLAUDE_PROJECT_DIR` /
 //! `ZIDANE_PROJECT_DIR` set to the project's root.
+//!
+//! The input on standard input: `session_id`, `cwd`, `hook_event_name`,
+//! `permission_mode` (`default`, `acceptEdits`, `bypassPermissions`), then
+//! per event: `tool_name`, `tool_input`, `tool_use_id` (tool events),
+//! `tool_response` (`PostToolUse`), `prompt` (`UserPromptSubmit`),
+//! `stop_hook_active` (`Stop`, `SubagentStop`, which also has `agent_id`),
+//! `source` (`SessionStart`), `reason` (`SessionEnd`), `trigger` and
+//! `custom_instructions` (`PreCompact`), `message` and
+//! `notification_type` (`Notification`).
+//!
+//! Where it differs from Claude Code:
+//! - `tool_name` is Claude Code's name for the built-in tools that have one
+//!   (`Bash`, `Read`, `Write`, `Edit`, `MultiEdit`, `Glob`, `Grep`,
+//!   `WebFetch`, `TodoWrite`, `Task`) and zidane's otherwise (`list_files`,
+//!   `mcp_server_tool`); a matcher is tried against both names. File tools'
+//!   `tool_input` has `file_path` beside zidane's `path`.
+//! - `tool_response` is `{ "content": <the result's text>, "is_error": … }`
+//!   for every tool.
+//! - There is no `transcript_path` (sessions live in SQLite, not JSONL).
+//! - The hooks of one event run one after the other (a rewritten input goes
+//!   to the next), not in parallel.
+//! - Only `command` hooks; `prompt` hooks are refused at load.
+//! - A `PreToolUse` allow does not override a `deny` permission rule.
+//! - `SubagentStop`, `PreCompact`, `SessionEnd` and `Notification` cannot
+//!   block or continue anything: their exit 2 is shown to the person.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

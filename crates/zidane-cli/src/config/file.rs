@@ -250,7 +250,10 @@ mod tests {
         let block = &readme[start..];
         let block = &block[..block.find("```").expect("its end")];
         let file = super::ConfigFile::parse(std::path::Path::new("README.md"), block).unwrap();
-        assert_eq!(file.settings.permissions.as_ref().unwrap().deny, ["shell(rm -rf:*)", "read_file(.env)"]);
+        assert_eq!(
+            file.settings.permissions.as_ref().unwrap().deny,
+            ["shell(rm -rf:*)", "read_file(.env)"]
+        );
         assert_eq!(file.settings.hooks.as_ref().unwrap()["PreToolUse"].len(), 1);
         assert_eq!(file.line("profiles.local.model"), 10);
     }

@@ -137,17 +137,24 @@ fn describe_config(file: &ConfigFile) -> String {
     let keys: Vec<&str> = file
         .lines
         .keys()
-        .filter(|k| !k.contains('.') || k.starts_with("mcp_servers."))
+        .filter(|k| !k.contains('.') && *k != "mcp_servers")
         .map(String::as_str)
         .collect();
-    let mut out = format!("sets {}", keys.join(", "));
+    let mut out = if keys.is_empty() {
+        String::new()
+    } else {
+        format!("sets {}", keys.join(", "))
+    };
     for (name, server) in file.settings.mcp_servers.iter().flatten() {
         let runs = server
             .get("command")
             .and_then(|c| c.as_str())
             .or_else(|| server.get("url").and_then(|u| u.as_str()))
             .unwrap_or_default();
-        out.push_str(&format!("; MCP server `{name}`: {runs}"));
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(&format!("MCP server `{name}`: {runs}"));
     }
     out
 }

@@ -830,3 +830,56 @@ async fn web_fetch_reads_pages_as_markdown_within_its_limits() {
         );
     }
 }
+
+/// On a terminal, the first start in a folder with project files shows
+/// what they would add and asks; a yes is remembered in the user's file,
+/// and the project's configuration takes effect.
+#[tokio::test]
+async fn the_first_start_on_a_terminal_asks_to_trust_the_folder() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &work.path().join(".zidane/config.toml"),
+        "system = \"PROJECT-SYSTEM-NOTE\"\n\n[mcp_servers.tools]\ncommand = \"my-mcp-server\"\n",
+    );
+    write(&work.path().join(".zidane/commands/hi.md"), "Say hi.");
+    let (url, bodies) = server_with(None, scripted(&[])).await;
+    // The server cannot start (no such program): its failure is named and
+    // the run goes on; what matters is that the project's keys were used.
+    let out = in_terminal(
+        home.path(),
+        work.path(),
+        &[],
+        &format!("--base-url {url} 'Hello.'"),
+        b"y\n",
+    )
+    .await;
+    let shown = text(&out.stdout);
+    let root = work.path().display();
+    assert!(
+        shown.contains(&format!(
+            "This folder ({root}) has files that can run programs on your behalf:"
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  .zidane/config.toml: sets system; MCP server `tools`: my-mcp-server"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  .zidane/commands: 1 custom command file(s)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Trust this folder and use them? [y]es / [n]o: "),
+        "{shown}"
+    );
+    let user = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert_eq!(user, format!("[projects.\"{root}\"]\ntrust = true\n"));
+    assert!(bodies.lock().unwrap()[0].contains("PROJECT-SYSTEM-NOTE"));
+    // Asked once: the next run, even without a terminal, uses the files.
+    bodies.lock().unwrap().clear();
+    let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Hello."]).await;
+    assert!(!text(&out.stderr).contains("ignoring"), "{}", text(&out.stderr));
+    assert!(bodies.lock().unwrap()[0].contains("PROJECT-SYSTEM-NOTE"));
+}

@@ -234,7 +234,13 @@ command = '''cat >> "$ZIDANE_PROJECT_DIR/events.log"; echo >> "$ZIDANE_PROJECT_D
     std::fs::remove_file(work.path().join("events.log")).unwrap();
 
     let (url, _) = server_with(None, |body| super::parent_and_child(body, "wc -l < notes.txt")).await;
-    let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Split the work."]).await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--base-url", &url, "Split the work."],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let seen = events();
     assert_eq!(seen.len(), 1, "{seen:?}");
