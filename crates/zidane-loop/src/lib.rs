@@ -10,6 +10,7 @@ pub mod behavior;
 mod dispatch;
 mod error;
 pub mod pairing;
+mod repair;
 mod run;
 pub mod validate;
 

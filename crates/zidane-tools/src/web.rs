@@ -326,6 +326,21 @@ mod tests {
         assert_eq!(resolve(&base, "http://e.com/").unwrap(), "http://e.com/");
     }
 
+    #[tokio::test]
+    async fn without_network_every_call_is_refused() {
+        use zidane_core::Tool as _;
+        let tool = web_fetch(WebFetchOptions {
+            network: false,
+            ..Default::default()
+        });
+        let cx = zidane_core::tool::ToolContext::detached("web_fetch", "c1", AbortSignal::never());
+        let err = tool.execute(json!({"url": "https://docs.rs/"}), cx).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "web_fetch is off: this run has no network access (--no-network)"
+        );
+    }
+
     #[test]
     fn html_becomes_markdown_and_binary_is_refused() {
         let md = to_text(

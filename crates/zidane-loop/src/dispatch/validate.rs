@@ -66,7 +66,12 @@ impl RunLoop {
         let hooks = &self.inner.config.hooks;
         let validator = self.validator(name, tool.input_schema());
         match validator.validate(input) {
-            Ok(valid) => {
+            Ok(mut valid) => {
+                if let Some(repairs) = c.run.repairs.get(&call.id) {
+                    let mut all = repairs.clone();
+                    all.append(&mut valid.coercions);
+                    valid.coercions = all;
+                }
                 if !valid.coercions.is_empty() && hooks.has::<ValidationCoerce>() {
                     let mut ev = ValidationCoerce::new(call_init!(
                         ValidationCoerceInit {

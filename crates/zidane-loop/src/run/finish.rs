@@ -28,8 +28,20 @@ impl RunLoop {
         // parse is kept in the turn and answered with an error the model can
         // act on, never dropped in silence.
         cx.malformed.clear();
+        cx.repairs.clear();
         let cut_off = message.finish_reason == FinishReason::Length;
         for call in message.incomplete_tool_calls {
+            // A small model's near-miss (a fence, trailing commas, Python
+            // literals…) runs as meant, and the repair is reported.
+            if !cut_off && let Some(repaired) = crate::repair::repair(&call.partial_json) {
+                cx.repairs.insert(call.id.clone(), repaired.notes);
+                content.push(ContentBlock::ToolUse {
+                    id: call.id,
+                    name: call.name,
+                    input: repaired.input,
+                });
+                continue;
+            }
             let mut shown: String = call.partial_json.chars().take(200).collect();
             if shown.len() < call.partial_json.len() {
                 shown.push('…');
@@ -40,8 +52,19 @@ impl RunLoop {
                     call.name
                 )
             } else {
+                let expected = cx
+                    .tools
+                    .get(&call.name)
+                    .map(|tool| {
+                        format!(
+                            " Send the arguments as one JSON object (no code fence, double-quoted keys and strings), shaped like {} per this schema: {}",
+                            crate::repair::example(tool.input_schema()),
+                            tool.input_schema()
+                        )
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "Tool error: the arguments of this `{}` call are not a valid JSON object, so nothing ran. Received: {shown}",
+                    "Tool error: the arguments of this `{}` call are not a valid JSON object, so nothing ran. Received: {shown}.{expected}",
                     call.name
                 )
             };

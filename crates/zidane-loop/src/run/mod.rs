@@ -135,6 +135,9 @@ pub(crate) struct RunCx {
     /// Calls of the current turn whose arguments were cut off or malformed:
     /// each is answered with this error instead of running.
     pub(crate) malformed: BTreeMap<String, String>,
+    /// Calls of the current turn whose arguments were repaired, with what
+    /// was changed (reported with the validation's coercions).
+    pub(crate) repairs: BTreeMap<String, Vec<String>>,
     /// The loop turn a resumed run continues (its batch may be half done).
     pub(crate) resumed_turn: Option<u32>,
     /// What gate handlers kept per call (`resumeState`), stored with the
@@ -327,6 +330,7 @@ impl RunLoop {
             workspace: options.workspace.clone(),
             spawning: options.spawning.clone(),
             malformed: BTreeMap::new(),
+            repairs: BTreeMap::new(),
             resumed_turn: options.resume.map(|r| r.turn + 1),
             resume_states: Mutex::default(),
         };

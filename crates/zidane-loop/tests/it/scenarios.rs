@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::json;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
 use zidane_core::events::{
     BudgetMode, GuardAction, RunBeforeEnd, RunStatus, ToolError, ToolGate, ToolUnknown, TurnAfter,
 };
@@ -1042,8 +1043,73 @@ async fn calls_cut_off_or_malformed_are_answered_never_dropped() {
     assert_eq!(
         second[2]["content"],
         json!(
-            "Tool error: the arguments of this `echo` call are not a valid JSON object, so nothing ran. Received: {not json"
+            "Tool error: the arguments of this `echo` call are not a valid JSON object, so nothing ran. Received: {not json. \
+             Send the arguments as one JSON object (no code fence, double-quoted keys and strings), shaped like {} \
+             per this schema: {\"type\":\"object\"}"
         )
+    );
+}
+
+/// A small model's near-miss runs as meant: a fenced object with a trailing
+/// comma and single quotes, and the object sent as a JSON string; each
+/// repair is reported in `validation:coerce`.
+#[tokio::test(start_paused = true)]
+async fn tool_arguments_a_small_model_gets_slightly_wrong_are_repaired_and_reported() {
+    let raw = |index: usize, id: &str, json: &str| {
+        [
+            StreamEvent::ToolCallStart {
+                index,
+                id: id.into(),
+                name: "echo".into(),
+            },
+            StreamEvent::ToolCallDelta {
+                index,
+                json: json.into(),
+            },
+            StreamEvent::ToolCallEnd { index },
+        ]
+    };
+    let mut calls = Script::new();
+    for event in raw(0, "c1", "```json\n{'text': 'fenced',}\n```").into_iter().chain(raw(
+        1,
+        "c2",
+        r#""{\"text\": \"stringly\"}""#,
+    )) {
+        calls = calls.event(event);
+    }
+    let h = harness(
+        vec![calls.end(FinishReason::ToolCalls), Script::answer("done")],
+        ToolSet::new().with(echo()),
+        Behavior::default(),
+    );
+    let seen: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    h.looped
+        .hooks()
+        .on_sync::<zidane_core::events::ValidationCoerce, _>(move |ev, _| {
+            sink.lock().push((ev.call_id().to_owned(), ev.coercions().clone()));
+            Ok(())
+        });
+    h.looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    let results = h.wire_results(1);
+    let contents: Vec<&Value> = results.iter().map(|r| &r["content"]).collect();
+    assert_eq!(contents, [&json!("echo: fenced"), &json!("echo: stringly")]);
+    assert_eq!(
+        seen.lock().clone(),
+        [
+            (
+                "c1".to_owned(),
+                vec![
+                    "removed the Markdown code fence around the arguments".to_owned(),
+                    "removed trailing commas".to_owned(),
+                    "read single-quoted strings".to_owned(),
+                ]
+            ),
+            (
+                "c2".to_owned(),
+                vec!["read the arguments from the JSON string that held them".to_owned()]
+            ),
+        ]
     );
 }
 
