@@ -20,6 +20,7 @@ mod output;
 mod permissions;
 mod plan;
 mod setup;
+mod window;
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -211,8 +212,13 @@ async fn carry_out_plan(
 
 /// `zidane context`: what the session's context holds before the next
 /// request, by category and chunk, the instruction files with their paths.
-async fn context_report(agent: &zidane::agent::Agent, instructions: &instructions::Instructions) -> String {
-    let options = instructions.context_options();
+async fn context_report(
+    agent: &zidane::agent::Agent,
+    instructions: &instructions::Instructions,
+    window: Option<u32>,
+) -> String {
+    let mut options = instructions.context_options();
+    options.effective_window = window.map(u64::from);
     let mut out = String::from("The context before the next request (estimated tokens):\n");
     if let Some(breakdown) = agent.get_context_breakdown(&options).await {
         for c in &breakdown.categories {
@@ -420,7 +426,17 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         .unwrap_or(kind != crate::setup::ProviderKind::OpenaiCompatible);
     let images = crate::attach::images(&args.images, &prompt, &cwd, kind, takes_images)?;
     let mcp = mcp_servers(&loaded)?;
-    let provider = provider(&args, loaded.api_key_env.as_deref())?;
+    let (window, window_line) = crate::window::resolve(
+        args.context_window,
+        kind,
+        args.model.as_deref(),
+        args.base_url.as_deref(),
+    )
+    .await;
+    if let Some(line) = window_line {
+        eprintln!("{line}");
+    }
+    let provider = provider(&args, loaded.api_key_env.as_deref(), window.as_ref().map(|w| w.tokens))?;
     let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, &cwd)
         .map_err(|e| Failure::usage(format!("a permission rule: {e}")))?;
     let session = match forked {
@@ -542,6 +558,11 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         mcp_oauth_store: Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
         mcp_elicitation: elicitation,
         checkpoints: (!args.no_checkpoints).then(|| Arc::clone(&checkpoints)),
+        // Older turns are summarized before the window fills.
+        auto_compact: Some(zidane::agent::AutoCompact {
+            context_window: window.as_ref().map(|w| w.tokens),
+            ..Default::default()
+        }),
         ..Default::default()
     })
     .map_err(|e| Failure::usage(e.to_string()))?;
@@ -553,6 +574,9 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     }
     let _printing = printer.install(agent.hooks());
     let _offering = instructions.offer_nested(agent.hooks(), &cwd);
+    let _clamp = window
+        .as_ref()
+        .map(|w| crate::window::clamp_output(agent.hooks(), w.tokens));
     let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
     let _hooking = if hooks.is_empty() {
         Vec::new()
@@ -560,7 +584,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         hooks.install(&agent)
     };
     if showing_context {
-        let report = context_report(&agent, &instructions).await;
+        let report = context_report(&agent, &instructions, window.as_ref().map(|w| w.tokens)).await;
         agent.destroy().await;
         return emit(&report);
     }

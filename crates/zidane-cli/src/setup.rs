@@ -20,6 +20,10 @@ pub(crate) struct Args {
     /// not a terminal; also today's behaviour on a terminal).
     #[arg(short = 'p', long = "print")]
     pub(crate) print: bool,
+    /// The model's context window in tokens (default: what the server says,
+    /// else a built-in table, else 32768 for a compatible server).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(256..))]
+    pub(crate) context_window: Option<u32>,
     /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt (repeatable);
     /// `@path.png` in the prompt does the same.
     #[arg(long = "image", value_name = "PATH")]
@@ -390,7 +394,7 @@ pub(crate) fn provider_kind(args: &Args) -> Result<ProviderKind, Failure> {
     })
 }
 
-pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Provider>, Failure> {
+pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) -> Result<Arc<dyn Provider>, Failure> {
     let kind = provider_kind(args)?;
     if let Some(url) = &args.base_url {
         check_base_url(url)?;
@@ -416,6 +420,9 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Pro
             if let Some(secs) = args.idle_timeout {
                 config.timeouts.idle = std::time::Duration::from_secs(secs);
             }
+            if let Some(window) = window {
+                config.context_window = window;
+            }
             AnthropicProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
         ProviderKind::Openai | ProviderKind::OpenaiResponses | ProviderKind::Openrouter => {
@@ -440,6 +447,9 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Pro
             if let Some(secs) = args.idle_timeout {
                 config.timeouts.idle = std::time::Duration::from_secs(secs);
             }
+            if let Some(window) = window {
+                config.context_window = window;
+            }
             OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
         ProviderKind::OpenaiCompatible => {
@@ -458,6 +468,9 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>) -> Result<Arc<dyn Pro
             let mut config = OpenAiConfig::compatible(url, key).with_model(model);
             if let Some(secs) = args.idle_timeout {
                 config.timeouts.idle = std::time::Duration::from_secs(secs);
+            }
+            if let Some(window) = window {
+                config.context_window = window;
             }
             OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }

@@ -296,7 +296,7 @@ pub mod providers {
         complete, retry_after_from_headers, retry_after_from_message, sse,
     };
     #[cfg(feature = "http")]
-    pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, Timeouts};
+    pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, RequestBody, Timeouts};
 
     pub mod anthropic {
         //! Anthropic's Messages API: the provider (with the `http` feature)

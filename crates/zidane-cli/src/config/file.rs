@@ -29,6 +29,8 @@ pub(crate) struct Settings {
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) max_tokens: Option<u32>,
     #[serde(default, deserialize_with = "positive_u32")]
+    pub(crate) context_window: Option<u32>,
+    #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) max_turns: Option<u32>,
     #[serde(default, deserialize_with = "positive_usd")]
     pub(crate) max_cost: Option<f64>,

@@ -376,6 +376,7 @@ impl Merged {
                 images,
                 thinking,
                 max_tokens,
+                context_window,
                 max_turns,
                 max_cost,
                 approve,

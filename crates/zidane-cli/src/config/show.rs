@@ -75,6 +75,7 @@ pub(crate) fn show(args: &Args, loaded: &Loaded) -> String {
         ("images", loaded.images.map(|b| b.to_string())),
         ("thinking", Some(name(&args.thinking))),
         ("max_tokens", args.max_tokens.map(|n| n.to_string())),
+        ("context_window", args.context_window.map(|n| n.to_string())),
         ("max_turns", args.max_turns.map(|n| n.to_string())),
         ("max_cost", args.max_cost.map(|n| n.to_string())),
         ("approve", Some(name(&args.approve))),

@@ -13,6 +13,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 mod checkpoints;
 mod conventions;
 mod hooks;
+mod window;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Wire {

@@ -1082,7 +1082,8 @@ async fn tool_arguments_a_small_model_gets_slightly_wrong_are_repaired_and_repor
         ToolSet::new().with(echo()),
         Behavior::default(),
     );
-    let seen: Arc<Mutex<Vec<(String, Vec<String>)>>> = Arc::default();
+    type Coerced = Vec<(String, Vec<String>)>;
+    let seen: Arc<Mutex<Coerced>> = Arc::default();
     let sink = Arc::clone(&seen);
     h.looped
         .hooks()

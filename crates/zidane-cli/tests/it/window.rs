@@ -1,0 +1,172 @@
+//! The context window, asked of loopback servers that answer like
+//! llama.cpp, Ollama, LM Studio, vLLM and a model listing.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use zidane_bench::loopback::read_request;
+
+use super::{text, zidane};
+
+type Route = fn(&str, &str) -> Option<String>;
+
+/// A server that answers `route(method, path)` with JSON (404 when it says
+/// nothing) and chat completions with a short answer; it keeps the chat
+/// requests' bodies.
+async fn server(route: Route) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let chats: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = Arc::clone(&chats);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    let mut words = head.split_whitespace();
+                    let (method, path) = (
+                        words.next().unwrap_or("").to_owned(),
+                        words.next().unwrap_or("").to_owned(),
+                    );
+                    let (status, kind, payload) = if path.ends_with("/chat/completions") {
+                        seen.lock().unwrap().push(serde_json::from_str(&body).unwrap());
+                        let chunks = [
+                            json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi."}}]}),
+                            json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+                        ];
+                        let sse: String =
+                            chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n";
+                        (200, "text/event-stream", sse)
+                    } else {
+                        match route(&method, &path) {
+                            Some(json) => (200, "application/json", json),
+                            None => (404, "application/json", "{\"error\": \"not found\"}".to_owned()),
+                        }
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
+                        payload.len()
+                    );
+                    if stream.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, chats)
+}
+
+async fn run(route: Route, extra: &[&str]) -> (String, Vec<Value>) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, chats) = server(route).await;
+    let mut args = vec!["--provider", "openai-compatible", "--model", "m", "--base-url", &url];
+    args.extend(extra);
+    args.push("Hello.");
+    let out = zidane(home.path(), work.path(), &[], &args).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let chats = chats.lock().unwrap().clone();
+    (stderr, chats)
+}
+
+fn window_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|l| l.contains("context window"))
+        .unwrap_or_else(|| panic!("no window line in {stderr}"))
+}
+
+#[tokio::test]
+async fn each_server_says_its_window_and_the_output_cap_fits_it() {
+    let cases: [(Route, &str, u32); 6] = [
+        (
+            |_, path| (path == "/props").then(|| json!({"default_generation_settings": {"n_ctx": 8192}}).to_string()),
+            "zidane: context window 8192 tokens (llama.cpp /props)",
+            8192,
+        ),
+        (
+            |method, path| {
+                (method == "POST" && path == "/api/show").then(|| {
+                    json!({"parameters": "stop \"<|im_end|>\"\nnum_ctx 16384", "model_info": {"qwen2.context_length": 32768}})
+                        .to_string()
+                })
+            },
+            "zidane: context window 16384 tokens (Ollama /api/show num_ctx)",
+            16384,
+        ),
+        (
+            |method, path| {
+                (method == "POST" && path == "/api/show")
+                    .then(|| json!({"model_info": {"llama.context_length": 131072}}).to_string())
+            },
+            "zidane: context window 4096 tokens (Ollama /api/show (no num_ctx: Ollama's 4096))",
+            4096,
+        ),
+        (
+            |_, path| {
+                (path == "/api/v0/models/m").then(|| {
+                    json!({"id": "m", "max_context_length": 131072, "loaded_context_length": 12000}).to_string()
+                })
+            },
+            "zidane: context window 12000 tokens (LM Studio /api/v0/models)",
+            12000,
+        ),
+        (
+            |_, path| {
+                (path == "/v1/models").then(|| {
+                    json!({"data": [{"id": "other", "max_model_len": 1}, {"id": "m", "max_model_len": 24576}]})
+                        .to_string()
+                })
+            },
+            "zidane: context window 24576 tokens (vLLM /v1/models max_model_len)",
+            24576,
+        ),
+        (
+            |_, path| {
+                (path == "/v1/models").then(|| json!({"data": [{"id": "m", "context_length": 20000}]}).to_string())
+            },
+            "zidane: context window 20000 tokens (the server's model listing (context_length))",
+            20000,
+        ),
+    ];
+    for (route, line, window) in cases {
+        let (stderr, chats) = run(route, &[]).await;
+        assert_eq!(window_line(&stderr), line);
+        let cap = chats[0]["max_tokens"].as_u64().unwrap();
+        let sent = chats[0].to_string().len() as u64 / 4;
+        assert!(
+            cap <= 8192 && cap + sent <= u64::from(window) + 256,
+            "{line}: cap {cap}, input ~{sent}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_window_is_assumed_and_said_and_the_flag_wins() {
+    let (stderr, chats) = run(|_, _| None, &[]).await;
+    assert_eq!(
+        window_line(&stderr),
+        "zidane: the server did not say its context window; assuming 32768 tokens (set --context-window or `context_window`)"
+    );
+    assert_eq!(
+        chats[0]["max_tokens"], 8192,
+        "the window leaves room for the default cap"
+    );
+    let (stderr, chats) = run(
+        |_, path| (path == "/props").then(|| json!({"n_ctx": 8192}).to_string()),
+        &["--context-window", "2048"],
+    )
+    .await;
+    assert!(!stderr.contains("context window"), "{stderr}");
+    assert_eq!(
+        chats[0]["max_tokens"], 256,
+        "the input fills a 2048 window: the least cap"
+    );
+}
