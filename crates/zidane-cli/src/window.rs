@@ -115,10 +115,10 @@ pub(crate) async fn discover(base_url: &str, model: &str) -> Option<Window> {
             return found(n.min(4_096), "Ollama /api/show (no num_ctx: Ollama's 4096)");
         }
     }
-    if let Some(m) = get(&client, &format!("{root}/api/v0/models/{model}"), None).await {
-        if let Some(n) = positive(&m["loaded_context_length"]).or_else(|| positive(&m["max_context_length"])) {
-            return found(n, "LM Studio /api/v0/models");
-        }
+    if let Some(m) = get(&client, &format!("{root}/api/v0/models/{model}"), None).await
+        && let Some(n) = positive(&m["loaded_context_length"]).or_else(|| positive(&m["max_context_length"]))
+    {
+        return found(n, "LM Studio /api/v0/models");
     }
     if let Some(list) = get(&client, &format!("{base}/models"), None).await {
         for entry in list["data"].as_array().into_iter().flatten() {
