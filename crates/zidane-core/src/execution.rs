@@ -220,6 +220,19 @@ pub trait ExecutionContext: Send + Sync {
     /// handle's tasks first (each reported `killed`).
     fn destroy<'a>(&'a self, handle: &'a ExecutionHandle) -> BoxFuture<'a, ()>;
 
+    /// Keeps the whole output of a command whose result the model gets
+    /// reduced (`name` is a file name), where the model can read it with
+    /// `read_file`; the path to give it. The default keeps nothing
+    /// (`None`).
+    fn keep_output<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        _name: &'a str,
+        _text: &'a str,
+    ) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+
     /// The context itself, for a host that knows its concrete type (the
     /// agent starts its MCP servers inside an in-process context's
     /// sandbox). The default: `None`.
@@ -460,6 +473,11 @@ impl Workspace {
     /// The context's name for `path` (see [`ExecutionContext::resolve_path`]).
     pub fn resolve_path(&self, path: &str) -> Result<String, SharedError> {
         self.execution.resolve_path(&self.handle, path)
+    }
+
+    /// Keeps a command's whole output (see [`ExecutionContext::keep_output`]).
+    pub async fn keep_output(&self, name: &str, text: &str) -> Option<String> {
+        self.execution.keep_output(&self.handle, name, text).await
     }
 
     /// Starts a background command owned by this workspace's owner.

@@ -37,6 +37,8 @@ struct Entry {
 pub(crate) struct Tasks {
     next: AtomicU64,
     entries: Mutex<Vec<Entry>>,
+    /// Whole outputs of commands the model got reduced.
+    kept: Mutex<Vec<PathBuf>>,
     /// Where output files go (made on the first task).
     dir: OnceLock<PathBuf>,
     /// The folder asked for, if any.
@@ -115,10 +117,32 @@ impl Tasks {
     pub(crate) fn output_file(&self, path: &str) -> Option<PathBuf> {
         let dir = self.dir.get()?;
         let wanted = Path::new(path);
+        if let Some(kept) = self.kept.lock().iter().find(|p| p.as_path() == wanted) {
+            return Some(kept.clone());
+        }
         self.lock()
             .iter()
             .map(|e| PathBuf::from(&e.task.output_path))
             .find(|p| p == wanted && p.starts_with(dir))
+    }
+
+    /// Writes a command's whole output as `name` in the task folder, where
+    /// the file tools may read it.
+    pub(crate) fn keep(&self, name: &str, text: &str) -> Option<PathBuf> {
+        let clean: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = self.dir().ok()?.join(clean);
+        std::fs::write(&path, text).ok()?;
+        self.kept.lock().push(path.clone());
+        Some(path)
     }
 
     /// Starts `cmd` (already set up: shell, folder, environment, group)

@@ -22,6 +22,7 @@
 mod background;
 mod files;
 mod process;
+mod reduce;
 mod sandbox;
 mod search;
 mod shell;

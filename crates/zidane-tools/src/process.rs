@@ -281,6 +281,16 @@ impl ExecutionContext for ProcessContext {
         Some(self)
     }
 
+    fn keep_output<'a>(
+        &'a self,
+        _handle: &'a ExecutionHandle,
+        name: &'a str,
+        text: &'a str,
+    ) -> BoxFuture<'a, Option<String>> {
+        let kept = self.tasks.keep(name, text).map(|p| p.display().to_string());
+        Box::pin(async move { kept })
+    }
+
     fn spawn(&self) -> BoxFuture<'_, Result<ExecutionHandle, SharedError>> {
         let handle = self.handle();
         Box::pin(async move { Ok(handle) })

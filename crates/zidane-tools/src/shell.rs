@@ -11,8 +11,10 @@ use crate::{Env, cap_output, fail, workspace};
 pub(crate) fn shell(env: Env) -> FnTool {
     FnTool::new(
         "shell",
-        "Run a shell command (sh -c) in the working folder and return its exit code and output. Long output is cut in \
-         the middle. Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
+        "Run a shell command (sh -c) in the working folder and return its exit code and output. Test runs keep their \
+         failures and summary, builds their errors and warnings, long listings their head and tail; long output is \
+         cut in the middle; the whole output is then kept in a file you can read (`raw: true` returns it as it is). \
+         Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
          command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
          and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
          it) and `shell_kill` stops it.",
@@ -22,7 +24,8 @@ pub(crate) fn shell(env: Env) -> FnTool {
                 "command": {"type": "string", "description": "The command line."},
                 "timeout_secs": {"type": "integer", "minimum": 1, "description": "Time limit in seconds (default 120)."},
                 "cwd": {"type": "string", "description": "Folder to run in, relative to the working folder."},
-                "run_in_background": {"type": "boolean", "description": "Start it and return at once (no time limit)."}
+                "run_in_background": {"type": "boolean", "description": "Start it and return at once (no time limit)."},
+                "raw": {"type": "boolean", "description": "Return the output as it is, without reducing it."}
             },
             "required": ["command"]
         }),
@@ -52,7 +55,9 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     timeout: Some(timeout),
                     signal: cx.signal().clone(),
                     cwd: input["cwd"].as_str().map(str::to_owned),
-                    max_output_bytes: Some(env.options.max_output_bytes),
+                    // The whole output is kept (up to this), the model gets it
+                    // reduced and capped.
+                    max_output_bytes: Some(env.options.max_output_bytes.max(KEPT_OUTPUT_BYTES)),
                 };
                 let out = workspace(&cx)?
                     .exec(&command, options)
@@ -81,12 +86,46 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     text.push_str("[stderr]\n");
                     text.push_str(&out.stderr);
                 }
-                let mut output = ToolOutput::text(cap_output(&text, env.options.max_output_bytes));
+                let raw = input["raw"].as_bool() == Some(true);
+                let text = shown(&cx, &command, text, raw, env.options.max_output_bytes).await;
+                let mut output = ToolOutput::text(text);
                 output.is_error = out.exit_code != Some(0);
                 Ok(output)
             }
         },
     )
+}
+
+/// The whole output a call keeps (in a file) when the model gets less.
+const KEPT_OUTPUT_BYTES: usize = 4 << 20;
+
+/// What the model reads of a command's output: reduced by what the command
+/// is (unless `raw`), then capped; when either left something out, the
+/// whole output is kept in a file and the note says where.
+async fn shown(cx: &zidane_core::tool::ToolContext, command: &str, text: String, raw: bool, max: usize) -> String {
+    let reduced = if raw {
+        None
+    } else {
+        crate::reduce::reduce(command, &text)
+    };
+    let body = reduced.as_ref().map_or(text.as_str(), |r| r.text.as_str());
+    let capped = cap_output(body, max);
+    if reduced.is_none() && capped.len() == text.len() {
+        return text;
+    }
+    let kept = match workspace(cx) {
+        Ok(ws) => ws.keep_output(&format!("output-{}.txt", cx.call_id()), &text).await,
+        Err(_) => None,
+    };
+    let whole = match kept {
+        Some(path) => format!("full output: {path}"),
+        None => "the whole output was not kept; run it again with `raw: true`".to_owned(),
+    };
+    let note = match &reduced {
+        Some(r) => format!("[{} {} omitted; {whole}]", r.omitted, r.what),
+        None => format!("[output cut; {whole}]"),
+    };
+    format!("{capped}{note}\n")
 }
 
 /// What `wait_task` returns of new output at most, per call.

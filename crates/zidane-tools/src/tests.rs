@@ -339,6 +339,38 @@ async fn listing_glob_and_grep() {
     assert!(err.starts_with("bad regular expression"));
 }
 
+/// A test run's passing lines are left out (the note says how many and
+/// where the whole output is); `raw: true` returns it as it is.
+#[tokio::test]
+async fn shell_reduces_a_test_run_unless_asked_for_the_raw_output() {
+    let rig = rig();
+    let script = "for i in $(seq 1 30); do echo \"test t$i ... ok\"; done; echo 'test broken ... FAILED'; echo 'test result: FAILED. 30 passed; 1 failed'";
+    std::fs::write(rig.root.join("fake-tests.sh"), script).unwrap();
+    let reduced = rig
+        .call("shell", json!({"command": "cargo test 2>/dev/null; sh fake-tests.sh"}))
+        .await
+        .unwrap();
+    let shown = text(&reduced);
+    assert!(
+        shown.contains("test broken ... FAILED\ntest result: FAILED. 30 passed; 1 failed\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("test t1 ... ok"), "{shown}");
+    assert!(
+        shown.contains("[30 passing and progress lines omitted; full output: "),
+        "{shown}"
+    );
+    let raw = rig
+        .call(
+            "shell",
+            json!({"command": "cargo test 2>/dev/null; sh fake-tests.sh", "raw": true}),
+        )
+        .await
+        .unwrap();
+    assert!(text(&raw).contains("test t1 ... ok"));
+    assert!(!text(&raw).contains("omitted"));
+}
+
 #[tokio::test]
 async fn shell_reports_exit_codes_caps_output_and_obeys_timeout_and_abort() {
     let rig = rig();
@@ -352,7 +384,16 @@ async fn shell_reports_exit_codes_caps_output_and_obeys_timeout_and_abort() {
     assert!(failed.is_error && text(&failed).starts_with("exit code: 3"));
     let long = rig.call("shell", json!({"command": "seq 1 2000"})).await.unwrap();
     assert!(text(&long).contains("bytes cut ...]"), "{}", text(&long));
-    assert!(text(&long).ends_with("2000\n"));
+    // The whole output is kept where `read_file` reads it.
+    let (shown, path) = text(&long).rsplit_once("\n[output cut; full output: ").unwrap();
+    assert!(shown.ends_with("\n2000"), "{shown}");
+    let path = path.strip_suffix("]\n").unwrap();
+    assert!(path.ends_with("/output-call.txt"), "{path}");
+    let whole = rig
+        .call("read_file", json!({"path": path, "limit": 1, "offset": 2001}))
+        .await
+        .unwrap();
+    assert_eq!(text(&whole), "  2001\t2000\n");
     let controller = AbortController::new();
     let tool = rig.preset.tools.get("shell").unwrap().clone();
     let cx = ToolContext::detached("shell", "c", controller.signal()).with_workspace(rig.workspace.clone());
