@@ -107,7 +107,8 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) cwd: Option<PathBuf>,
     /// Give up on a model that sends nothing for this many seconds (default
-    /// 120; also `ZIDANE_IDLE_TIMEOUT`).
+    /// 120, 600 for a server on this machine or a private network; also
+    /// `ZIDANE_IDLE_TIMEOUT`).
     #[arg(long, env = "ZIDANE_IDLE_TIMEOUT", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) idle_timeout: Option<u64>,
     /// Attempts per model request before giving up (default 4 for errors the
@@ -376,6 +377,31 @@ pub(crate) fn shown_url(url: &str) -> String {
     }
 }
 
+/// How long a server on a loopback or private address may stay silent
+/// (unless `--idle-timeout` says otherwise).
+pub(crate) const LOCAL_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether `url`'s host is this machine or a private network (by name or
+/// address).
+pub(crate) fn is_local_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    if host.eq_ignore_ascii_case("localhost") || host.ends_with(".local") || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00,
+        Err(_) => false,
+    }
+}
+
 /// The provider from the flags and the environment.
 /// Which provider the flags and the environment pick.
 pub(crate) fn provider_kind(args: &Args) -> Result<ProviderKind, Failure> {
@@ -465,9 +491,14 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) 
                     "zidane: --thinking is not sent in the openai-compatible format (servers differ in how they take a reasoning effort); it is ignored"
                 );
             }
+            // A model on this machine or the local network may read a long
+            // prompt (or hold back a tool call) for minutes on a CPU.
+            let local = is_local_url(&url);
             let mut config = OpenAiConfig::compatible(url, key).with_model(model);
-            if let Some(secs) = args.idle_timeout {
-                config.timeouts.idle = std::time::Duration::from_secs(secs);
+            match args.idle_timeout {
+                Some(secs) => config.timeouts.idle = std::time::Duration::from_secs(secs),
+                None if local => config.timeouts.idle = LOCAL_IDLE_TIMEOUT,
+                None => {}
             }
             if let Some(window) = window {
                 config.context_window = window;
@@ -634,4 +665,27 @@ pub(crate) fn tracing_export(args: &Args) -> Result<Option<zidane::otel::OtelExp
     zidane::otel::OtelExporter::new(options)
         .map(Some)
         .map_err(|e| Failure::usage(format!("--otlp: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn local_base_urls() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://192.168.1.20:1234/v1",
+            "http://[::1]:8000/v1",
+            "http://gpu-box.local:8080/v1",
+        ] {
+            assert!(super::is_local_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "https://openrouter.ai/api/v1",
+            "http://8.8.8.8/v1",
+        ] {
+            assert!(!super::is_local_url(url), "{url}");
+        }
+    }
 }
