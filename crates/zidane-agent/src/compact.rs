@@ -140,3 +140,77 @@ pub(crate) fn summary_turns(
     }
     replacement
 }
+
+/// Results shorter than this are kept when pruning.
+const STUB_ABOVE: usize = 300;
+
+/// `turns` with the tool results of `turns[..upto]` longer than a stub
+/// replaced by one line saying what was called and how much was left out
+/// (a result that says where its whole output is keeps that line); the
+/// turns and how many results were pruned.
+pub(crate) fn prune_results(turns: &[SessionTurn], upto: usize) -> (Vec<SessionTurn>, u32) {
+    let names: std::collections::HashMap<&str, &str> = turns
+        .iter()
+        .flat_map(|t| t.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut pruned = 0;
+    let out = turns
+        .iter()
+        .enumerate()
+        .map(|(i, turn)| {
+            if i >= upto {
+                return turn.clone();
+            }
+            let mut count = 0;
+            let blocks: Vec<ContentBlock> = turn
+                .content
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                    } => {
+                        let text = match content {
+                            ToolResultContent::Text(t) => t.clone(),
+                            ToolResultContent::Parts(parts) => serde_json::to_string(parts).unwrap_or_default(),
+                        };
+                        if text.len() <= STUB_ABOVE {
+                            return block.clone();
+                        }
+                        count += 1;
+                        let name = names.get(tool_use_id.as_str()).copied().unwrap_or("a tool");
+                        let kept = text
+                            .lines()
+                            .rev()
+                            .find(|l| l.contains("full output: "))
+                            .map(|l| format!(" {}", l.trim()))
+                            .unwrap_or_default();
+                        ContentBlock::ToolResult {
+                            tool_use_id: tool_use_id.clone(),
+                            content: ToolResultContent::Text(format!(
+                                "[an earlier result of `{name}` ({} bytes) was left out to save context; call again if it is needed]{kept}",
+                                text.len()
+                            )),
+                            is_error: *is_error,
+                        }
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            if count == 0 {
+                return turn.clone();
+            }
+            pruned += count;
+            SessionTurn {
+                content: blocks.into(),
+                ..turn.clone()
+            }
+        })
+        .collect();
+    (out, pruned)
+}

@@ -3,7 +3,8 @@
 
 use crate::agent::{Agent, Inner, estimate_tokens};
 use crate::compact::{
-    AutoCompact, CompactOptions, CompactionResult, SUMMARY_INSTRUCTION, is_clean_boundary, summary_turns, unfinished,
+    AutoCompact, CompactOptions, CompactionResult, SUMMARY_INSTRUCTION, is_clean_boundary, prune_results,
+    summary_turns, unfinished,
 };
 use crate::error::AgentError;
 use serde_json::{Value, json};
@@ -47,6 +48,24 @@ impl Compaction {
     /// The auto-compaction settings (what sub-agents inherit).
     pub(crate) fn settings(&self) -> Option<&AutoCompact> {
         self.auto.as_ref()
+    }
+
+    /// The context window compaction works to.
+    fn window(&self) -> u32 {
+        self.auto
+            .as_ref()
+            .and_then(|a| a.context_window)
+            .unwrap_or(self.provider.meta().context_window)
+    }
+
+    /// Tokens a request spends before its messages (system prompt and
+    /// tools), from the last request.
+    fn overhead(agent: &Agent) -> u64 {
+        let (_, last) = agent.run_loop().last_request();
+        last.map_or(0, |r| {
+            estimate_tokens(r.system.as_deref().unwrap_or_default())
+                + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
+        })
     }
 
     fn agent(&self) -> Option<Agent> {
@@ -107,6 +126,17 @@ impl Compaction {
         });
         agent.observe(&mut start).await;
 
+        // First, old tool results become one-line stubs; when that is
+        // enough (half the window left), no summary is needed.
+        let window = u64::from(self.window());
+        let overhead = Self::overhead(agent);
+        let (pruned, stubs) = prune_results(turns, cut);
+        let size = |t: &[SessionTurn]| estimate_tokens(&serde_json::to_string(t).unwrap_or_default()) + overhead;
+        if reason == CompactReason::Auto && stubs > 0 && window > 0 && size(&pruned) * 2 <= window {
+            return self.finish(agent, reason, pruned, 0, stubs, None, Vec::new()).await;
+        }
+        let turns = &pruned[..];
+
         let summary = match self.summary(agent, turns, cut, reason, signal, step).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
@@ -127,9 +157,49 @@ impl Compaction {
         agent.observe(&mut restore).await;
         let mut calls = restore.take_added();
         calls.extend(self.recent_files(agent).await);
+        // What comes back takes at most a fifth of the window.
+        let mut budget = (window as usize).saturating_mul(4) / 5;
+        if window > 0 {
+            for call in &mut calls {
+                if call.output.len() > budget {
+                    let mut end = budget;
+                    while !call.output.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    call.output.truncate(end);
+                    call.output.push_str("\n[… cut to fit the context window]");
+                }
+                budget = budget.saturating_sub(call.output.len());
+            }
+        }
 
         let mut replacement = summary_turns(&*agent.inner.clock, &summary, &calls);
         replacement.extend_from_slice(&turns[cut..]);
+        // The new history must fit before the next request: the kept turns'
+        // results are stubbed too when it does not.
+        let mut stubs = stubs;
+        if window > 0 && size(&replacement) as f64 >= self.threshold().unwrap_or(0.8) * window as f64 {
+            let last = replacement.len().saturating_sub(1);
+            let (smaller, more) = prune_results(&replacement, last);
+            replacement = smaller;
+            stubs += more;
+        }
+        self.finish(agent, reason, replacement, cut as u32, stubs, Some(summary), calls)
+            .await
+    }
+
+    /// Stores the new history and reports it.
+    #[allow(clippy::too_many_arguments)]
+    async fn finish(
+        &self,
+        agent: &Agent,
+        reason: CompactReason,
+        replacement: Vec<SessionTurn>,
+        replaced: u32,
+        stubs: u32,
+        summary: Option<String>,
+        calls: Vec<zidane_core::events::RestoredCall>,
+    ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
         if let Err(error) = agent.persist_replacement(&replacement).await {
             agent.observe(&mut unfinished(reason, Some(Arc::clone(&error)))).await;
             return Err(AgentError::Store(error));
@@ -137,16 +207,16 @@ impl Compaction {
         let effective = estimate_tokens(&serde_json::to_string(&replacement).unwrap_or_default());
         let result = CompactionResult {
             compacted: true,
-            replaced: cut as u32,
+            replaced,
             restored: calls.len() as u32,
-            summary: Some(summary),
+            summary,
             effective_tokens: effective,
         };
         let mut end = CompactEnd::new(CompactEndInit {
             reason,
             status: CompactStatus::Ok,
             replaced: result.replaced,
-            dropped: 0,
+            dropped: stubs,
             restored: result.restored,
             effective_tokens: Some(effective),
             error: None,
@@ -236,6 +306,37 @@ impl Compaction {
         };
         request.response_schema = None;
         request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
+        // The summary request fits the window: the oldest messages go first
+        // when it would not, and the summary gets an eighth of the window.
+        let window = u64::from(self.window());
+        if window > 0 {
+            let fits = |r: &StreamOptions| {
+                estimate_tokens(&serde_json::to_string(&r.messages).unwrap_or_default())
+                    + estimate_tokens(r.system.as_deref().unwrap_or_default())
+                    + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
+                    + window / 8
+                    <= window
+            };
+            if !fits(&request) {
+                request.tools.clear();
+                request.tool_choice = None;
+            }
+            while !fits(&request) && request.messages.len() > 2 {
+                request.messages.remove(0);
+                // Never start on a result whose call was dropped.
+                while request.messages.len() > 2 && !zidane_provider::Role::User.eq(&request.messages[0].role())
+                    || request.messages.len() > 2
+                        && request.messages[0]
+                            .content()
+                            .iter()
+                            .any(|b| matches!(b, zidane_provider::ContentBlock::ToolResult { .. }))
+                {
+                    request.messages.remove(0);
+                }
+            }
+            let cap = u32::try_from((window / 8).clamp(256, 4096)).unwrap_or(4096);
+            request.max_tokens = Some(request.max_tokens.map_or(cap, |m| m.min(cap)));
+        }
         let mut stream = provider.stream(&request, signal.clone());
         let mut acc = MessageAccumulator::new();
         let mut chars = 0usize;

@@ -170,3 +170,91 @@ async fn an_unknown_window_is_assumed_and_said_and_the_flag_wins() {
         "the input fills a 2048 window: the least cap"
     );
 }
+
+/// A 4,096-token window and a 200-turn run of 6 KB reads: compaction keeps
+/// every request inside the window (a request over it is refused as the
+/// providers refuse one): old results become stubs, the summary request is
+/// cut to fit, and the kept turns' results are stubbed when the new history
+/// would not fit; the run ends without an overflow.
+#[tokio::test]
+async fn a_long_run_fits_a_small_window() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use zidane_bench::loopback::{answer_sse, call_sse};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    static SUMMARIES: AtomicUsize = AtomicUsize::new(0);
+    static OVERFLOWS: AtomicUsize = AtomicUsize::new(0);
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("notes.txt"),
+        "a line of notes to read again\n".repeat(200),
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    let tokens = (body.len() / 4) as u64;
+                    let (status, kind, payload) = if tokens > 4096 {
+                        OVERFLOWS.fetch_add(1, Ordering::SeqCst);
+                        let error = json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {tokens} tokens > 4096 maximum")}});
+                        (400, "application/json", error.to_string())
+                    } else if body.contains("Summarize the conversation so far") {
+                        SUMMARIES.fetch_add(1, Ordering::SeqCst);
+                        (
+                            200,
+                            "text/event-stream",
+                            answer_sse("The user has me read notes.txt again and again.", tokens),
+                        )
+                    } else {
+                        let n = CALLS.fetch_add(1, Ordering::SeqCst);
+                        let sse = if n < 200 {
+                            call_sse(
+                                &format!("toolu_{n}"),
+                                "shell",
+                                &json!({"command": "cat notes.txt"}),
+                                tokens,
+                            )
+                        } else {
+                            answer_sse("Done.", tokens)
+                        };
+                        (200, "text/event-stream", sse)
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
+                        payload.len()
+                    );
+                    if stream.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[("ANTHROPIC_API_KEY", "sk-test")],
+        &[
+            "--context-window",
+            "4096",
+            "--max-turns",
+            "250",
+            "--base-url",
+            &url,
+            "Read the notes 200 times.",
+        ],
+    )
+    .await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(OVERFLOWS.load(Ordering::SeqCst), 0, "a request went over the window");
+    assert!(SUMMARIES.load(Ordering::SeqCst) > 0, "compaction ran");
+    assert_eq!(CALLS.load(Ordering::SeqCst), 201);
+    assert!(stdout.trim_end().ends_with("Done."), "{stdout}");
+}
