@@ -14,6 +14,7 @@ mod checkpoints;
 mod command_hooks;
 mod commands;
 mod config;
+mod deferred;
 mod instructions;
 mod logging;
 mod output;
@@ -468,6 +469,17 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         args.pass_env.clone(),
         launcher,
     );
+    // Past a share of the window, the least used tools wait for
+    // `tool_search`.
+    let deferral = crate::deferred::Deferral::new(
+        window.as_ref().map_or(u32::MAX, |w| w.tokens),
+        loaded.defer_tools_above.unwrap_or(crate::deferred::DEFAULT_SHARE),
+        preset
+            .tools
+            .names()
+            .map(str::to_owned)
+            .chain(["web_fetch".to_owned(), "skill".to_owned()]),
+    );
     let instructions = crate::instructions::discover(&loaded.paths);
     if let Some(line) = instructions.summary() {
         eprintln!("{line}");
@@ -531,7 +543,8 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
                 network: !args.no_network,
                 allow_private: crate::permissions::private_hosts(&loaded.rules),
                 ..Default::default()
-            })),
+            }))
+            .with(deferral.tool()),
         behavior,
         // Every format gets a cap (OpenAI-compatible servers otherwise write
         // until their own limit).
@@ -577,6 +590,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     let _clamp = window
         .as_ref()
         .map(|w| crate::window::clamp_output(agent.hooks(), w.tokens));
+    let _deferring = deferral.install(agent.hooks());
     let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
     let _hooking = if hooks.is_empty() {
         Vec::new()

@@ -12,7 +12,7 @@ use zidane::hooks::HookMap;
 use zidane::providers::BoxFuture;
 
 /// The tools a plan may use: they read, or keep the plan itself.
-pub(crate) const READ_ONLY: [&str; 8] = [
+pub(crate) const READ_ONLY: [&str; 9] = [
     "read_file",
     "list_files",
     "glob",
@@ -21,6 +21,7 @@ pub(crate) const READ_ONLY: [&str; 8] = [
     "todoread",
     "web_fetch",
     "skill",
+    "tool_search",
 ];
 
 /// The note the planning run's prompt carries.

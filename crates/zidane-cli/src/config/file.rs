@@ -30,6 +30,10 @@ pub(crate) struct Settings {
     pub(crate) max_tokens: Option<u32>,
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) context_window: Option<u32>,
+    /// The share of the window the tools' schemas may take before the
+    /// least used are offered through `tool_search` (default 0.1).
+    #[serde(default, deserialize_with = "share")]
+    pub(crate) defer_tools_above: Option<f64>,
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) max_turns: Option<u32>,
     #[serde(default, deserialize_with = "positive_usd")]
@@ -97,6 +101,25 @@ fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error
     match u64::try_from(n) {
         Ok(n) if n > 0 => Ok(Some(n)),
         _ => Err(serde::de::Error::custom(format!("{n} is not a positive whole number"))),
+    }
+}
+
+fn share<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = match toml::Value::deserialize(d)? {
+        toml::Value::Integer(n) => n as f64,
+        toml::Value::Float(f) => f,
+        other => {
+            return Err(serde::de::Error::custom(format!(
+                "{other} is not a share (a number from 0 to 1)"
+            )));
+        }
+    };
+    if (0.0..=1.0).contains(&v) {
+        Ok(Some(v))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{v} is not a share (a number from 0 to 1)"
+        )))
     }
 }
 

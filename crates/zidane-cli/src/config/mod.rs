@@ -124,6 +124,7 @@ pub(crate) struct Loaded {
     pub(crate) fallback_models: Vec<String>,
     pub(crate) api_key_env: Option<String>,
     pub(crate) images: Option<bool>,
+    pub(crate) defer_tools_above: Option<f64>,
     pub(crate) rules: Vec<RuleText>,
     pub(crate) hooks: Vec<crate::command_hooks::HookCommand>,
     /// MCP servers by name, in the `mcpServers` shape, with where each came
@@ -374,6 +375,7 @@ impl Merged {
                 api_key_env,
                 system,
                 images,
+                defer_tools_above,
                 thinking,
                 max_tokens,
                 context_window,
@@ -503,6 +505,7 @@ impl Merged {
         loaded.fallback_models = s.fallback_models.clone().unwrap_or_default();
         loaded.api_key_env = s.api_key_env.clone();
         loaded.images = s.images;
+        loaded.defer_tools_above = s.defer_tools_above;
         loaded.sources = sources.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (id, source) in &given.sources {
             let key = match id.as_str() {

@@ -73,6 +73,15 @@ pub(crate) fn show(args: &Args, loaded: &Loaded) -> String {
         ("api_key_env", loaded.api_key_env.as_deref().map(quoted)),
         ("system", args.system.as_deref().map(quoted)),
         ("images", loaded.images.map(|b| b.to_string())),
+        (
+            "defer_tools_above",
+            Some(
+                loaded
+                    .defer_tools_above
+                    .unwrap_or(crate::deferred::DEFAULT_SHARE)
+                    .to_string(),
+            ),
+        ),
         ("thinking", Some(name(&args.thinking))),
         ("max_tokens", args.max_tokens.map(|n| n.to_string())),
         ("context_window", args.context_window.map(|n| n.to_string())),

@@ -883,3 +883,51 @@ async fn the_first_start_on_a_terminal_asks_to_trust_the_folder() {
     assert!(!text(&out.stderr).contains("ignoring"), "{}", text(&out.stderr));
     assert!(bodies.lock().unwrap()[0].contains("PROJECT-SYSTEM-NOTE"));
 }
+
+/// Past a share of the window the MCP server's tools wait for
+/// `tool_search`; one the model finds is offered from the next request on,
+/// after the tools it already had.
+#[tokio::test]
+async fn deferred_tools_come_in_through_tool_search() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("servers.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"everything": {"command": everything()}}}).to_string(),
+    )
+    .unwrap();
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[
+            ("tool_search", r#"{"query": "echo"}"#),
+            ("mcp_everything_echo", r#"{"message": "hi"}"#),
+        ]),
+    )
+    .await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &[
+            "--mcp",
+            config.to_str().unwrap(),
+            "--context-window",
+            "8192",
+            "--base-url",
+            &url,
+            "Echo hi.",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    let first = tool_names(&bodies[0]);
+    assert!(first.contains(&"tool_search".to_owned()), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("mcp_everything_")), "{first:?}");
+    assert!(bodies[1].contains("- mcp_everything_echo: "), "{}", bodies[1]);
+    let second = tool_names(&bodies[1]);
+    assert_eq!(&second[..first.len()], &first[..], "the stable tools keep their place");
+    assert_eq!(second.last().unwrap(), "mcp_everything_echo");
+    assert!(bodies[2].contains("Echo: hi"), "{}", bodies[2]);
+}
