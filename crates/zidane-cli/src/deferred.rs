@@ -39,6 +39,7 @@ pub(crate) struct Deferral {
     budget_tokens: u64,
     /// Names always offered (the program's own tools).
     builtin: Arc<BTreeSet<String>>,
+    savings: crate::savings::Savings,
 }
 
 fn tokens(spec: &ToolSpec) -> u64 {
@@ -46,13 +47,19 @@ fn tokens(spec: &ToolSpec) -> u64 {
 }
 
 impl Deferral {
-    pub(crate) fn new(window: u32, share: f64, builtin: impl IntoIterator<Item = String>) -> Deferral {
+    pub(crate) fn new(
+        window: u32,
+        share: f64,
+        builtin: impl IntoIterator<Item = String>,
+        savings: crate::savings::Savings,
+    ) -> Deferral {
         let mut builtin: BTreeSet<String> = builtin.into_iter().collect();
         builtin.insert("tool_search".into());
         Deferral {
             state: Arc::default(),
             budget_tokens: (f64::from(window) * share) as u64,
             builtin: Arc::new(builtin),
+            savings,
         }
     }
 
@@ -94,14 +101,17 @@ impl Deferral {
             .partition(|t| self.builtin.contains(&t.name) || most_used.contains(&t.name));
         let mut deferred = BTreeSet::new();
         let mut brought = Vec::new();
+        let mut left_out = 0;
         for spec in rest {
             match state.brought.iter().position(|b| *b == spec.name) {
                 Some(i) => brought.push((i, spec)),
                 None => {
+                    left_out += tokens(&spec);
                     deferred.insert(spec.name.clone());
                 }
             }
         }
+        self.savings.deferred(left_out);
         // Brought-in tools after the stable ones, in the order asked for.
         brought.sort_by_key(|(i, _)| *i);
         tools.extend(stable);

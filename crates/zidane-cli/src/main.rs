@@ -20,6 +20,7 @@ mod logging;
 mod output;
 mod permissions;
 mod plan;
+mod savings;
 mod setup;
 mod window;
 
@@ -469,6 +470,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         args.pass_env.clone(),
         launcher,
     );
+    let savings = crate::savings::Savings::default();
     // Past a share of the window, the least used tools wait for
     // `tool_search`.
     let deferral = crate::deferred::Deferral::new(
@@ -479,6 +481,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             .names()
             .map(str::to_owned)
             .chain(["web_fetch".to_owned(), "skill".to_owned()]),
+        savings.clone(),
     );
     let instructions = crate::instructions::discover(&loaded.paths);
     if let Some(line) = instructions.summary() {
@@ -591,6 +594,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         .as_ref()
         .map(|w| crate::window::clamp_output(agent.hooks(), w.tokens));
     let _deferring = deferral.install(agent.hooks());
+    let _saving = savings.install(agent.hooks());
     let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
     let _hooking = if hooks.is_empty() {
         Vec::new()
@@ -684,7 +688,10 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     if !args.no_checkpoints {
         crate::checkpoints::after_run(args.json, &session, &checkpoints, started_ms).await;
     }
-    let summary = collector.latest();
+    let summary = collector.latest().map(|mut s| {
+        s.context_savings = savings.snapshot();
+        s
+    });
     match outcome {
         Ok(stats) => {
             if stats.completed()

@@ -27,5 +27,5 @@ mod tests;
 pub use collector::{RunSummaryCollector, RunSummaryCollectorOptions, SummarySink, create_run_summary_collector};
 pub use summary::{
     RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,
-    RunSummaryRetry, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation,
+    RunSummaryRetry, RunSummarySavings, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation,
 };

@@ -252,4 +252,30 @@ pub struct RunSummary {
     pub turns: u32,
     /// Validation rejects.
     pub validation_rejects: Vec<RunSummaryValidation>,
+    /// What the host kept out of the context window (left out when it kept
+    /// nothing out).
+    #[serde(default, skip_serializing_if = "RunSummarySavings::is_empty")]
+    pub context_savings: RunSummarySavings,
+}
+
+/// Tokens kept out of the context window during a run, as estimated by the
+/// host that did it (about four bytes a token); the collector leaves them
+/// at zero. Serialized in camelCase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummarySavings {
+    /// Old tool results replaced by one-line stubs before a compaction.
+    pub pruned_results: u32,
+    /// Command output left out by reducing it (passing tests, progress
+    /// lines, the middle of long listings).
+    pub reduced_output_tokens: u64,
+    /// Tool schemas not sent, summed over requests (deferred tools).
+    pub deferred_tool_tokens: u64,
+}
+
+impl RunSummarySavings {
+    /// Whether nothing was kept out.
+    pub fn is_empty(&self) -> bool {
+        *self == RunSummarySavings::default()
+    }
 }

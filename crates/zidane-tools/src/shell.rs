@@ -87,13 +87,27 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     text.push_str(&out.stderr);
                 }
                 let raw = input["raw"].as_bool() == Some(true);
+                let whole = text.len();
                 let text = shown(&cx, &command, text, raw, env.options.max_output_bytes).await;
                 let mut output = ToolOutput::text(text);
+                if output_len(&output) < whole {
+                    // What the model did not get, for the host's tally.
+                    output
+                        .metadata
+                        .insert("omittedBytes".into(), json!(whole - output_len(&output)));
+                }
                 output.is_error = out.exit_code != Some(0);
                 Ok(output)
             }
         },
     )
+}
+
+fn output_len(output: &ToolOutput) -> usize {
+    match &output.content {
+        zidane_provider::ToolResultContent::Text(t) => t.len(),
+        zidane_provider::ToolResultContent::Parts(_) => 0,
+    }
 }
 
 /// The whole output a call keeps (in a file) when the model gets less.

@@ -931,3 +931,44 @@ async fn deferred_tools_come_in_through_tool_search() {
     assert_eq!(second.last().unwrap(), "mcp_everything_echo");
     assert!(bodies[2].contains("Echo: hi"), "{}", bodies[2]);
 }
+
+/// A test run's passing lines are left out of what the model reads, the
+/// whole output is kept where it can read it, and the summary counts what
+/// was left out.
+#[tokio::test]
+async fn a_test_runs_output_reaches_the_model_reduced() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zidane-tools/tests/fixtures/output/cargo-test.txt");
+    std::fs::copy(&fixture, work.path().join("run.txt")).unwrap();
+    // `cargo test` here prints the recorded run (and fails, as it did).
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[(
+            "shell",
+            r#"{"command": "cat run.txt; false || cargo test --offline --no-run 2>/dev/null"}"#,
+        )]),
+    )
+    .await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--summary", "--base-url", &url, "Run the tests."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(!bodies[1].contains("test tests::p01 ... ok"), "{}", bodies[1]);
+    assert!(bodies[1].contains("test result: FAILED. 60 passed; 2 failed; 1 ignored"));
+    assert!(
+        bodies[1].contains("[61 passing and progress lines omitted; full output: "),
+        "{}",
+        bodies[1]
+    );
+    let summary: Value = serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert!(
+        summary["contextSavings"]["reducedOutputTokens"].as_u64().unwrap() > 300,
+        "{summary}"
+    );
+}

@@ -245,6 +245,7 @@ async fn a_long_run_fits_a_small_window() {
             "4096",
             "--max-turns",
             "250",
+            "--summary",
             "--base-url",
             &url,
             "Read the notes 200 times.",
@@ -256,5 +257,11 @@ async fn a_long_run_fits_a_small_window() {
     assert_eq!(OVERFLOWS.load(Ordering::SeqCst), 0, "a request went over the window");
     assert!(SUMMARIES.load(Ordering::SeqCst) > 0, "compaction ran");
     assert_eq!(CALLS.load(Ordering::SeqCst), 201);
-    assert!(stdout.trim_end().ends_with("Done."), "{stdout}");
+    assert!(stdout.contains("Done.\n"), "{stdout}");
+    let last = stdout.lines().last().unwrap();
+    let summary: Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {last}\n{}", text(&out.stderr)));
+    assert!(
+        summary["contextSavings"]["prunedResults"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
 }
