@@ -20,6 +20,13 @@ pub(crate) struct Args {
     /// not a terminal; also today's behaviour on a terminal).
     #[arg(short = 'p', long = "print")]
     pub(crate) print: bool,
+    /// Describe the tools in the prompt and read the model's calls from its
+    /// text (`<tool_call>` tags or a bare `{"name", "arguments"}` object),
+    /// for servers that do not parse tool calls. Without it an
+    /// openai-compatible server switches to this when it fails to parse a
+    /// call.
+    #[arg(long)]
+    pub(crate) text_tool_calls: bool,
     /// The model's context window in tokens (default: what the server says,
     /// else a built-in table, else 32768 for a compatible server).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(256..))]
@@ -506,7 +513,18 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) 
             OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
         }
     };
-    built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))
+    let built = built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))?;
+    // Tool calls in the text: always when asked; for a compatible server,
+    // once it fails to parse one.
+    let mode = match (args.text_tool_calls, kind) {
+        (true, _) => Some(zidane::providers::TextToolMode::Always),
+        (false, ProviderKind::OpenaiCompatible) => Some(zidane::providers::TextToolMode::Auto),
+        (false, _) => None,
+    };
+    Ok(match mode {
+        Some(mode) => Arc::new(zidane::providers::TextToolCalls::new(built, mode)),
+        None => built,
+    })
 }
 
 /// The durable runtime on the sessions file: every session runs on it.

@@ -35,6 +35,7 @@ pub mod scripted;
 pub mod sse;
 #[cfg(test)]
 mod tests;
+mod text_tools;
 pub mod time;
 mod usage;
 mod wire;
@@ -54,6 +55,7 @@ pub use message::{
 pub use options::{CacheTtl, SYSTEM_PROMPT_BOUNDARY, StreamOptions, ThinkingLevel, ToolChoice, ToolSpec};
 pub use pricing::{ModelPrice, Pricing};
 pub use provider::{BoxFuture, Capabilities, EventStream, Provider, ProviderMeta, complete};
+pub use text_tools::{TextToolCalls, TextToolMode, is_tool_parse_failure};
 pub use time::Timestamp;
 pub use usage::{FinishReason, TurnUsage};
 

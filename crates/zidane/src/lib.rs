@@ -291,9 +291,10 @@ pub mod providers {
         AbortController, AbortSignal, Aborted, AssistantMessage, BoxFuture, CacheTtl, Capabilities, Content,
         ContentBlock, DocumentSource, ErrorKind, EventStream, FinishReason, ImageSource, IncompleteToolCall, Message,
         MessageAccumulator, ModelPrice, Pricing, Provider, ProviderError, ProviderMeta, Role, SYSTEM_PROMPT_BOUNDARY,
-        SessionTurn, StreamEvent, StreamOptions, ThinkingLevel, Timestamp, ToolChoice, ToolResultContent, ToolSpec,
-        TurnUsage, UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status, classify_stream_error,
-        complete, retry_after_from_headers, retry_after_from_message, sse,
+        SessionTurn, StreamEvent, StreamOptions, TextToolCalls, TextToolMode, ThinkingLevel, Timestamp, ToolChoice,
+        ToolResultContent, ToolSpec, TurnUsage, UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status,
+        classify_stream_error, complete, is_tool_parse_failure, retry_after_from_headers, retry_after_from_message,
+        sse,
     };
     #[cfg(feature = "http")]
     pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, RequestBody, Timeouts};

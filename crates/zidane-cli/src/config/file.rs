@@ -22,6 +22,8 @@ pub(crate) struct Settings {
     /// The environment variable holding the provider's key.
     pub(crate) api_key_env: Option<String>,
     pub(crate) system: Option<String>,
+    /// Tool calls described in the prompt and read from the text.
+    pub(crate) text_tool_calls: Option<bool>,
     /// Whether the model takes images (default: yes, except on
     /// openai-compatible servers).
     pub(crate) images: Option<bool>,

@@ -376,6 +376,7 @@ impl Merged {
                 system,
                 images,
                 defer_tools_above,
+                text_tool_calls,
                 thinking,
                 max_tokens,
                 context_window,
@@ -476,6 +477,13 @@ impl Merged {
             args.no_network = !network;
         } else {
             sources.remove("network");
+        }
+        if !given.has("text_tool_calls")
+            && let Some(t) = s.text_tool_calls
+        {
+            args.text_tool_calls = t;
+        } else {
+            sources.remove("text_tool_calls");
         }
         if !given.has("otlp_payloads")
             && let Some(p) = s.otlp_payloads

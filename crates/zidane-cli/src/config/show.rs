@@ -73,6 +73,7 @@ pub(crate) fn show(args: &Args, loaded: &Loaded) -> String {
         ("api_key_env", loaded.api_key_env.as_deref().map(quoted)),
         ("system", args.system.as_deref().map(quoted)),
         ("images", loaded.images.map(|b| b.to_string())),
+        ("text_tool_calls", Some(args.text_tool_calls.to_string())),
         (
             "defer_tools_above",
             Some(

@@ -15,6 +15,21 @@ type Route = fn(&str, &str) -> Option<String>;
 /// nothing) and chat completions with a short answer; it keeps the chat
 /// requests' bodies.
 async fn server(route: Route) -> (String, Arc<Mutex<Vec<Value>>>) {
+    server_chatting(route, |_| (200, chat_sse("Hi."))).await
+}
+
+/// An OpenAI stream of `text`.
+fn chat_sse(text: &str) -> String {
+    let chunks = [
+        json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]}),
+        json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ];
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n"
+}
+
+/// Like [`server`], with chat completions answered by `chat(body)`:
+/// a status and an event stream (or, for an error, a JSON body).
+async fn server_chatting(route: Route, chat: fn(&str) -> (u16, String)) -> (String, Arc<Mutex<Vec<Value>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let chats: Arc<Mutex<Vec<Value>>> = Arc::default();
@@ -35,13 +50,13 @@ async fn server(route: Route) -> (String, Arc<Mutex<Vec<Value>>>) {
                     );
                     let (status, kind, payload) = if path.ends_with("/chat/completions") {
                         seen.lock().unwrap().push(serde_json::from_str(&body).unwrap());
-                        let chunks = [
-                            json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi."}}]}),
-                            json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
-                        ];
-                        let sse: String =
-                            chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n";
-                        (200, "text/event-stream", sse)
+                        let (status, payload) = chat(&body);
+                        let kind = if status == 200 {
+                            "text/event-stream"
+                        } else {
+                            "application/json"
+                        };
+                        (status, kind, payload)
                     } else {
                         match route(&method, &path) {
                             Some(json) => (200, "application/json", json),
@@ -264,4 +279,62 @@ async fn a_long_run_fits_a_small_window() {
         summary["contextSavings"]["prunedResults"].as_u64().unwrap() > 0,
         "{summary}"
     );
+}
+
+/// A server that fails to parse the model's tool call (as llama.cpp does
+/// when the model fences it): the request goes again at once with the tools
+/// in the prompt, the call is read from the text and runs, and the session
+/// stays in that mode; the person is told once.
+#[tokio::test]
+async fn a_server_that_cannot_parse_tool_calls_gets_them_in_text() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, chats) = server_chatting(
+        |_, _| None,
+        |body| {
+            if body.contains("\"tools\"") {
+                let error = json!({"error": {"code": 500, "message": "The model produced output that does not match the expected peg-native format", "type": "server_error"}});
+                return (500, error.to_string());
+            }
+            if body.contains("</tool_response>") {
+                return (200, chat_sse("Done: a.txt is written."));
+            }
+            (
+                200,
+                chat_sse("I will write it.\n<tool_call>\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"hi\",}}\n```\n</tool_call>"),
+            )
+        },
+    )
+    .await;
+    let args = [
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "Write a.txt.",
+    ];
+    let out = zidane(home.path(), work.path(), &[], &args).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let chats = chats.lock().unwrap().clone();
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("a.txt")).ok().as_deref(),
+        Some("hi"),
+        "{stdout}{stderr}{chats:?}"
+    );
+    assert_eq!(chats.len(), 3, "one refused request, then two in text mode");
+    assert!(chats[0].get("tools").is_some());
+    assert!(chats[1].get("tools").is_none());
+    assert!(chats[1]["messages"][0]["content"].as_str().unwrap().contains("# Tools"));
+    let shown = format!("{stdout}{stderr}");
+    assert_eq!(
+        shown
+            .matches("the server could not parse the model's tool call")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert!(stdout.contains("Done: a.txt is written."), "{stdout}");
 }
