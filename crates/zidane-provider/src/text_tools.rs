@@ -295,7 +295,7 @@ impl Stream for TextMode {
 /// The text without its calls, and each call's name and arguments (as
 /// written: the loop repairs near-misses).
 pub(crate) fn parse_calls(text: &str, names: &[String]) -> (String, Vec<(String, String)>) {
-    let known = |call: &(String, String)| names.iter().any(|n| *n == call.0);
+    let known = |call: &(String, String)| names.contains(&call.0);
     let mut calls = Vec::new();
     let mut rest = String::new();
     let mut remaining = text;
@@ -365,8 +365,6 @@ fn loose_call(body: &str) -> Option<(String, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn calls_in_tags_alone_or_fenced_and_text_that_is_not_a_call() {
         let names: Vec<String> = ["write_file", "glob", "x"].map(String::from).to_vec();
