@@ -15,22 +15,20 @@ use zidane_core::events::{OutputInit, TurnAfterInit, UsageInit};
 use super::{RunCx, RunLoop, tracing_warn};
 
 impl RunLoop {
-    /// Appends the assistant turn, updates the statistics, emits `turn:after`
-    /// and `usage`.
-    pub(crate) async fn finish_turn(&self, cx: &mut RunCx, message: AssistantMessage, turn_id: &str) -> SessionTurn {
-        let config = &self.inner.config;
-        let model = cx.targets[cx.target].1.clone();
-        let mut usage = message.usage.clone();
-        usage.model_id = Some(model.clone());
-        usage.cost = config.pricing.cost(&model, &usage);
-        let mut content = message.content;
+    /// Calls whose arguments did not parse: repaired when the repair is
+    /// unambiguous, otherwise kept and answered with an error.
+    fn incomplete_calls(
+        cx: &mut RunCx,
+        calls: Vec<zidane_provider::IncompleteToolCall>,
+        cut_off: bool,
+        content: &mut Vec<ContentBlock>,
+    ) {
         // A call whose arguments were cut off (the output limit) or do not
         // parse is kept in the turn and answered with an error the model can
         // act on, never dropped in silence.
         cx.malformed.clear();
         cx.repairs.clear();
-        let cut_off = message.finish_reason == FinishReason::Length;
-        for call in message.incomplete_tool_calls {
+        for call in calls {
             // A small model's near-miss (a fence, trailing commas, Python
             // literals…) runs as meant, and the repair is reported.
             if !cut_off && let Some(repaired) = crate::repair::repair(&call.partial_json) {
@@ -75,6 +73,19 @@ impl RunLoop {
                 input: Value::Object(serde_json::Map::new()),
             });
         }
+    }
+
+    /// Appends the assistant turn, updates the statistics, emits `turn:after`
+    /// and `usage`.
+    pub(crate) async fn finish_turn(&self, cx: &mut RunCx, message: AssistantMessage, turn_id: &str) -> SessionTurn {
+        let config = &self.inner.config;
+        let model = cx.targets[cx.target].1.clone();
+        let mut usage = message.usage.clone();
+        usage.model_id = Some(model.clone());
+        usage.cost = config.pricing.cost(&model, &usage);
+        let mut content = message.content;
+        let cut_off = message.finish_reason == FinishReason::Length;
+        Self::incomplete_calls(cx, message.incomplete_tool_calls, cut_off, &mut content);
         let mut turn_counts = ToolCounts::new();
         let mut seen_ids = std::collections::BTreeSet::new();
         for block in &mut content {
