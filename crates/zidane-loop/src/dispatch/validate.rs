@@ -99,7 +99,16 @@ impl RunLoop {
                 }
                 self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
                     .await;
-                Err(c.result(format!("Validation error: {reason}"), true))
+                // The expected shape, so a model that got it wrong can send it
+                // right the next time.
+                let schema = tool.input_schema();
+                Err(c.result(
+                    format!(
+                        "Validation error: {reason}. Send arguments shaped like {} (schema: {schema})",
+                        crate::repair::example(schema)
+                    ),
+                    true,
+                ))
             }
         }
     }
