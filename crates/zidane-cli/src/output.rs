@@ -25,6 +25,8 @@ struct State {
     mid_line: bool,
     /// Background tasks running now.
     tasks: usize,
+    /// The size of the request being sent, in tokens (estimated).
+    prompt_tokens: u64,
 }
 
 #[derive(Clone)]
@@ -141,13 +143,25 @@ impl Printer {
     pub(crate) fn install(&self, hooks: &HookBus) -> HookScope {
         let scope = hooks.scope();
         let p = self.clone();
+        scope.on_sync::<zidane::agent::events::TurnBefore, _>(move |ev, _| {
+            // What the model reads before it writes (a local model on a CPU
+            // can take minutes over it).
+            let o = &ev.options;
+            let bytes = o.system.as_ref().map_or(0, String::len)
+                + serde_json::to_string(&o.messages).map_or(0, |m| m.len())
+                + serde_json::to_string(&o.tools).map_or(0, |t| t.len());
+            p.lock().prompt_tokens = bytes.div_ceil(4) as u64;
+            Ok(())
+        });
+        let p = self.clone();
         scope.on_sync::<StreamStart, _>(move |_, _| {
             if p.spinner {
                 let mut state = p.lock();
+                let reading = format!("… the model is reading the prompt (~{} tokens)", state.prompt_tokens);
                 match state.tasks {
-                    0 => eprint!("… waiting for the model"),
-                    1 => eprint!("… waiting for the model · 1 background task running"),
-                    n => eprint!("… waiting for the model · {n} background tasks running"),
+                    0 => eprint!("{reading}"),
+                    1 => eprint!("{reading} · 1 background task running"),
+                    n => eprint!("{reading} · {n} background tasks running"),
                 }
                 state.waiting = true;
             }
