@@ -447,6 +447,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     };
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
     preset_options.pass_env = args.pass_env.clone();
+    preset_options.reduce_output = loaded.reduce_output.unwrap_or(true);
     // The program confines commands itself (`--sandbox`, below), with its
     // own notes; the preset's context is not used.
     preset_options.sandbox = zidane::tools::Sandbox::off();

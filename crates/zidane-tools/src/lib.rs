@@ -70,6 +70,9 @@ pub struct BasicOptions {
     /// Where background commands' output files go (default: a folder of
     /// the system's temporary folder).
     pub task_dir: Option<PathBuf>,
+    /// Reduce command output by what the command is (test runs, builds,
+    /// long listings; see `shell`). Default: on.
+    pub reduce_output: bool,
     /// How commands are confined. Default: [`Sandbox::workspace_write`],
     /// as in the program: commands write only in `root`, the temporary
     /// folder and the background tasks' folder (Linux's Landlock, kernel
@@ -90,6 +93,7 @@ impl BasicOptions {
             max_output_bytes: 30_000,
             pass_env: Vec::new(),
             task_dir: None,
+            reduce_output: true,
             sandbox: Sandbox::workspace_write(),
         }
     }

@@ -86,7 +86,7 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     text.push_str("[stderr]\n");
                     text.push_str(&out.stderr);
                 }
-                let raw = input["raw"].as_bool() == Some(true);
+                let raw = input["raw"].as_bool() == Some(true) || !env.options.reduce_output;
                 let whole = text.len();
                 let text = shown(&cx, &command, text, raw, env.options.max_output_bytes).await;
                 let mut output = ToolOutput::text(text);

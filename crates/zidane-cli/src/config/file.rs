@@ -22,6 +22,9 @@ pub(crate) struct Settings {
     /// The environment variable holding the provider's key.
     pub(crate) api_key_env: Option<String>,
     pub(crate) system: Option<String>,
+    /// `false`: command output reaches the model as it is (no reduction of
+    /// passing tests, progress lines, long listings).
+    pub(crate) reduce_output: Option<bool>,
     /// Tool calls described in the prompt and read from the text.
     pub(crate) text_tool_calls: Option<bool>,
     /// Whether the model takes images (default: yes, except on

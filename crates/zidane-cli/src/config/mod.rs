@@ -125,6 +125,7 @@ pub(crate) struct Loaded {
     pub(crate) api_key_env: Option<String>,
     pub(crate) images: Option<bool>,
     pub(crate) defer_tools_above: Option<f64>,
+    pub(crate) reduce_output: Option<bool>,
     pub(crate) rules: Vec<RuleText>,
     pub(crate) hooks: Vec<crate::command_hooks::HookCommand>,
     /// MCP servers by name, in the `mcpServers` shape, with where each came
@@ -377,6 +378,7 @@ impl Merged {
                 images,
                 defer_tools_above,
                 text_tool_calls,
+                reduce_output,
                 thinking,
                 max_tokens,
                 context_window,
@@ -514,6 +516,7 @@ impl Merged {
         loaded.api_key_env = s.api_key_env.clone();
         loaded.images = s.images;
         loaded.defer_tools_above = s.defer_tools_above;
+        loaded.reduce_output = s.reduce_output;
         loaded.sources = sources.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (id, source) in &given.sources {
             let key = match id.as_str() {

@@ -74,6 +74,7 @@ pub(crate) fn show(args: &Args, loaded: &Loaded) -> String {
         ("system", args.system.as_deref().map(quoted)),
         ("images", loaded.images.map(|b| b.to_string())),
         ("text_tool_calls", Some(args.text_tool_calls.to_string())),
+        ("reduce_output", Some(loaded.reduce_output.unwrap_or(true).to_string())),
         (
             "defer_tools_above",
             Some(
