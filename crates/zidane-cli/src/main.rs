@@ -595,6 +595,12 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         .as_ref()
         .map(|w| crate::window::clamp_output(agent.hooks(), w.tokens));
     let _deferring = deferral.install(agent.hooks());
+    let _slots = match (&args.base_url, kind) {
+        (Some(url), crate::setup::ProviderKind::OpenaiCompatible) if crate::setup::is_local_url(url) => {
+            Some(crate::window::wait_for_free_slots(agent.hooks(), url))
+        }
+        _ => None,
+    };
     let _saving = savings.install(agent.hooks());
     let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
     let _hooking = if hooks.is_empty() {

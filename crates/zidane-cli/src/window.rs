@@ -211,3 +211,40 @@ mod tests {
         assert_eq!(root_of("http://h:8080/v1/"), "http://h:8080");
     }
 }
+
+/// Before a retry against a local server, waits (up to ten minutes) while
+/// llama.cpp's `/slots` says a slot is still working: an abandoned answer
+/// keeps the server's only slot busy, and a retry sent now would queue
+/// behind it. Servers without `/slots` are not waited for.
+pub(crate) fn wait_for_free_slots(hooks: &zidane::hooks::HookBus, base_url: &str) -> zidane::hooks::HookHandle {
+    let url = format!("{}/slots", root_of(base_url));
+    hooks.on::<zidane::agent::events::StreamRetry, _>(move |_, _| {
+        let url = url.clone();
+        Box::pin(async move {
+            let Ok(client) = HttpClient::new(Timeouts {
+                connect: Duration::from_secs(2),
+                idle: Duration::from_secs(3),
+            }) else {
+                return Ok(());
+            };
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
+            let mut told = false;
+            while tokio::time::Instant::now() < deadline {
+                let busy = get(&client, &url, None).await.is_some_and(|slots| {
+                    slots
+                        .as_array()
+                        .is_some_and(|all| all.iter().any(|s| s["is_processing"] == Value::Bool(true)))
+                });
+                if !busy {
+                    break;
+                }
+                if !told {
+                    eprintln!("zidane: the server is still writing the abandoned answer; the retry waits for its slot");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Ok(())
+        })
+    })
+}

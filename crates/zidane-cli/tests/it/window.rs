@@ -338,3 +338,60 @@ async fn a_server_that_cannot_parse_tool_calls_gets_them_in_text() {
     );
     assert!(stdout.contains("Done: a.txt is written."), "{stdout}");
 }
+
+/// After a failed attempt against a local llama.cpp-like server whose slot
+/// is still busy, the retry waits for `/slots` to say the slot is free.
+#[tokio::test]
+async fn a_retry_waits_for_the_local_servers_slot() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static LOG: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    static POLLS: AtomicUsize = AtomicUsize::new(0);
+    static CHATS: AtomicUsize = AtomicUsize::new(0);
+    let (stderr, chats) = {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (url, chats) = server_chatting(
+            |_, path| {
+                (path == "/slots").then(|| {
+                    let busy = POLLS.fetch_add(1, Ordering::SeqCst) < 2;
+                    LOG.lock().unwrap().push(if busy { "busy" } else { "free" });
+                    json!([{"id": 0, "is_processing": busy}]).to_string()
+                })
+            },
+            |_| {
+                LOG.lock().unwrap().push("chat");
+                if CHATS.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let error =
+                        json!({"error": {"code": 503, "message": "the slot was cut off", "type": "unavailable_error"}});
+                    return (503, error.to_string());
+                }
+                (200, chat_sse("Hi."))
+            },
+        )
+        .await;
+        let args = [
+            "--provider",
+            "openai-compatible",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "Hello.",
+        ];
+        let out = zidane(home.path(), work.path(), &[], &args).await;
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        (text(&out.stderr), chats.lock().unwrap().len())
+    };
+    assert_eq!(chats, 2);
+    let log = LOG.lock().unwrap().clone();
+    let second_chat = log.iter().rposition(|e| *e == "chat").unwrap();
+    assert_eq!(&log[..], &["chat", "busy", "busy", "free", "chat"][..], "{log:?}");
+    assert_eq!(second_chat, 4);
+    assert_eq!(
+        stderr
+            .matches("the server is still writing the abandoned answer; the retry waits for its slot")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}
