@@ -198,20 +198,6 @@ pub(crate) fn clamp_output(hooks: &zidane::hooks::HookBus, window: u32) -> zidan
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_built_in_table() {
-        assert_eq!(known(ProviderKind::Anthropic, "claude-sonnet-4-5"), Some(200_000));
-        assert_eq!(known(ProviderKind::Openai, "gpt-4.1-mini"), Some(1_047_576));
-        assert_eq!(known(ProviderKind::Openrouter, "openai/gpt-4o"), Some(128_000));
-        assert_eq!(known(ProviderKind::OpenaiCompatible, "qwen2.5-coder"), None);
-        assert_eq!(root_of("http://h:8080/v1/"), "http://h:8080");
-    }
-}
-
 /// Before a retry against a local server, waits (up to ten minutes) while
 /// llama.cpp's `/slots` says a slot is still working: an abandoned answer
 /// keeps the server's only slot busy, and a retry sent now would queue
@@ -247,4 +233,18 @@ pub(crate) fn wait_for_free_slots(hooks: &zidane::hooks::HookBus, base_url: &str
             Ok(())
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_built_in_table() {
+        assert_eq!(known(ProviderKind::Anthropic, "claude-sonnet-4-5"), Some(200_000));
+        assert_eq!(known(ProviderKind::Openai, "gpt-4.1-mini"), Some(1_047_576));
+        assert_eq!(known(ProviderKind::Openrouter, "openai/gpt-4o"), Some(128_000));
+        assert_eq!(known(ProviderKind::OpenaiCompatible, "qwen2.5-coder"), None);
+        assert_eq!(root_of("http://h:8080/v1/"), "http://h:8080");
+    }
 }
