@@ -25,6 +25,7 @@ async fn tool_hooks_block_rewrite_deny_time_out_and_add_context() {
         &work.path().join(".claude/settings.json"),
         r#"{
   "model": "claude-sonnet-4-5",
+  "permissions": {"deny": ["Bash(cat:*)"]},
   "hooks": {
     "PreToolUse": [
       {"matcher": "Bash", "hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/validate_bash.py"}]}
@@ -60,6 +61,7 @@ command = '''cat > post.json; printf '{"hookSpecificOutput":{"hookEventName":"Po
             ("shell", r#"{"command": "echo original > out.txt"}"#),
             ("shell", r#"{"command": "rm -f out.txt"}"#),
             ("write_file", r#"{"path": "notes.md", "content": "x"}"#),
+            ("shell", r#"{"command": "cat notes.md"}"#),
         ]),
     )
     .await;
@@ -83,6 +85,15 @@ command = '''cat > post.json; printf '{"hookSpecificOutput":{"hookEventName":"Po
         "rewritten\n"
     );
     assert!(bodies[3].contains("Blocked: no deleting here"), "{}", bodies[3]);
+    // The settings' permission rules hold too.
+    assert!(
+        bodies[5].contains(&format!(
+            "Blocked: denied by the permission rule `Bash(cat:*)` ({})",
+            work.path().join(".claude/settings.json").display()
+        )),
+        "{}",
+        bodies[5]
+    );
     assert!(work.path().join("out.txt").exists(), "the denied command did not run");
     assert!(
         stderr.contains("zidane: the PreToolUse hook `sleep 5` (")
