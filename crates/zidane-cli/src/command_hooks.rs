@@ -543,7 +543,7 @@ impl CommandHooks {
                 "tool_name": claude_name(ev.name()).unwrap_or(ev.name()),
                 "tool_input": hook_input(ev.input()),
                 "tool_use_id": ev.call_id(),
-                "tool_response": { "content": result_text(&ev.result), "is_error": ev.is_error() },
+                "tool_response": { "content": ev.result.text(), "is_error": ev.is_error() },
             });
             let answer = self.run("PostToolUse", ev.name(), fields).await;
             if let Some(reason) = answer.blocked {
@@ -613,20 +613,6 @@ pub(crate) fn with_context(prompt: &str, context: &[String]) -> String {
         return prompt.to_owned();
     }
     format!("{prompt}\n\n<hook-context>\n{}\n</hook-context>", context.join("\n"))
-}
-
-fn result_text(result: &ToolResultContent) -> String {
-    match result {
-        ToolResultContent::Text(s) => s.clone(),
-        ToolResultContent::Parts(parts) => parts
-            .iter()
-            .filter_map(|p| match p {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }
 
 /// `PreToolUse` in the interceptor chain.

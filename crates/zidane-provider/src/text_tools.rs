@@ -25,7 +25,7 @@ use crate::FinishReason;
 use crate::abort::AbortSignal;
 use crate::error::ProviderError;
 use crate::event::{ProviderDiagnostic, StreamEvent};
-use crate::message::{ContentBlock, Message, ToolResultContent};
+use crate::message::{ContentBlock, Message};
 use crate::options::StreamOptions;
 use crate::provider::{EventStream, Provider, ProviderMeta};
 
@@ -181,17 +181,7 @@ fn as_text(message: &Message) -> Message {
                 json!({ "name": name, "arguments": input })
             )),
             ContentBlock::ToolResult { content, is_error, .. } => {
-                let text = match content {
-                    ToolResultContent::Text(t) => t.clone(),
-                    ToolResultContent::Parts(parts) => parts
-                        .iter()
-                        .filter_map(|p| match p {
-                            ContentBlock::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                };
+                let text = content.text();
                 let error = if *is_error { " error=\"true\"" } else { "" };
                 ContentBlock::text(format!("<tool_response{error}>\n{text}\n</tool_response>"))
             }

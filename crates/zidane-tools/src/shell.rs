@@ -104,10 +104,7 @@ pub(crate) fn shell(env: Env) -> FnTool {
 }
 
 fn output_len(output: &ToolOutput) -> usize {
-    match &output.content {
-        zidane_provider::ToolResultContent::Text(t) => t.len(),
-        zidane_provider::ToolResultContent::Parts(_) => 0,
-    }
+    output.content.text_len()
 }
 
 /// The whole output a call keeps (in a file) when the model gets less.
