@@ -459,47 +459,31 @@ impl Merged {
             otlp,
             max_checkpoints
         );
-        if !given.has("thinking")
-            && let Some(t) = s.thinking
-        {
-            args.thinking = t;
-        } else {
-            sources.remove("thinking");
-        }
-        if !given.has("approve")
-            && let Some(a) = s.approve
-        {
-            args.approve = a;
-        } else {
-            sources.remove("approve");
-        }
-        if !given.has("no_network")
-            && let Some(network) = s.network
-        {
-            args.no_network = !network;
-        } else {
-            sources.remove("network");
-        }
-        if !given.has("text_tool_calls")
-            && let Some(t) = s.text_tool_calls
-        {
+        // A value set by a file, unless the flag `id` (or its variable) set it.
+        let mut pick = |id: &str, key: &'static str, value: Option<bool>| -> Option<bool> {
+            if given.has(id) || value.is_none() {
+                sources.remove(key);
+                return None;
+            }
+            value
+        };
+        if let Some(t) = pick("text_tool_calls", "text_tool_calls", s.text_tool_calls) {
             args.text_tool_calls = t;
-        } else {
-            sources.remove("text_tool_calls");
         }
-        if !given.has("otlp_payloads")
-            && let Some(p) = s.otlp_payloads
-        {
+        if let Some(p) = pick("otlp_payloads", "otlp_payloads", s.otlp_payloads) {
             args.otlp_payloads = p;
-        } else {
-            sources.remove("otlp_payloads");
         }
-        if !given.has("no_checkpoints")
-            && let Some(c) = s.checkpoints
-        {
-            args.no_checkpoints = !c;
-        } else {
-            sources.remove("checkpoints");
+        if let Some(network) = pick("no_network", "network", s.network) {
+            args.no_network = !network;
+        }
+        if let Some(on) = pick("no_checkpoints", "checkpoints", s.checkpoints) {
+            args.no_checkpoints = !on;
+        }
+        if let Some(t) = pick("thinking", "thinking", s.thinking.map(|_| true)).and(s.thinking) {
+            args.thinking = t;
+        }
+        if let Some(a) = pick("approve", "approve", s.approve.map(|_| true)).and(s.approve) {
+            args.approve = a;
         }
         // Lists: the configured items, then the flags'.
         if let Some(list) = &s.pass_env {
