@@ -205,6 +205,16 @@ async fn a_long_run_fits_a_small_window() {
         "a line of notes to read again\n".repeat(200),
     )
     .unwrap();
+    // A `PreCompact` hook hears each automatic compaction.
+    std::fs::write(
+        home.path().join("config.toml"),
+        r#"
+[[hooks.PreCompact]]
+matcher = "auto"
+command = 'cat >> "$ZIDANE_PROJECT_DIR/compactions.log"; echo >> "$ZIDANE_PROJECT_DIR/compactions.log"'
+"#,
+    )
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -279,6 +289,11 @@ async fn a_long_run_fits_a_small_window() {
         summary["contextSavings"]["prunedResults"].as_u64().unwrap() > 0,
         "{summary}"
     );
+    let log = std::fs::read_to_string(work.path().join("compactions.log")).unwrap();
+    let first: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(first["hook_event_name"], "PreCompact");
+    assert_eq!(first["trigger"], "auto");
+    assert!(log.lines().filter(|l| !l.is_empty()).count() >= SUMMARIES.load(Ordering::SeqCst));
 }
 
 /// A server that fails to parse the model's tool call (as llama.cpp does
