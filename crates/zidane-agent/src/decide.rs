@@ -192,6 +192,9 @@ pub enum DecisionError {
         /// What the call cost.
         usage: TurnUsage,
     },
+    /// The durable runtime could not record or read back the answer.
+    #[error("the decision could not be recorded: {0}")]
+    Recording(String),
 }
 
 impl DecisionError {

@@ -257,6 +257,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         skills,
         durable: options.durable,
         decisions: options.decisions,
+        decision_count: Mutex::new((String::new(), 0, 0)),
         name: options.name,
         spawn: options.spawn,
         lineage,

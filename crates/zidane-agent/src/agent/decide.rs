@@ -9,8 +9,10 @@ use crate::decide::{
     DEFAULT_DECISION_TIMEOUT, DecideHookContext, DecisionError, DecisionRequest, DecisionResult, Decisions,
 };
 use serde_json::json;
+use zidane_core::durable::{Durability, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_core::events::{DecisionEnd, DecisionStart};
 use zidane_core::events::{DecisionEndInit, DecisionStartInit};
+use zidane_core::events::{MessageError, SharedError};
 use zidane_provider::{Message, Provider, StreamOptions, complete};
 
 tokio::task_local! {
@@ -57,23 +59,26 @@ impl Agent {
         let outcome = match (provider, model) {
             (Some(provider), Some(model)) => {
                 let options = StreamOptions::new(model, vec![Message::user(request.prompt())]);
-                let call = complete(provider.as_ref(), &options, signal.clone());
-                match tokio::time::timeout(timeout, call).await {
-                    Err(_) => Err(DecisionError::TimedOut(timeout)),
-                    Ok(Err(_)) if signal.is_aborted() => Err(DecisionError::Aborted),
-                    Ok(Err(e)) => Err(DecisionError::Provider(e)),
-                    Ok(Ok(message)) => match request.answer(&message.text()) {
+                let ask = async {
+                    let call = complete(provider.as_ref(), &options, signal.clone());
+                    match tokio::time::timeout(timeout, call).await {
+                        Err(_) => Err(DecisionError::TimedOut(timeout)),
+                        Ok(Err(_)) if signal.is_aborted() => Err(DecisionError::Aborted),
+                        Ok(Err(e)) => Err(DecisionError::Provider(e)),
+                        Ok(Ok(message)) => Ok((message.text(), message.usage)),
+                    }
+                };
+                match self.decision_step(request.kind(), ask).await {
+                    Ok((text, usage)) => match request.answer(&text) {
                         Ok(answers) => Ok(DecisionResult {
                             ok: true,
                             answers: Some(answers),
                             reason: None,
-                            usage: Some(message.usage),
+                            usage: Some(usage),
                         }),
-                        Err(reason) => Err(DecisionError::InvalidAnswer {
-                            reason,
-                            usage: message.usage,
-                        }),
+                        Err(reason) => Err(DecisionError::InvalidAnswer { reason, usage }),
                     },
+                    Err(e) => Err(e),
                 }
             }
             _ => Err(DecisionError::Unavailable),
@@ -91,6 +96,74 @@ impl Agent {
         });
         IN_DECISION_HOOK.scope((), self.observe(&mut end)).await;
         outcome
+    }
+
+    /// Within a run, the answer as a durable step keyed by the run, the
+    /// loop turn and the decision's place in it: a resumed or replayed run
+    /// takes the recorded answer instead of asking again (and perhaps
+    /// hearing another). Outside a run it is asked as it is.
+    async fn decision_step(
+        &self,
+        kind: &str,
+        ask: impl std::future::Future<Output = Result<(String, zidane_provider::TurnUsage), DecisionError>> + Send,
+    ) -> Result<(String, zidane_provider::TurnUsage), DecisionError> {
+        let Some((run_id, turn)) = self.run_loop().current_turn() else {
+            return ask.await;
+        };
+        let n = {
+            let mut count = self.inner.decision_count.lock();
+            if count.0 != run_id || count.1 != turn {
+                *count = (run_id.clone(), turn, 0);
+            }
+            count.2 += 1;
+            count.2 - 1
+        };
+        let runtime = Arc::clone(&self.run_loop().config().runtime);
+        let mut failure = None;
+        let step = Step {
+            key: StepKey {
+                run_id: run_id.clone(),
+                turn,
+                kind: StepKind::Decision,
+                name: format!("decide:{kind}:{n}"),
+            },
+            durability: Durability::Safe,
+        };
+        let recorded = {
+            let failure = &mut failure;
+            let work = async move {
+                match ask.await {
+                    Ok((text, usage)) => Ok(StepValue::Decision(json!({ "text": text, "usage": usage }))),
+                    Err(e) => {
+                        let shown = e.to_string();
+                        *failure = Some(e);
+                        Err(Arc::new(MessageError(shown)) as SharedError)
+                    }
+                }
+            };
+            runtime.step(step, Box::pin(work)).await
+        };
+        let value = match recorded {
+            Ok(value) => value,
+            Err(StepError::Record { value, .. }) => *value,
+            Err(e) => {
+                return Err(failure.unwrap_or_else(|| DecisionError::Recording(e.to_string())));
+            }
+        };
+        // A decision may lead to an effect (a gate's verdict): on disk
+        // before it does.
+        if let Err(e) = runtime.sync(&run_id).await {
+            tracing::warn!(target: "zidane", "a decision could not be recorded: {e}");
+        }
+        match value {
+            StepValue::Decision(v) => Ok((
+                v["text"].as_str().unwrap_or_default().to_owned(),
+                serde_json::from_value(v["usage"].clone()).unwrap_or_default(),
+            )),
+            _ => Err(DecisionError::Recording(
+                "the recorded decision is not an answer".into(),
+            )),
+        }
     }
 
     /// The provider, model and time limit decisions use.

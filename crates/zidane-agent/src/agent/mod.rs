@@ -68,6 +68,9 @@ pub(crate) struct Inner {
     /// The checkpoint backend, when runs are durable.
     pub(crate) durable: Option<DurableOptions>,
     pub(crate) decisions: Decisions,
+    /// Decisions asked in the current loop turn: (run, turn, how many), so
+    /// each gets a stable step key.
+    pub(crate) decision_count: Mutex<(String, u32, u32)>,
     pub(crate) name: Option<String>,
     /// How `spawn` calls run.
     pub(crate) spawn: crate::subagents::SpawnConfig,

@@ -179,6 +179,7 @@ async fn durable_child_helper() {
         "after_model" => vec![calls(&[("c1", "write_note"), ("c2", "look")])],
         "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
         "safe_call" | "safe_call_windowed" | "approved" => vec![calls(&[("c1", "hang_safe")])],
+        "decided" => vec![calls(&[("c1", "hang_safe")]), Script::answer(r#"{"probability": 0.9}"#)],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
@@ -229,6 +230,9 @@ async fn durable_child_helper() {
         options.approve_tool_call = Some(approver);
     }
     let agent = create_agent(options).unwrap();
+    if case == "decided" {
+        deciding(&agent, &log);
+    }
     match case.as_str() {
         "stream" | "between" => {
             agent.hooks().on_sync::<StreamText, _>(|_, _| {
@@ -1257,6 +1261,58 @@ async fn a_stream_dropped_halfway_leaves_a_run_that_resumes() {
         2,
         "the model call before the drop is not made again"
     );
+}
+
+/// A gate handler that asks the agent's decision provider whether to run
+/// each call, and notes the answer.
+fn deciding(agent: &zidane_agent::Agent, log: &Path) {
+    use zidane_agent::DecideHookContext;
+    let log = log.to_path_buf();
+    agent.hooks().on::<zidane_core::events::ToolGate, _>(move |ev, cx| {
+        let log = log.clone();
+        Box::pin(async move {
+            let question = zidane_agent::DecisionRequest::Predicate {
+                question: format!("Is `{}` safe to run?", ev.name()),
+            };
+            let answer = cx.try_decide(question).await;
+            let shown = match answer {
+                Ok(r) => r.answers.map(|a| a["probability"].to_string()).unwrap_or_default(),
+                Err(e) => format!("error: {e}"),
+            };
+            effect(&log, &format!("decided:{}:{shown}", ev.call_id()));
+            Ok(())
+        })
+    });
+}
+
+/// A decision asked before the crash is answered from its record after
+/// it: the decision provider is not asked again (it could answer
+/// differently).
+#[tokio::test]
+async fn killed_after_a_decision_the_provider_is_not_asked_again() {
+    let (_dir, db, log) = crash("decided");
+    assert_eq!(
+        effects(&log),
+        ["decided:c1:0.9", "hang_safe:c1"],
+        "decided once, then the call started"
+    );
+    // Asked again, the provider would answer this (and fail the decision).
+    let p = provider(vec![Script::answer("done")]);
+    let rt = runtime(&db);
+    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    deciding(&agent, &log);
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "done");
+    assert_eq!(
+        effects(&log),
+        ["decided:c1:0.9", "hang_safe:c1", "decided:c1:0.9", "hang_safe:c1"],
+        "the recorded answer, not a new question"
+    );
+    assert_eq!(p.requests().len(), 1, "only the model's next turn was asked");
 }
 
 #[tokio::test]

@@ -239,6 +239,12 @@ impl RunLoop {
     }
 
     /// When the last request was sent (epoch ms) and the options it used.
+    /// The run and loop turn in flight, when one is.
+    pub fn current_turn(&self) -> Option<(String, u32)> {
+        self.inner.lock().mark.clone()
+    }
+
+    /// When the last request was sent, and the request.
     pub fn last_request(&self) -> (Option<u64>, Option<Arc<StreamOptions>>) {
         let state = self.inner.lock();
         (state.last_request_at, state.last_request.clone())
