@@ -301,10 +301,13 @@ impl CommandHooks {
         }
         let alias = claude_name(target).unwrap_or(target);
         for hook in self.hooks.iter().filter(|h| h.event == event) {
-            if let Some(m) = &hook.matcher
-                && !m.is_match(target)
-                && !m.is_match(alias)
-            {
+            // Events without a subject take every hook, matcher or not.
+            let matched = matches!(event, "UserPromptSubmit" | "Stop" | "SubagentStop" | "SessionEnd")
+                || hook
+                    .matcher
+                    .as_ref()
+                    .is_none_or(|m| m.is_match(target) || m.is_match(alias));
+            if !matched {
                 continue;
             }
             if let Some(updated) = &answer.updated_input {
