@@ -120,12 +120,18 @@ impl ToolCallApprover for Terminal {
             let fields = serde_json::json!({ "message": message, "notification_type": "permission_prompt" });
             self.hooks.tell("Notification", "permission_prompt", fields).await;
             if !self.interactive {
+                // A permission rule that asks says so; otherwise the mode
+                // asked, and `--approve yolo` (or an allow rule) lets it run.
+                let how = match request.reason {
+                    Some(rule) => format!("{rule}; an allow rule for it lets it run without asking"),
+                    None => "the program runs with `--approve yolo` to allow it without asking, or an allow rule lets \
+                             this call run"
+                        .to_owned(),
+                };
                 return ApprovalDecision::Decline {
-                    reason: Some(
-                        "this needs the user's approval and there is no terminal to ask on (the program runs with \
-                         `--approve yolo` to allow it without asking)"
-                            .into(),
-                    ),
+                    reason: Some(format!(
+                        "this needs the user's approval and there is no terminal to ask on ({how})"
+                    )),
                 };
             }
             let _one_at_a_time = self.asking.lock().await;

@@ -212,6 +212,16 @@ pub(crate) fn load(args: &mut Args, given: &Given, cwd: &Path, ask: bool) -> Res
         untrusted: trusted.ignored,
         ..Default::default()
     };
+    // Where the trust answer comes from, for `zidane config`.
+    let remembered = format!("projects.{}", paths.root.display());
+    let remembered = user
+        .as_ref()
+        .filter(|u| u.lines.contains_key(&remembered))
+        .map(|u| Source::File {
+            path: u.path.clone(),
+            line: u.line(&remembered),
+            profile: None,
+        });
     if let Some(project) = &project
         && project.settings.trust.is_some()
     {
@@ -262,6 +272,9 @@ pub(crate) fn load(args: &mut Args, given: &Given, cwd: &Path, ask: bool) -> Res
         merged.add(file, settings, profile.as_deref(), &mut loaded)?;
     }
     merged.apply(args, given, &mut loaded);
+    if let Some(source) = remembered {
+        loaded.sources.entry("trust".into()).or_insert(source);
+    }
     if loaded.trusted {
         claude_settings(&paths, &mut loaded)?;
     }

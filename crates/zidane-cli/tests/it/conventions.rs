@@ -877,6 +877,14 @@ async fn the_first_start_on_a_terminal_asks_to_trust_the_folder() {
     let user = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     assert_eq!(user, format!("[projects.\"{root}\"]\ntrust = true\n"));
     assert!(bodies.lock().unwrap()[0].contains("PROJECT-SYSTEM-NOTE"));
+    // `zidane config` says where the answer is kept.
+    let out = zidane(home.path(), work.path(), &[], &["config"]).await;
+    let lines = config_lines(&text(&out.stdout));
+    let user_file = home.path().join("config.toml");
+    assert!(
+        lines.contains(&format!("trust = true # {}:1", user_file.display())),
+        "{lines:?}"
+    );
     // Asked once: the next run, even without a terminal, uses the files.
     bodies.lock().unwrap().clear();
     let out = zidane(home.path(), work.path(), &[KEY], &["--base-url", &url, "Hello."]).await;
