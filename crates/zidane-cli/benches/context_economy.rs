@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
-use zidane_bench::loopback::{answer_sse, call_sse, read_request};
+use zidane_bench::loopback::{answer_sse, call_sse, scripted_server};
 
 const SCRIPT: [(&str, &str); 5] = [
     (
@@ -33,41 +32,24 @@ const SCRIPT: [(&str, &str); 5] = [
 ];
 
 async fn server() -> (String, Arc<Mutex<Vec<usize>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let sizes: Arc<Mutex<Vec<usize>>> = Arc::default();
     let seen = Arc::clone(&sizes);
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let seen = Arc::clone(&seen);
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
-                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
-                    buf.drain(..head_end + len);
-                    seen.lock().unwrap().push(body.len());
-                    let n = body.matches("\"type\":\"tool_result\"").count();
-                    let tokens = (body.len() / 4) as u64;
-                    let sse = match SCRIPT.get(n) {
-                        Some((name, input)) => call_sse(
-                            &format!("toolu_{n}"),
-                            name,
-                            &serde_json::from_str(input).unwrap(),
-                            tokens,
-                        ),
-                        None => answer_sse("The two failing tests need fixes.", tokens),
-                    };
-                    let response = format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}",
-                        sse.len()
-                    );
-                    if stream.write_all(response.as_bytes()).await.is_err() {
-                        return;
-                    }
-                }
-            });
+    let url = scripted_server(move |_, body| {
+        seen.lock().unwrap().push(body.len());
+        let n = body.matches("\"type\":\"tool_result\"").count();
+        let tokens = (body.len() / 4) as u64;
+        match SCRIPT.get(n) {
+            Some((name, input)) => call_sse(
+                &format!("toolu_{n}"),
+                name,
+                &serde_json::from_str(input).unwrap(),
+                tokens,
+            ),
+            None => answer_sse("The two failing tests need fixes.", tokens),
         }
-    });
+    })
+    .await
+    .unwrap();
     (url, sizes)
 }
 

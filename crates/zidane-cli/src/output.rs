@@ -145,7 +145,10 @@ impl Printer {
         let p = self.clone();
         scope.on_sync::<zidane::agent::events::TurnBefore, _>(move |ev, _| {
             // What the model reads before it writes (a local model on a CPU
-            // can take minutes over it).
+            // can take minutes over it); shown only with the spinner.
+            if !p.spinner {
+                return Ok(());
+            }
             let o = &ev.options;
             let bytes = o.system.as_ref().map_or(0, String::len)
                 + serde_json::to_string(&o.messages).map_or(0, |m| m.len())

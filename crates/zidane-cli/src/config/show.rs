@@ -23,10 +23,8 @@ fn list(items: &[String]) -> String {
 
 /// Whether a key or header name looks like it holds a secret.
 fn secret(key: &str) -> bool {
-    let key = key.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "AUTHORIZATION", "COOKIE"]
-        .iter()
-        .any(|s| key.contains(s))
+    let upper = key.to_ascii_uppercase();
+    zidane::tools::is_secret_env(key) || ["KEY", "AUTHORIZATION", "COOKIE"].iter().any(|s| upper.contains(s))
 }
 
 /// An MCP server's entry with the values of secret-looking environment
