@@ -980,3 +980,48 @@ async fn a_test_runs_output_reaches_the_model_reduced() {
         "{summary}"
     );
 }
+
+/// `reduce_output = false` gives command output as it is; `api_key_env`
+/// names the variable holding the provider's key.
+#[tokio::test]
+async fn reduce_output_and_api_key_env_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../zidane-tools/tests/fixtures/output/cargo-test.txt");
+    std::fs::copy(&fixture, work.path().join("run.txt")).unwrap();
+    write(
+        &home.path().join("config.toml"),
+        "provider = \"anthropic\"\napi_key_env = \"MY_TEAM_KEY\"\nreduce_output = false\n",
+    );
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[(
+            "shell",
+            r#"{"command": "cat run.txt; false || cargo test --offline --no-run 2>/dev/null"}"#,
+        )]),
+    )
+    .await;
+    // Without the variable the key names, the program says which it wants.
+    let out = zidane(home.path(), work.path(), &[], &["--base-url", &url, "Run the tests."]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("needs MY_TEAM_KEY in the environment"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[("MY_TEAM_KEY", "sk-team")],
+        &["--base-url", &url, "Run the tests."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(
+        bodies[1].contains("test tests::p01 ... ok"),
+        "the raw output: {}",
+        bodies[1]
+    );
+    assert!(!bodies[1].contains("omitted"));
+}

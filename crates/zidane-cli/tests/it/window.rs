@@ -410,3 +410,31 @@ async fn a_retry_waits_for_the_local_servers_slot() {
         "{stderr}"
     );
 }
+
+/// `text_tool_calls = true` sends no `tools`: they are described in the
+/// system prompt from the first request on.
+#[tokio::test]
+async fn the_text_tool_calls_key_describes_tools_in_the_prompt() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "text_tool_calls = true\n").unwrap();
+    let (url, chats) = server_chatting(|_, _| None, |_| (200, chat_sse("Hi."))).await;
+    let args = [
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "Hello.",
+    ];
+    let out = zidane(home.path(), work.path(), &[], &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let chats = chats.lock().unwrap().clone();
+    assert!(chats[0].get("tools").is_none(), "{}", chats[0]);
+    let system = chats[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("# Tools") && system.contains("## write_file"),
+        "{system}"
+    );
+}
