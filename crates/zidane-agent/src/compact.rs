@@ -39,6 +39,9 @@ pub struct CompactOptions {
     /// Turns kept verbatim after the summary (default: auto-compaction's
     /// `keep_turns`, else 4).
     pub keep_turns: Option<usize>,
+    /// What the summary should keep in view above all (a manual
+    /// compaction's "focus"; an addition of the Rust API).
+    pub focus: Option<String>,
 }
 
 /// What a compaction did.

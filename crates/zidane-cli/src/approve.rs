@@ -15,7 +15,7 @@ use crate::output::Printer;
 
 /// The `always` an answer would remember for `call`: a command's first
 /// word (two, for `cargo test`-like pairs), or the tool.
-fn always_for(call: &ToolCall) -> (RememberedApproval, String, String) {
+pub(crate) fn always_for(call: &ToolCall) -> (RememberedApproval, String, String) {
     if call.name == "shell"
         && let Some(command) = call.input.get("command").and_then(Value::as_str)
     {
@@ -42,7 +42,7 @@ fn always_for(call: &ToolCall) -> (RememberedApproval, String, String) {
 }
 
 /// The call, as the person reads it before deciding.
-fn describe(call: &ToolCall) -> String {
+pub(crate) fn describe(call: &ToolCall) -> String {
     let text = |key: &str| call.input.get(key).and_then(Value::as_str).unwrap_or_default();
     let lines = |s: &str, mark: &str| -> String {
         let all: Vec<&str> = s.lines().collect();
@@ -95,6 +95,8 @@ pub(crate) struct Terminal {
     hooks: Arc<crate::command_hooks::CommandHooks>,
     asking: tokio::sync::Mutex<()>,
     interactive: bool,
+    /// The interactive session's question line, once it runs.
+    asks: crate::session::AskLine,
 }
 
 impl Terminal {
@@ -102,11 +104,13 @@ impl Terminal {
         printer: Printer,
         paths: crate::config::Paths,
         hooks: Arc<crate::command_hooks::CommandHooks>,
+        asks: crate::session::AskLine,
     ) -> Arc<Self> {
         Arc::new(Terminal {
             printer,
             paths,
             hooks,
+            asks,
             asking: tokio::sync::Mutex::new(()),
             interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
         })
@@ -134,8 +138,11 @@ impl ToolCallApprover for Terminal {
                     )),
                 };
             }
-            let _one_at_a_time = self.asking.lock().await;
             let (always, scope, rule) = always_for(request.call);
+            if let Some(answer) = self.asks.ask(&request, &rule).await {
+                return answer.decision(always);
+            }
+            let _one_at_a_time = self.asking.lock().await;
             self.printer.pause();
             {
                 let mut err = std::io::stderr().lock();
@@ -166,7 +173,7 @@ impl ToolCallApprover for Terminal {
                 "a" | "always" => ApprovalDecision::ApproveAlways(always),
                 answer @ ("p" | "project" | "u" | "user") => {
                     let project = answer.starts_with('p');
-                    self.save(&rule, project);
+                    eprintln!("zidane: {}", save(&self.paths, &rule, project));
                     ApprovalDecision::ApproveAlways(always)
                 }
                 _ => ApprovalDecision::Decline {
@@ -178,44 +185,6 @@ impl ToolCallApprover for Terminal {
 }
 
 impl Terminal {
-    /// Saves `rule` to the project's or the user's `[permissions] allow`; a
-    /// project the person writes a rule for is one they trust.
-    fn save(&self, rule: &str, project: bool) {
-        let file = if project {
-            Some(self.paths.project_config())
-        } else {
-            self.paths.user_config()
-        };
-        let Some(file) = file else {
-            eprintln!("zidane: no user configuration folder to save `{rule}` in");
-            return;
-        };
-        let saved = crate::config::trust::edit(&file, |doc| {
-            let table = doc
-                .entry("permissions")
-                .or_insert_with(toml_edit::table)
-                .as_table_like_mut()
-                .ok_or_else(|| std::io::Error::other("`permissions` is not a table"))?;
-            let allow = table
-                .entry("allow")
-                .or_insert(toml_edit::value(toml_edit::Array::new()))
-                .as_array_mut()
-                .ok_or_else(|| std::io::Error::other("`permissions.allow` is not a list"))?;
-            if !allow.iter().any(|v| v.as_str() == Some(rule)) {
-                allow.push(rule);
-            }
-            Ok(())
-        });
-        let trusted = match (project, self.paths.user_config()) {
-            (true, Some(user)) => crate::config::trust::remember(&user, &self.paths.root, true),
-            _ => Ok(()),
-        };
-        match saved.and(trusted) {
-            Ok(()) => eprintln!("zidane: saved `{rule}` to the allowed rules of {}", file.display()),
-            Err(e) => eprintln!("zidane: could not save `{rule}` to {}: {e}", file.display()),
-        }
-    }
-
     /// Whether there is a person at a terminal to ask.
     pub(crate) fn interactive(&self) -> bool {
         self.interactive
@@ -235,6 +204,43 @@ impl Terminal {
                     .unwrap_or(zidane::mcp::ElicitationAnswer::Decline)
             }) as BoxFuture<'static, zidane::mcp::ElicitationAnswer>
         })
+    }
+}
+
+/// Saves `rule` to the project's or the user's `[permissions] allow`; a
+/// project the person writes a rule for is one they trust. Says what it did.
+pub(crate) fn save(paths: &crate::config::Paths, rule: &str, project: bool) -> String {
+    let file = if project {
+        Some(paths.project_config())
+    } else {
+        paths.user_config()
+    };
+    let Some(file) = file else {
+        return format!("no user configuration folder to save `{rule}` in");
+    };
+    let saved = crate::config::trust::edit(&file, |doc| {
+        let table = doc
+            .entry("permissions")
+            .or_insert_with(toml_edit::table)
+            .as_table_like_mut()
+            .ok_or_else(|| std::io::Error::other("`permissions` is not a table"))?;
+        let allow = table
+            .entry("allow")
+            .or_insert(toml_edit::value(toml_edit::Array::new()))
+            .as_array_mut()
+            .ok_or_else(|| std::io::Error::other("`permissions.allow` is not a list"))?;
+        if !allow.iter().any(|v| v.as_str() == Some(rule)) {
+            allow.push(rule);
+        }
+        Ok(())
+    });
+    let trusted = match (project, paths.user_config()) {
+        (true, Some(user)) => crate::config::trust::remember(&user, &paths.root, true),
+        _ => Ok(()),
+    };
+    match saved.and(trusted) {
+        Ok(()) => format!("saved `{rule}` to the allowed rules of {}", file.display()),
+        Err(e) => format!("could not save `{rule}` to {}: {e}", file.display()),
     }
 }
 

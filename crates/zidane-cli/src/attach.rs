@@ -35,6 +35,13 @@ pub(crate) fn mentions(prompt: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `path` is named as an image (the mentions [`images`] takes).
+pub(crate) fn is_image_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
 fn megabytes(n: usize) -> String {
     format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
 }

@@ -21,6 +21,7 @@ mod output;
 mod permissions;
 mod plan;
 mod savings;
+mod session;
 mod setup;
 mod window;
 
@@ -417,7 +418,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         }
         None => None,
     };
-    if prompt.trim().is_empty() && !args.resume {
+    if prompt.trim().is_empty() && !args.resume && !session::wanted(&args) {
         return Err(Failure::usage(
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
@@ -427,7 +428,6 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         .images
         .unwrap_or(kind != crate::setup::ProviderKind::OpenaiCompatible);
     let images = crate::attach::images(&args.images, &prompt, &cwd, kind, takes_images)?;
-    let mcp = mcp_servers(&loaded)?;
     let (window, window_line) = crate::window::resolve(
         args.context_window,
         kind,
@@ -438,14 +438,102 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     if let Some(line) = window_line {
         eprintln!("{line}");
     }
-    let provider = provider(&args, loaded.api_key_env.as_deref(), window.as_ref().map(|w| w.tokens))?;
-    let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, &cwd)
-        .map_err(|e| Failure::usage(format!("a permission rule: {e}")))?;
     let session = match forked {
         Some(id) => id,
         None => session_id(&args, &store).await?,
     };
-    let mut preset_options = zidane::presets::BasicOptions::in_folder(&cwd);
+    let instructions = crate::instructions::discover(&loaded.paths);
+    if let Some(line) = instructions.summary() {
+        eprintln!("{line}");
+    }
+    let interactive = session::wanted(&args) && !showing_context;
+    let approve_mode = Arc::new(parking_lot::Mutex::new(args.approve));
+    let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
+    let context = Context {
+        args,
+        loaded,
+        cwd,
+        store,
+        runtime,
+        checkpoints,
+        kind,
+        window,
+        takes_images,
+        instructions,
+        printer,
+        approve_mode,
+        interactive,
+        asks: session::AskLine::default(),
+    };
+    let built = build(&context, &session, true).await?;
+    for note in &built.notes {
+        eprintln!("zidane: {note}");
+    }
+    if showing_context {
+        let report = context_report(
+            &built.agent,
+            &context.instructions,
+            context.window.as_ref().map(|w| w.tokens),
+        )
+        .await;
+        built.agent.destroy().await;
+        return emit(&report);
+    }
+    if interactive {
+        return session::run(context, built, session, prompt, images).await;
+    }
+    one_shot(&context, built, &session, prompt, images).await
+}
+
+/// What every agent of this process is built from: the arguments, the
+/// configuration, and what was found out about the provider and the folder.
+pub(crate) struct Context {
+    pub(crate) args: Args,
+    pub(crate) loaded: config::Loaded,
+    pub(crate) cwd: std::path::PathBuf,
+    pub(crate) store: zidane::agent::SqliteStore,
+    pub(crate) runtime: Arc<zidane::durable::CheckpointRuntime>,
+    pub(crate) checkpoints: Arc<zidane::checkpoints::Checkpoints>,
+    pub(crate) kind: crate::setup::ProviderKind,
+    pub(crate) window: Option<crate::window::Window>,
+    pub(crate) takes_images: bool,
+    pub(crate) instructions: instructions::Instructions,
+    pub(crate) printer: Printer,
+    /// `--approve`, changeable from the interactive session.
+    pub(crate) approve_mode: Arc<parking_lot::Mutex<crate::setup::Approve>>,
+    pub(crate) interactive: bool,
+    /// Where the approvals go in the interactive session.
+    pub(crate) asks: session::AskLine,
+}
+
+/// An agent and what lives as long as it does.
+pub(crate) struct Built {
+    pub(crate) agent: zidane::agent::Agent,
+    pub(crate) hooks: Arc<crate::command_hooks::CommandHooks>,
+    pub(crate) savings: crate::savings::Savings,
+    pub(crate) planning: Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) traces: Option<zidane::otel::OtelExporter>,
+    /// Lines for the person (the sandbox, skipped skills).
+    pub(crate) notes: Vec<String>,
+    /// Hook subscriptions, dropped with the agent.
+    pub(crate) guards: Vec<Box<dyn std::any::Any + Send>>,
+}
+
+/// Builds the agent of `session`, with everything installed on its bus but
+/// the way it is shown.
+pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Result<Built, Failure> {
+    let args = &context.args;
+    let loaded = &context.loaded;
+    let cwd = &context.cwd;
+    let store = &context.store;
+    let kind = context.kind;
+    let window = context.window.as_ref();
+    let mcp = mcp_servers(loaded)?;
+    let provider = provider(args, loaded.api_key_env.as_deref(), window.map(|w| w.tokens))?;
+    let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, cwd)
+        .map_err(|e| Failure::usage(format!("a permission rule: {e}")))?
+        .with_mode(Arc::clone(&context.approve_mode));
+    let mut preset_options = zidane::presets::BasicOptions::in_folder(cwd);
     preset_options.pass_env = args.pass_env.clone();
     preset_options.reduce_output = loaded.reduce_output.unwrap_or(true);
     // The program confines commands itself (`--sandbox`, below), with its
@@ -453,8 +541,12 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     preset_options.sandbox = zidane::tools::Sandbox::off();
     let preset = zidane::presets::basic(preset_options);
     // Background commands' output lives beside the sessions, per session.
-    let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(&session));
-    let execution = crate::setup::execution(&args, &cwd, task_dir)?;
+    let task_dir = store.path().parent().map(|dir| dir.join("tasks").join(session));
+    let (execution, sandbox_note) = crate::setup::execution(args, cwd, task_dir)?;
+    let mut notes = Vec::new();
+    if first {
+        notes.push(sandbox_note);
+    }
     // Hook commands run in the sandbox commands run in.
     let launcher = if loaded.hooks.is_empty() {
         None
@@ -466,7 +558,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     let hooks = crate::command_hooks::CommandHooks::new(
         loaded.hooks.clone(),
         &loaded.paths,
-        &session,
+        session,
         args.approve,
         args.pass_env.clone(),
         launcher,
@@ -475,7 +567,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     // Past a share of the window, the least used tools wait for
     // `tool_search`.
     let deferral = crate::deferred::Deferral::new(
-        window.as_ref().map_or(u32::MAX, |w| w.tokens),
+        window.map_or(u32::MAX, |w| w.tokens),
         loaded.defer_tools_above.unwrap_or(crate::deferred::DEFAULT_SHARE),
         preset
             .tools
@@ -484,11 +576,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             .chain(["web_fetch".to_owned(), "skill".to_owned()]),
         savings.clone(),
     );
-    let instructions = crate::instructions::discover(&loaded.paths);
-    if let Some(line) = instructions.summary() {
-        eprintln!("{line}");
-    }
-    let mut system = instructions.system_prompt(&preset.system);
+    let mut system = context.instructions.system_prompt(&preset.system);
     if let Some(extra) = &args.system {
         system.push_str("\n\n");
         system.push_str(extra);
@@ -506,10 +594,14 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         behavior.retry.max_attempts = n;
         behavior.retry.transport_max_attempts = n;
     }
-    let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
     // What runs without a yes depends on `--approve`; the answer comes from
     // the terminal (none: refused).
-    let terminal = crate::approve::Terminal::new(printer.clone(), loaded.paths.clone(), Arc::clone(&hooks));
+    let terminal = crate::approve::Terminal::new(
+        context.printer.clone(),
+        loaded.paths.clone(),
+        Arc::clone(&hooks),
+        context.asks.clone(),
+    );
     let planning = Arc::new(std::sync::atomic::AtomicBool::new(args.plan));
     let mut interceptors: Vec<Arc<dyn zidane::agent::ToolCallInterceptor>> =
         vec![Arc::new(crate::plan::PlanGate(Arc::clone(&planning)))];
@@ -518,9 +610,10 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     }
     interceptors.push(Arc::new(permissions.with_hooks(Arc::clone(&hooks))));
     let approver = Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>);
-    // A server's questions go to the person when there is one to ask.
-    let elicitation = terminal.interactive().then(|| terminal.elicitation());
-    let traces = crate::setup::tracing_export(&args)?;
+    // A server's questions go to the person when there is one to ask (the
+    // interactive session has no line-by-line form yet).
+    let elicitation = (terminal.interactive() && !context.interactive).then(|| terminal.elicitation());
+    let traces = crate::setup::tracing_export(args)?;
     let mut spawn = zidane::agent::SpawnConfig::default();
     if let Some(traces) = &traces {
         // Sub-agents continue the run's trace.
@@ -557,14 +650,16 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
                 .unwrap_or(zidane::providers::anthropic::DEFAULT_MAX_TOKENS),
         ),
         execution: Some(execution as Arc<dyn zidane::tools::ExecutionContext>),
-        session_id: Some(session.clone()),
+        session_id: Some(session.to_owned()),
         skills: Some(zidane::agent::SkillsConfig {
-            folders,
+            folders: skill_folders(args, cwd),
             ..Default::default()
         }),
         durable: Some(DurableOptions {
-            runtime: runtime.clone(),
-            on_interrupted: if args.resume {
+            runtime: context.runtime.clone(),
+            // The interactive session continues an interrupted run itself
+            // (at start) and heals one Esc left before the next prompt.
+            on_interrupted: if args.resume && !context.interactive {
                 OnInterrupted::Resume
             } else {
                 OnInterrupted::Heal
@@ -574,10 +669,10 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         // Logins (`zidane mcp login`) keep their tokens in the sessions file.
         mcp_oauth_store: Some(Arc::new(store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
         mcp_elicitation: elicitation,
-        checkpoints: (!args.no_checkpoints).then(|| Arc::clone(&checkpoints)),
+        checkpoints: (!args.no_checkpoints).then(|| Arc::clone(&context.checkpoints)),
         // Older turns are summarized before the window fills.
         auto_compact: Some(zidane::agent::AutoCompact {
-            context_window: window.as_ref().map(|w| w.tokens),
+            context_window: window.map(|w| w.tokens),
             ..Default::default()
         }),
         ..Default::default()
@@ -587,32 +682,59 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
     // A skill that cannot be read is named, never a failed run.
     agent.skills().await;
     for problem in agent.skill_problems() {
-        eprintln!("zidane: skipped a skill: {problem}");
+        notes.push(format!("skipped a skill: {problem}"));
     }
+    let mut guards: Vec<Box<dyn std::any::Any + Send>> = vec![
+        Box::new(context.instructions.offer_nested(agent.hooks(), cwd)),
+        Box::new(deferral.install(agent.hooks())),
+        Box::new(savings.install(agent.hooks())),
+    ];
+    if let Some(w) = window {
+        guards.push(Box::new(crate::window::clamp_output(agent.hooks(), w.tokens)));
+    }
+    if let (Some(url), crate::setup::ProviderKind::OpenaiCompatible) = (&args.base_url, kind)
+        && crate::setup::is_local_url(url)
+    {
+        guards.push(Box::new(crate::window::wait_for_free_slots(agent.hooks(), url)));
+    }
+    if !context.takes_images {
+        guards.push(Box::new(crate::attach::without_images(agent.hooks())));
+    }
+    if !hooks.is_empty() {
+        guards.push(Box::new(hooks.install(&agent)));
+    }
+    Ok(Built {
+        agent,
+        hooks,
+        savings,
+        planning,
+        traces,
+        notes,
+        guards,
+    })
+}
+
+/// `zidane -p "…"` (and any run without a terminal): one prompt, printed as
+/// it streams, then the tally.
+async fn one_shot(
+    context: &Context,
+    built: Built,
+    session: &str,
+    prompt: String,
+    images: Vec<zidane::providers::ContentBlock>,
+) -> Result<(), Failure> {
+    let Built {
+        agent,
+        hooks,
+        savings,
+        planning,
+        traces,
+        guards: _guards,
+        ..
+    } = built;
+    let args = &context.args;
+    let printer = &context.printer;
     let _printing = printer.install(agent.hooks());
-    let _offering = instructions.offer_nested(agent.hooks(), &cwd);
-    let _clamp = window
-        .as_ref()
-        .map(|w| crate::window::clamp_output(agent.hooks(), w.tokens));
-    let _deferring = deferral.install(agent.hooks());
-    let _slots = match (&args.base_url, kind) {
-        (Some(url), crate::setup::ProviderKind::OpenaiCompatible) if crate::setup::is_local_url(url) => {
-            Some(crate::window::wait_for_free_slots(agent.hooks(), url))
-        }
-        _ => None,
-    };
-    let _saving = savings.install(agent.hooks());
-    let _no_images = (!takes_images).then(|| crate::attach::without_images(agent.hooks()));
-    let _hooking = if hooks.is_empty() {
-        Vec::new()
-    } else {
-        hooks.install(&agent)
-    };
-    if showing_context {
-        let report = context_report(&agent, &instructions, window.as_ref().map(|w| w.tokens)).await;
-        agent.destroy().await;
-        return emit(&report);
-    }
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let _collecting = collector.install(agent.hooks());
 
@@ -642,9 +764,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         }
     });
 
-    let started_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let started_ms = now_ms();
     let outcome = if prompt.trim().is_empty() {
         // `--resume` alone: continue the interrupted run, if any.
         match agent.resume(DurableResumeOptions::default()).await {
@@ -657,9 +777,9 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         }
     } else {
         let source = if args.resume { "resume" } else { "startup" };
-        let context = hooks.session_start(source).await;
+        let hook_context = hooks.session_start(source).await;
         let prompt = match hooks.submit(&prompt).await {
-            Ok(prompt) => crate::command_hooks::with_context(&prompt, &context),
+            Ok(prompt) => crate::command_hooks::with_context(&prompt, &hook_context),
             Err(reason) => {
                 agent.destroy().await;
                 return Err(Failure::run(format!(
@@ -675,9 +795,10 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             options.system_notes.push(crate::plan::NOTE.into());
         }
         let outcome = agent.run(options).await;
+        session::remember_folder(&agent, &context.cwd).await;
         match outcome {
             Ok(stats) if args.plan && stats.completed() => {
-                carry_out_plan(&agent, &args, &session, &printer, &planning, stats).await
+                carry_out_plan(&agent, args, session, printer, &planning, stats).await
             }
             other => other,
         }
@@ -693,7 +814,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         eprintln!("⚠ {e}");
     }
     if !args.no_checkpoints {
-        crate::checkpoints::after_run(args.json, &session, &checkpoints, started_ms).await;
+        crate::checkpoints::after_run(args.json, session, &context.checkpoints, started_ms).await;
     }
     let summary = collector.latest().map(|mut s| {
         s.context_savings = savings.snapshot();
@@ -709,7 +830,7 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             {
                 eprintln!("zidane: the model ended its turn without an answer");
             }
-            printer.finish(&stats, &session);
+            printer.finish(&stats, session);
             if args.summary
                 && let Some(summary) = summary
             {
@@ -727,9 +848,16 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             "{error}; wait for it to finish, or stop it, then try again"
         ))),
         Err(error) => {
-            let message = describe_failure(&error, &args);
-            printer.failed(&message, &session);
+            let message = describe_failure(&error, args);
+            printer.failed(&message, session);
             Err(Failure::run(message))
         }
     }
+}
+
+/// Milliseconds since the epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -441,7 +441,8 @@ pub(crate) struct Permissions {
     allow: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
-    mode: Approve,
+    /// Shared with the interactive session's `/approve`.
+    mode: std::sync::Arc<parking_lot::Mutex<Approve>>,
     cwd: PathBuf,
     /// What `PreToolUse` hooks allowed.
     hooks: Option<std::sync::Arc<crate::command_hooks::CommandHooks>>,
@@ -457,7 +458,7 @@ impl Permissions {
             allow: Vec::new(),
             ask: Vec::new(),
             deny: Vec::new(),
-            mode,
+            mode: std::sync::Arc::new(parking_lot::Mutex::new(mode)),
             cwd: cwd.to_owned(),
             hooks: None,
         };
@@ -478,9 +479,17 @@ impl Permissions {
         self
     }
 
+    /// With the approval mode shared with the interactive session's
+    /// `/approve`.
+    pub(crate) fn with_mode(mut self, mode: std::sync::Arc<parking_lot::Mutex<Approve>>) -> Self {
+        self.mode = mode;
+        self
+    }
+
     /// What the approval mode says when no rule does.
     fn default_asks(&self, name: &str) -> bool {
-        match self.mode {
+        let mode = *self.mode.lock();
+        match mode {
             Approve::Yolo => false,
             // Files change only inside the working folder (the tools refuse
             // anything else), so `auto-edit` lets those through.

@@ -16,8 +16,9 @@ use zidane::providers::{ApiKey, Provider, ThinkingLevel};
 pub(crate) struct Args {
     /// What to do.
     pub(crate) prompt: Vec<String>,
-    /// Run once and print (the default when standard input or output is
-    /// not a terminal; also today's behaviour on a terminal).
+    /// Run the prompt once and print (what happens anyway when standard
+    /// input or output is not a terminal); without it, a terminal opens the
+    /// interactive session.
     #[arg(short = 'p', long = "print")]
     pub(crate) print: bool,
     /// Describe the tools in the prompt and read the model's calls from its
@@ -88,8 +89,9 @@ pub(crate) struct Args {
     pub(crate) session: Option<String>,
     /// Continue the session (`--session`, else the most recent one): a run
     /// that was interrupted (a crash, `kill -9`, Ctrl-C) is continued first,
-    /// then the prompt, if one is given, runs.
-    #[arg(long)]
+    /// then the prompt, if one is given, runs. On a terminal the session
+    /// opens interactively.
+    #[arg(long, short = 'c', visible_alias = "continue")]
     pub(crate) resume: bool,
     /// List the saved sessions and exit.
     #[arg(long)]
@@ -619,7 +621,7 @@ pub(crate) fn execution(
     args: &Args,
     cwd: &std::path::Path,
     task_dir: Option<PathBuf>,
-) -> Result<Arc<zidane::tools::ProcessContext>, Failure> {
+) -> Result<(Arc<zidane::tools::ProcessContext>, String), Failure> {
     use zidane::tools::{ProcessContext, Sandbox, SandboxMode};
     let mut context = ProcessContext::new(cwd).pass_env(args.pass_env.clone());
     if let Some(dir) = task_dir {
@@ -640,26 +642,24 @@ pub(crate) fn execution(
     };
     let network = if args.no_network { "no network" } else { "network on" };
     match (mode, context.clone().sandboxed(sandbox)) {
-        (SandboxMode::Off, _) => {
-            eprintln!("zidane: sandbox off: commands may write anywhere this user can");
-            Ok(Arc::new(context))
-        }
+        (SandboxMode::Off, _) => Ok((
+            Arc::new(context),
+            "sandbox off: commands may write anywhere this user can".to_owned(),
+        )),
         (_, Ok(confined)) => {
-            match mode {
-                SandboxMode::ReadOnly => {
-                    eprintln!("zidane: sandbox read-only: commands and tools write nothing ({network})")
-                }
-                _ => eprintln!(
-                    "zidane: sandbox workspace-write: commands write only in {} and the temporary folder ({network})",
+            let note = match mode {
+                SandboxMode::ReadOnly => format!("sandbox read-only: commands and tools write nothing ({network})"),
+                _ => format!(
+                    "sandbox workspace-write: commands write only in {} and the temporary folder ({network})",
                     cwd.display()
                 ),
-            }
-            Ok(Arc::new(confined))
+            };
+            Ok((Arc::new(confined), note))
         }
-        (_, Err(e)) if args.sandbox.is_none() && !args.no_network => {
-            eprintln!("zidane: {e}; commands run unconfined (`--sandbox off` says so without this note)");
-            Ok(Arc::new(context))
-        }
+        (_, Err(e)) if args.sandbox.is_none() && !args.no_network => Ok((
+            Arc::new(context),
+            format!("{e}; commands run unconfined (`--sandbox off` says so without this note)"),
+        )),
         (_, Err(e)) => Err(Failure::usage(e.to_string())),
     }
 }

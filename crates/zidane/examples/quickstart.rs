@@ -58,7 +58,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A small model may return no summary: the compaction then fails, and
     // the conversation stays as it was.
-    match agent.compact(CompactOptions { keep_turns: Some(2) }).await {
+    match agent
+        .compact(CompactOptions {
+            keep_turns: Some(2),
+            ..Default::default()
+        })
+        .await
+    {
         Ok(result) => println!("compacted: {}", result.compacted),
         Err(e) => println!("compaction failed: {e}"),
     }

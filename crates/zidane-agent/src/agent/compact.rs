@@ -28,6 +28,8 @@ pub(crate) struct Compaction {
     agent: Weak<Inner>,
     failures: AtomicU32,
     running: AtomicBool,
+    /// What a manual compaction's summary should keep in view.
+    focus: parking_lot::Mutex<Option<String>>,
 }
 
 impl Compaction {
@@ -38,6 +40,7 @@ impl Compaction {
             agent,
             failures: AtomicU32::new(0),
             running: AtomicBool::new(false),
+            focus: parking_lot::Mutex::new(None),
         }
     }
 
@@ -80,9 +83,11 @@ impl Compaction {
         let signal = controller.signal();
         let scope = agent.inner.control.compaction(controller);
         let turns = agent.turns();
+        *self.focus.lock() = options.focus.filter(|f| !f.trim().is_empty());
         let outcome = self
             .compact(agent, &turns, keep, CompactReason::Manual, &signal, None)
             .await;
+        *self.focus.lock() = None;
         drop(scope);
         let (replacement, result) = outcome?;
         if let Some(turns) = replacement {
@@ -282,7 +287,11 @@ impl Compaction {
             .last_provider()
             .unwrap_or_else(|| Arc::clone(&self.provider));
         let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
-        let instruction = Message::user(SUMMARY_INSTRUCTION);
+        let focus = self.focus.lock().clone();
+        let instruction = Message::user(match focus {
+            Some(focus) => format!("{SUMMARY_INSTRUCTION}\n\nKeep in view above all: {focus}"),
+            None => SUMMARY_INSTRUCTION.to_owned(),
+        });
         // When the history still starts with the last request, resend that
         // request (same system, tools and messages) with the instruction, so
         // the provider reads it from its prompt cache.

@@ -112,7 +112,13 @@ async fn run_steer_reset_compact_and_destroy_edges() {
     ));
     assert!(matches!(agent.reset().await.unwrap_err(), AgentError::Busy));
     assert!(matches!(
-        agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap_err(),
+        agent
+            .compact(CompactOptions {
+                keep_turns: Some(1),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err(),
         AgentError::Busy
     ));
     agent.abort();

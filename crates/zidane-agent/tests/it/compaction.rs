@@ -106,7 +106,13 @@ async fn manual_compaction_resends_the_last_request_for_the_cache() {
     agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
     agent.run(AgentRunOptions::prompt("Two.")).await.unwrap();
     let log = record(&agent);
-    let result = agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap();
+    let result = agent
+        .compact(CompactOptions {
+            keep_turns: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(result.compacted);
     assert_eq!(result.summary.as_deref(), Some("SUMMARY"));
     let requests = p.requests();
@@ -127,7 +133,13 @@ async fn manual_compaction_resends_the_last_request_for_the_cache() {
         vec!["compact:start", "compact:progress", "compact:restore", "compact:end"]
     );
     // Nothing to compact is not an error.
-    let again = agent.compact(CompactOptions { keep_turns: Some(100) }).await.unwrap();
+    let again = agent
+        .compact(CompactOptions {
+            keep_turns: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(!again.compacted);
     let seen = Arc::new(std::sync::Mutex::new(0usize));
     let s = Arc::clone(&seen);

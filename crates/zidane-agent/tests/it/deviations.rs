@@ -100,7 +100,14 @@ async fn abort_stops_a_manual_compaction_which_then_compacts_nothing() {
         Ok(())
     });
     let compacting = agent.clone();
-    let compact = tokio::spawn(async move { compacting.compact(CompactOptions { keep_turns: Some(1) }).await });
+    let compact = tokio::spawn(async move {
+        compacting
+            .compact(CompactOptions {
+                keep_turns: Some(1),
+                ..Default::default()
+            })
+            .await
+    });
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(agent.is_running(), "compaction is in progress");
     agent.abort();
@@ -129,7 +136,13 @@ async fn compaction_goes_to_the_provider_the_last_request_went_to() {
         ..AgentRunOptions::prompt("Two.")
     };
     agent.run(on_other).await.unwrap();
-    let result = agent.compact(CompactOptions { keep_turns: Some(1) }).await.unwrap();
+    let result = agent
+        .compact(CompactOptions {
+            keep_turns: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert!(result.compacted);
     assert_eq!(result.summary.as_deref(), Some("SUMMARY"));
     assert_eq!(primary.requests().len(), 1, "the primary got only its run's request");

@@ -1071,7 +1071,10 @@ async fn a_fresh_durable_agent_compacts_its_session_under_the_lease() {
     let p = provider(vec![Script::answer("SUMMARY")]);
     let agent = create_agent(durable_options(&p, &rt, log, false)).unwrap();
     let done = agent
-        .compact(zidane_agent::CompactOptions { keep_turns: Some(2) })
+        .compact(zidane_agent::CompactOptions {
+            keep_turns: Some(2),
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert!(done.compacted);

@@ -259,7 +259,7 @@ async fn configuration_errors_name_the_file_line_and_key() {
     assert!(bodies.lock().unwrap().is_empty(), "nothing ran");
 }
 
-fn everything() -> String {
+pub(super) fn everything() -> String {
     let bin =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers/node_modules/.bin/mcp-server-everything");
     assert!(

@@ -13,6 +13,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 mod checkpoints;
 mod conventions;
 mod hooks;
+mod session;
 mod window;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -176,7 +177,8 @@ fn spawn_zidane(home: &Path, work: &Path, args: &[&str]) -> tokio::process::Chil
 async fn in_terminal(home: &Path, work: &Path, env: &[(&str, &str)], args: &str, input: &[u8]) -> Output {
     let bin = env!("CARGO_BIN_EXE_zidane");
     let mut cmd = tokio::process::Command::new("script");
-    cmd.args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+    // `-p`: the one-shot mode (a terminal otherwise opens the session).
+    cmd.args(["-qec", &format!("{bin} -p {args}"), "/dev/null"])
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENROUTER_API_KEY")
         .env("ANTHROPIC_API_KEY", "sk-test")

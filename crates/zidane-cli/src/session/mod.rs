@@ -1,0 +1,1292 @@
+//! The interactive session: `zidane` at a terminal. One agent for the
+//! whole conversation; the conversation goes into the terminal's own
+//! scrollback and only the input and the status line under it are redrawn.
+//! The input stays live while the model works (Enter steers, `/later`
+//! queues a follow-up, Esc interrupts), approvals are answered with one key,
+//! and slash commands reach what the agent can do.
+
+mod editor;
+mod feed;
+mod markdown;
+mod screen;
+mod slash;
+mod view;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
+use zidane::agent::{
+    AgentError, AgentRunOptions, ApprovalDecision, ApprovalRequest, QueuedMessageOptions, RememberedApproval,
+    RunOutput, RunSummaryCollector, RunSummaryCollectorOptions, ToolCall, create_run_summary_collector,
+};
+use zidane::durable::{DurableResumeOptions, SuspendOptions};
+use zidane::hooks::HookScope;
+use zidane::providers::{ContentBlock, ThinkingLevel};
+
+use self::editor::{Edit, Editor, History};
+use self::feed::Feed;
+use self::markdown::Markdown;
+use self::screen::{Hue, Paint, Screen};
+use crate::setup::{Args, Failure};
+use crate::{Built, Context};
+
+/// Whether this run is an interactive session: a terminal on both ends,
+/// and neither `-p`, `--json` nor `--plan`.
+pub(crate) fn wanted(args: &Args) -> bool {
+    !args.print && !args.json && !args.plan && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// A question for the person: a call waiting for a yes.
+pub(crate) struct Ask {
+    call: ToolCall,
+    reason: Option<String>,
+    /// The rule `[p]roject` / `[u]ser` would save.
+    rule: String,
+    reply: oneshot::Sender<Answer>,
+}
+
+/// The person's answer.
+pub(crate) enum Answer {
+    Yes,
+    No(Option<String>),
+    Always,
+}
+
+impl Answer {
+    pub(crate) fn decision(self, always: RememberedApproval) -> ApprovalDecision {
+        match self {
+            Answer::Yes => ApprovalDecision::Approve,
+            Answer::Always => ApprovalDecision::ApproveAlways(always),
+            Answer::No(reason) => ApprovalDecision::Decline {
+                reason: Some(match reason {
+                    Some(why) => format!("the user declined this call: {why}"),
+                    None => "the user declined this call".to_owned(),
+                }),
+            },
+        }
+    }
+}
+
+/// Where approvals go while the interactive session runs (nowhere before:
+/// the approver asks on the terminal line by line then).
+#[derive(Clone, Default)]
+pub(crate) struct AskLine(Arc<parking_lot::Mutex<Option<UnboundedSender<Ask>>>>);
+
+impl AskLine {
+    fn connect(&self, tx: UnboundedSender<Ask>) {
+        *self.0.lock() = Some(tx);
+    }
+
+    /// Asks the session; `None` when no session listens.
+    pub(crate) async fn ask(&self, request: &ApprovalRequest<'_>, rule: &str) -> Option<Answer> {
+        let tx = self.0.lock().clone()?;
+        let (reply, answer) = oneshot::channel();
+        let ask = Ask {
+            call: request.call.clone(),
+            reason: request.reason.map(str::to_owned),
+            rule: rule.to_owned(),
+            reply,
+        };
+        if tx.send(ask).is_err() {
+            return Some(Answer::No(Some("the session has ended".into())));
+        }
+        tokio::select! {
+            answer = answer => Some(answer.unwrap_or(Answer::No(None))),
+            () = request.signal.aborted() => Some(Answer::No(Some("the run was interrupted".into()))),
+        }
+    }
+}
+
+/// A message typed while the model worked, until the model takes it.
+struct Queued {
+    id: String,
+    text: String,
+    follow_up: bool,
+}
+
+/// A background task the session knows of.
+struct Task {
+    command: String,
+    output: String,
+    running: bool,
+}
+
+/// A list to choose from in the bottom area.
+enum Picker {
+    Sessions(Vec<zidane::agent::SessionInfo>, usize),
+    Tasks(Vec<String>, usize),
+}
+
+#[derive(Default)]
+struct Totals {
+    input: u64,
+    output: u64,
+    cost: f64,
+    priced: bool,
+}
+
+type RunResult = Result<Option<RunOutput>, AgentError>;
+
+/// The session and its interface.
+struct Session {
+    context: Context,
+    built: Built,
+    id: String,
+    feed_tx: UnboundedSender<Feed>,
+    _feeding: HookScope,
+    collector: RunSummaryCollector,
+    _collecting: HookScope,
+    screen: Screen,
+    paint: Paint,
+    editor: Editor,
+    md: Markdown,
+    thinking: String,
+    show_thinking: bool,
+    waiting: bool,
+    run: Option<tokio::task::JoinHandle<RunResult>>,
+    run_started: Instant,
+    hook_context: Option<Vec<String>>,
+    model: Option<String>,
+    fallback: Option<String>,
+    thinking_level: ThinkingLevel,
+    queued: Vec<Queued>,
+    /// Typed while a run ended: sent as the next prompt.
+    later: Vec<String>,
+    next_id: u64,
+    tasks: BTreeMap<String, Task>,
+    mcp: BTreeMap<String, String>,
+    spawns: HashMap<String, String>,
+    totals: Totals,
+    context_used: Option<u64>,
+    asks: VecDeque<Ask>,
+    /// The reason being typed for a `no`.
+    reason: Option<String>,
+    picker: Option<Picker>,
+    quit_armed: Option<Instant>,
+    interrupting: bool,
+    quit: bool,
+}
+
+/// Runs the interactive session until the person quits.
+pub(crate) async fn run(
+    context: Context,
+    built: Built,
+    id: String,
+    prompt: String,
+    images: Vec<ContentBlock>,
+) -> Result<(), Failure> {
+    let (feed_tx, mut feed_rx) = unbounded_channel();
+    let (ask_tx, mut ask_rx) = unbounded_channel();
+    context.asks.connect(ask_tx);
+    let paint = Paint::from_env();
+    let history = History::open(context.store.path().parent(), &context.loaded.paths.root);
+    let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
+    let cols = usize::from(screen.cols);
+    let feeding = feed::install(built.agent.hooks(), &feed_tx);
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let collecting = collector.install(built.agent.hooks());
+    let thinking_level = context.args.thinking.into();
+    let model = context.args.model.clone();
+    let mut session = Session {
+        context,
+        built,
+        id,
+        feed_tx,
+        _feeding: feeding,
+        collector,
+        _collecting: collecting,
+        screen,
+        paint,
+        editor: Editor::new(history),
+        md: Markdown::new(paint, cols),
+        thinking: String::new(),
+        show_thinking: false,
+        waiting: false,
+        run: None,
+        run_started: Instant::now(),
+        hook_context: None,
+        model,
+        fallback: None,
+        thinking_level,
+        queued: Vec::new(),
+        later: Vec::new(),
+        next_id: 0,
+        tasks: BTreeMap::new(),
+        mcp: BTreeMap::new(),
+        spawns: HashMap::new(),
+        totals: Totals::default(),
+        context_used: None,
+        asks: VecDeque::new(),
+        reason: None,
+        picker: None,
+        quit_armed: None,
+        interrupting: false,
+        quit: false,
+    };
+    session.welcome().await;
+    if !prompt.trim().is_empty() {
+        session.submit_prompt(prompt, images).await;
+    } else if session.context.args.resume {
+        session.continue_interrupted();
+    }
+    session.draw(Vec::new());
+    session.event_loop(&mut feed_rx, &mut ask_rx).await;
+    session.end().await
+}
+
+impl Session {
+    async fn event_loop(&mut self, feed_rx: &mut UnboundedReceiver<Feed>, ask_rx: &mut UnboundedReceiver<Ask>) {
+        let mut events = EventStream::new();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut shown_status = String::new();
+        while !self.quit {
+            tokio::select! {
+                event = events.next() => match event {
+                    Some(Ok(event)) => self.on_event(event).await,
+                    // The terminal is gone: end as a quit would.
+                    Some(Err(_)) | None => self.quit = true,
+                },
+                Some(first) = feed_rx.recv() => {
+                    // What arrived together is drawn once.
+                    let mut commit = Vec::new();
+                    self.on_feed(first, &mut commit);
+                    for _ in 0..512 {
+                        match feed_rx.try_recv() {
+                            Ok(next) => self.on_feed(next, &mut commit),
+                            Err(_) => break,
+                        }
+                    }
+                    self.draw(commit);
+                }
+                Some(ask) = ask_rx.recv() => {
+                    self.asks.push_back(ask);
+                    self.draw(Vec::new());
+                }
+                result = wait(&mut self.run), if self.run.is_some() => {
+                    self.run = None;
+                    self.on_run_end(result).await;
+                }
+                _ = tick.tick() => {
+                    // Once a second, and only when the status line changed
+                    // (the cache's countdown, the elapsed time).
+                    let status = self.status();
+                    if status != shown_status {
+                        shown_status = status;
+                        self.draw(Vec::new());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first lines: where the session is, how to get help.
+    async fn welcome(&mut self) {
+        let turns = self.stored_turns().await.len();
+        let resumed = if turns > 0 {
+            format!(" · resumed with {turns} messages")
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "zidane · {} · session {}{resumed} · /help for commands, Esc interrupts, Ctrl-D quits",
+            self.context.cwd.display(),
+            self.id
+        );
+        let line = self.paint.dim(&line);
+        self.refresh_context().await;
+        self.draw(vec![line]);
+    }
+
+    /// The session's turns as stored (the agent loads them with its first
+    /// run).
+    async fn stored_turns(&self) -> Vec<zidane::providers::SessionTurn> {
+        use zidane::agent::SessionStore;
+        match self.context.store.load(&self.id).await {
+            Ok(Some(session)) => session.turns,
+            _ => self.built.agent.turns(),
+        }
+    }
+
+    /// `--resume` with no prompt: the interrupted run, continued.
+    fn continue_interrupted(&mut self) {
+        let agent = self.built.agent.clone();
+        self.waiting = true;
+        self.run_started = Instant::now();
+        self.run = Some(tokio::spawn(async move {
+            agent.resume(DurableResumeOptions::default()).await
+        }));
+    }
+
+    /// Draws the area under the scrollback, after printing `commit` above it.
+    fn draw(&mut self, commit: Vec<String>) {
+        let cols = usize::from(self.screen.cols);
+        let mut area: Vec<String> = Vec::new();
+        let p = self.paint;
+        if !self.thinking.is_empty() && !self.show_thinking {
+            let words = self.thinking.split_whitespace().count();
+            area.push(p.dim(&format!("✻ thinking… ({words} words; Ctrl-T shows thinking in full)")));
+        }
+        let partial = self.md.partial();
+        if !partial.is_empty() {
+            let rows = screen::wrap(partial, cols.saturating_sub(1));
+            let skip = rows.len().saturating_sub(3);
+            area.extend(rows.into_iter().skip(skip));
+        }
+        if self.md.holding() > 0 {
+            area.push(p.dim(&format!("(a table, {} rows so far)", self.md.holding())));
+        }
+        if self.run.is_some() && partial.is_empty() && self.asks.is_empty() {
+            let secs = self.run_started.elapsed().as_secs();
+            let what = if self.interrupting {
+                "interrupting"
+            } else if self.waiting {
+                "waiting for the model"
+            } else {
+                "working"
+            };
+            area.push(p.hue(Hue::Magenta, &format!("… {what} ({secs}s) · Esc to interrupt")));
+        }
+        for q in &self.queued {
+            let kind = if q.follow_up { "follow-up" } else { "steer" };
+            let first = q.text.lines().next().unwrap_or_default();
+            area.push(p.dim(&format!("⏳ queued {kind}: {first}")));
+        }
+        for text in &self.later {
+            area.push(p.dim(&format!("⏳ next: {}", text.lines().next().unwrap_or_default())));
+        }
+        self.draw_ask(&mut area);
+        self.draw_picker(&mut area);
+        if !self.editor.offered.is_empty() {
+            area.push(p.dim(&self.editor.offered.join("  ")));
+        }
+        area.push(p.dim(&"─".repeat(cols.saturating_sub(1))));
+        let before = area.len();
+        let (rows, cursor) = match self.editor.searching() {
+            Some((query, hit)) => {
+                let row = format!("(search) `{query}`: {}", hit.unwrap_or(""));
+                let col = row.chars().count().min(cols.saturating_sub(1));
+                (vec![row], (0, col))
+            }
+            None => {
+                let prompt = if self.reason.is_some() { "why not? " } else { "› " };
+                match &self.reason {
+                    Some(reason) => {
+                        let row = format!("{prompt}{reason}");
+                        let col = screen::width(&row);
+                        (vec![row], (0, col))
+                    }
+                    None => self.editor.rows(prompt, cols.saturating_sub(1)),
+                }
+            }
+        };
+        // A long input shows the ten rows around the cursor.
+        let skip = cursor.0.saturating_sub(9);
+        area.extend(rows.into_iter().skip(skip).take(10));
+        let cursor_row = before + cursor.0 - skip;
+        area.push(p.dim(&self.status()));
+        let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
+    }
+
+    fn draw_ask(&self, area: &mut Vec<String>) {
+        let Some(ask) = self.asks.front() else {
+            return;
+        };
+        let p = self.paint;
+        let who = self.who(&ask.call);
+        area.push(p.hue(Hue::Yellow, &format!("⚠ {who} wants to:")));
+        match ask.call.name.as_str() {
+            "edit" | "multi_edit" | "write_file" => {
+                area.push(format!("  {}", view::call(&p, 0, &ask.call.name, &ask.call.input)));
+                let input = &ask.call.input;
+                let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+                let pairs: Vec<(String, String)> = match ask.call.name.as_str() {
+                    "edit" => vec![(text(input, "old_string"), text(input, "new_string"))],
+                    "write_file" => vec![(String::new(), text(input, "content"))],
+                    _ => input["edits"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|e| (text(e, "old_string"), text(e, "new_string")))
+                        .collect(),
+                };
+                for (old, new) in pairs {
+                    area.extend(view::diff(&p, "    ", &old, &new).into_iter().take(20));
+                }
+            }
+            _ => {
+                for line in crate::approve::describe(&ask.call).lines().take(12) {
+                    area.push(format!("  {line}"));
+                }
+            }
+        }
+        if let Some(reason) = &ask.reason {
+            area.push(p.dim(&format!("  ({reason})")));
+        }
+        if self.reason.is_some() {
+            area.push(p.dim("  Type why (optional), Enter to decline, Esc to decline without a reason"));
+        } else {
+            area.push(format!(
+                "  {} yes · {} no · {} always this session · {} always in this project · {} always for me ({})",
+                p.bold("[y]"),
+                p.bold("[n]"),
+                p.bold("[a]"),
+                p.bold("[p]"),
+                p.bold("[u]"),
+                ask.rule
+            ));
+        }
+    }
+
+    /// Who asks: the agent, or a sub-agent named by its task.
+    fn who(&self, call: &ToolCall) -> String {
+        if call.depth == 0 {
+            return "zidane".to_owned();
+        }
+        let spawn = call
+            .session_id
+            .as_deref()
+            .and_then(|s| s.rsplit(zidane::agent::CHILD_SESSION_MARK).next())
+            .and_then(|id| self.spawns.get(id));
+        match spawn {
+            Some(task) => format!("the sub-agent \"{task}\""),
+            None => format!("a sub-agent (depth {})", call.depth),
+        }
+    }
+
+    fn draw_picker(&self, area: &mut Vec<String>) {
+        let p = self.paint;
+        let (title, rows, at): (&str, Vec<String>, usize) = match &self.picker {
+            None => return,
+            Some(Picker::Sessions(list, at)) => {
+                let now = zidane::providers::Timestamp::now();
+                let rows = list
+                    .iter()
+                    .map(|s| {
+                        let age = now.since(s.updated_at).as_secs();
+                        let mark = if s.interrupted { " [interrupted]" } else { "" };
+                        let title: String = s.title.chars().take(50).collect();
+                        format!("{title}  · {} ago · {} messages{mark}", ago(age), s.turns)
+                    })
+                    .collect();
+                ("Resume which session? (↑/↓, Enter, Esc)", rows, *at)
+            }
+            Some(Picker::Tasks(ids, at)) => {
+                let rows = ids
+                    .iter()
+                    .map(|id| {
+                        let task = &self.tasks[id];
+                        let state = if task.running { "running" } else { "ended" };
+                        format!("{id}  {state}  {}", task.command)
+                    })
+                    .collect();
+                (
+                    "Background tasks (↑/↓, Enter shows the output's end, k kills, Esc)",
+                    rows,
+                    *at,
+                )
+            }
+        };
+        area.push(p.bold(title));
+        let start = at.saturating_sub(7);
+        for (i, row) in rows.iter().enumerate().skip(start).take(8) {
+            if i == at {
+                area.push(p.hue(Hue::Cyan, &format!("❯ {row}")));
+            } else {
+                area.push(format!("  {row}"));
+            }
+        }
+    }
+
+    /// The status line.
+    fn status(&self) -> String {
+        let mut parts = Vec::new();
+        let model = self
+            .model
+            .clone()
+            .unwrap_or_else(|| self.built.agent.meta().default_model);
+        match &self.fallback {
+            Some(f) if *f != model => parts.push(format!("{model} → {f}")),
+            _ => parts.push(model),
+        }
+        if let (Some(used), Some(window)) = (self.context_used, self.context.window.as_ref()) {
+            let pct = (used * 100 / u64::from(window.tokens.max(1))).min(999);
+            parts.push(format!("ctx {pct}% of {}", tokens(u64::from(window.tokens))));
+        }
+        parts.push(format!(
+            "{} in / {} out",
+            tokens(self.totals.input),
+            tokens(self.totals.output)
+        ));
+        if self.totals.priced {
+            parts.push(format!("${:.4}", self.totals.cost));
+        }
+        if let Some(at) = self.built.agent.cache_expires_at() {
+            let now = zidane::providers::Timestamp::now();
+            if at > now {
+                let left = at.since(now).as_secs();
+                parts.push(format!("cache {}:{:02}", left / 60, left % 60));
+            } else {
+                parts.push("cache expired".to_owned());
+            }
+        }
+        let approve = match *self.context.approve_mode.lock() {
+            crate::setup::Approve::Ask => "ask",
+            crate::setup::Approve::AutoEdit => "auto-edit",
+            crate::setup::Approve::Yolo => "yolo",
+        };
+        parts.push(format!("approve {approve}"));
+        parts.push(format!("sandbox {}", self.sandbox_mode()));
+        let running = self.tasks.values().filter(|t| t.running).count();
+        if running > 0 {
+            parts.push(format!("{running} task{}", if running == 1 { "" } else { "s" }));
+        }
+        let queued = self.queued.len() + self.later.len();
+        if queued > 0 {
+            parts.push(format!("{queued} queued"));
+        }
+        parts.join(" · ")
+    }
+
+    fn sandbox_mode(&self) -> &'static str {
+        match self.context.args.sandbox {
+            Some(crate::setup::SandboxFlag::Off) => "off",
+            Some(crate::setup::SandboxFlag::ReadOnly) => "read-only",
+            _ => "workspace-write",
+        }
+    }
+
+    /// The context's size before the next request, estimated.
+    async fn refresh_context(&mut self) {
+        let mut options = self.context.instructions.context_options();
+        options.effective_window = self.context.window.as_ref().map(|w| u64::from(w.tokens));
+        if let Some(breakdown) = self.built.agent.get_context_breakdown(&options).await {
+            self.context_used = Some(breakdown.used);
+        }
+    }
+
+    fn commit_note(&self, commit: &mut Vec<String>, line: &str) {
+        commit.push(self.paint.dim(line));
+    }
+
+    /// Ends the streamed text and thinking before something else is shown.
+    fn settle(&mut self, commit: &mut Vec<String>) {
+        self.flush_thinking(commit);
+        commit.extend(self.md.finish());
+    }
+
+    fn flush_thinking(&mut self, commit: &mut Vec<String>) {
+        if self.thinking.is_empty() {
+            return;
+        }
+        let thinking = std::mem::take(&mut self.thinking);
+        if self.show_thinking {
+            for line in thinking.lines() {
+                commit.push(self.paint.dim(&format!("✻ {line}")));
+            }
+        } else {
+            let words = thinking.split_whitespace().count();
+            let first: String = thinking.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
+            commit.push(self.paint.dim(&format!("✻ thought ({words} words): {first}…")));
+        }
+    }
+
+    fn on_feed(&mut self, feed: Feed, commit: &mut Vec<String>) {
+        let p = self.paint;
+        match feed {
+            Feed::Waiting => self.waiting = true,
+            Feed::Text(delta) => {
+                self.waiting = false;
+                self.flush_thinking(commit);
+                commit.extend(self.md.push(&delta));
+            }
+            Feed::Thinking(delta) => {
+                self.waiting = false;
+                if self.show_thinking {
+                    // Shown as it comes, line by line.
+                    self.thinking.push_str(&delta);
+                    while let Some(end) = self.thinking.find('\n') {
+                        let line: String = self.thinking.drain(..=end).collect();
+                        commit.push(p.dim(&format!("✻ {}", line.trim_end())));
+                    }
+                } else {
+                    self.thinking.push_str(&delta);
+                }
+            }
+            Feed::TurnEnd {
+                input,
+                output,
+                cache_read,
+                cost,
+                model,
+            } => {
+                self.settle(commit);
+                self.totals.input += input + cache_read;
+                self.totals.output += output;
+                if let Some(cost) = cost {
+                    self.totals.cost += cost;
+                    self.totals.priced = true;
+                }
+                self.context_used = Some(input + cache_read + output);
+                if let (Some(model), Some(_)) = (model, &self.fallback) {
+                    self.fallback = Some(model);
+                }
+            }
+            Feed::ToolStart {
+                id,
+                name,
+                input,
+                refusal,
+                depth,
+            } => {
+                self.settle(commit);
+                if name == "spawn" {
+                    self.spawns.insert(id.clone(), view::brief(&name, &input));
+                }
+                commit.push(view::call(&p, depth, &name, &input));
+                if let Some(refusal) = refusal {
+                    let lead = format!("{}  ⎿ ", "  ".repeat(depth as usize));
+                    commit.push(format!("{lead}{}", p.hue(Hue::Red, &refusal)));
+                }
+            }
+            Feed::ToolEnd {
+                name,
+                input,
+                text,
+                is_error,
+                depth,
+            } => {
+                self.settle(commit);
+                commit.extend(view::outcome(&p, depth, &name, &input, &text, is_error));
+            }
+            Feed::ToolCancelled { reason } => {
+                self.settle(commit);
+                commit.push(format!("  ⎿ {}", p.hue(Hue::Yellow, &format!("cut off: {reason}"))));
+            }
+            Feed::ChildText { depth, text } => {
+                let prefix = format!("{}│ ", "  ".repeat(depth as usize));
+                let lines: Vec<&str> = text.lines().collect();
+                for line in lines.iter().take(8) {
+                    commit.push(p.dim(&format!("{prefix}{line}")));
+                }
+                if lines.len() > 8 {
+                    commit.push(p.dim(&format!("{prefix}… {} more lines", lines.len() - 8)));
+                }
+            }
+            Feed::TaskStart { id, command, output } => {
+                self.settle(commit);
+                self.commit_note(commit, &format!("⚙ task {id} started: {command}"));
+                self.tasks.insert(
+                    id,
+                    Task {
+                        command,
+                        output,
+                        running: true,
+                    },
+                );
+            }
+            Feed::TaskEnd { id, line } => {
+                self.settle(commit);
+                if let Some(task) = self.tasks.get_mut(&id) {
+                    task.running = false;
+                }
+                self.commit_note(commit, &line);
+            }
+            Feed::Injected(id) => {
+                if let Some(i) = self.queued.iter().position(|q| Some(&q.id) == id.as_ref()) {
+                    let q = self.queued.remove(i);
+                    self.settle(commit);
+                    let kind = if q.follow_up { "follow-up" } else { "steer" };
+                    commit.push(format!("{} {}", p.hue(Hue::Cyan, &format!("› ({kind})")), q.text));
+                }
+            }
+            Feed::Note(line) => {
+                self.settle(commit);
+                self.commit_note(commit, &line);
+            }
+            Feed::Fallback(model) => self.fallback = Some(model),
+            Feed::Mcp { name, state } => {
+                self.mcp.insert(name, state);
+            }
+        }
+    }
+
+    async fn on_event(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key).await,
+            Event::Paste(text) => {
+                if let Some(reason) = &mut self.reason {
+                    reason.push_str(&text.replace(['\r', '\n'], " "));
+                } else {
+                    self.editor.paste(&text);
+                }
+                self.draw(Vec::new());
+            }
+            Event::Resize(cols, rows) => {
+                self.screen.resize(cols, rows);
+                self.md.set_width(usize::from(self.screen.cols));
+                self.draw(Vec::new());
+            }
+            _ => {}
+        }
+    }
+
+    async fn on_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !self.asks.is_empty() {
+            self.answer_key(key);
+            self.draw(Vec::new());
+            return;
+        }
+        if self.picker.is_some() {
+            self.picker_key(key).await;
+            self.draw(Vec::new());
+            return;
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => self.ctrl_c(),
+            KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            KeyCode::Char('t') if ctrl => {
+                self.show_thinking = !self.show_thinking;
+                let line = if self.show_thinking {
+                    "thinking is shown in full (Ctrl-T collapses it)"
+                } else {
+                    "thinking is collapsed to one line (Ctrl-T shows it)"
+                };
+                let line = self.paint.dim(line);
+                self.draw(vec![line]);
+                return;
+            }
+            KeyCode::Esc if self.editor.searching().is_none() => {
+                if self.run.is_some() {
+                    self.interrupt();
+                } else {
+                    self.editor.offered.clear();
+                }
+            }
+            KeyCode::Tab => self.complete(),
+            _ => match self.editor.key(&key) {
+                Edit::Submit(text) => {
+                    self.quit_armed = None;
+                    self.submit(text).await;
+                }
+                Edit::Changed | Edit::Ignored => {}
+            },
+        }
+        self.draw(Vec::new());
+    }
+
+    /// Ctrl-C: clears the input, else interrupts, and a second one within
+    /// two seconds quits.
+    fn ctrl_c(&mut self) {
+        if self.quit_armed.is_some_and(|at| at.elapsed() < Duration::from_secs(2)) {
+            self.quit = true;
+            return;
+        }
+        self.quit_armed = Some(Instant::now());
+        if !self.editor.is_empty() {
+            self.editor.clear();
+        } else if self.run.is_some() {
+            self.interrupt();
+        } else {
+            let line = self.paint.dim("(Ctrl-C again to quit)");
+            self.draw(vec![line]);
+        }
+    }
+
+    /// Esc while the model works: the run is suspended (the partial turn
+    /// kept, a running command cut off), and the next message continues the
+    /// session.
+    fn interrupt(&mut self) {
+        if self.interrupting {
+            return;
+        }
+        self.interrupting = true;
+        let agent = self.built.agent.clone();
+        tokio::spawn(async move {
+            agent
+                .suspend(SuspendOptions {
+                    grace: Some(Duration::ZERO),
+                })
+                .await;
+        });
+    }
+
+    fn answer_key(&mut self, key: KeyEvent) {
+        if let Some(reason) = &mut self.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let why = std::mem::take(reason);
+                    self.reason = None;
+                    self.answer(Answer::No((!why.trim().is_empty()).then_some(why)), "declined");
+                }
+                KeyCode::Esc => {
+                    self.reason = None;
+                    self.answer(Answer::No(None), "declined");
+                }
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => reason.push(c),
+                _ => {}
+            }
+            return;
+        }
+        match key.code {
+            KeyCode::Char('y' | 'Y') => self.answer(Answer::Yes, "allowed"),
+            KeyCode::Char('a' | 'A') => self.answer(Answer::Always, "allowed for this session"),
+            KeyCode::Char(c @ ('p' | 'P' | 'u' | 'U')) => {
+                let project = c.eq_ignore_ascii_case(&'p');
+                let rule = self.asks.front().map(|a| a.rule.clone()).unwrap_or_default();
+                let saved = crate::approve::save(&self.context.loaded.paths, &rule, project);
+                let line = self.paint.dim(&saved);
+                self.draw(vec![line]);
+                self.answer(Answer::Always, "allowed and saved");
+            }
+            KeyCode::Char('n' | 'N') => self.reason = Some(String::new()),
+            KeyCode::Esc => self.answer(Answer::No(None), "declined"),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.answer(Answer::No(None), "declined");
+                self.interrupt();
+            }
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, answer: Answer, said: &str) {
+        let Some(ask) = self.asks.pop_front() else {
+            return;
+        };
+        let p = self.paint;
+        let mark = if matches!(answer, Answer::No(_)) {
+            p.hue(Hue::Red, "✗")
+        } else {
+            p.hue(Hue::Green, "✓")
+        };
+        let why = match &answer {
+            Answer::No(Some(why)) => format!(": {why}"),
+            _ => String::new(),
+        };
+        let line = format!(
+            "{mark} {said}{why} · {} {}",
+            ask.call.name,
+            view::brief(&ask.call.name, &ask.call.input)
+        );
+        let _ = ask.reply.send(answer);
+        self.draw(vec![p.dim(&line)]);
+    }
+
+    async fn picker_key(&mut self, key: KeyEvent) {
+        let Some(picker) = &mut self.picker else {
+            return;
+        };
+        let (len, at) = match picker {
+            Picker::Sessions(list, at) => (list.len(), at),
+            Picker::Tasks(list, at) => (list.len(), at),
+        };
+        match key.code {
+            KeyCode::Up => *at = at.saturating_sub(1),
+            KeyCode::Down => *at = (*at + 1).min(len.saturating_sub(1)),
+            KeyCode::Esc => self.picker = None,
+            KeyCode::Enter => match self.picker.take() {
+                Some(Picker::Sessions(list, at)) => {
+                    if let Some(chosen) = list.into_iter().nth(at) {
+                        self.switch_session(chosen.id).await;
+                    }
+                }
+                Some(Picker::Tasks(ids, at)) => {
+                    if let Some(id) = ids.get(at) {
+                        self.show_task(id);
+                    }
+                    self.picker = Some(Picker::Tasks(ids, at));
+                }
+                None => {}
+            },
+            KeyCode::Char('k') => {
+                if let Some(Picker::Tasks(ids, at)) = &self.picker
+                    && let Some(id) = ids.get(*at).cloned()
+                {
+                    self.picker = None;
+                    self.kill_task(&id).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Tab: completes a slash command or an `@path`.
+    fn complete(&mut self) {
+        let (start, word) = self.editor.word();
+        let word = word.to_owned();
+        let candidates: Vec<String> = if let Some(partial) = word.strip_prefix('@') {
+            editor::complete_path(&self.context.cwd, partial)
+                .into_iter()
+                .map(|p| format!("@{p}"))
+                .collect()
+        } else if start == 0 && word.starts_with('/') {
+            self.command_names()
+                .into_iter()
+                .map(|c| format!("/{c}"))
+                .filter(|c| c.starts_with(&word))
+                .collect()
+        } else {
+            return;
+        };
+        match candidates.as_slice() {
+            [] => self.editor.offered.clear(),
+            [one] => {
+                let done = if one.ends_with('/') {
+                    one.clone()
+                } else {
+                    format!("{one} ")
+                };
+                self.editor.replace_word(&done);
+                self.editor.offered.clear();
+            }
+            many => {
+                let prefix = editor::common_prefix(many);
+                if prefix.len() > word.len() {
+                    self.editor.replace_word(&prefix);
+                }
+                self.editor.offered = many.iter().take(12).cloned().collect();
+            }
+        }
+    }
+
+    /// What Enter sent.
+    async fn submit(&mut self, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let trimmed = text.trim_start();
+        if let Some(rest) = trimmed.strip_prefix("/later") {
+            self.follow_up(rest.trim().to_owned());
+            return;
+        }
+        if trimmed.starts_with('/') && !trimmed.starts_with("//") {
+            self.command(trimmed.to_owned()).await;
+            return;
+        }
+        if self.run.is_some() {
+            self.steer(text);
+            return;
+        }
+        self.submit_prompt(text, Vec::new()).await;
+    }
+
+    fn queue_id(&mut self) -> String {
+        self.next_id += 1;
+        format!("typed-{}", self.next_id)
+    }
+
+    /// Enter while the model works: the text reaches it at the next turn
+    /// boundary.
+    fn steer(&mut self, text: String) {
+        let id = self.queue_id();
+        let options = QueuedMessageOptions {
+            id: Some(id.clone()),
+            ..Default::default()
+        };
+        if self.built.agent.steer(text.clone(), options) {
+            self.queued.push(Queued {
+                id,
+                text,
+                follow_up: false,
+            });
+        } else {
+            self.later.push(text);
+        }
+    }
+
+    /// `/later TEXT`: for when the model would otherwise finish.
+    fn follow_up(&mut self, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        if self.run.is_none() {
+            self.later.push(text);
+            self.start_later();
+            return;
+        }
+        let id = self.queue_id();
+        let options = QueuedMessageOptions {
+            id: Some(id.clone()),
+            ..Default::default()
+        };
+        if self.built.agent.follow_up(text.clone(), options) {
+            self.queued.push(Queued {
+                id,
+                text,
+                follow_up: true,
+            });
+        } else {
+            self.later.push(text);
+        }
+    }
+
+    /// Sends what waits for the next run, if anything does.
+    fn start_later(&mut self) {
+        if self.later.is_empty() || self.run.is_some() {
+            return;
+        }
+        let text = std::mem::take(&mut self.later).join("\n\n");
+        let p = self.paint;
+        let line = format!("{} {}", p.hue(Hue::Cyan, "›"), first_lines(&text));
+        self.draw(vec![String::new(), line]);
+        self.start(text, Vec::new());
+    }
+
+    /// A prompt typed (or given on the command line): echoed, hooked, run.
+    async fn submit_prompt(&mut self, text: String, mut parts: Vec<ContentBlock>) {
+        let p = self.paint;
+        let mut commit = vec![String::new()];
+        for (i, line) in text.lines().take(20).enumerate() {
+            let mark = if i == 0 {
+                p.hue(Hue::Cyan, "›")
+            } else {
+                " ".to_owned()
+            };
+            commit.push(format!("{mark} {}", p.bold(line)));
+        }
+        if text.lines().count() > 20 {
+            commit.push(p.dim(&format!("  … {} more lines", text.lines().count() - 20)));
+        }
+        let (prompt, mut attached, notes) = self.attach(&text);
+        for note in notes {
+            commit.push(p.dim(&note));
+        }
+        self.draw(commit);
+        parts.append(&mut attached);
+        let first = self.hook_context.is_none();
+        if first {
+            let source = if self.context.args.resume { "resume" } else { "startup" };
+            self.hook_context = Some(self.built.hooks.session_start(source).await);
+        }
+        let prompt = match self.built.hooks.submit(&prompt).await {
+            Ok(prompt) if first => {
+                crate::command_hooks::with_context(&prompt, self.hook_context.as_deref().unwrap_or(&[]))
+            }
+            Ok(prompt) => prompt,
+            Err(reason) => {
+                let line = p.hue(
+                    Hue::Red,
+                    &format!("a UserPromptSubmit hook blocked the prompt: {reason}"),
+                );
+                self.draw(vec![line]);
+                return;
+            }
+        };
+        self.start(prompt, parts);
+    }
+
+    /// `@path` mentions: images as parts, text files as their content
+    /// (capped), folders as their listing.
+    fn attach(&self, text: &str) -> (String, Vec<ContentBlock>, Vec<String>) {
+        const CAP: usize = 64 * 1024;
+        let mut prompt = text.to_owned();
+        let mut notes = Vec::new();
+        let parts = match crate::attach::images(
+            &[],
+            text,
+            &self.context.cwd,
+            self.context.kind,
+            self.context.takes_images,
+        ) {
+            Ok(parts) => parts,
+            Err(e) => {
+                notes.push(format!("⚠ {}", e.message));
+                Vec::new()
+            }
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for word in text.split_whitespace() {
+            let Some(path) = word.strip_prefix('@') else {
+                continue;
+            };
+            let path = path.trim_end_matches([',', '.', ';', ':', ')', '?', '!']);
+            let full = self.context.cwd.join(path);
+            if path.is_empty() || !seen.insert(path.to_owned()) || crate::attach::is_image_path(&full) {
+                continue;
+            }
+            if full.is_dir() {
+                let listing = editor::complete_path(&self.context.cwd, &format!("{}/", path.trim_end_matches('/')));
+                prompt.push_str(&format!(
+                    "\n\n<folder path=\"{path}\">\n{}\n</folder>",
+                    listing.join("\n")
+                ));
+                notes.push(format!(
+                    "  @ attached the listing of {path}/ ({} entries)",
+                    listing.len()
+                ));
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&full) else {
+                continue;
+            };
+            let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(CAP)]).into_owned();
+            let cut = if bytes.len() > CAP {
+                format!("\n[cut at {CAP} of {} bytes; read_file reads the rest]", bytes.len())
+            } else {
+                String::new()
+            };
+            prompt.push_str(&format!("\n\n<file path=\"{path}\">\n{shown}{cut}\n</file>"));
+            notes.push(format!("  @ attached {path} ({} bytes)", bytes.len().min(CAP)));
+        }
+        (prompt, parts, notes)
+    }
+
+    /// Starts a run of `prompt` on the session's agent.
+    fn start(&mut self, prompt: String, parts: Vec<ContentBlock>) {
+        let mut options = AgentRunOptions::prompt(prompt);
+        options.thinking = self.thinking_level;
+        options.parts = parts;
+        if let Some(model) = &self.model {
+            options.model = vec![model.as_str().into()];
+        }
+        let agent = self.built.agent.clone();
+        self.waiting = true;
+        self.interrupting = false;
+        self.run_started = Instant::now();
+        self.run = Some(tokio::spawn(async move { agent.run(options).await.map(Some) }));
+    }
+
+    async fn on_run_end(&mut self, result: Result<RunResult, tokio::task::JoinError>) {
+        let p = self.paint;
+        let mut commit = Vec::new();
+        self.settle(&mut commit);
+        self.waiting = false;
+        let interrupted = std::mem::take(&mut self.interrupting);
+        // What the model did not take goes with the next prompt.
+        let left: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
+        self.later.splice(0..0, left);
+        let secs = self.run_started.elapsed().as_secs_f64();
+        match result {
+            Err(e) => commit.push(p.hue(Hue::Red, &format!("✗ the run stopped: {e}"))),
+            Ok(Ok(Some(out))) => {
+                let mut line = format!(
+                    "─ {} turn{} · {:.1}s",
+                    out.turns,
+                    if out.turns == 1 { "" } else { "s" },
+                    secs
+                );
+                if let Some(cost) = out.totals.cost {
+                    line.push_str(&format!(" · ${cost:.4}"));
+                }
+                commit.push(p.dim(&line));
+                if out.suspended || interrupted {
+                    commit.push(p.hue(
+                        Hue::Yellow,
+                        "⏸ interrupted: the session is saved; your next message continues it",
+                    ));
+                    self.later.clear();
+                } else if out.status == zidane::agent::RunStatus::MaxTurns {
+                    commit.push(p.hue(Hue::Yellow, "stopped at the turn limit"));
+                }
+            }
+            Ok(Ok(None)) => commit.push(p.dim("nothing to continue: the session has no interrupted run")),
+            Ok(Err(error)) => {
+                let message = crate::output::describe_failure(&error, &self.context.args);
+                commit.push(p.hue(Hue::Red, &format!("✗ {message}")));
+            }
+        }
+        self.draw(commit);
+        remember_folder(&self.built.agent, &self.context.cwd).await;
+        self.refresh_context().await;
+        self.start_later();
+        self.draw(Vec::new());
+    }
+
+    /// Quits: a run still going is suspended (so `--resume` continues it),
+    /// the agent ends, and the terminal is given back.
+    async fn end(mut self) -> Result<(), Failure> {
+        if !self.editor.is_empty() {
+            self.editor.clear();
+        }
+        if let Some(run) = self.run.take() {
+            self.built
+                .agent
+                .suspend(SuspendOptions {
+                    grace: Some(Duration::ZERO),
+                })
+                .await;
+            let _ = run.await;
+        }
+        for ask in self.asks.drain(..) {
+            let _ = ask.reply.send(Answer::No(Some("the session ended".into())));
+        }
+        self.screen.leave();
+        self.built
+            .hooks
+            .tell("SessionEnd", "other", serde_json::json!({ "reason": "other" }))
+            .await;
+        self.built.agent.destroy().await;
+        if let Some(traces) = &self.built.traces
+            && let Err(e) = traces.flush().await
+        {
+            eprintln!("⚠ {e}");
+        }
+        eprintln!(
+            "session {} (continue with `zidane --resume --session {}`)",
+            self.id, self.id
+        );
+        Ok(())
+    }
+}
+
+/// Records the session's folder (what `/resume` lists by), once.
+pub(crate) async fn remember_folder(agent: &zidane::agent::Agent, cwd: &std::path::Path) {
+    let folder = Value::from(cwd.to_string_lossy().into_owned());
+    if agent
+        .session()
+        .is_some_and(|s| s.metadata.get(FOLDER_KEY) != Some(&folder))
+    {
+        let _ = agent.set_session_meta(FOLDER_KEY, folder).await;
+    }
+}
+
+/// The session metadata key naming the folder a session works in.
+pub(crate) const FOLDER_KEY: &str = "zidane.cwd";
+
+/// Resolves when the run ends (pending while there is none).
+async fn wait(run: &mut Option<tokio::task::JoinHandle<RunResult>>) -> Result<RunResult, tokio::task::JoinError> {
+    match run {
+        Some(handle) => handle.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The first line of `text`, with a mark when there are more.
+fn first_lines(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_owned();
+    match lines.count() {
+        0 => first,
+        n => format!("{first} (+{n} lines)"),
+    }
+}
+
+/// A token count, short.
+fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// An age, short.
+fn ago(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
+}

@@ -1,0 +1,574 @@
+//! The interactive session: the real binary in a pseudo-terminal, the
+//! screen read back through a terminal emulator, keys typed.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use serde_json::{Value, json};
+use zidane_bench::loopback::{answer_sse, call_sse};
+
+use super::conventions::{KEY, write};
+use super::{server_with, text};
+
+/// How long a wait for the screen may take before the test fails (a
+/// bound on a condition, not a sleep).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Shared {
+    parser: vt100::Parser,
+    /// Every byte the program wrote, for the scrollback's text.
+    raw: Vec<u8>,
+    done: bool,
+}
+
+/// `zidane` in a pseudo-terminal.
+struct Term {
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+    writer: Box<dyn Write + Send>,
+    master: Box<dyn MasterPty + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Term {
+    fn start(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str], size: (u16, u16)) -> Term {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: size.1,
+                cols: size.0,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_zidane"));
+        for var in [
+            "OPENAI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_BASE_URL",
+            "NO_COLOR",
+            "ZIDANE_RETRIES",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("ANTHROPIC_API_KEY", "sk-test");
+        cmd.env("ZIDANE_HOME", home);
+        cmd.env("ZIDANE_APPROVE", "yolo");
+        cmd.env("TERM", "xterm-256color");
+        cmd.cwd(work);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.args(args);
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let shared = Arc::new((
+            Mutex::new(Shared {
+                parser: vt100::Parser::new(size.1, size.0, 0),
+                raw: Vec::new(),
+                done: false,
+            }),
+            Condvar::new(),
+        ));
+        let feeding = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = reader.read(&mut buf).unwrap_or(0);
+                let (lock, ready) = &*feeding;
+                let mut s = lock.lock().unwrap();
+                if n == 0 {
+                    s.done = true;
+                    ready.notify_all();
+                    return;
+                }
+                s.parser.process(&buf[..n]);
+                s.raw.extend_from_slice(&buf[..n]);
+                ready.notify_all();
+            }
+        });
+        Term {
+            shared,
+            writer,
+            master: pair.master,
+            child,
+        }
+    }
+
+    /// How many bytes the program has written so far.
+    fn written(&self) -> usize {
+        self.shared.0.lock().unwrap().raw.len()
+    }
+
+    /// What the program wrote after the first `from` bytes.
+    fn written_since(&self, from: usize) -> String {
+        String::from_utf8_lossy(&self.shared.0.lock().unwrap().raw[from..]).into_owned()
+    }
+
+    /// Waits until no run is going (the working line is gone) and the
+    /// status line is drawn.
+    fn idle(&self) -> String {
+        self.wait_until(
+            |s| !s.contains("Esc to interrupt") && s.contains("approve "),
+            "an idle session",
+        )
+    }
+
+    /// Waits until the screen shows `needle`; the screen then.
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(|screen| screen.contains(needle), needle)
+    }
+
+    fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
+        let (lock, ready) = &*self.shared;
+        let mut s = lock.lock().unwrap();
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let screen = s.parser.screen().contents();
+            if ok(&screen) {
+                return screen;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                !left.is_zero() && !s.done,
+                "the screen never showed {what:?}; it shows:\n{screen}"
+            );
+            s = ready.wait_timeout(s, left).unwrap().0;
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Types `text` and Enter.
+    fn line(&mut self, text: &str) {
+        self.send(text);
+        self.send("\r");
+    }
+
+    fn resize(&self, cols: u16, rows: u16) {
+        self.shared.0.lock().unwrap().parser.screen_mut().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
+    /// Waits for the program to end; its exit code.
+    fn exit(mut self) -> u32 {
+        let status = self.child.wait().unwrap();
+        status.exit_code()
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        let _ = self.child.wait();
+    }
+}
+
+/// Answers by the last user message: a prompt naming a tool and its input
+/// (`call TOOL INPUT`) gets that call, then `Answer: PROMPT`.
+fn by_prompt(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap();
+    let messages = v["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    let texts: Vec<String> = last["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![last["content"].as_str().unwrap_or_default().to_owned()]);
+    let after_tool = last["content"]
+        .as_array()
+        .is_some_and(|b| b.iter().any(|b| b["type"] == "tool_result"));
+    let said = texts.join(" ");
+    if !after_tool && let Some(rest) = said.strip_prefix("call ") {
+        let (tool, input) = rest.split_once(' ').unwrap();
+        return call_sse(
+            &format!("toolu_{}", messages.len()),
+            tool,
+            &serde_json::from_str(input).unwrap(),
+            50,
+        );
+    }
+    if after_tool {
+        let steered = if said.is_empty() {
+            String::new()
+        } else {
+            format!(" (heard: {said})")
+        };
+        return answer_sse(&format!("Tool done{steered}."), 50);
+    }
+    answer_sse(&format!("Answer: {said}"), 50)
+}
+
+/// Two prompts in one process: the second reaches the model with the
+/// first exchange, on the one MCP connection made at the start.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_prompts_in_one_process_share_one_agent_and_mcp_connection() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let starts = work.path().join("starts.log");
+    let wrapper = work.path().join("everything.sh");
+    write(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\necho started >> {}\nexec {}\n",
+            starts.display(),
+            super::conventions::everything()
+        ),
+    );
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .unwrap();
+    write(
+        &home.path().join("config.toml"),
+        &format!("[mcp_servers.everything]\ncommand = \"{}\"\n", wrapper.display()),
+    );
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 40));
+    term.wait_for("› ");
+    term.line("first question");
+    term.wait_for("Answer: first question");
+    term.line("second question");
+    term.wait_for("Answer: second question");
+    // The status line: the model, the tokens, the modes.
+    let screen = term.idle();
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains("approve yolo") && status.contains(" in / "), "{screen}");
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2);
+    assert!(
+        bodies[1].contains("Answer: first question"),
+        "the second request carries the first exchange"
+    );
+    assert!(bodies[1].contains("mcp_everything_echo"));
+    assert_eq!(
+        std::fs::read_to_string(&starts).unwrap().lines().count(),
+        1,
+        "one MCP connection"
+    );
+}
+
+/// A steering message typed while a command runs reaches the next request;
+/// Esc then interrupts a running command, and the next prompt continues the
+/// same session.
+#[tokio::test(flavor = "multi_thread")]
+async fn steering_mid_run_and_esc_interrupting_a_command() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let gate = super::started_fifo(work.path());
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 40));
+    term.wait_for("› ");
+    let release = work.path().join("release.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&release)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let command = json!({"command": format!("echo started > {} && cat {}", gate.display(), release.display())});
+    term.line(&format!("call shell {command}"));
+    // The command runs: type a steer meanwhile; it waits as queued.
+    let started = tokio::fs::read_to_string(&gate).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    term.line("also check the tests");
+    term.wait_for("queued steer: also check the tests");
+    tokio::fs::write(&release, "released\n").await.unwrap();
+    term.wait_for("› (steer) also check the tests");
+    term.wait_for("Answer: also check the tests");
+    let steered = bodies.lock().unwrap()[1].clone();
+    assert!(
+        steered.contains("released") && steered.contains("also check the tests"),
+        "{steered}"
+    );
+
+    let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
+    term.line(&format!("call shell {command}"));
+    let started = tokio::fs::read_to_string(&gate).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    term.send("\x1b");
+    term.wait_for("interrupted");
+    term.line("what now?");
+    term.wait_for("Answer: what now?");
+    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    // The same session: the cut-off call is in the history, answered.
+    assert!(last.contains("sleep 600"), "{last}");
+    assert!(last.contains("tool_result"), "{last}");
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+    let _ = text(b"");
+}
+
+/// A command that needs approval is shown with what it runs and answered
+/// `always` with one key: the same command then runs without a question.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_answered_always_is_not_asked_again() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let env = [KEY, ("ZIDANE_APPROVE", "ask")];
+    let mut term = Term::start(home.path(), work.path(), &env, &["--base-url", &url], (100, 40));
+    term.wait_for("› ");
+    let call = json!({"command": "echo approved-once"});
+    term.line(&format!("call shell {call}"));
+    let screen = term.wait_for("[a] always this session");
+    assert!(
+        screen.contains("⚠ zidane wants to:") && screen.contains("$ echo approved-once"),
+        "{screen}"
+    );
+    term.send("a");
+    term.wait_for("✓ allowed for this session");
+    term.wait_for("Tool done.");
+    term.idle();
+    let before = term.written();
+    term.line(&format!("call shell {call}"));
+    term.wait_until(|s| s.matches("Tool done.").count() == 2, "a second answer");
+    let after = term.written_since(before);
+    assert!(!after.contains("wants to:"), "asked again:\n{after}");
+    assert!(bodies.lock().unwrap()[3].contains("approved-once"));
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+}
+
+/// `/model` says what the switch re-reads, and the next request goes to
+/// the new model; `/compact` with a focus summarizes the older turns with
+/// the focus in the request.
+#[tokio::test(flavor = "multi_thread")]
+async fn model_switch_with_its_cache_impact_and_compact_with_a_focus() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
+    term.wait_for("› ");
+    for n in 1..=3 {
+        term.line(&format!("question {n}"));
+        term.wait_for(&format!("Answer: question {n}"));
+        term.idle();
+    }
+    term.line("/model claude-haiku-4-5");
+    let screen = term.wait_for("model: claude-sonnet-4-5 → claude-haiku-4-5");
+    assert!(
+        screen.contains("tokens again instead of from the cache (model changes)"),
+        "{screen}"
+    );
+    term.line("question 4");
+    term.wait_for("Answer: question 4");
+    term.idle();
+    let last: Value = serde_json::from_str(bodies.lock().unwrap().last().unwrap()).unwrap();
+    assert_eq!(last["model"], "claude-haiku-4-5");
+    term.wait_until(
+        |s| s.lines().last().is_some_and(|_| s.contains("claude-haiku-4-5 ·")),
+        "the status line's model",
+    );
+
+    term.line("/compact the parser work");
+    term.wait_for("turns replaced by a summary");
+    let summary = bodies.lock().unwrap().last().cloned().unwrap();
+    assert!(summary.contains("Keep in view above all: the parser work"), "{summary}");
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+}
+
+/// `/tasks` lists the background tasks; `k` kills the one chosen.
+#[tokio::test(flavor = "multi_thread")]
+async fn tasks_kills_a_background_task() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, _bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
+    term.wait_for("› ");
+    let call = json!({"command": "echo begun && sleep 600", "run_in_background": true});
+    term.line(&format!("call shell {call}"));
+    term.wait_for("Tool done.");
+    term.wait_for("1 task");
+    term.line("/tasks");
+    let screen = term.wait_for("Background tasks");
+    assert!(screen.contains("running  echo begun && sleep 600"), "{screen}");
+    term.send("k");
+    term.wait_for("was stopped");
+    term.wait_until(|s| !s.contains("1 task"), "no running task in the status line");
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+}
+
+/// `/resume` lists the folder's other sessions; the one picked continues,
+/// its turns in the next request.
+#[tokio::test(flavor = "multi_thread")]
+async fn resume_picks_a_session() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let out = super::zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--base-url", &url, "-p", "earlier work"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
+    term.wait_for("› ");
+    term.line("/resume");
+    let screen = term.wait_for("Resume which session?");
+    assert!(
+        screen.contains("❯ earlier work") && screen.contains("2 messages"),
+        "{screen}"
+    );
+    term.send("\r");
+    term.wait_for("last asked: earlier work");
+    term.line("go on");
+    term.wait_for("Answer: go on");
+    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    assert!(last.contains("Answer: earlier work"), "{last}");
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+}
+
+/// A paste of 500 lines shows as one line in the input and is sent whole;
+/// a resize while a command runs redraws the input at the new width, and a
+/// 40-column terminal still shows the input and the status line.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_paste_and_a_resize_mid_run() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let gate = super::started_fifo(work.path());
+    let release = work.path().join("release.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&release)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 30));
+    term.wait_for("› ");
+    let paste: String = (1..=500).map(|i| format!("pasted line {i}\n")).collect();
+    term.send("look at this: ");
+    term.send(&format!("\x1b[200~{paste}\x1b[201~"));
+    term.wait_for("› look at this: [pasted 500 lines]");
+    term.send("\r");
+    term.wait_for("─ 1 turn");
+    term.idle();
+    assert!(bodies.lock().unwrap()[0].contains("pasted line 500"));
+
+    let command = json!({"command": format!("echo started > {} && cat {}", gate.display(), release.display())});
+    term.line(&format!("call shell {command}"));
+    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    term.resize(40, 20);
+    // Once the program has drawn at the new width (what it drew at the
+    // old width meanwhile stays above, as in any terminal)…
+    term.wait_until(
+        |s| s.lines().any(|l| l.starts_with('─') && l.chars().count() < 40),
+        "the input redrawn at forty columns",
+    );
+    term.send("typed at forty columns");
+    let screen = term.wait_for("› typed at forty columns");
+    // The area under the scrollback is drawn at the new width.
+    let area: Vec<&str> = screen.lines().rev().take_while(|l| !l.starts_with('─')).collect();
+    for row in area {
+        assert!(row.chars().count() < 40, "{row:?}");
+    }
+    tokio::fs::write(&release, "done\n").await.unwrap();
+    let screen = term.wait_until(
+        |s| s.contains("─ 2 turns") && s.contains("claude-sonnet-4-5 · "),
+        "the end",
+    );
+    let after: Vec<&str> = screen.lines().skip_while(|l| !l.starts_with("─ 2 turns")).collect();
+    let status = after.iter().filter(|l| l.starts_with("claude-sonnet-4-5 · ")).count();
+    assert_eq!(status, 1, "one status line:\n{screen}");
+    term.send("\x15\x04");
+    assert_eq!(term.exit(), 0);
+}
+
+/// `NO_COLOR` leaves every colour out; without it the marks are coloured.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_color_means_no_colour() {
+    for no_color in [false, true] {
+        let home = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (url, _) = server_with(None, by_prompt).await;
+        let mut env = vec![KEY];
+        if no_color {
+            env.push(("NO_COLOR", "1"));
+        }
+        let mut term = Term::start(home.path(), work.path(), &env, &["--base-url", &url], (100, 30));
+        term.wait_for("› ");
+        term.line("hello **bold** `code`");
+        term.wait_for("Answer: hello bold code");
+        term.send("\x04");
+        let raw = String::from_utf8_lossy(&term.shared.0.lock().unwrap().raw).into_owned();
+        let coloured = ["\x1b[36m", "\x1b[1m", "\x1b[2m", "\x1b[33m"]
+            .iter()
+            .any(|c| raw.contains(c));
+        assert_eq!(coloured, !no_color, "NO_COLOR={no_color}");
+        assert_eq!(term.exit(), 0);
+    }
+}
+
+/// `kill -9` of a session while a command runs loses nothing: `zidane
+/// --resume` continues the interrupted run, in a fresh process.
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_session_resumes() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let gate = super::started_fifo(work.path());
+    let (url, bodies) = server_with(None, by_prompt).await;
+    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 30));
+    term.wait_for("› ");
+    let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
+    term.line(&format!("call shell {command}"));
+    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    let pid = term.child.process_id().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    term.kill();
+    let requests = bodies.lock().unwrap().len();
+    assert_eq!(requests, 1);
+
+    let mut term = Term::start(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--base-url", &url, "--resume"],
+        (100, 30),
+    );
+    term.wait_for("resumed with");
+    term.wait_for("Tool done.");
+    term.idle();
+    term.line("and then?");
+    term.wait_for("Answer: and then?");
+    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    // The cut-off command is answered as interrupted, not run again.
+    assert!(
+        last.contains("call shell") && last.contains("this call was interrupted"),
+        "{last}"
+    );
+    term.send("\x04");
+    assert_eq!(term.exit(), 0);
+}
