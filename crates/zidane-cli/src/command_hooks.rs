@@ -323,10 +323,10 @@ impl CommandHooks {
 
     async fn run_one(&self, hook: &HookCommand, input: &Value, answer: &mut Answer) {
         let fail = |what: String| {
-            eprintln!(
-                "zidane: the {} hook `{}` ({}) {what}",
+            crate::session::notice(format!(
+                "the {} hook `{}` ({}) {what}",
                 hook.event, hook.command, hook.origin
-            );
+            ));
         };
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c")
@@ -424,7 +424,7 @@ impl CommandHooks {
 
     /// Stops the run for a hook's `continue: false`.
     fn stop(&self, reason: &str) {
-        eprintln!("zidane: a hook stopped the run: {reason}");
+        crate::session::notice(format!("a hook stopped the run: {reason}"));
         if let Some(agent) = self.agent.get() {
             agent.abort_with(reason);
         }
@@ -532,7 +532,7 @@ impl CommandHooks {
         }
         let answer = self.run(event, target, fields).await;
         if let Some(reason) = answer.blocked {
-            eprintln!("zidane: the {event} hook says: {reason}");
+            crate::session::notice(format!("the {event} hook says: {reason}"));
         }
         if let Some(reason) = answer.stop {
             self.stop(&reason);

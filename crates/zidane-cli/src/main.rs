@@ -72,7 +72,7 @@ fn main() -> ExitCode {
 
 /// Ctrl-C, SIGTERM and SIGHUP, listened for from the moment this is made
 /// (so a signal that arrives while the run starts is not lost).
-struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
@@ -80,7 +80,7 @@ struct StopSignals {
 }
 
 impl StopSignals {
-    fn listen() -> Self {
+    pub(crate) fn listen() -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -94,7 +94,7 @@ impl StopSignals {
     }
 
     /// The next stop signal (`false` when none can be listened for).
-    async fn next(&mut self) -> bool {
+    pub(crate) async fn next(&mut self) -> bool {
         #[cfg(unix)]
         {
             let term = async {

@@ -225,7 +225,9 @@ pub(crate) fn wait_for_free_slots(hooks: &zidane::hooks::HookBus, base_url: &str
                     break;
                 }
                 if !told {
-                    eprintln!("zidane: the server is still writing the abandoned answer; the retry waits for its slot");
+                    crate::session::notice(
+                        "the server is still writing the abandoned answer; the retry waits for its slot".to_owned(),
+                    );
                     told = true;
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;

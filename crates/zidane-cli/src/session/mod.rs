@@ -37,6 +37,21 @@ use self::screen::{Hue, Paint, Screen};
 use crate::setup::{Args, Failure};
 use crate::{Built, Context};
 
+/// Where [`notice`] lines go while a session draws the terminal.
+static NOTICES: parking_lot::Mutex<Option<UnboundedSender<Feed>>> = parking_lot::Mutex::new(None);
+
+/// A line for the person from anywhere in the program: into the session's
+/// scrollback while one runs (a plain print would break its drawing), on
+/// standard error otherwise.
+pub(crate) fn notice(line: String) {
+    match NOTICES.lock().as_ref() {
+        Some(tx) => {
+            let _ = tx.send(Feed::Note(line));
+        }
+        None => eprintln!("zidane: {line}"),
+    }
+}
+
 /// Whether this run is an interactive session: a terminal on both ends,
 /// and neither `-p`, `--json` nor `--plan`.
 pub(crate) fn wanted(args: &Args) -> bool {
@@ -143,6 +158,8 @@ struct Session {
     _feeding: HookScope,
     collector: RunSummaryCollector,
     _collecting: HookScope,
+    /// `cache:break` and `cache:drift`, told by the cache logger.
+    _watching: HookScope,
     screen: Screen,
     paint: Paint,
     editor: Editor,
@@ -185,6 +202,7 @@ pub(crate) async fn run(
     let (feed_tx, mut feed_rx) = unbounded_channel();
     let (ask_tx, mut ask_rx) = unbounded_channel();
     context.asks.connect(ask_tx);
+    *NOTICES.lock() = Some(feed_tx.clone());
     let paint = Paint::from_env();
     let history = History::open(context.store.path().parent(), &context.loaded.paths.root);
     let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
@@ -192,6 +210,7 @@ pub(crate) async fn run(
     let feeding = feed::install(built.agent.hooks(), &feed_tx);
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let collecting = collector.install(built.agent.hooks());
+    let watching = watch_cache(built.agent.hooks());
     let thinking_level = context.args.thinking.into();
     let model = context.args.model.clone();
     let mut session = Session {
@@ -202,6 +221,7 @@ pub(crate) async fn run(
         _feeding: feeding,
         collector,
         _collecting: collecting,
+        _watching: watching,
         screen,
         paint,
         editor: Editor::new(history),
@@ -247,8 +267,14 @@ impl Session {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut shown_status = String::new();
+        // SIGTERM and SIGHUP end the session as a quit does (the run
+        // suspended, the terminal given back).
+        let mut signals = crate::StopSignals::listen();
         while !self.quit {
             tokio::select! {
+                stop = signals.next() => if stop {
+                    self.quit = true;
+                },
                 event = events.next() => match event {
                     Some(Ok(event)) => self.on_event(event).await,
                     // The terminal is gone: end as a quit would.
@@ -1209,6 +1235,9 @@ impl Session {
         if !self.editor.is_empty() {
             self.editor.clear();
         }
+        for ask in self.asks.drain(..) {
+            let _ = ask.reply.send(Answer::No(Some("the session ended".into())));
+        }
         if let Some(run) = self.run.take() {
             self.built
                 .agent
@@ -1218,9 +1247,7 @@ impl Session {
                 .await;
             let _ = run.await;
         }
-        for ask in self.asks.drain(..) {
-            let _ = ask.reply.send(Answer::No(Some("the session ended".into())));
-        }
+        *NOTICES.lock() = None;
         self.screen.leave();
         self.built
             .hooks
@@ -1238,6 +1265,18 @@ impl Session {
         );
         Ok(())
     }
+}
+
+/// Cache breaks become `cache:break` events (shown as a line each); the
+/// logger's own lines are not printed.
+fn watch_cache(hooks: &zidane::hooks::HookBus) -> HookScope {
+    zidane::agent::install_cache_break_logger(
+        hooks,
+        zidane::agent::CacheBreakLoggerOptions {
+            log: Some(Arc::new(|_: &str| {})),
+            ..Default::default()
+        },
+    )
 }
 
 /// Records the session's folder (what `/resume` lists by), once.

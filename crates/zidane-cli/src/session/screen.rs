@@ -189,6 +189,7 @@ impl Screen {
     /// terminals ignore the request).
     pub(crate) fn enter() -> std::io::Result<Screen> {
         terminal::enable_raw_mode()?;
+        restore_on_panic();
         let (cols, rows) = match terminal::size() {
             Ok((c, r)) if c > 0 && r > 0 => (c, r),
             _ => (80, 24),
@@ -271,6 +272,21 @@ impl Screen {
         let _ = self.out.flush();
         let _ = terminal::disable_raw_mode();
     }
+}
+
+/// A panic gives the terminal back before its message is printed.
+fn restore_on_panic() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = terminal::disable_raw_mode();
+            let mut out = std::io::stdout();
+            let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\r\n");
+            let _ = out.flush();
+            previous(info);
+        }));
+    });
 }
 
 impl Drop for Screen {

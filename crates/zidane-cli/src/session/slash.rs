@@ -240,6 +240,7 @@ impl Session {
     fn install(&mut self) {
         self._feeding = super::feed::install(self.built.agent.hooks(), &self.feed_tx);
         self._collecting = self.collector.install(self.built.agent.hooks());
+        self._watching = super::watch_cache(self.built.agent.hooks());
     }
 
     async fn resume_picker(&mut self) {

@@ -346,6 +346,20 @@ async fn an_approval_answered_always_is_not_asked_again() {
     let after = term.written_since(before);
     assert!(!after.contains("wants to:"), "asked again:\n{after}");
     assert!(bodies.lock().unwrap()[3].contains("approved-once"));
+    // `n` with a reason: the model reads it.
+    term.idle();
+    term.line(&format!("call shell {}", json!({"command": "rm -rf build"})));
+    term.wait_for("[n] no");
+    term.send("n");
+    term.wait_for("why not?");
+    term.line("keep the build");
+    term.wait_for("✗ declined: keep the build");
+    term.wait_until(|s| s.matches("Tool done.").count() == 3, "the answer after the refusal");
+    let refused = bodies.lock().unwrap().last().cloned().unwrap();
+    assert!(
+        refused.contains("the user declined this call: keep the build"),
+        "{refused}"
+    );
     term.send("\x04");
     assert_eq!(term.exit(), 0);
 }
