@@ -230,6 +230,14 @@ impl Compaction {
         Ok((Some(replacement), result))
     }
 
+    /// What the summary request asks, with a manual compaction's focus.
+    fn instruction(&self) -> Message {
+        Message::user(match self.focus.lock().as_deref() {
+            Some(focus) => format!("{SUMMARY_INSTRUCTION}\n\nKeep in view above all: {focus}"),
+            None => SUMMARY_INSTRUCTION.to_owned(),
+        })
+    }
+
     /// The summary, as a durable step when `step` names one.
     async fn summary(
         &self,
@@ -287,11 +295,7 @@ impl Compaction {
             .last_provider()
             .unwrap_or_else(|| Arc::clone(&self.provider));
         let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
-        let focus = self.focus.lock().clone();
-        let instruction = Message::user(match focus {
-            Some(focus) => format!("{SUMMARY_INSTRUCTION}\n\nKeep in view above all: {focus}"),
-            None => SUMMARY_INSTRUCTION.to_owned(),
-        });
+        let instruction = self.instruction();
         // When the history still starts with the last request, resend that
         // request (same system, tools and messages) with the instruction, so
         // the provider reads it from its prompt cache.
