@@ -433,17 +433,7 @@ impl Printer {
             }
             p.clear_waiting();
             p.break_line();
-            let how = match (ev.status(), ev.signal()) {
-                (TaskStatus::Killed, _) => "was stopped".to_owned(),
-                (_, Some(signal)) => format!("was ended by {signal}"),
-                (_, None) => format!("exited with code {}", ev.exit_code()),
-            };
-            out(&format!(
-                "⚙ task {} {how} after {:.1}s: {}\n",
-                ev.task_id(),
-                ev.duration_ms() as f64 / 1000.0,
-                ev.command()
-            ));
+            out(&format!("{}\n", task_exit(ev)));
             Ok(())
         });
         let p = self.clone();
@@ -453,12 +443,7 @@ impl Printer {
             } else {
                 p.clear_waiting();
                 p.break_line();
-                out(&format!(
-                    "⚙ task {} has printed nothing for {}s: {}\n",
-                    ev.task_id(),
-                    ev.stalled_for_ms() / 1000,
-                    ev.command()
-                ));
+                out(&format!("{}\n", task_stall(ev)));
             }
             Ok(())
         });
@@ -504,6 +489,31 @@ impl Printer {
             json_line(json!({"type": "error", "session": session, "message": message}));
         }
     }
+}
+
+/// The line of a background task's end.
+pub(crate) fn task_exit(ev: &BackgroundExit) -> String {
+    let how = match (ev.status(), ev.signal()) {
+        (TaskStatus::Killed, _) => "was stopped".to_owned(),
+        (_, Some(signal)) => format!("was ended by {signal}"),
+        (_, None) => format!("exited with code {}", ev.exit_code()),
+    };
+    format!(
+        "⚙ task {} {how} after {:.1}s: {}",
+        ev.task_id(),
+        ev.duration_ms() as f64 / 1000.0,
+        ev.command()
+    )
+}
+
+/// The line of a background task gone quiet.
+pub(crate) fn task_stall(ev: &BackgroundStall) -> String {
+    format!(
+        "⚙ task {} has printed nothing for {}s: {}",
+        ev.task_id(),
+        ev.stalled_for_ms() / 1000,
+        ev.command()
+    )
 }
 
 /// A message a person can act on.

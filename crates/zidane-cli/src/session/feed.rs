@@ -6,8 +6,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use zidane::agent::events::{
     BackgroundExit, BackgroundStall, BackgroundStart, CacheBreak, ChildStreamEnd, ChildToolAfter, ChildToolDispatched,
     CompactEnd, CompactStart, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, ProviderDiagnostic, SkillsActivate,
-    SteerInject, StreamRetry, StreamStart, StreamText, StreamThinking, TaskStatus, ToolAfter, ToolCancelled,
-    ToolDispatched, ToolOutcome, TurnAfter,
+    SteerInject, StreamRetry, StreamStart, StreamText, StreamThinking, ToolAfter, ToolCancelled, ToolDispatched,
+    ToolOutcome, TurnAfter,
 };
 use zidane::hooks::{HookBus, HookScope};
 use zidane::providers::ToolResultContent;
@@ -208,30 +208,15 @@ fn install_notes(scope: &HookScope, tx: &UnboundedSender<Feed>) {
     });
     let t = tx.clone();
     scope.on_sync::<BackgroundExit, _>(move |ev, _| {
-        let how = match (ev.status(), ev.signal()) {
-            (TaskStatus::Killed, _) => "was stopped".to_owned(),
-            (_, Some(signal)) => format!("was ended by {signal}"),
-            (_, None) => format!("exited with code {}", ev.exit_code()),
-        };
         let _ = t.send(Feed::TaskEnd {
             id: ev.task_id().to_owned(),
-            line: format!(
-                "⚙ task {} {how} after {:.1}s: {}",
-                ev.task_id(),
-                ev.duration_ms() as f64 / 1000.0,
-                ev.command()
-            ),
+            line: crate::output::task_exit(ev),
         });
         Ok(())
     });
     let t = tx.clone();
     scope.on_sync::<BackgroundStall, _>(move |ev, _| {
-        let _ = t.send(Feed::Note(format!(
-            "⚙ task {} has printed nothing for {}s: {}",
-            ev.task_id(),
-            ev.stalled_for_ms() / 1000,
-            ev.command()
-        )));
+        let _ = t.send(Feed::Note(crate::output::task_stall(ev)));
         Ok(())
     });
     let t = tx.clone();

@@ -5,8 +5,10 @@
 //! queues a follow-up, Esc interrupts), approvals are answered with one key,
 //! and slash commands reach what the agent can do.
 
+mod draw;
 mod editor;
 mod feed;
+mod keys;
 mod markdown;
 mod screen;
 mod slash;
@@ -17,7 +19,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::EventStream;
 use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -30,7 +32,7 @@ use zidane::durable::{DurableResumeOptions, SuspendOptions};
 use zidane::hooks::HookScope;
 use zidane::providers::{ContentBlock, ThinkingLevel};
 
-use self::editor::{Edit, Editor, History};
+use self::editor::{Editor, History};
 use self::feed::Feed;
 use self::markdown::Markdown;
 use self::screen::{Hue, Paint, Screen};
@@ -135,7 +137,8 @@ struct Task {
 
 /// A list to choose from in the bottom area.
 enum Picker {
-    Sessions(Vec<zidane::agent::SessionInfo>, usize),
+    /// The sessions, each with its cost when its turns were priced.
+    Sessions(Vec<(zidane::agent::SessionInfo, Option<f64>)>, usize),
     Tasks(Vec<String>, usize),
 }
 
@@ -351,244 +354,6 @@ impl Session {
         }));
     }
 
-    /// Draws the area under the scrollback, after printing `commit` above it.
-    fn draw(&mut self, commit: Vec<String>) {
-        let cols = usize::from(self.screen.cols);
-        let mut area: Vec<String> = Vec::new();
-        let p = self.paint;
-        if !self.thinking.is_empty() && !self.show_thinking {
-            let words = self.thinking.split_whitespace().count();
-            area.push(p.dim(&format!("✻ thinking… ({words} words; Ctrl-T shows thinking in full)")));
-        }
-        let partial = self.md.partial();
-        if !partial.is_empty() {
-            let rows = screen::wrap(partial, cols.saturating_sub(1));
-            let skip = rows.len().saturating_sub(3);
-            area.extend(rows.into_iter().skip(skip));
-        }
-        if self.md.holding() > 0 {
-            area.push(p.dim(&format!("(a table, {} rows so far)", self.md.holding())));
-        }
-        if self.run.is_some() && partial.is_empty() && self.asks.is_empty() {
-            let secs = self.run_started.elapsed().as_secs();
-            let what = if self.interrupting {
-                "interrupting"
-            } else if self.waiting {
-                "waiting for the model"
-            } else {
-                "working"
-            };
-            area.push(p.hue(Hue::Magenta, &format!("… {what} ({secs}s) · Esc to interrupt")));
-        }
-        for q in &self.queued {
-            let kind = if q.follow_up { "follow-up" } else { "steer" };
-            let first = q.text.lines().next().unwrap_or_default();
-            area.push(p.dim(&format!("⏳ queued {kind}: {first}")));
-        }
-        for text in &self.later {
-            area.push(p.dim(&format!("⏳ next: {}", text.lines().next().unwrap_or_default())));
-        }
-        self.draw_ask(&mut area);
-        self.draw_picker(&mut area);
-        if !self.editor.offered.is_empty() {
-            area.push(p.dim(&self.editor.offered.join("  ")));
-        }
-        area.push(p.dim(&"─".repeat(cols.saturating_sub(1))));
-        let before = area.len();
-        let (rows, cursor) = match self.editor.searching() {
-            Some((query, hit)) => {
-                let row = format!("(search) `{query}`: {}", hit.unwrap_or(""));
-                let col = row.chars().count().min(cols.saturating_sub(1));
-                (vec![row], (0, col))
-            }
-            None => {
-                let prompt = if self.reason.is_some() { "why not? " } else { "› " };
-                match &self.reason {
-                    Some(reason) => {
-                        let row = format!("{prompt}{reason}");
-                        let col = screen::width(&row);
-                        (vec![row], (0, col))
-                    }
-                    None => self.editor.rows(prompt, cols.saturating_sub(1)),
-                }
-            }
-        };
-        // A long input shows the ten rows around the cursor.
-        let skip = cursor.0.saturating_sub(9);
-        area.extend(rows.into_iter().skip(skip).take(10));
-        let cursor_row = before + cursor.0 - skip;
-        area.push(p.dim(&self.status()));
-        let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
-    }
-
-    fn draw_ask(&self, area: &mut Vec<String>) {
-        let Some(ask) = self.asks.front() else {
-            return;
-        };
-        let p = self.paint;
-        let who = self.who(&ask.call);
-        area.push(p.hue(Hue::Yellow, &format!("⚠ {who} wants to:")));
-        match ask.call.name.as_str() {
-            "edit" | "multi_edit" | "write_file" => {
-                area.push(format!("  {}", view::call(&p, 0, &ask.call.name, &ask.call.input)));
-                let input = &ask.call.input;
-                let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-                let pairs: Vec<(String, String)> = match ask.call.name.as_str() {
-                    "edit" => vec![(text(input, "old_string"), text(input, "new_string"))],
-                    "write_file" => vec![(String::new(), text(input, "content"))],
-                    _ => input["edits"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|e| (text(e, "old_string"), text(e, "new_string")))
-                        .collect(),
-                };
-                for (old, new) in pairs {
-                    area.extend(view::diff(&p, "    ", &old, &new).into_iter().take(20));
-                }
-            }
-            _ => {
-                for line in crate::approve::describe(&ask.call).lines().take(12) {
-                    area.push(format!("  {line}"));
-                }
-            }
-        }
-        if let Some(reason) = &ask.reason {
-            area.push(p.dim(&format!("  ({reason})")));
-        }
-        if self.reason.is_some() {
-            area.push(p.dim("  Type why (optional), Enter to decline, Esc to decline without a reason"));
-        } else {
-            area.push(format!(
-                "  {} yes · {} no · {} always this session · {} always in this project · {} always for me ({})",
-                p.bold("[y]"),
-                p.bold("[n]"),
-                p.bold("[a]"),
-                p.bold("[p]"),
-                p.bold("[u]"),
-                ask.rule
-            ));
-        }
-    }
-
-    /// Who asks: the agent, or a sub-agent named by its task.
-    fn who(&self, call: &ToolCall) -> String {
-        if call.depth == 0 {
-            return "zidane".to_owned();
-        }
-        let spawn = call
-            .session_id
-            .as_deref()
-            .and_then(|s| s.rsplit(zidane::agent::CHILD_SESSION_MARK).next())
-            .and_then(|id| self.spawns.get(id));
-        match spawn {
-            Some(task) => format!("the sub-agent \"{task}\""),
-            None => format!("a sub-agent (depth {})", call.depth),
-        }
-    }
-
-    fn draw_picker(&self, area: &mut Vec<String>) {
-        let p = self.paint;
-        let (title, rows, at): (&str, Vec<String>, usize) = match &self.picker {
-            None => return,
-            Some(Picker::Sessions(list, at)) => {
-                let now = zidane::providers::Timestamp::now();
-                let rows = list
-                    .iter()
-                    .map(|s| {
-                        let age = now.since(s.updated_at).as_secs();
-                        let mark = if s.interrupted { " [interrupted]" } else { "" };
-                        let title: String = s.title.chars().take(50).collect();
-                        format!("{title}  · {} ago · {} messages{mark}", ago(age), s.turns)
-                    })
-                    .collect();
-                ("Resume which session? (↑/↓, Enter, Esc)", rows, *at)
-            }
-            Some(Picker::Tasks(ids, at)) => {
-                let rows = ids
-                    .iter()
-                    .map(|id| {
-                        let task = &self.tasks[id];
-                        let state = if task.running { "running" } else { "ended" };
-                        format!("{id}  {state}  {}", task.command)
-                    })
-                    .collect();
-                (
-                    "Background tasks (↑/↓, Enter shows the output's end, k kills, Esc)",
-                    rows,
-                    *at,
-                )
-            }
-        };
-        area.push(p.bold(title));
-        let start = at.saturating_sub(7);
-        for (i, row) in rows.iter().enumerate().skip(start).take(8) {
-            if i == at {
-                area.push(p.hue(Hue::Cyan, &format!("❯ {row}")));
-            } else {
-                area.push(format!("  {row}"));
-            }
-        }
-    }
-
-    /// The status line.
-    fn status(&self) -> String {
-        let mut parts = Vec::new();
-        let model = self
-            .model
-            .clone()
-            .unwrap_or_else(|| self.built.agent.meta().default_model);
-        match &self.fallback {
-            Some(f) if *f != model => parts.push(format!("{model} → {f}")),
-            _ => parts.push(model),
-        }
-        if let (Some(used), Some(window)) = (self.context_used, self.context.window.as_ref()) {
-            let pct = (used * 100 / u64::from(window.tokens.max(1))).min(999);
-            parts.push(format!("ctx {pct}% of {}", tokens(u64::from(window.tokens))));
-        }
-        parts.push(format!(
-            "{} in / {} out",
-            tokens(self.totals.input),
-            tokens(self.totals.output)
-        ));
-        if self.totals.priced {
-            parts.push(format!("${:.4}", self.totals.cost));
-        }
-        if let Some(at) = self.built.agent.cache_expires_at() {
-            let now = zidane::providers::Timestamp::now();
-            if at > now {
-                let left = at.since(now).as_secs();
-                parts.push(format!("cache {}:{:02}", left / 60, left % 60));
-            } else {
-                parts.push("cache expired".to_owned());
-            }
-        }
-        let approve = match *self.context.approve_mode.lock() {
-            crate::setup::Approve::Ask => "ask",
-            crate::setup::Approve::AutoEdit => "auto-edit",
-            crate::setup::Approve::Yolo => "yolo",
-        };
-        parts.push(format!("approve {approve}"));
-        parts.push(format!("sandbox {}", self.sandbox_mode()));
-        let running = self.tasks.values().filter(|t| t.running).count();
-        if running > 0 {
-            parts.push(format!("{running} task{}", if running == 1 { "" } else { "s" }));
-        }
-        let queued = self.queued.len() + self.later.len();
-        if queued > 0 {
-            parts.push(format!("{queued} queued"));
-        }
-        parts.join(" · ")
-    }
-
-    fn sandbox_mode(&self) -> &'static str {
-        match self.context.args.sandbox {
-            Some(crate::setup::SandboxFlag::Off) => "off",
-            Some(crate::setup::SandboxFlag::ReadOnly) => "read-only",
-            _ => "workspace-write",
-        }
-    }
-
     /// The context's size before the next request, estimated.
     async fn refresh_context(&mut self) {
         let mut options = self.context.instructions.context_options();
@@ -744,248 +509,6 @@ impl Session {
         }
     }
 
-    async fn on_event(&mut self, event: Event) {
-        match event {
-            Event::Key(key) if key.kind != KeyEventKind::Release => self.on_key(key).await,
-            Event::Paste(text) => {
-                if let Some(reason) = &mut self.reason {
-                    reason.push_str(&text.replace(['\r', '\n'], " "));
-                } else {
-                    self.editor.paste(&text);
-                }
-                self.draw(Vec::new());
-            }
-            Event::Resize(cols, rows) => {
-                self.screen.resize(cols, rows);
-                self.md.set_width(usize::from(self.screen.cols));
-                self.draw(Vec::new());
-            }
-            _ => {}
-        }
-    }
-
-    async fn on_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if !self.asks.is_empty() {
-            self.answer_key(key);
-            self.draw(Vec::new());
-            return;
-        }
-        if self.picker.is_some() {
-            self.picker_key(key).await;
-            self.draw(Vec::new());
-            return;
-        }
-        match key.code {
-            KeyCode::Char('c') if ctrl => self.ctrl_c(),
-            KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
-            KeyCode::Char('t') if ctrl => {
-                self.show_thinking = !self.show_thinking;
-                let line = if self.show_thinking {
-                    "thinking is shown in full (Ctrl-T collapses it)"
-                } else {
-                    "thinking is collapsed to one line (Ctrl-T shows it)"
-                };
-                let line = self.paint.dim(line);
-                self.draw(vec![line]);
-                return;
-            }
-            KeyCode::Esc if self.editor.searching().is_none() => {
-                if self.run.is_some() {
-                    self.interrupt();
-                } else {
-                    self.editor.offered.clear();
-                }
-            }
-            KeyCode::Tab => self.complete(),
-            _ => match self.editor.key(&key) {
-                Edit::Submit(text) => {
-                    self.quit_armed = None;
-                    self.submit(text).await;
-                }
-                Edit::Changed | Edit::Ignored => {}
-            },
-        }
-        self.draw(Vec::new());
-    }
-
-    /// Ctrl-C: clears the input, else interrupts, and a second one within
-    /// two seconds quits.
-    fn ctrl_c(&mut self) {
-        if self.quit_armed.is_some_and(|at| at.elapsed() < Duration::from_secs(2)) {
-            self.quit = true;
-            return;
-        }
-        self.quit_armed = Some(Instant::now());
-        if !self.editor.is_empty() {
-            self.editor.clear();
-        } else if self.run.is_some() {
-            self.interrupt();
-        } else {
-            let line = self.paint.dim("(Ctrl-C again to quit)");
-            self.draw(vec![line]);
-        }
-    }
-
-    /// Esc while the model works: the run is suspended (the partial turn
-    /// kept, a running command cut off), and the next message continues the
-    /// session.
-    fn interrupt(&mut self) {
-        if self.interrupting {
-            return;
-        }
-        self.interrupting = true;
-        let agent = self.built.agent.clone();
-        tokio::spawn(async move {
-            agent
-                .suspend(SuspendOptions {
-                    grace: Some(Duration::ZERO),
-                })
-                .await;
-        });
-    }
-
-    fn answer_key(&mut self, key: KeyEvent) {
-        if let Some(reason) = &mut self.reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let why = std::mem::take(reason);
-                    self.reason = None;
-                    self.answer(Answer::No((!why.trim().is_empty()).then_some(why)), "declined");
-                }
-                KeyCode::Esc => {
-                    self.reason = None;
-                    self.answer(Answer::No(None), "declined");
-                }
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => reason.push(c),
-                _ => {}
-            }
-            return;
-        }
-        match key.code {
-            KeyCode::Char('y' | 'Y') => self.answer(Answer::Yes, "allowed"),
-            KeyCode::Char('a' | 'A') => self.answer(Answer::Always, "allowed for this session"),
-            KeyCode::Char(c @ ('p' | 'P' | 'u' | 'U')) => {
-                let project = c.eq_ignore_ascii_case(&'p');
-                let rule = self.asks.front().map(|a| a.rule.clone()).unwrap_or_default();
-                let saved = crate::approve::save(&self.context.loaded.paths, &rule, project);
-                let line = self.paint.dim(&saved);
-                self.draw(vec![line]);
-                self.answer(Answer::Always, "allowed and saved");
-            }
-            KeyCode::Char('n' | 'N') => self.reason = Some(String::new()),
-            KeyCode::Esc => self.answer(Answer::No(None), "declined"),
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.answer(Answer::No(None), "declined");
-                self.interrupt();
-            }
-            _ => {}
-        }
-    }
-
-    fn answer(&mut self, answer: Answer, said: &str) {
-        let Some(ask) = self.asks.pop_front() else {
-            return;
-        };
-        let p = self.paint;
-        let mark = if matches!(answer, Answer::No(_)) {
-            p.hue(Hue::Red, "✗")
-        } else {
-            p.hue(Hue::Green, "✓")
-        };
-        let why = match &answer {
-            Answer::No(Some(why)) => format!(": {why}"),
-            _ => String::new(),
-        };
-        let line = format!(
-            "{mark} {said}{why} · {} {}",
-            ask.call.name,
-            view::brief(&ask.call.name, &ask.call.input)
-        );
-        let _ = ask.reply.send(answer);
-        self.draw(vec![p.dim(&line)]);
-    }
-
-    async fn picker_key(&mut self, key: KeyEvent) {
-        let Some(picker) = &mut self.picker else {
-            return;
-        };
-        let (len, at) = match picker {
-            Picker::Sessions(list, at) => (list.len(), at),
-            Picker::Tasks(list, at) => (list.len(), at),
-        };
-        match key.code {
-            KeyCode::Up => *at = at.saturating_sub(1),
-            KeyCode::Down => *at = (*at + 1).min(len.saturating_sub(1)),
-            KeyCode::Esc => self.picker = None,
-            KeyCode::Enter => match self.picker.take() {
-                Some(Picker::Sessions(list, at)) => {
-                    if let Some(chosen) = list.into_iter().nth(at) {
-                        self.switch_session(chosen.id).await;
-                    }
-                }
-                Some(Picker::Tasks(ids, at)) => {
-                    if let Some(id) = ids.get(at) {
-                        self.show_task(id);
-                    }
-                    self.picker = Some(Picker::Tasks(ids, at));
-                }
-                None => {}
-            },
-            KeyCode::Char('k') => {
-                if let Some(Picker::Tasks(ids, at)) = &self.picker
-                    && let Some(id) = ids.get(*at).cloned()
-                {
-                    self.picker = None;
-                    self.kill_task(&id).await;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Tab: completes a slash command or an `@path`.
-    fn complete(&mut self) {
-        let (start, word) = self.editor.word();
-        let word = word.to_owned();
-        let candidates: Vec<String> = if let Some(partial) = word.strip_prefix('@') {
-            editor::complete_path(&self.context.cwd, partial)
-                .into_iter()
-                .map(|p| format!("@{p}"))
-                .collect()
-        } else if start == 0 && word.starts_with('/') {
-            self.command_names()
-                .into_iter()
-                .map(|c| format!("/{c}"))
-                .filter(|c| c.starts_with(&word))
-                .collect()
-        } else {
-            return;
-        };
-        match candidates.as_slice() {
-            [] => self.editor.offered.clear(),
-            [one] => {
-                let done = if one.ends_with('/') {
-                    one.clone()
-                } else {
-                    format!("{one} ")
-                };
-                self.editor.replace_word(&done);
-                self.editor.offered.clear();
-            }
-            many => {
-                let prefix = editor::common_prefix(many);
-                if prefix.len() > word.len() {
-                    self.editor.replace_word(&prefix);
-                }
-                self.editor.offered = many.iter().take(12).cloned().collect();
-            }
-        }
-    }
-
     /// What Enter sent.
     async fn submit(&mut self, text: String) {
         if text.trim().is_empty() {
@@ -1007,28 +530,10 @@ impl Session {
         self.submit_prompt(text, Vec::new()).await;
     }
 
-    fn queue_id(&mut self) -> String {
-        self.next_id += 1;
-        format!("typed-{}", self.next_id)
-    }
-
     /// Enter while the model works: the text reaches it at the next turn
     /// boundary.
     fn steer(&mut self, text: String) {
-        let id = self.queue_id();
-        let options = QueuedMessageOptions {
-            id: Some(id.clone()),
-            ..Default::default()
-        };
-        if self.built.agent.steer(text.clone(), options) {
-            self.queued.push(Queued {
-                id,
-                text,
-                follow_up: false,
-            });
-        } else {
-            self.later.push(text);
-        }
+        self.queue(text, false);
     }
 
     /// `/later TEXT`: for when the model would otherwise finish.
@@ -1041,17 +546,25 @@ impl Session {
             self.start_later();
             return;
         }
-        let id = self.queue_id();
+        self.queue(text, true);
+    }
+
+    /// Queues `text` on the running run (shown as queued until the model
+    /// takes it); kept for the next prompt when the run takes no more.
+    fn queue(&mut self, text: String, follow_up: bool) {
+        self.next_id += 1;
+        let id = format!("typed-{}", self.next_id);
         let options = QueuedMessageOptions {
             id: Some(id.clone()),
             ..Default::default()
         };
-        if self.built.agent.follow_up(text.clone(), options) {
-            self.queued.push(Queued {
-                id,
-                text,
-                follow_up: true,
-            });
+        let queued = if follow_up {
+            self.built.agent.follow_up(text.clone(), options)
+        } else {
+            self.built.agent.steer(text.clone(), options)
+        };
+        if queued {
+            self.queued.push(Queued { id, text, follow_up });
         } else {
             self.later.push(text);
         }
@@ -1308,24 +821,5 @@ fn first_lines(text: &str) -> String {
     match lines.count() {
         0 => first,
         n => format!("{first} (+{n} lines)"),
-    }
-}
-
-/// A token count, short.
-fn tokens(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1000.0),
-        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
-    }
-}
-
-/// An age, short.
-fn ago(secs: u64) -> String {
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m", secs / 60),
-        3600..86400 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86400),
     }
 }

@@ -3,8 +3,9 @@
 use zidane::agent::{AgentCacheChange, CompactOptions, SessionStore};
 use zidane::providers::ThinkingLevel;
 
+use super::draw::tokens;
 use super::screen::{Hue, Screen};
-use super::{Picker, Session, first_lines, tokens};
+use super::{Picker, Session, first_lines};
 
 /// The built-in commands, each with its line for `/help`.
 const COMMANDS: &[(&str, &str)] = &[
@@ -193,10 +194,12 @@ impl Session {
         let old = std::mem::replace(&mut self.built, built);
         old.agent.destroy().await;
         self.install();
+        if id != self.id {
+            self.totals = Default::default();
+            self.hook_context = None;
+        }
         self.id = id;
         self.tasks.clear();
-        self.totals = Default::default();
-        self.hook_context = None;
         let turns = self.stored_turns().await;
         let mut lines = vec![
             self.paint
@@ -204,16 +207,12 @@ impl Session {
         ];
         // The last exchange, to pick the thread up.
         let last_text = |role: zidane::providers::Role| {
-            turns.iter().rev().find(|t| t.role == role).map(|t| {
-                t.content
-                    .iter()
-                    .filter_map(|b| match b {
-                        zidane::providers::ContentBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+            turns
+                .iter()
+                .rev()
+                .filter(|t| t.role == role)
+                .map(|t| t.text())
+                .find(|t| !t.trim().is_empty())
         };
         if let Some(asked) = last_text(zidane::providers::Role::User) {
             lines.push(self.paint.dim(&format!("  last asked: {}", first_lines(asked.trim()))));
@@ -264,12 +263,19 @@ impl Session {
         // This folder's sessions (each records its folder after a run), the
         // most recent first; a session that recorded none is listed too.
         for s in candidates.into_iter().take(200) {
-            let recorded = match self.context.store.load(&s.id).await {
-                Ok(Some(session)) => session.metadata.get(super::FOLDER_KEY).cloned(),
-                _ => None,
+            let (recorded, cost) = match self.context.store.load(&s.id).await {
+                Ok(Some(session)) => (
+                    session.metadata.get(super::FOLDER_KEY).cloned(),
+                    session
+                        .turns
+                        .iter()
+                        .filter_map(|t| t.usage.as_ref().and_then(|u| u.cost))
+                        .reduce(|a, b| a + b),
+                ),
+                _ => (None, None),
             };
             if recorded.is_none_or(|f| f == folder) {
-                mine.push(s);
+                mine.push((s, cost));
             }
             if mine.len() == 50 {
                 break;

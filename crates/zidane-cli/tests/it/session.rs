@@ -164,15 +164,48 @@ impl Term {
             .unwrap();
     }
 
-    /// Waits for the program to end; its exit code.
-    fn exit(mut self) -> u32 {
-        let status = self.child.wait().unwrap();
-        status.exit_code()
+    /// Ctrl-D on the empty input: the program ends, with code 0.
+    fn quit(mut self) {
+        self.send("\x04");
+        assert_eq!(self.child.wait().unwrap().exit_code(), 0);
     }
 
     fn kill(mut self) {
         self.child.kill().unwrap();
         let _ = self.child.wait();
+    }
+}
+
+/// A home, a working folder and the loopback model.
+struct Setup {
+    home: tempfile::TempDir,
+    work: tempfile::TempDir,
+    url: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+impl Setup {
+    async fn new() -> Setup {
+        let (url, bodies) = server_with(None, by_prompt).await;
+        Setup {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            url,
+            bodies,
+        }
+    }
+
+    /// The session open at its input, with `env` and `extra` flags.
+    fn open(&self, env: &[(&str, &str)], extra: &[&str], size: (u16, u16)) -> Term {
+        let mut args = vec!["--base-url", self.url.as_str()];
+        args.extend_from_slice(extra);
+        let term = Term::start(self.home.path(), self.work.path(), env, &args, size);
+        term.wait_for("› ");
+        term
+    }
+
+    fn last_body(&self) -> String {
+        self.bodies.lock().unwrap().last().cloned().unwrap()
     }
 }
 
@@ -219,8 +252,8 @@ fn by_prompt(body: &str) -> String {
 /// first exchange, on the one MCP connection made at the start.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_prompts_in_one_process_share_one_agent_and_mcp_connection() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let setup = Setup::new().await;
+    let (home, work) = (&setup.home, &setup.work);
     let starts = work.path().join("starts.log");
     let wrapper = work.path().join("everything.sh");
     write(
@@ -240,9 +273,8 @@ async fn two_prompts_in_one_process_share_one_agent_and_mcp_connection() {
         &home.path().join("config.toml"),
         &format!("[mcp_servers.everything]\ncommand = \"{}\"\n", wrapper.display()),
     );
-    let (url, bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 40));
-    term.wait_for("› ");
+    let bodies = &setup.bodies;
+    let mut term = setup.open(&[KEY], &[], (100, 40));
     term.line("first question");
     term.wait_for("Answer: first question");
     term.line("second question");
@@ -251,8 +283,7 @@ async fn two_prompts_in_one_process_share_one_agent_and_mcp_connection() {
     let screen = term.idle();
     let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
     assert!(status.contains("approve yolo") && status.contains(" in / "), "{screen}");
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
     let bodies = bodies.lock().unwrap().clone();
     assert_eq!(bodies.len(), 2);
     assert!(
@@ -272,12 +303,11 @@ async fn two_prompts_in_one_process_share_one_agent_and_mcp_connection() {
 /// same session.
 #[tokio::test(flavor = "multi_thread")]
 async fn steering_mid_run_and_esc_interrupting_a_command() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let setup = Setup::new().await;
+    let work = &setup.work;
     let gate = super::started_fifo(work.path());
-    let (url, bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 40));
-    term.wait_for("› ");
+    let bodies = &setup.bodies;
+    let mut term = setup.open(&[KEY], &[], (100, 40));
     let release = work.path().join("release.fifo");
     assert!(
         std::process::Command::new("mkfifo")
@@ -310,12 +340,11 @@ async fn steering_mid_run_and_esc_interrupting_a_command() {
     term.wait_for("interrupted");
     term.line("what now?");
     term.wait_for("Answer: what now?");
-    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    let last = setup.last_body();
     // The same session: the cut-off call is in the history, answered.
     assert!(last.contains("sleep 600"), "{last}");
     assert!(last.contains("tool_result"), "{last}");
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
     let _ = text(b"");
 }
 
@@ -323,12 +352,10 @@ async fn steering_mid_run_and_esc_interrupting_a_command() {
 /// `always` with one key: the same command then runs without a question.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approval_answered_always_is_not_asked_again() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let (url, bodies) = server_with(None, by_prompt).await;
+    let setup = Setup::new().await;
+    let bodies = &setup.bodies;
     let env = [KEY, ("ZIDANE_APPROVE", "ask")];
-    let mut term = Term::start(home.path(), work.path(), &env, &["--base-url", &url], (100, 40));
-    term.wait_for("› ");
+    let mut term = setup.open(&env, &[], (100, 40));
     let call = json!({"command": "echo approved-once"});
     term.line(&format!("call shell {call}"));
     let screen = term.wait_for("[a] always this session");
@@ -355,13 +382,12 @@ async fn an_approval_answered_always_is_not_asked_again() {
     term.line("keep the build");
     term.wait_for("✗ declined: keep the build");
     term.wait_until(|s| s.matches("Tool done.").count() == 3, "the answer after the refusal");
-    let refused = bodies.lock().unwrap().last().cloned().unwrap();
+    let refused = setup.last_body();
     assert!(
         refused.contains("the user declined this call: keep the build"),
         "{refused}"
     );
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
 }
 
 /// `/model` says what the switch re-reads, and the next request goes to
@@ -369,11 +395,9 @@ async fn an_approval_answered_always_is_not_asked_again() {
 /// the focus in the request.
 #[tokio::test(flavor = "multi_thread")]
 async fn model_switch_with_its_cache_impact_and_compact_with_a_focus() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let (url, bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
-    term.wait_for("› ");
+    let setup = Setup::new().await;
+    let bodies = &setup.bodies;
+    let mut term = setup.open(&[KEY], &[], (120, 40));
     for n in 1..=3 {
         term.line(&format!("question {n}"));
         term.wait_for(&format!("Answer: question {n}"));
@@ -397,20 +421,16 @@ async fn model_switch_with_its_cache_impact_and_compact_with_a_focus() {
 
     term.line("/compact the parser work");
     term.wait_for("turns replaced by a summary");
-    let summary = bodies.lock().unwrap().last().cloned().unwrap();
+    let summary = setup.last_body();
     assert!(summary.contains("Keep in view above all: the parser work"), "{summary}");
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
 }
 
 /// `/tasks` lists the background tasks; `k` kills the one chosen.
 #[tokio::test(flavor = "multi_thread")]
 async fn tasks_kills_a_background_task() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let (url, _bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
-    term.wait_for("› ");
+    let setup = Setup::new().await;
+    let mut term = setup.open(&[KEY], &[], (120, 40));
     let call = json!({"command": "echo begun && sleep 600", "run_in_background": true});
     term.line(&format!("call shell {call}"));
     term.wait_for("Tool done.");
@@ -421,27 +441,25 @@ async fn tasks_kills_a_background_task() {
     term.send("k");
     term.wait_for("was stopped");
     term.wait_until(|s| !s.contains("1 task"), "no running task in the status line");
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
 }
 
 /// `/resume` lists the folder's other sessions; the one picked continues,
 /// its turns in the next request.
 #[tokio::test(flavor = "multi_thread")]
 async fn resume_picks_a_session() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let (url, bodies) = server_with(None, by_prompt).await;
+    let setup = Setup::new().await;
+    let (home, work) = (&setup.home, &setup.work);
+    let url = &setup.url;
     let out = super::zidane(
         home.path(),
         work.path(),
         &[KEY],
-        &["--base-url", &url, "-p", "earlier work"],
+        &["--base-url", url, "-p", "earlier work"],
     )
     .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (120, 40));
-    term.wait_for("› ");
+    let mut term = setup.open(&[KEY], &[], (120, 40));
     term.line("/resume");
     let screen = term.wait_for("Resume which session?");
     assert!(
@@ -452,10 +470,9 @@ async fn resume_picks_a_session() {
     term.wait_for("last asked: earlier work");
     term.line("go on");
     term.wait_for("Answer: go on");
-    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    let last = setup.last_body();
     assert!(last.contains("Answer: earlier work"), "{last}");
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
 }
 
 /// A paste of 500 lines shows as one line in the input and is sent whole;
@@ -463,8 +480,8 @@ async fn resume_picks_a_session() {
 /// 40-column terminal still shows the input and the status line.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_paste_and_a_resize_mid_run() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let setup = Setup::new().await;
+    let work = &setup.work;
     let gate = super::started_fifo(work.path());
     let release = work.path().join("release.fifo");
     assert!(
@@ -474,9 +491,8 @@ async fn a_long_paste_and_a_resize_mid_run() {
             .unwrap()
             .success()
     );
-    let (url, bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 30));
-    term.wait_for("› ");
+    let bodies = &setup.bodies;
+    let mut term = setup.open(&[KEY], &[], (100, 30));
     let paste: String = (1..=500).map(|i| format!("pasted line {i}\n")).collect();
     term.send("look at this: ");
     term.send(&format!("\x1b[200~{paste}\x1b[201~"));
@@ -511,32 +527,28 @@ async fn a_long_paste_and_a_resize_mid_run() {
     let after: Vec<&str> = screen.lines().skip_while(|l| !l.starts_with("─ 2 turns")).collect();
     let status = after.iter().filter(|l| l.starts_with("claude-sonnet-4-5 · ")).count();
     assert_eq!(status, 1, "one status line:\n{screen}");
-    term.send("\x15\x04");
-    assert_eq!(term.exit(), 0);
+    term.send("\x15");
+    term.quit();
 }
 
 /// `NO_COLOR` leaves every colour out; without it the marks are coloured.
 #[tokio::test(flavor = "multi_thread")]
 async fn no_color_means_no_colour() {
     for no_color in [false, true] {
-        let home = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
-        let (url, _) = server_with(None, by_prompt).await;
+        let setup = Setup::new().await;
         let mut env = vec![KEY];
         if no_color {
             env.push(("NO_COLOR", "1"));
         }
-        let mut term = Term::start(home.path(), work.path(), &env, &["--base-url", &url], (100, 30));
-        term.wait_for("› ");
+        let mut term = setup.open(&env, &[], (100, 30));
         term.line("hello **bold** `code`");
         term.wait_for("Answer: hello bold code");
-        term.send("\x04");
         let raw = String::from_utf8_lossy(&term.shared.0.lock().unwrap().raw).into_owned();
         let coloured = ["\x1b[36m", "\x1b[1m", "\x1b[2m", "\x1b[33m"]
             .iter()
             .any(|c| raw.contains(c));
         assert_eq!(coloured, !no_color, "NO_COLOR={no_color}");
-        assert_eq!(term.exit(), 0);
+        term.quit();
     }
 }
 
@@ -544,12 +556,11 @@ async fn no_color_means_no_colour() {
 /// --resume` continues the interrupted run, in a fresh process.
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_session_resumes() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
+    let setup = Setup::new().await;
+    let (home, work) = (&setup.home, &setup.work);
     let gate = super::started_fifo(work.path());
-    let (url, bodies) = server_with(None, by_prompt).await;
-    let mut term = Term::start(home.path(), work.path(), &[KEY], &["--base-url", &url], (100, 30));
-    term.wait_for("› ");
+    let (url, bodies) = (&setup.url, &setup.bodies);
+    let mut term = setup.open(&[KEY], &[], (100, 30));
     let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
     term.line(&format!("call shell {command}"));
     assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
@@ -569,7 +580,7 @@ async fn killed_session_resumes() {
         home.path(),
         work.path(),
         &[KEY],
-        &["--base-url", &url, "--resume"],
+        &["--base-url", url, "--resume"],
         (100, 30),
     );
     term.wait_for("resumed with");
@@ -577,12 +588,11 @@ async fn killed_session_resumes() {
     term.idle();
     term.line("and then?");
     term.wait_for("Answer: and then?");
-    let last = bodies.lock().unwrap().last().cloned().unwrap();
+    let last = setup.last_body();
     // The cut-off command is answered as interrupted, not run again.
     assert!(
         last.contains("call shell") && last.contains("this call was interrupted"),
         "{last}"
     );
-    term.send("\x04");
-    assert_eq!(term.exit(), 0);
+    term.quit();
 }
