@@ -610,9 +610,13 @@ pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Resu
     }
     interceptors.push(Arc::new(permissions.with_hooks(Arc::clone(&hooks))));
     let approver = Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>);
-    // A server's questions go to the person when there is one to ask (the
-    // interactive session has no line-by-line form yet).
-    let elicitation = (terminal.interactive() && !context.interactive).then(|| terminal.elicitation());
+    // A server's questions go to the person when there is one to ask: in
+    // the session, or on the terminal line by line.
+    let elicitation = if context.interactive {
+        Some(context.asks.elicitation())
+    } else {
+        terminal.interactive().then(|| terminal.elicitation())
+    };
     let traces = crate::setup::tracing_export(args)?;
     let mut spawn = zidane::agent::SpawnConfig::default();
     if let Some(traces) = &traces {

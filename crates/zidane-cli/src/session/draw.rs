@@ -26,7 +26,7 @@ impl Session {
         if self.md.holding() > 0 {
             area.push(p.dim(&format!("(a table, {} rows so far)", self.md.holding())));
         }
-        if self.run.is_some() && self.asks.is_empty() {
+        if self.run.is_some() && self.asks.is_empty() && self.forms.is_empty() {
             let secs = self.run_started.elapsed().as_secs();
             let what = if self.interrupting {
                 "interrupting"
@@ -45,6 +45,7 @@ impl Session {
         for text in &self.later {
             area.push(p.dim(&format!("⏳ next: {}", text.lines().next().unwrap_or_default())));
         }
+        self.draw_form(&mut area);
         self.draw_ask(&mut area);
         self.draw_picker(&mut area);
         if !self.editor.offered.is_empty() {
@@ -76,6 +77,30 @@ impl Session {
         let cursor_row = before + cursor.0 - skip;
         area.push(p.dim(&self.status()));
         let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
+    }
+
+    fn draw_form(&self, area: &mut Vec<String>) {
+        let Some(form) = self.forms.front() else {
+            return;
+        };
+        let p = self.paint;
+        area.push(p.hue(
+            Hue::Yellow,
+            &format!("? MCP server `{}` asks: {}", form.request.server, form.request.message),
+        ));
+        for (i, (name, kind, default)) in form.fields.iter().enumerate() {
+            let default = default.as_ref().map(|d| format!(" [{d}]")).unwrap_or_default();
+            let value = match i.cmp(&form.at) {
+                std::cmp::Ordering::Less => form
+                    .answers
+                    .get(name)
+                    .map_or_else(|| "(default)".to_owned(), |v| v.to_string()),
+                std::cmp::Ordering::Equal => format!("{}▏", self.field),
+                std::cmp::Ordering::Greater => String::new(),
+            };
+            area.push(format!("  {name} ({kind}){default}: {value}"));
+        }
+        area.push(p.dim("  Enter takes a field (empty: its default) · Esc declines · Ctrl-C cancels"));
     }
 
     fn draw_ask(&self, area: &mut Vec<String>) {
@@ -221,13 +246,6 @@ impl Session {
                 parts.push("cache expired".to_owned());
             }
         }
-        let approve = match *self.context.approve_mode.lock() {
-            crate::setup::Approve::Ask => "ask",
-            crate::setup::Approve::AutoEdit => "auto-edit",
-            crate::setup::Approve::Yolo => "yolo",
-        };
-        parts.push(format!("approve {approve}"));
-        parts.push(format!("sandbox {}", self.sandbox_mode()));
         let running = self.tasks.values().filter(|t| t.running).count();
         if running > 0 {
             parts.push(format!("{running} task{}", if running == 1 { "" } else { "s" }));
@@ -236,6 +254,13 @@ impl Session {
         if queued > 0 {
             parts.push(format!("{queued} queued"));
         }
+        let approve = match *self.context.approve_mode.lock() {
+            crate::setup::Approve::Ask => "ask",
+            crate::setup::Approve::AutoEdit => "auto-edit",
+            crate::setup::Approve::Yolo => "yolo",
+        };
+        parts.push(format!("approve {approve}"));
+        parts.push(format!("sandbox {}", self.sandbox_mode()));
         parts.join(" · ")
     }
 

@@ -33,6 +33,11 @@ impl Session {
 
     async fn on_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if !self.forms.is_empty() {
+            self.form_key(key);
+            self.draw(Vec::new());
+            return;
+        }
         if !self.asks.is_empty() {
             self.answer_key(key);
             self.draw(Vec::new());
@@ -250,6 +255,51 @@ impl Session {
                 }
                 self.editor.offered = many.iter().take(12).cloned().collect();
             }
+        }
+    }
+
+    /// A key for an MCP server's form: Enter takes the field (empty: its
+    /// default), Esc declines the form, Ctrl-C cancels the operation.
+    fn form_key(&mut self, key: KeyEvent) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let answer = match key.code {
+            KeyCode::Enter => {
+                let typed = std::mem::take(&mut self.field);
+                let done = self.forms.front_mut().is_some_and(|f| f.take(&typed));
+                if !done {
+                    return;
+                }
+                self.forms
+                    .front_mut()
+                    .map(|f| zidane::mcp::ElicitationAnswer::Accept(std::mem::take(&mut f.answers)))
+            }
+            KeyCode::Esc => Some(zidane::mcp::ElicitationAnswer::Decline),
+            KeyCode::Char('c') if ctrl => Some(zidane::mcp::ElicitationAnswer::Cancel),
+            KeyCode::Backspace => {
+                self.field.pop();
+                None
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.field.push(c);
+                None
+            }
+            _ => None,
+        };
+        if let Some(answer) = answer
+            && let Some(form) = self.forms.pop_front()
+        {
+            self.field.clear();
+            let said = match &answer {
+                zidane::mcp::ElicitationAnswer::Accept(_) => "answered",
+                zidane::mcp::ElicitationAnswer::Decline => "declined",
+                zidane::mcp::ElicitationAnswer::Cancel => "cancelled",
+            };
+            let line = self.paint.dim(&format!(
+                "{said} · MCP server `{}`: {}",
+                form.request.server, form.request.message
+            ));
+            let _ = form.reply.send(answer);
+            self.draw(vec![line]);
         }
     }
 }

@@ -94,10 +94,70 @@ impl Answer {
 /// Where approvals go while the interactive session runs (nowhere before:
 /// the approver asks on the terminal line by line then).
 #[derive(Clone, Default)]
-pub(crate) struct AskLine(Arc<parking_lot::Mutex<Option<UnboundedSender<Ask>>>>);
+pub(crate) struct AskLine(Arc<parking_lot::Mutex<Option<UnboundedSender<Question>>>>);
+
+/// What the session is asked: a call to allow, or an MCP server's form.
+pub(crate) enum Question {
+    Call(Ask),
+    Form(Form),
+}
+
+/// An MCP server's form (elicitation), filled field by field.
+pub(crate) struct Form {
+    request: zidane::mcp::ElicitationRequest,
+    /// Each field: its name, its type, its default as shown.
+    fields: Vec<(String, String, Option<String>)>,
+    at: usize,
+    answers: serde_json::Map<String, Value>,
+    reply: oneshot::Sender<zidane::mcp::ElicitationAnswer>,
+}
+
+impl Form {
+    fn new(request: zidane::mcp::ElicitationRequest, reply: oneshot::Sender<zidane::mcp::ElicitationAnswer>) -> Form {
+        let fields = request.schema["properties"]
+            .as_object()
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(name, p)| {
+                        let kind = p["type"].as_str().unwrap_or("string").to_owned();
+                        let default = p
+                            .get("default")
+                            .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned));
+                        (name.clone(), kind, default)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Form {
+            request,
+            fields,
+            at: 0,
+            answers: serde_json::Map::new(),
+            reply,
+        }
+    }
+
+    /// Takes the typed value of the current field; `true` once every field
+    /// has one (or was left to its default).
+    fn take(&mut self, typed: &str) -> bool {
+        if let Some((name, kind, _)) = self.fields.get(self.at)
+            && !typed.trim().is_empty()
+        {
+            let typed = typed.trim();
+            let value = match kind.as_str() {
+                "number" | "integer" | "boolean" => serde_json::from_str(typed).unwrap_or_else(|_| Value::from(typed)),
+                _ => Value::from(typed),
+            };
+            self.answers.insert(name.clone(), value);
+        }
+        self.at += 1;
+        self.at >= self.fields.len()
+    }
+}
 
 impl AskLine {
-    fn connect(&self, tx: UnboundedSender<Ask>) {
+    fn connect(&self, tx: UnboundedSender<Question>) {
         *self.0.lock() = Some(tx);
     }
 
@@ -111,13 +171,33 @@ impl AskLine {
             rule: rule.to_owned(),
             reply,
         };
-        if tx.send(ask).is_err() {
+        if tx.send(Question::Call(ask)).is_err() {
             return Some(Answer::No(Some("the session has ended".into())));
         }
         tokio::select! {
             answer = answer => Some(answer.unwrap_or(Answer::No(None))),
             () = request.signal.aborted() => Some(Answer::No(Some("the run was interrupted".into()))),
         }
+    }
+}
+
+impl AskLine {
+    /// MCP servers' forms, asked in the session.
+    pub(crate) fn elicitation(&self) -> zidane::mcp::ElicitationHandler {
+        let line = self.clone();
+        Arc::new(move |request: zidane::mcp::ElicitationRequest| {
+            let line = line.clone();
+            Box::pin(async move {
+                let Some(tx) = line.0.lock().clone() else {
+                    return zidane::mcp::ElicitationAnswer::Decline;
+                };
+                let (reply, answer) = oneshot::channel();
+                if tx.send(Question::Form(Form::new(request, reply))).is_err() {
+                    return zidane::mcp::ElicitationAnswer::Decline;
+                }
+                answer.await.unwrap_or(zidane::mcp::ElicitationAnswer::Decline)
+            }) as zidane::providers::BoxFuture<'static, zidane::mcp::ElicitationAnswer>
+        })
     }
 }
 
@@ -186,6 +266,9 @@ struct Session {
     totals: Totals,
     context_used: Option<u64>,
     asks: VecDeque<Ask>,
+    forms: VecDeque<Form>,
+    /// The value being typed for the form's current field.
+    field: String,
     /// The reason being typed for a `no`.
     reason: Option<String>,
     picker: Option<Picker>,
@@ -247,6 +330,8 @@ pub(crate) async fn run(
         totals: Totals::default(),
         context_used: None,
         asks: VecDeque::new(),
+        forms: VecDeque::new(),
+        field: String::new(),
         reason: None,
         picker: None,
         quit_armed: None,
@@ -265,7 +350,7 @@ pub(crate) async fn run(
 }
 
 impl Session {
-    async fn event_loop(&mut self, feed_rx: &mut UnboundedReceiver<Feed>, ask_rx: &mut UnboundedReceiver<Ask>) {
+    async fn event_loop(&mut self, feed_rx: &mut UnboundedReceiver<Feed>, ask_rx: &mut UnboundedReceiver<Question>) {
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -295,8 +380,11 @@ impl Session {
                     }
                     self.draw(commit);
                 }
-                Some(ask) = ask_rx.recv() => {
-                    self.asks.push_back(ask);
+                Some(question) = ask_rx.recv() => {
+                    match question {
+                        Question::Call(ask) => self.asks.push_back(ask),
+                        Question::Form(form) => self.forms.push_back(form),
+                    }
                     self.draw(Vec::new());
                 }
                 result = wait(&mut self.run), if self.run.is_some() => {
@@ -750,6 +838,9 @@ impl Session {
         }
         for ask in self.asks.drain(..) {
             let _ = ask.reply.send(Answer::No(Some("the session ended".into())));
+        }
+        for form in self.forms.drain(..) {
+            let _ = form.reply.send(zidane::mcp::ElicitationAnswer::Cancel);
         }
         if let Some(run) = self.run.take() {
             self.built

@@ -596,3 +596,38 @@ async fn killed_session_resumes() {
     );
     term.quit();
 }
+
+/// An MCP server's form (elicitation) is asked in the session, field by
+/// field, and what was typed reaches the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_servers_form_is_filled_in_the_session() {
+    let setup = Setup::new().await;
+    write(
+        &setup.home.path().join("config.toml"),
+        &format!(
+            "[mcp_servers.everything]\ncommand = \"{}\"\n",
+            super::conventions::everything()
+        ),
+    );
+    let mut term = setup.open(&[KEY], &[], (120, 50));
+    term.line("call mcp_everything_trigger-elicitation-request {}");
+    term.wait_for("? MCP server `everything` asks: Please provide inputs");
+    term.line("Ada Lovelace");
+    // The other fields keep their defaults.
+    while term
+        .wait_until(
+            |s| s.contains("Tool done") || s.contains("Enter takes a field"),
+            "the form or the answer",
+        )
+        .contains("Enter takes a field")
+    {
+        term.send("\r");
+        if term.written_since(0).contains("answered · MCP server") {
+            break;
+        }
+    }
+    term.wait_for("Tool done");
+    let body = setup.last_body();
+    assert!(body.contains("Ada Lovelace"), "{body}");
+    term.quit();
+}
