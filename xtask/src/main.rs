@@ -5,6 +5,9 @@
 //! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
 //! - `mcp-servers`: installs the MCP servers the tests run (npm and PyPI
 //!   packages, pinned) into `target/mcp-servers`, when missing;
+//! - `acp-client`: the official ACP TypeScript SDK (its client drives
+//!   `zidane acp` in the tests, and its JSON schema checks every message),
+//!   pinned from npm, into `target/acp-client`;
 //! - `conformance`: the official MCP conformance suite's client scenarios
 //!   against our client (`zidane-mcp`'s `conformance_client` example), with
 //!   Node 22 and the suite installed pinned into `target/conformance`;
@@ -37,11 +40,12 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::run(&root(), true),
         ["bench", rest @ ..] => bench(rest),
         ["mcp-servers"] => mcp_servers(),
+        ["acp-client"] => acp_client(),
         ["conformance"] => conformance(),
         ["restate-server"] => restate_server(),
         ["restate-cluster"] => restate_cluster(),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | conformance | restate-server | restate-cluster | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -93,6 +97,8 @@ fn ci() -> Result {
     codegen::run(&root(), true)?;
     println!("\n$ cargo xtask mcp-servers");
     mcp_servers()?;
+    println!("\n$ cargo xtask acp-client");
+    acp_client()?;
     println!("\n$ cargo xtask restate-server");
     restate_server()?;
     feature_checks(cargo)?;
@@ -206,6 +212,21 @@ fn mcp_servers() -> Result {
         run("python3", &args, &[])?;
     }
     Ok(())
+}
+
+/// The official ACP TypeScript SDK, pinned.
+const ACP_SDK: &[&str] = &["@agentclientprotocol/sdk@2.4.0"];
+
+fn acp_client() -> Result {
+    let dir = root().join("target/acp-client");
+    if dir
+        .join("node_modules/@agentclientprotocol/sdk/schema/v1/schema.json")
+        .exists()
+    {
+        println!("acp-client: present in {}", dir.display());
+        return Ok(());
+    }
+    npm_install(&dir, ACP_SDK, &[])
 }
 
 /// The Restate server and its cluster tool, pinned.

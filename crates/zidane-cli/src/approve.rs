@@ -123,6 +123,12 @@ impl ToolCallApprover for Terminal {
             let message = format!("zidane needs your permission to use {}", request.call.name);
             let fields = serde_json::json!({ "message": message, "notification_type": "permission_prompt" });
             self.hooks.tell("Notification", "permission_prompt", fields).await;
+            // A session (the terminal's, or an editor's over ACP) asks in its
+            // own way.
+            let (always, scope, rule) = always_for(request.call);
+            if let Some(answer) = self.asks.ask(&request, &rule).await {
+                return answer.decision(always);
+            }
             if !self.interactive {
                 // A permission rule that asks says so; otherwise the mode
                 // asked, and `--approve yolo` (or an allow rule) lets it run.
@@ -137,10 +143,6 @@ impl ToolCallApprover for Terminal {
                         "this needs the user's approval and there is no terminal to ask on ({how})"
                     )),
                 };
-            }
-            let (always, scope, rule) = always_for(request.call);
-            if let Some(answer) = self.asks.ask(&request, &rule).await {
-                return answer.decision(always);
             }
             let _one_at_a_time = self.asking.lock().await;
             self.printer.pause();

@@ -8,6 +8,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
+mod acp;
 mod approve;
 mod attach;
 mod checkpoints;
@@ -282,6 +283,9 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| Failure::usage(format!("cannot read the current folder: {e}")))?,
     };
+    if args.prompt.len() == 1 && args.prompt[0] == "acp" {
+        return acp::serve(args, given).await;
+    }
     let showing_config = args.prompt.len() == 1 && args.prompt[0] == "config";
     let showing_context = args.prompt.len() == 1 && args.prompt[0] == "context";
     // The trust question is for a run, not for a listing.
@@ -423,48 +427,19 @@ async fn run(mut args: Args, given: config::Given) -> Result<(), Failure> {
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
         ));
     }
-    let kind = crate::setup::provider_kind(&args)?;
-    let takes_images = loaded
-        .images
-        .unwrap_or(kind != crate::setup::ProviderKind::OpenaiCompatible);
-    let images = crate::attach::images(&args.images, &prompt, &cwd, kind, takes_images)?;
-    let (window, window_line) = crate::window::resolve(
-        args.context_window,
-        kind,
-        args.model.as_deref(),
-        args.base_url.as_deref(),
-    )
-    .await;
-    if let Some(line) = window_line {
-        eprintln!("{line}");
-    }
     let session = match forked {
         Some(id) => id,
         None => session_id(&args, &store).await?,
     };
-    let instructions = crate::instructions::discover(&loaded.paths);
-    if let Some(line) = instructions.summary() {
-        eprintln!("{line}");
-    }
     let interactive = session::wanted(&args) && !showing_context;
-    let approve_mode = Arc::new(parking_lot::Mutex::new(args.approve));
-    let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
-    let context = Context {
-        args,
-        loaded,
-        cwd,
-        store,
-        runtime,
-        checkpoints,
-        kind,
-        window,
-        takes_images,
-        instructions,
-        printer,
-        approve_mode,
-        interactive,
-        asks: session::AskLine::default(),
-    };
+    let context = Context::new(args, loaded, cwd, runtime, interactive).await?;
+    let images = crate::attach::images(
+        &context.args.images,
+        &prompt,
+        &context.cwd,
+        context.kind,
+        context.takes_images,
+    )?;
     let built = build(&context, &session, true).await?;
     for note in &built.notes {
         eprintln!("zidane: {note}");
@@ -506,6 +481,57 @@ pub(crate) struct Context {
     pub(crate) asks: session::AskLine,
 }
 
+impl Context {
+    /// The context of a folder: what the provider's window is, the
+    /// instruction files (both said on standard error), the checkpoints.
+    pub(crate) async fn new(
+        args: Args,
+        loaded: config::Loaded,
+        cwd: std::path::PathBuf,
+        runtime: Arc<zidane::durable::CheckpointRuntime>,
+        interactive: bool,
+    ) -> Result<Context, Failure> {
+        let store = runtime.sqlite().clone();
+        let checkpoints = crate::checkpoints::open(&args, &cwd, &store);
+        let kind = crate::setup::provider_kind(&args)?;
+        let takes_images = loaded
+            .images
+            .unwrap_or(kind != crate::setup::ProviderKind::OpenaiCompatible);
+        let (window, window_line) = crate::window::resolve(
+            args.context_window,
+            kind,
+            args.model.as_deref(),
+            args.base_url.as_deref(),
+        )
+        .await;
+        if let Some(line) = window_line {
+            eprintln!("{line}");
+        }
+        let instructions = crate::instructions::discover(&loaded.paths);
+        if let Some(line) = instructions.summary() {
+            eprintln!("{line}");
+        }
+        let approve_mode = Arc::new(parking_lot::Mutex::new(args.approve));
+        let printer = Printer::new(args.json, std::io::stderr().is_terminal() && !args.json);
+        Ok(Context {
+            args,
+            loaded,
+            cwd,
+            store,
+            runtime,
+            checkpoints,
+            kind,
+            window,
+            takes_images,
+            instructions,
+            printer,
+            approve_mode,
+            interactive,
+            asks: session::AskLine::default(),
+        })
+    }
+}
+
 /// An agent and what lives as long as it does.
 pub(crate) struct Built {
     pub(crate) agent: zidane::agent::Agent,
@@ -516,7 +542,7 @@ pub(crate) struct Built {
     /// Lines for the person (the sandbox, skipped skills).
     pub(crate) notes: Vec<String>,
     /// Hook subscriptions, dropped with the agent.
-    pub(crate) guards: Vec<Box<dyn std::any::Any + Send>>,
+    pub(crate) guards: Vec<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Builds the agent of `session`, with everything installed on its bus but
@@ -688,7 +714,7 @@ pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Resu
     for problem in agent.skill_problems() {
         notes.push(format!("skipped a skill: {problem}"));
     }
-    let mut guards: Vec<Box<dyn std::any::Any + Send>> = vec![
+    let mut guards: Vec<Box<dyn std::any::Any + Send + Sync>> = vec![
         Box::new(context.instructions.offer_nested(agent.hooks(), cwd)),
         Box::new(deferral.install(agent.hooks())),
         Box::new(savings.install(agent.hooks())),

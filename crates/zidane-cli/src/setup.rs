@@ -11,7 +11,7 @@ use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
 use zidane::providers::{ApiKey, Provider, ThinkingLevel};
 
 /// zidane: a coding agent in the current folder.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "zidane", version, about)]
 pub(crate) struct Args {
     /// What to do.

@@ -36,6 +36,7 @@ pub(crate) enum Feed {
         depth: u32,
     },
     ToolEnd {
+        id: String,
         name: String,
         input: Value,
         text: String,
@@ -43,6 +44,7 @@ pub(crate) enum Feed {
         depth: u32,
     },
     ToolCancelled {
+        id: String,
         reason: String,
     },
     /// A sub-agent's text at the end of its turn.
@@ -68,6 +70,9 @@ pub(crate) enum Feed {
         name: String,
         state: String,
     },
+    /// Answered when everything sent before it was handled (what a reply
+    /// waits for, so it follows the updates of its turn).
+    Barrier(tokio::sync::oneshot::Sender<()>),
 }
 
 fn result_text(content: &ToolResultContent) -> String {
@@ -138,6 +143,7 @@ pub(crate) fn install(hooks: &HookBus, tx: &UnboundedSender<Feed>) -> HookScope 
     let t = send(tx);
     scope.on_sync::<ToolAfter, _>(move |ev, _| {
         let _ = t.send(Feed::ToolEnd {
+            id: ev.call_id().to_owned(),
             name: ev.name().to_owned(),
             input: ev.input().clone(),
             text: result_text(ev.result()),
@@ -149,6 +155,7 @@ pub(crate) fn install(hooks: &HookBus, tx: &UnboundedSender<Feed>) -> HookScope 
     let t = send(tx);
     scope.on_sync::<ToolCancelled, _>(move |ev, _| {
         let _ = t.send(Feed::ToolCancelled {
+            id: ev.call_id().to_owned(),
             reason: ev.reason().to_owned(),
         });
         Ok(())
@@ -175,6 +182,7 @@ fn install_children(scope: &HookScope, tx: &UnboundedSender<Feed>) {
     let t = tx.clone();
     scope.on_sync::<ChildToolAfter, _>(move |ev, _| {
         let _ = t.send(Feed::ToolEnd {
+            id: ev.call_id().to_owned(),
             name: ev.name().to_owned(),
             input: Value::Null,
             text: result_text(ev.result()),

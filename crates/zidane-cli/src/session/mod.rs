@@ -7,7 +7,7 @@
 
 mod draw;
 mod editor;
-mod feed;
+pub(crate) mod feed;
 mod keys;
 mod markdown;
 mod screen;
@@ -36,6 +36,7 @@ use self::editor::{Editor, History};
 use self::feed::Feed;
 use self::markdown::Markdown;
 use self::screen::{Hue, Paint, Screen};
+pub(crate) use self::view::brief;
 use crate::setup::{Args, Failure};
 use crate::{Built, Context};
 
@@ -156,8 +157,22 @@ impl Form {
     }
 }
 
+impl Ask {
+    /// The call, the rule an "always" would save, and where the answer goes.
+    pub(crate) fn into_parts(self) -> (ToolCall, String, oneshot::Sender<Answer>) {
+        (self.call, self.rule, self.reply)
+    }
+}
+
+impl Form {
+    /// Declines the form (a client that cannot show one).
+    pub(crate) fn decline(self) {
+        let _ = self.reply.send(zidane::mcp::ElicitationAnswer::Decline);
+    }
+}
+
 impl AskLine {
-    fn connect(&self, tx: UnboundedSender<Question>) {
+    pub(crate) fn connect(&self, tx: UnboundedSender<Question>) {
         *self.0.lock() = Some(tx);
     }
 
@@ -536,6 +551,7 @@ impl Session {
                 }
             }
             Feed::ToolEnd {
+                id: _,
                 name,
                 input,
                 text,
@@ -545,7 +561,7 @@ impl Session {
                 self.settle(commit);
                 commit.extend(view::outcome(&p, depth, &name, &input, &text, is_error));
             }
-            Feed::ToolCancelled { reason } => {
+            Feed::ToolCancelled { reason, .. } => {
                 self.settle(commit);
                 commit.push(format!("  ⎿ {}", p.hue(Hue::Yellow, &format!("cut off: {reason}"))));
             }
@@ -591,6 +607,9 @@ impl Session {
                 self.commit_note(commit, &line);
             }
             Feed::Fallback(model) => self.fallback = Some(model),
+            Feed::Barrier(done) => {
+                let _ = done.send(());
+            }
             Feed::Mcp { name, state } => {
                 self.mcp.insert(name, state);
             }

@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropic_sse};
 
+mod acp;
 mod checkpoints;
 mod conventions;
 mod hooks;

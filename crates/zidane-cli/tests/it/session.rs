@@ -177,15 +177,15 @@ impl Term {
 }
 
 /// A home, a working folder and the loopback model.
-struct Setup {
-    home: tempfile::TempDir,
-    work: tempfile::TempDir,
-    url: String,
-    bodies: Arc<Mutex<Vec<String>>>,
+pub(super) struct Setup {
+    pub(super) home: tempfile::TempDir,
+    pub(super) work: tempfile::TempDir,
+    pub(super) url: String,
+    pub(super) bodies: Arc<Mutex<Vec<String>>>,
 }
 
 impl Setup {
-    async fn new() -> Setup {
+    pub(super) async fn new() -> Setup {
         let (url, bodies) = server_with(None, by_prompt).await;
         Setup {
             home: tempfile::tempdir().unwrap(),
@@ -204,14 +204,14 @@ impl Setup {
         term
     }
 
-    fn last_body(&self) -> String {
+    pub(super) fn last_body(&self) -> String {
         self.bodies.lock().unwrap().last().cloned().unwrap()
     }
 }
 
 /// Answers by the last user message: a prompt naming a tool and its input
 /// (`call TOOL INPUT`) gets that call, then `Answer: PROMPT`.
-fn by_prompt(body: &str) -> String {
+pub(super) fn by_prompt(body: &str) -> String {
     let v: Value = serde_json::from_str(body).unwrap();
     let messages = v["messages"].as_array().unwrap();
     let last = messages.last().unwrap();

@@ -1,0 +1,237 @@
+//! What the agent does, as ACP `session/update` payloads: text and thinking
+//! chunks, tool calls with their kind, locations and content (edits as
+//! diffs), and the plan `todowrite` keeps.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use zidane::providers::{ContentBlock, Role, SessionTurn};
+
+use crate::session::feed::Feed;
+
+/// The ACP kind of a tool.
+pub(crate) fn kind(name: &str) -> &'static str {
+    match name {
+        "read_file" | "list_files" | "todoread" => "read",
+        "write_file" | "edit" | "multi_edit" => "edit",
+        "shell" | "shell_kill" | "wait_task" => "execute",
+        "glob" | "grep" | "tool_search" => "search",
+        "web_fetch" => "fetch",
+        "todowrite" => "think",
+        _ => "other",
+    }
+}
+
+fn text<'a>(input: &'a Value, key: &str) -> &'a str {
+    input.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A title a person reads in the editor.
+pub(crate) fn title(name: &str, input: &Value) -> String {
+    match name {
+        "shell" => format!("Run `{}`", text(input, "command").lines().next().unwrap_or_default()),
+        "read_file" => format!("Read {}", text(input, "path")),
+        "list_files" => format!("List {}", text(input, "path")),
+        "write_file" => format!("Write {}", text(input, "path")),
+        "edit" | "multi_edit" => format!("Edit {}", text(input, "path")),
+        "glob" => format!("Find files `{}`", text(input, "pattern")),
+        "grep" => format!("Search `{}`", text(input, "pattern")),
+        "web_fetch" => format!("Fetch {}", text(input, "url")),
+        "todowrite" => "Update the plan".to_owned(),
+        "spawn" => format!("Sub-agent: {}", crate::session::brief(name, input)),
+        _ => name.to_owned(),
+    }
+}
+
+/// The files a call touches, as absolute paths.
+fn locations(input: &Value, cwd: &Path) -> Vec<Value> {
+    let path = text(input, "path");
+    if path.is_empty() {
+        return Vec::new();
+    }
+    let full = cwd.join(path);
+    vec![json!({ "path": full.to_string_lossy() })]
+}
+
+/// A call's content once it ran: edits as diffs, the rest as text.
+fn content(name: &str, input: &Value, output: &str, cwd: &Path) -> Vec<Value> {
+    let path = cwd.join(text(input, "path")).to_string_lossy().into_owned();
+    match name {
+        "edit" => vec![json!({
+            "type": "diff", "path": path,
+            "oldText": text(input, "old_string"), "newText": text(input, "new_string"),
+        })],
+        "multi_edit" => input["edits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                json!({
+                    "type": "diff", "path": path,
+                    "oldText": text(e, "old_string"), "newText": text(e, "new_string"),
+                })
+            })
+            .collect(),
+        "write_file" => vec![json!({
+            "type": "diff", "path": path, "oldText": Value::Null, "newText": text(input, "content"),
+        })],
+        _ => vec![text_content(output)],
+    }
+}
+
+fn text_content(text: &str) -> Value {
+    json!({ "type": "content", "content": { "type": "text", "text": text } })
+}
+
+/// `todowrite`'s list as a plan.
+fn plan(input: &Value) -> Option<Value> {
+    let todos = input["todos"].as_array()?;
+    let entries: Vec<Value> = todos
+        .iter()
+        .map(|t| {
+            let status = t["status"]
+                .as_str()
+                .filter(|s| matches!(*s, "pending" | "in_progress" | "completed"))
+                .unwrap_or("pending");
+            let priority = t["priority"]
+                .as_str()
+                .filter(|p| matches!(*p, "high" | "medium" | "low"))
+                .unwrap_or("medium");
+            json!({ "content": text(t, "content"), "priority": priority, "status": status })
+        })
+        .collect();
+    Some(json!({ "sessionUpdate": "plan", "entries": entries }))
+}
+
+/// The updates one feed message makes (none for what an editor does not
+/// show).
+pub(crate) fn from_feed(feed: Feed, cwd: &Path) -> Vec<Value> {
+    match feed {
+        Feed::Text(delta) => vec![json!({
+            "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": delta },
+        })],
+        Feed::Thinking(delta) => vec![json!({
+            "sessionUpdate": "agent_thought_chunk", "content": { "type": "text", "text": delta },
+        })],
+        Feed::ToolStart {
+            id,
+            name,
+            input,
+            refusal,
+            ..
+        } => {
+            let mut out = vec![json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": id,
+                "title": title(&name, &input),
+                "kind": kind(&name),
+                "status": "pending",
+                "locations": locations(&input, cwd),
+                "rawInput": input,
+            })];
+            out.push(match refusal {
+                Some(why) => json!({
+                    "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",
+                    "content": [text_content(&why)],
+                }),
+                None => json!({ "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress" }),
+            });
+            if name == "todowrite"
+                && let Some(plan) = plan(&input)
+            {
+                out.push(plan);
+            }
+            out
+        }
+        Feed::ToolEnd {
+            id,
+            name,
+            input,
+            text,
+            is_error,
+            ..
+        } => {
+            let content = if is_error {
+                vec![text_content(&text)]
+            } else {
+                content(&name, &input, &text, cwd)
+            };
+            vec![json!({
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": id,
+                "status": if is_error { "failed" } else { "completed" },
+                "content": content,
+            })]
+        }
+        Feed::ToolCancelled { id, reason } => vec![json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",
+            "content": [text_content(&format!("cut off: {reason}"))],
+        })],
+        _ => Vec::new(),
+    }
+}
+
+/// A stored conversation, as the updates that show it again
+/// (`session/load`).
+pub(crate) fn replay(turns: &[SessionTurn], cwd: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut calls: std::collections::HashMap<String, (String, Value)> = std::collections::HashMap::new();
+    for turn in turns {
+        for block in turn.content.iter() {
+            match (turn.role, block) {
+                (Role::User, ContentBlock::Text { text }) => out.push(json!({
+                    "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": text },
+                })),
+                (Role::Assistant, ContentBlock::Text { text }) => out.push(json!({
+                    "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": text },
+                })),
+                (Role::Assistant, ContentBlock::Thinking { thinking, .. }) => out.push(json!({
+                    "sessionUpdate": "agent_thought_chunk", "content": { "type": "text", "text": thinking },
+                })),
+                (Role::Assistant, ContentBlock::ToolUse { id, name, input, .. }) => {
+                    calls.insert(id.clone(), (name.clone(), input.clone()));
+                    out.push(json!({
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": id,
+                        "title": title(name, input),
+                        "kind": kind(name),
+                        "status": "in_progress",
+                        "locations": locations(input, cwd),
+                        "rawInput": input,
+                    }));
+                }
+                (
+                    _,
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        is_error,
+                        ..
+                    },
+                ) => {
+                    let text = match content {
+                        zidane::providers::ToolResultContent::Text(t) => t.clone(),
+                        zidane::providers::ToolResultContent::Parts(_) => String::new(),
+                    };
+                    let failed = *is_error;
+                    let shown = match calls.get(tool_use_id) {
+                        Some((name, input)) if !failed => content_for_replay(name, input, &text, cwd),
+                        _ => vec![text_content(&text)],
+                    };
+                    out.push(json!({
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": tool_use_id,
+                        "status": if failed { "failed" } else { "completed" },
+                        "content": shown,
+                    }));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn content_for_replay(name: &str, input: &Value, output: &str, cwd: &Path) -> Vec<Value> {
+    content(name, input, output, cwd)
+}
