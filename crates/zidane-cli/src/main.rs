@@ -479,7 +479,13 @@ pub(crate) struct Context {
     pub(crate) interactive: bool,
     /// Where the approvals go in the interactive session.
     pub(crate) asks: session::AskLine,
+    /// Wraps where the tools run (an ACP client's files).
+    pub(crate) wrap_execution: Option<ExecutionWrap>,
 }
+
+/// What [`Context::wrap_execution`] holds.
+pub(crate) type ExecutionWrap =
+    Arc<dyn Fn(Arc<dyn zidane::tools::ExecutionContext>) -> Arc<dyn zidane::tools::ExecutionContext> + Send + Sync>;
 
 impl Context {
     /// The context of a folder: what the provider's window is, the
@@ -528,6 +534,7 @@ impl Context {
             approve_mode,
             interactive,
             asks: session::AskLine::default(),
+            wrap_execution: None,
         })
     }
 }
@@ -679,7 +686,10 @@ pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Resu
             args.max_tokens
                 .unwrap_or(zidane::providers::anthropic::DEFAULT_MAX_TOKENS),
         ),
-        execution: Some(execution as Arc<dyn zidane::tools::ExecutionContext>),
+        execution: Some(match &context.wrap_execution {
+            Some(wrap) => wrap(execution as Arc<dyn zidane::tools::ExecutionContext>),
+            None => execution as Arc<dyn zidane::tools::ExecutionContext>,
+        }),
         session_id: Some(session.to_owned()),
         skills: Some(zidane::agent::SkillsConfig {
             folders: skill_folders(args, cwd),

@@ -9,6 +9,7 @@
 //! `session/request_permission` requests.
 
 mod commands;
+mod files;
 mod update;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -74,9 +75,11 @@ struct Server {
     given: config::Given,
     runtime: Arc<zidane::durable::CheckpointRuntime>,
     out: UnboundedSender<Value>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Value>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
     next_id: AtomicI64,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// What the client said it can do (`initialize`).
+    client: Mutex<Value>,
 }
 
 /// Serves ACP until the client closes standard input.
@@ -93,6 +96,7 @@ pub(crate) async fn serve(args: Args, given: config::Given) -> Result<(), Failur
         pending: Mutex::new(HashMap::new()),
         next_id: AtomicI64::new(1),
         sessions: Mutex::new(HashMap::new()),
+        client: Mutex::new(Value::Null),
     });
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     loop {
@@ -175,13 +179,14 @@ impl Server {
         }));
     }
 
-    /// Asks the client; its answer (`result`, or `null` with an error).
+    /// Asks the client; its `result` (`None` for an error, or when the
+    /// client is gone).
     async fn request(&self, method: &str, params: Value) -> Option<Value> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(id, tx);
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        rx.await.ok()
+        rx.await.ok().flatten()
     }
 
     /// One message from the client: a request (answered on its own task),
@@ -210,7 +215,7 @@ impl Server {
             (Some(id), None) => {
                 let waiting = id.as_i64().and_then(|id| self.pending.lock().remove(&id));
                 if let Some(waiting) = waiting {
-                    let _ = waiting.send(message.get("result").cloned().unwrap_or(Value::Null));
+                    let _ = waiting.send(message.get("result").cloned());
                 }
             }
             (None, None) => self.send(error_reply(
@@ -222,7 +227,10 @@ impl Server {
 
     async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Reply {
         match method {
-            "initialize" => Ok(self.initialize()),
+            "initialize" => {
+                *self.client.lock() = params.get("clientCapabilities").cloned().unwrap_or(Value::Null);
+                Ok(self.initialize())
+            }
             "authenticate" => self.authenticate(),
             "session/new" => self.open(params, None).await,
             "session/load" => {
@@ -348,9 +356,28 @@ impl Server {
             loaded.mcp.retain(|(n, _, _)| *n != name);
             loaded.mcp.push((name, entry, "the ACP client".to_owned()));
         }
-        let context = Context::new(args, loaded, cwd, Arc::clone(&self.runtime), false)
+        let mut context = Context::new(args, loaded, cwd.clone(), Arc::clone(&self.runtime), false)
             .await
             .map_err(|e| RpcError::params(e.message))?;
+        let client = self.client.lock().clone();
+        let (read, write) = (
+            client["fs"]["readTextFile"] == true,
+            client["fs"]["writeTextFile"] == true,
+        );
+        if read || write {
+            let server = Arc::downgrade(self);
+            let session = id.to_owned();
+            context.wrap_execution = Some(Arc::new(move |inner| {
+                Arc::new(files::ClientFiles {
+                    inner,
+                    cwd: cwd.clone(),
+                    server: server.clone(),
+                    session: session.clone(),
+                    read,
+                    write,
+                }) as Arc<dyn zidane::tools::ExecutionContext>
+            }));
+        }
         let built = crate::build(&context, id, false)
             .await
             .map_err(|e| RpcError::internal(e.message))?;

@@ -71,6 +71,9 @@ struct Agent {
     seen: Vec<Value>,
     /// How permission requests are answered.
     permission: &'static str,
+    /// The editor's buffers, by absolute path: what `fs/read_text_file`
+    /// answers and `fs/write_text_file` changes.
+    buffers: std::collections::HashMap<String, String>,
 }
 
 impl Agent {
@@ -101,6 +104,7 @@ impl Agent {
             next: 1,
             seen: Vec::new(),
             permission: "allow_once",
+            buffers: std::collections::HashMap::new(),
         }
     }
 
@@ -124,6 +128,20 @@ impl Agent {
         let message: Value = serde_json::from_str(&line).unwrap();
         self.schema.check(&message);
         self.seen.push(message.clone());
+        if message["method"] == "fs/read_text_file" {
+            let path = message["params"]["path"].as_str().unwrap().to_owned();
+            let content = self.buffers.get(&path).cloned().unwrap_or_default();
+            let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": { "content": content } });
+            self.send(reply).await;
+        }
+        if message["method"] == "fs/write_text_file" {
+            let params = &message["params"];
+            let path = params["path"].as_str().unwrap().to_owned();
+            self.buffers
+                .insert(path, params["content"].as_str().unwrap().to_owned());
+            let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": {} });
+            self.send(reply).await;
+        }
         if message["method"] == "session/request_permission" {
             let outcome = match self.permission {
                 "cancelled" => json!({ "outcome": "cancelled" }),
@@ -165,8 +183,15 @@ impl Agent {
     }
 
     async fn open(&mut self, cwd: &Path) -> String {
+        self.open_with(cwd, json!({})).await
+    }
+
+    async fn open_with(&mut self, cwd: &Path, capabilities: Value) -> String {
         let init = self
-            .call("initialize", json!({ "protocolVersion": 1, "clientCapabilities": {} }))
+            .call(
+                "initialize",
+                json!({ "protocolVersion": 1, "clientCapabilities": capabilities }),
+            )
             .await;
         assert_eq!(init["result"]["protocolVersion"], 1);
         assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
@@ -535,4 +560,48 @@ async fn slash_commands_over_acp() {
         .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
         .collect();
     assert!(cost.starts_with("This session: "), "{cost}");
+}
+
+/// A client that offers its file system: the agent reads the editor's
+/// unsaved buffer, not the disk, and its writes go to the editor.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_files_are_read_and_written_through_it() {
+    let setup = Setup::new().await;
+    let file = setup.work.path().join("notes.txt");
+    std::fs::write(&file, "on disk\n").unwrap();
+    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
+    let key = file.to_string_lossy().into_owned();
+    agent.buffers.insert(key.clone(), "unsaved in the editor\n".to_owned());
+    let session = agent
+        .open_with(
+            setup.work.path(),
+            json!({ "fs": { "readTextFile": true, "writeTextFile": true } }),
+        )
+        .await;
+    agent
+        .call(
+            "session/prompt",
+            prompt(&session, r#"call read_file {"path": "notes.txt"}"#),
+        )
+        .await;
+    let read = setup.last_body();
+    assert!(
+        read.contains("unsaved in the editor") && !read.contains("on disk"),
+        "{read}"
+    );
+    agent
+        .call(
+            "session/prompt",
+            prompt(
+                &session,
+                r#"call write_file {"path": "notes.txt", "content": "from the agent\n"}"#,
+            ),
+        )
+        .await;
+    assert_eq!(agent.buffers[&key], "from the agent\n");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "on disk\n",
+        "the editor saves, not the agent"
+    );
 }
