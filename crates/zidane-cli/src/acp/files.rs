@@ -1,8 +1,11 @@
-//! The ACP client's files: when the client offers `fs.readTextFile` /
-//! `fs.writeTextFile`, the agent's file tools read and write through it
-//! (the editor's unsaved buffers are what the agent reads; its edits land
-//! in open buffers). An execution context around the local one: the rest —
-//! commands, listings, background tasks — stays on this machine, sandboxed.
+//! The ACP client's files and terminals: when the client offers
+//! `fs.readTextFile` / `fs.writeTextFile`, the agent's file tools read and
+//! write through it (the editor's unsaved buffers are what the agent reads;
+//! its edits land in open buffers); when it offers `terminal`, `shell` runs
+//! in the client's terminal (`terminal/create`, `wait_for_exit`, `output`,
+//! `kill`, `release`), embedded in the tool call. An execution context
+//! around the local one: the rest — listings, searches, background tasks —
+//! stays on this machine, sandboxed.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -26,6 +29,12 @@ pub(super) struct ClientFiles {
     pub(super) session: String,
     pub(super) read: bool,
     pub(super) write: bool,
+    pub(super) terminal: bool,
+    /// The `shell` calls about to run: the command and the call's id (what
+    /// a terminal is embedded in), from the agent's `tool:dispatched`.
+    pub(super) calls: Arc<parking_lot::Mutex<Vec<(String, String)>>>,
+    /// The terminal each call ran in, for its last update.
+    pub(super) terminals: Arc<parking_lot::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 /// Files the client's text interface cannot carry: read and written here.
@@ -54,6 +63,75 @@ impl ClientFiles {
     }
 }
 
+impl ClientFiles {
+    /// Runs `command` in a terminal of the client, embedded in its call,
+    /// bounded by the call's timeout and abort.
+    async fn in_terminal(
+        &self,
+        server: &Server,
+        handle: &ExecutionHandle,
+        command: &str,
+        options: ExecOptions,
+    ) -> Result<ExecOutput, SharedError> {
+        let cwd = match &options.cwd {
+            Some(dir) => self.absolute(handle, dir)?,
+            None => self.cwd.to_string_lossy().into_owned(),
+        };
+        let params = json!({
+            "sessionId": self.session,
+            "command": "sh",
+            "args": ["-c", command],
+            "cwd": cwd,
+            "outputByteLimit": options.max_output_bytes,
+        });
+        let Some(id) = server
+            .request("terminal/create", params)
+            .await
+            .and_then(|r| r["terminalId"].as_str().map(str::to_owned))
+        else {
+            return Err(Self::failed(command, "the editor did not open a terminal"));
+        };
+        let call = {
+            let mut calls = self.calls.lock();
+            calls.iter().position(|(c, _)| c == command).map(|i| calls.remove(i).1)
+        };
+        if let Some(call) = &call {
+            self.terminals.lock().insert(call.clone(), id.clone());
+            server.notify(
+                &self.session,
+                json!({
+                    "sessionUpdate": "tool_call_update", "toolCallId": call,
+                    "content": [{ "type": "terminal", "terminalId": id }],
+                }),
+            );
+        }
+        let terminal = json!({ "sessionId": self.session, "terminalId": id });
+        let timeout = options.timeout.unwrap_or(std::time::Duration::MAX);
+        let (mut timed_out, mut aborted) = (false, false);
+        tokio::select! {
+            _ = server.request("terminal/wait_for_exit", terminal.clone()) => {}
+            () = tokio::time::sleep(timeout) => timed_out = true,
+            () = options.signal.aborted() => aborted = true,
+        }
+        if timed_out || aborted {
+            server.request("terminal/kill", terminal.clone()).await;
+        }
+        let output = server
+            .request("terminal/output", terminal.clone())
+            .await
+            .unwrap_or_default();
+        server.request("terminal/release", terminal).await;
+        let status = &output["exitStatus"];
+        Ok(ExecOutput {
+            stdout: output["output"].as_str().unwrap_or_default().to_owned(),
+            stderr: String::new(),
+            exit_code: status["exitCode"].as_i64().and_then(|c| i32::try_from(c).ok()),
+            timed_out,
+            aborted,
+        })
+    }
+}
+
 impl ExecutionContext for ClientFiles {
     fn kind(&self) -> &str {
         self.inner.kind()
@@ -67,7 +145,12 @@ impl ExecutionContext for ClientFiles {
         command: &'a str,
         options: ExecOptions,
     ) -> BoxFuture<'a, Result<ExecOutput, SharedError>> {
-        self.inner.exec(handle, command, options)
+        Box::pin(async move {
+            match self.server.upgrade() {
+                Some(server) if self.terminal => self.in_terminal(&server, handle, command, options).await,
+                _ => self.inner.exec(handle, command, options).await,
+            }
+        })
     }
     fn read_file<'a>(
         &'a self,

@@ -67,6 +67,9 @@ struct Session {
     model: Mutex<Option<String>>,
     /// Background tasks: the command, whether it runs.
     tasks: Mutex<BTreeMap<String, (String, bool)>>,
+    /// The client's terminal each `shell` call ran in.
+    terminals: Arc<Mutex<HashMap<String, String>>>,
+    _dispatched: zidane::hooks::HookHandle,
 }
 
 /// The server: the client's channel, the sessions.
@@ -360,13 +363,17 @@ impl Server {
             .await
             .map_err(|e| RpcError::params(e.message))?;
         let client = self.client.lock().clone();
-        let (read, write) = (
+        let (read, write, terminal) = (
             client["fs"]["readTextFile"] == true,
             client["fs"]["writeTextFile"] == true,
+            client["terminal"] == true,
         );
-        if read || write {
+        let calls: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+        let terminals: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+        if read || write || terminal {
             let server = Arc::downgrade(self);
             let session = id.to_owned();
+            let (calls, terminals) = (Arc::clone(&calls), Arc::clone(&terminals));
             context.wrap_execution = Some(Arc::new(move |inner| {
                 Arc::new(files::ClientFiles {
                     inner,
@@ -375,12 +382,28 @@ impl Server {
                     session: session.clone(),
                     read,
                     write,
+                    terminal,
+                    calls: Arc::clone(&calls),
+                    terminals: Arc::clone(&terminals),
                 }) as Arc<dyn zidane::tools::ExecutionContext>
             }));
         }
         let built = crate::build(&context, id, false)
             .await
             .map_err(|e| RpcError::internal(e.message))?;
+        // Each `shell` call's id, known before it runs (a terminal is
+        // embedded in it).
+        let noting = Arc::clone(&calls);
+        let dispatched = built
+            .agent
+            .hooks()
+            .on_sync::<zidane::agent::events::ToolDispatched, _>(move |ev, _| {
+                if terminal && ev.name() == "shell" && ev.input()["run_in_background"] != true {
+                    let command = ev.input()["command"].as_str().unwrap_or_default().to_owned();
+                    noting.lock().push((command, ev.call_id().to_owned()));
+                }
+                Ok(())
+            });
         let (feed, feed_rx) = unbounded_channel();
         let feeding = crate::session::feed::install(built.agent.hooks(), &feed);
         let (questions, questions_rx) = unbounded_channel();
@@ -400,6 +423,8 @@ impl Server {
             mode: Mutex::new(mode),
             model: Mutex::new(None),
             tasks: Mutex::new(BTreeMap::new()),
+            terminals,
+            _dispatched: dispatched,
         });
         tokio::spawn(forward(Arc::clone(self), Arc::downgrade(&session), feed_rx));
         tokio::spawn(ask_client(Arc::clone(self), id.to_owned(), questions_rx));
@@ -561,7 +586,17 @@ async fn forward(server: Arc<Server>, session: std::sync::Weak<Session>, mut fee
                 }
             }
             message => {
-                for update in update::from_feed(message, &session.context.cwd) {
+                let ended = match &message {
+                    Feed::ToolEnd { id, .. } => session.terminals.lock().remove(id),
+                    _ => None,
+                };
+                for mut update in update::from_feed(message, &session.context.cwd) {
+                    // A command run in the client's terminal keeps it shown.
+                    if let Some(terminal) = &ended
+                        && let Some(content) = update.get_mut("content").and_then(Value::as_array_mut)
+                    {
+                        content.insert(0, json!({ "type": "terminal", "terminalId": terminal }));
+                    }
                     server.notify(&session.id, update);
                 }
             }

@@ -74,6 +74,9 @@ struct Agent {
     /// The editor's buffers, by absolute path: what `fs/read_text_file`
     /// answers and `fs/write_text_file` changes.
     buffers: std::collections::HashMap<String, String>,
+    /// The terminals opened: the command's process, then its output and
+    /// exit code.
+    terminals: Vec<(Option<Child>, String, Option<i32>)>,
 }
 
 impl Agent {
@@ -105,6 +108,7 @@ impl Agent {
             seen: Vec::new(),
             permission: "allow_once",
             buffers: std::collections::HashMap::new(),
+            terminals: Vec::new(),
         }
     }
 
@@ -128,6 +132,10 @@ impl Agent {
         let message: Value = serde_json::from_str(&line).unwrap();
         self.schema.check(&message);
         self.seen.push(message.clone());
+        if let Some(result) = self.terminal(&message).await {
+            let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": result });
+            self.send(reply).await;
+        }
         if message["method"] == "fs/read_text_file" {
             let path = message["params"]["path"].as_str().unwrap().to_owned();
             let content = self.buffers.get(&path).cloned().unwrap_or_default();
@@ -151,6 +159,40 @@ impl Agent {
             self.send(reply).await;
         }
         message
+    }
+
+    /// The client's side of `terminal/*`: the command runs here, as an
+    /// editor's terminal would run it.
+    async fn terminal(&mut self, message: &Value) -> Option<Value> {
+        let params = &message["params"];
+        let index = |p: &Value| p["terminalId"].as_str()?.strip_prefix("term-")?.parse::<usize>().ok();
+        match message["method"].as_str()? {
+            "terminal/create" => {
+                let args: Vec<String> = serde_json::from_value(params["args"].clone()).unwrap();
+                let child = tokio::process::Command::new(params["command"].as_str().unwrap())
+                    .args(&args)
+                    .current_dir(params["cwd"].as_str().unwrap())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                self.terminals.push((Some(child), String::new(), None));
+                Some(json!({ "terminalId": format!("term-{}", self.terminals.len() - 1) }))
+            }
+            "terminal/wait_for_exit" => {
+                let terminal = &mut self.terminals[index(params)?];
+                let out = terminal.0.take()?.wait_with_output().await.unwrap();
+                terminal.1 = String::from_utf8_lossy(&out.stdout).into_owned();
+                terminal.2 = out.status.code();
+                Some(json!({ "exitCode": terminal.2 }))
+            }
+            "terminal/output" => {
+                let terminal = &self.terminals[index(params)?];
+                Some(json!({ "output": terminal.1, "truncated": false, "exitStatus": { "exitCode": terminal.2 } }))
+            }
+            "terminal/kill" | "terminal/release" => Some(json!({})),
+            _ => None,
+        }
     }
 
     /// Sends a request; its response (the messages before it are kept in
@@ -604,4 +646,30 @@ async fn the_clients_files_are_read_and_written_through_it() {
         "on disk\n",
         "the editor saves, not the agent"
     );
+}
+
+/// A client that offers terminals: `shell` runs in one, the tool call
+/// embeds it, and the model reads what it printed.
+#[tokio::test(flavor = "multi_thread")]
+async fn commands_run_in_the_clients_terminal() {
+    let setup = Setup::new().await;
+    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
+    let session = agent.open_with(setup.work.path(), json!({ "terminal": true })).await;
+    let done = agent
+        .call(
+            "session/prompt",
+            prompt(&session, r#"call shell {"command": "echo from the editor terminal"}"#),
+        )
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    assert!(agent.seen.iter().any(|m| m["method"] == "terminal/create"));
+    let embedded: Vec<Value> = agent
+        .updates()
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call_update" && u["content"][0]["type"] == "terminal")
+        .collect();
+    assert_eq!(embedded.len(), 2, "while it runs and when it ends: {embedded:?}");
+    assert_eq!(embedded[1]["status"], "completed", "{embedded:?}");
+    let body = setup.last_body();
+    assert!(body.contains("from the editor terminal"), "{body}");
 }
