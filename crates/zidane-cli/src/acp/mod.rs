@@ -238,8 +238,14 @@ impl Server {
             "session/new" => self.open(params, None).await,
             "session/load" => {
                 let id = str_param(&params, "sessionId")?;
-                self.open(params, Some(id)).await
+                self.open(params, Some((id, true))).await
             }
+            "session/resume" => {
+                let id = str_param(&params, "sessionId")?;
+                self.open(params, Some((id, false))).await
+            }
+            "session/list" => self.list(&params).await,
+            "session/close" => self.close(&params).await,
             "session/prompt" => self.prompt(params).await,
             "session/set_mode" => self.set_mode(&params),
             other => Err(RpcError(-32601, format!("no method `{other}`"))),
@@ -261,6 +267,7 @@ impl Server {
                 "loadSession": true,
                 "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
                 "mcpCapabilities": { "http": true, "sse": true },
+                "sessionCapabilities": { "list": {}, "resume": {}, "close": {} },
             },
             "authMethods": auth,
             "agentInfo": { "name": "zidane", "title": "zidane", "version": env!("CARGO_PKG_VERSION") },
@@ -287,8 +294,11 @@ impl Server {
             .ok_or_else(|| RpcError::not_found(format!("no session `{id}` (open it with session/new or session/load)")))
     }
 
-    /// `session/new` (`load` none) and `session/load`.
-    async fn open(self: &Arc<Self>, params: Value, load: Option<String>) -> Reply {
+    /// `session/new` (`load` none), `session/load` (the stored
+    /// conversation replayed) and `session/resume` (not replayed).
+    async fn open(self: &Arc<Self>, params: Value, load: Option<(String, bool)>) -> Reply {
+        let replay = load.as_ref().is_some_and(|(_, replay)| *replay);
+        let load = load.map(|(id, _)| id);
         let cwd = PathBuf::from(str_param(&params, "cwd")?);
         if !cwd.is_absolute() || !cwd.is_dir() {
             return Err(RpcError::params(format!(
@@ -318,8 +328,10 @@ impl Server {
                 Ok(Some(stored)) => stored.turns,
                 _ => Vec::new(),
             };
-            for update in update::replay(&turns, &session.context.cwd) {
-                self.notify(&id, update);
+            if replay {
+                for update in update::replay(&turns, &session.context.cwd) {
+                    self.notify(&id, update);
+                }
             }
             let interrupted = self
                 .runtime
@@ -512,6 +524,54 @@ impl Server {
         }
     }
 
+    /// `session/list`: the stored sessions (of `cwd`, when given), the most
+    /// recent first; a session is listed once a prompt recorded its folder.
+    async fn list(&self, params: &Value) -> Reply {
+        let cwd = params.get("cwd").and_then(Value::as_str);
+        let store = self.runtime.sqlite();
+        let mut listed = store
+            .list()
+            .await
+            .map_err(|e| RpcError::internal(format!("cannot read the sessions: {e}")))?;
+        listed.retain(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK));
+        listed.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
+        let mut sessions = Vec::new();
+        for info in listed {
+            let Ok(Some(stored)) = store.load(&info.id).await else {
+                continue;
+            };
+            let Some(folder) = stored.metadata.get(crate::session::FOLDER_KEY).and_then(Value::as_str) else {
+                continue;
+            };
+            if cwd.is_some_and(|c| c != folder) {
+                continue;
+            }
+            sessions.push(json!({
+                "sessionId": info.id,
+                "cwd": folder,
+                "title": info.title,
+                "updatedAt": rfc3339(info.updated_at.as_millis()),
+            }));
+        }
+        Ok(json!({ "sessions": sessions }))
+    }
+
+    /// `session/close`: a running turn is suspended (resumable), the agent
+    /// ends.
+    async fn close(&self, params: &Value) -> Reply {
+        let session = self.session(params)?;
+        self.sessions.lock().remove(&session.id);
+        session
+            .built
+            .agent
+            .suspend(SuspendOptions {
+                grace: Some(std::time::Duration::ZERO),
+            })
+            .await;
+        session.built.agent.destroy().await;
+        Ok(json!({}))
+    }
+
     fn cancel(&self, id: &str) {
         let Some(session) = self.sessions.lock().get(id).cloned() else {
             return;
@@ -666,6 +726,30 @@ async fn ask_client(server: Arc<Server>, id: String, mut questions: UnboundedRec
     }
 }
 
+/// Milliseconds since the epoch as an RFC 3339 time (UTC).
+fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rest = secs % 86_400;
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        ms % 1000
+    )
+}
+
 fn str_param(params: &Value, key: &str) -> Result<String, RpcError> {
     params
         .get(key)
@@ -759,4 +843,14 @@ fn modes(current: &str) -> Value {
             { "id": "plan", "name": "Plan", "description": "Read-only tools; the agent proposes a plan" },
         ],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_in_rfc3339() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(super::rfc3339(1_798_156_800_123), "2026-12-25T00:00:00.123Z");
+        assert_eq!(super::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
 }

@@ -673,3 +673,43 @@ async fn commands_run_in_the_clients_terminal() {
     let body = setup.last_body();
     assert!(body.contains("from the editor terminal"), "{body}");
 }
+
+/// `session/list` gives the folder's sessions; `session/close` ends one
+/// and `session/resume` opens it again without replaying it.
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_listed_closed_and_resumed() {
+    let setup = Setup::new().await;
+    let mut agent = Agent::start(&setup, &[KEY]);
+    let session = agent.open(setup.work.path()).await;
+    agent.call("session/prompt", prompt(&session, "first words")).await;
+    let listed = agent.call("session/list", json!({ "cwd": setup.work.path() })).await;
+    let sessions = listed["result"]["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["sessionId"], json!(session));
+    assert_eq!(sessions[0]["title"], "first words");
+    assert!(sessions[0]["updatedAt"].as_str().unwrap().ends_with('Z'));
+    let elsewhere = agent.call("session/list", json!({ "cwd": "/nowhere" })).await;
+    assert_eq!(elsewhere["result"]["sessions"], json!([]));
+    let closed = agent.call("session/close", json!({ "sessionId": session })).await;
+    assert_eq!(closed["result"], json!({}));
+    let gone = agent.call("session/prompt", prompt(&session, "hello?")).await;
+    assert_eq!(gone["error"]["code"], -32002);
+    agent.seen.clear();
+    let resumed = agent
+        .call(
+            "session/resume",
+            json!({ "sessionId": session, "cwd": setup.work.path(), "mcpServers": [] }),
+        )
+        .await;
+    assert!(resumed.get("result").is_some(), "{resumed}");
+    assert!(
+        !agent
+            .updates()
+            .iter()
+            .any(|u| u["sessionUpdate"] == "user_message_chunk"),
+        "not replayed"
+    );
+    let next = agent.call("session/prompt", prompt(&session, "second words")).await;
+    assert_eq!(next["result"]["stopReason"], "end_turn");
+    assert!(setup.last_body().contains("Answer: first words"));
+}
