@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::conventions::KEY;
-use super::session::{Setup, by_prompt};
+use super::session::Setup;
 use super::text;
 
 /// The official SDK's install (`cargo xtask acp-client`).
@@ -525,7 +525,6 @@ async fn a_client_that_disconnects_mid_turn() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_official_client_drives_the_agent() {
     let setup = Setup::new().await;
-    let _ = by_prompt;
     std::fs::write(setup.work.path().join("lib.rs"), "let a = 1;\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
     let out = tokio::time::timeout(

@@ -345,7 +345,6 @@ async fn steering_mid_run_and_esc_interrupting_a_command() {
     assert!(last.contains("sleep 600"), "{last}");
     assert!(last.contains("tool_result"), "{last}");
     term.quit();
-    let _ = text(b"");
 }
 
 /// A command that needs approval is shown with what it runs and answered
