@@ -433,7 +433,7 @@ pub(crate) async fn delete(args: &Args, store: &SqliteStore, id: &str) -> Result
 }
 
 /// Background output kept for a session.
-fn remove_task_output(store: &SqliteStore, id: &str) {
+pub(crate) fn remove_task_output(store: &SqliteStore, id: &str) {
     if let Some(dir) = store.path().parent() {
         let _ = std::fs::remove_dir_all(dir.join("tasks").join(id));
     }

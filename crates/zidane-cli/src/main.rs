@@ -645,7 +645,7 @@ pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Resu
     let approver = Some(Arc::clone(&terminal) as Arc<dyn zidane::agent::ToolCallApprover>);
     // A server's questions go to the person when there is one to ask: in
     // the session, or on the terminal line by line.
-    let elicitation = if context.interactive {
+    let elicitation = if context.interactive || context.asks.connected() {
         Some(context.asks.elicitation())
     } else {
         terminal.interactive().then(|| terminal.elicitation())

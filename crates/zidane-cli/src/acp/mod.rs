@@ -246,6 +246,7 @@ impl Server {
             }
             "session/list" => self.list(&params).await,
             "session/close" => self.close(&params).await,
+            "session/delete" => self.delete(&params).await,
             "session/prompt" => self.prompt(params).await,
             "session/set_mode" => self.set_mode(&params),
             other => Err(RpcError(-32601, format!("no method `{other}`"))),
@@ -267,7 +268,7 @@ impl Server {
                 "loadSession": true,
                 "promptCapabilities": { "image": true, "audio": false, "embeddedContext": true },
                 "mcpCapabilities": { "http": true, "sse": true },
-                "sessionCapabilities": { "list": {}, "resume": {}, "close": {} },
+                "sessionCapabilities": { "list": {}, "resume": {}, "close": {}, "delete": {} },
             },
             "authMethods": auth,
             "agentInfo": { "name": "zidane", "title": "zidane", "version": env!("CARGO_PKG_VERSION") },
@@ -400,6 +401,8 @@ impl Server {
                 }) as Arc<dyn zidane::tools::ExecutionContext>
             }));
         }
+        let (questions, questions_rx) = unbounded_channel();
+        context.asks.connect(questions);
         let built = crate::build(&context, id, false)
             .await
             .map_err(|e| RpcError::internal(e.message))?;
@@ -418,8 +421,6 @@ impl Server {
             });
         let (feed, feed_rx) = unbounded_channel();
         let feeding = crate::session::feed::install(built.agent.hooks(), &feed);
-        let (questions, questions_rx) = unbounded_channel();
-        context.asks.connect(questions);
         let mode = match context.args.approve {
             Approve::Ask => "ask",
             Approve::AutoEdit => "auto-edit",
@@ -572,6 +573,24 @@ impl Server {
         Ok(json!({}))
     }
 
+    /// `session/delete`: the session (closed first when open), its turns,
+    /// checkpoints and background output.
+    async fn delete(&self, params: &Value) -> Reply {
+        let id = str_param(params, "sessionId")?;
+        if self.sessions.lock().contains_key(&id) {
+            self.close(params).await?;
+        }
+        let store = self.runtime.sqlite();
+        match store.delete_session(&id).await {
+            Ok(true) => {
+                crate::checkpoints::remove_task_output(store, &id);
+                Ok(json!({}))
+            }
+            Ok(false) => Err(RpcError::not_found(format!("no session `{id}`"))),
+            Err(e) => Err(RpcError::internal(format!("cannot delete session `{id}`: {e}"))),
+        }
+    }
+
     fn cancel(&self, id: &str) {
         let Some(session) = self.sessions.lock().get(id).cloned() else {
             return;
@@ -666,13 +685,14 @@ async fn forward(server: Arc<Server>, session: std::sync::Weak<Session>, mut fee
 
 /// The agent's questions, asked of the client: approvals as
 /// `session/request_permission` (a rejection "always" is kept for the
-/// session); an MCP server's form is declined (ACP 1 has no form).
+/// session); an MCP server's form as `elicitation/create` when the client
+/// takes forms (declined otherwise).
 async fn ask_client(server: Arc<Server>, id: String, mut questions: UnboundedReceiver<Question>) {
     let rejected: Arc<Mutex<HashSet<String>>> = Arc::default();
     while let Some(question) = questions.recv().await {
         let (ask, reply, rule) = match question {
             Question::Form(form) => {
-                form.decline();
+                tokio::spawn(ask_form(Arc::clone(&server), id.clone(), form));
                 continue;
             }
             Question::Call(ask) => {
@@ -748,6 +768,32 @@ fn rfc3339(ms: u64) -> String {
         rest % 60,
         ms % 1000
     )
+}
+
+/// An MCP server's form, as the client's form (`elicitation/create`).
+async fn ask_form(server: Arc<Server>, id: String, form: crate::session::Form) {
+    use zidane::mcp::ElicitationAnswer;
+    let (request, reply) = form.into_parts();
+    let takes_forms = !server.client.lock()["elicitation"]["form"].is_null();
+    if !takes_forms {
+        let _ = reply.send(ElicitationAnswer::Decline);
+        return;
+    }
+    let params = json!({
+        "sessionId": id,
+        "mode": "form",
+        "message": format!("MCP server `{}`: {}", request.server, request.message),
+        "requestedSchema": request.schema,
+    });
+    let answer = match server.request("elicitation/create", params).await {
+        Some(result) => match result["action"].as_str() {
+            Some("accept") => ElicitationAnswer::Accept(result["content"].as_object().cloned().unwrap_or_default()),
+            Some("cancel") => ElicitationAnswer::Cancel,
+            _ => ElicitationAnswer::Decline,
+        },
+        None => ElicitationAnswer::Decline,
+    };
+    let _ = reply.send(answer);
 }
 
 fn str_param(params: &Value, key: &str) -> Result<String, RpcError> {

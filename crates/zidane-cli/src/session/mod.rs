@@ -165,13 +165,23 @@ impl Ask {
 }
 
 impl Form {
-    /// Declines the form (a client that cannot show one).
-    pub(crate) fn decline(self) {
-        let _ = self.reply.send(zidane::mcp::ElicitationAnswer::Decline);
+    /// The server's request, and where the answer goes.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        zidane::mcp::ElicitationRequest,
+        oneshot::Sender<zidane::mcp::ElicitationAnswer>,
+    ) {
+        (self.request, self.reply)
     }
 }
 
 impl AskLine {
+    /// Whether a session (the terminal's, or an editor's) takes questions.
+    pub(crate) fn connected(&self) -> bool {
+        self.0.lock().is_some()
+    }
+
     pub(crate) fn connect(&self, tx: UnboundedSender<Question>) {
         *self.0.lock() = Some(tx);
     }

@@ -150,6 +150,10 @@ impl Agent {
             let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": {} });
             self.send(reply).await;
         }
+        if message["method"] == "elicitation/create" {
+            let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": { "action": "accept", "content": { "name": "Ada Lovelace" } } });
+            self.send(reply).await;
+        }
         if message["method"] == "session/request_permission" {
             let outcome = match self.permission {
                 "cancelled" => json!({ "outcome": "cancelled" }),
@@ -711,4 +715,54 @@ async fn sessions_listed_closed_and_resumed() {
     let next = agent.call("session/prompt", prompt(&session, "second words")).await;
     assert_eq!(next["result"]["stopReason"], "end_turn");
     assert!(setup.last_body().contains("Answer: first words"));
+    let deleted = agent.call("session/delete", json!({ "sessionId": session })).await;
+    assert_eq!(deleted["result"], json!({}));
+    let listed = agent.call("session/list", json!({})).await;
+    assert_eq!(listed["result"]["sessions"], json!([]));
+    let again = agent
+        .call(
+            "session/load",
+            json!({ "sessionId": session, "cwd": setup.work.path(), "mcpServers": [] }),
+        )
+        .await;
+    assert_eq!(again["error"]["code"], -32002);
+}
+
+/// The client's own MCP server (stdio), and its form asked of the client
+/// as `elicitation/create`: what the client answers reaches the server.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_clients_mcp_server_and_its_form() {
+    let setup = Setup::new().await;
+    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
+    let init = agent
+        .call(
+            "initialize",
+            json!({ "protocolVersion": 1, "clientCapabilities": { "elicitation": { "form": {} } } }),
+        )
+        .await;
+    assert!(init.get("result").is_some());
+    let servers = json!([{ "name": "everything", "command": super::conventions::everything(), "args": [], "env": [] }]);
+    let new = agent
+        .call(
+            "session/new",
+            json!({ "cwd": setup.work.path(), "mcpServers": servers }),
+        )
+        .await;
+    let session = new["result"]["sessionId"].as_str().unwrap().to_owned();
+    let done = agent
+        .call(
+            "session/prompt",
+            prompt(&session, "call mcp_everything_trigger-elicitation-request {}"),
+        )
+        .await;
+    assert_eq!(done["result"]["stopReason"], "end_turn");
+    let asked: Vec<&Value> = agent
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "elicitation/create")
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["params"]["mode"], "form");
+    let body = setup.last_body();
+    assert!(body.contains("Ada Lovelace"), "{body}");
 }
