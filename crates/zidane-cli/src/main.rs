@@ -792,11 +792,7 @@ async fn one_shot(
             eprintln!("\nzidane: suspending the run (press Ctrl-C again to quit now)");
             let suspending = stopping.clone();
             tokio::spawn(async move {
-                suspending
-                    .suspend(SuspendOptions {
-                        grace: Some(std::time::Duration::ZERO),
-                    })
-                    .await;
+                crate::suspend_now(&suspending).await;
             });
             if signals.next().await {
                 std::process::exit(130);
@@ -893,6 +889,16 @@ async fn one_shot(
             Err(Failure::run(message))
         }
     }
+}
+
+/// Stops `agent`'s run now: the model stream stops and a running call is
+/// cut off and stays pending, for a resume (or healed by the next run).
+pub(crate) async fn suspend_now(agent: &zidane::agent::Agent) {
+    agent
+        .suspend(SuspendOptions {
+            grace: Some(std::time::Duration::ZERO),
+        })
+        .await;
 }
 
 /// Milliseconds since the epoch.

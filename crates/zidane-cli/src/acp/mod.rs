@@ -23,7 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
 use zidane::agent::{AgentRunOptions, SessionStore};
-use zidane::durable::{DurableResumeOptions, SuspendOptions};
+use zidane::durable::DurableResumeOptions;
 use zidane::providers::{ContentBlock, FinishReason, ImageSource, Role};
 
 use crate::session::feed::Feed;
@@ -70,6 +70,14 @@ struct Session {
     /// The client's terminal each `shell` call ran in.
     terminals: Arc<Mutex<HashMap<String, String>>>,
     _dispatched: zidane::hooks::HookHandle,
+}
+
+impl Session {
+    /// A running turn suspended (resumable), the agent ended.
+    async fn end(&self) {
+        crate::suspend_now(&self.built.agent).await;
+        self.built.agent.destroy().await;
+    }
 }
 
 /// The server: the client's channel, the sessions.
@@ -127,14 +135,7 @@ pub(crate) async fn serve(args: Args, given: config::Given) -> Result<(), Failur
     // with `session/load`), the agents end, and so does the process.
     let sessions: Vec<Arc<Session>> = server.sessions.lock().values().cloned().collect();
     for session in sessions {
-        session
-            .built
-            .agent
-            .suspend(SuspendOptions {
-                grace: Some(std::time::Duration::ZERO),
-            })
-            .await;
-        session.built.agent.destroy().await;
+        session.end().await;
     }
     let _ = stop.send(());
     let _ = writer.await;
@@ -562,14 +563,7 @@ impl Server {
     async fn close(&self, params: &Value) -> Reply {
         let session = self.session(params)?;
         self.sessions.lock().remove(&session.id);
-        session
-            .built
-            .agent
-            .suspend(SuspendOptions {
-                grace: Some(std::time::Duration::ZERO),
-            })
-            .await;
-        session.built.agent.destroy().await;
+        session.end().await;
         Ok(json!({}))
     }
 
@@ -596,13 +590,7 @@ impl Server {
             return;
         };
         tokio::spawn(async move {
-            session
-                .built
-                .agent
-                .suspend(SuspendOptions {
-                    grace: Some(std::time::Duration::ZERO),
-                })
-                .await;
+            crate::suspend_now(&session.built.agent).await;
         });
     }
 

@@ -54,7 +54,7 @@ fn locations(input: &Value, cwd: &Path) -> Vec<Value> {
 }
 
 /// A call's content once it ran: edits as diffs, the rest as text.
-fn content(name: &str, input: &Value, output: &str, cwd: &Path) -> Vec<Value> {
+fn call_content(name: &str, input: &Value, output: &str, cwd: &Path) -> Vec<Value> {
     let path = cwd.join(text(input, "path")).to_string_lossy().into_owned();
     match name {
         "edit" => vec![json!({
@@ -154,7 +154,7 @@ pub(crate) fn from_feed(feed: Feed, cwd: &Path) -> Vec<Value> {
             let content = if is_error {
                 vec![text_content(&text)]
             } else {
-                content(&name, &input, &text, cwd)
+                call_content(&name, &input, &text, cwd)
             };
             vec![json!({
                 "sessionUpdate": "tool_call_update",
@@ -215,7 +215,7 @@ pub(crate) fn replay(turns: &[SessionTurn], cwd: &Path) -> Vec<Value> {
                     };
                     let failed = *is_error;
                     let shown = match calls.get(tool_use_id) {
-                        Some((name, input)) if !failed => content_for_replay(name, input, &text, cwd),
+                        Some((name, input)) if !failed => call_content(name, input, &text, cwd),
                         _ => vec![text_content(&text)],
                     };
                     out.push(json!({
@@ -230,8 +230,4 @@ pub(crate) fn replay(turns: &[SessionTurn], cwd: &Path) -> Vec<Value> {
         }
     }
     out
-}
-
-fn content_for_replay(name: &str, input: &Value, output: &str, cwd: &Path) -> Vec<Value> {
-    content(name, input, output, cwd)
 }

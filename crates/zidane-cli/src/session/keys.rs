@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use zidane::durable::SuspendOptions;
 
 use super::editor::{self, Edit};
 use super::screen::Hue;
@@ -109,11 +108,7 @@ impl Session {
         self.interrupting = true;
         let agent = self.built.agent.clone();
         tokio::spawn(async move {
-            agent
-                .suspend(SuspendOptions {
-                    grace: Some(Duration::ZERO),
-                })
-                .await;
+            crate::suspend_now(&agent).await;
         });
     }
 

@@ -28,7 +28,7 @@ use zidane::agent::{
     AgentError, AgentRunOptions, ApprovalDecision, ApprovalRequest, QueuedMessageOptions, RememberedApproval,
     RunOutput, RunSummaryCollector, RunSummaryCollectorOptions, ToolCall, create_run_summary_collector,
 };
-use zidane::durable::{DurableResumeOptions, SuspendOptions};
+use zidane::durable::DurableResumeOptions;
 use zidane::hooks::HookScope;
 use zidane::providers::{ContentBlock, ThinkingLevel};
 
@@ -872,12 +872,7 @@ impl Session {
             let _ = form.reply.send(zidane::mcp::ElicitationAnswer::Cancel);
         }
         if let Some(run) = self.run.take() {
-            self.built
-                .agent
-                .suspend(SuspendOptions {
-                    grace: Some(Duration::ZERO),
-                })
-                .await;
+            crate::suspend_now(&self.built.agent).await;
             let _ = run.await;
         }
         *NOTICES.lock() = None;

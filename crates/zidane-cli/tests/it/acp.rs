@@ -405,14 +405,12 @@ async fn bad_input_gets_errors_and_the_agent_goes_on() {
     assert_eq!(done["result"]["stopReason"], "end_turn");
 }
 
-/// `session/cancel` stops a running command: the turn ends `cancelled`, a
-/// second prompt meanwhile is refused, and the next prompt continues the
-/// session with the cut-off call answered.
-#[tokio::test(flavor = "multi_thread")]
-async fn cancel_stops_the_turn_and_the_session_goes_on() {
-    let setup = Setup::new().await;
+/// A yolo agent with a session whose prompt runs a command that says it
+/// started (through a FIFO), then sleeps: the agent, the session and the
+/// prompt's request id, once the command runs.
+async fn running_command(setup: &Setup) -> (Agent, String, i64) {
     let gate = super::started_fifo(setup.work.path());
-    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
+    let mut agent = Agent::start(setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
     let session = agent.open(setup.work.path()).await;
     let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
     let id = agent.next;
@@ -424,6 +422,16 @@ async fn cancel_stops_the_turn_and_the_session_goes_on() {
         .update(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "in_progress")
         .await;
     assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    (agent, session, id)
+}
+
+/// `session/cancel` stops a running command: the turn ends `cancelled`, a
+/// second prompt meanwhile is refused, and the next prompt continues the
+/// session with the cut-off call answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_the_turn_and_the_session_goes_on() {
+    let setup = Setup::new().await;
+    let (mut agent, session, id) = running_command(&setup).await;
     let busy = agent.call("session/prompt", prompt(&session, "meanwhile")).await;
     assert_eq!(busy["error"]["code"], -32602, "{busy}");
     agent
@@ -444,14 +452,7 @@ async fn cancel_stops_the_turn_and_the_session_goes_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_mid_prompt_then_loaded_in_a_new_process() {
     let setup = Setup::new().await;
-    let gate = super::started_fifo(setup.work.path());
-    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
-    let session = agent.open(setup.work.path()).await;
-    let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
-    agent
-        .send(json!({"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": prompt(&session, &format!("call shell {command}"))}))
-        .await;
-    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    let (mut agent, session, _) = running_command(&setup).await;
     let pid = agent.child.id().unwrap();
     assert!(
         std::process::Command::new("kill")
@@ -503,14 +504,7 @@ async fn killed_mid_prompt_then_loaded_in_a_new_process() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_disconnects_mid_turn() {
     let setup = Setup::new().await;
-    let gate = super::started_fifo(setup.work.path());
-    let mut agent = Agent::start(&setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
-    let session = agent.open(setup.work.path()).await;
-    let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
-    agent
-        .send(json!({"jsonrpc": "2.0", "id": 50, "method": "session/prompt", "params": prompt(&session, &format!("call shell {command}"))}))
-        .await;
-    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    let (agent, _, _) = running_command(&setup).await;
     let Agent { mut child, stdin, .. } = agent;
     drop(stdin);
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())

@@ -209,6 +209,19 @@ impl Setup {
     }
 }
 
+/// A FIFO a command blocks on (`cat`) until the test writes to it.
+fn release_fifo(work: &Path) -> std::path::PathBuf {
+    let release = work.join("release.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&release)
+            .status()
+            .unwrap()
+            .success()
+    );
+    release
+}
+
 /// Answers by the last user message: a prompt naming a tool and its input
 /// (`call TOOL INPUT`) gets that call, then `Answer: PROMPT`.
 pub(super) fn by_prompt(body: &str) -> String {
@@ -308,14 +321,7 @@ async fn steering_mid_run_and_esc_interrupting_a_command() {
     let gate = super::started_fifo(work.path());
     let bodies = &setup.bodies;
     let mut term = setup.open(&[KEY], &[], (100, 40));
-    let release = work.path().join("release.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&release)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let release = release_fifo(work.path());
     let command = json!({"command": format!("echo started > {} && cat {}", gate.display(), release.display())});
     term.line(&format!("call shell {command}"));
     // The command runs: type a steer meanwhile; it waits as queued.
@@ -482,14 +488,7 @@ async fn a_long_paste_and_a_resize_mid_run() {
     let setup = Setup::new().await;
     let work = &setup.work;
     let gate = super::started_fifo(work.path());
-    let release = work.path().join("release.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&release)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let release = release_fifo(work.path());
     let bodies = &setup.bodies;
     let mut term = setup.open(&[KEY], &[], (100, 30));
     let paste: String = (1..=500).map(|i| format!("pasted line {i}\n")).collect();
