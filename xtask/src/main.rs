@@ -128,6 +128,24 @@ fn ci() -> Result {
         &["test", "--workspace", "--all-targets", "--all-features", "--locked"],
         &[],
     )?;
+    // The durable and session suites again, on PostgreSQL (a server the
+    // tests start from the `postgresql` package's binaries).
+    run(
+        cargo,
+        &[
+            "test",
+            "-p",
+            "zidane-agent",
+            "--all-features",
+            "--locked",
+            "--test",
+            "it",
+            "--",
+            "durable::",
+            "sessions::",
+        ],
+        &[("ZIDANE_TEST_BACKEND", "postgres")],
+    )?;
     run(
         cargo,
         &["test", "--workspace", "--doc", "--all-features", "--locked"],

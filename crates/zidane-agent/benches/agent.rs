@@ -14,7 +14,9 @@
 //! end) is reported on its own. `BENCH_MEMORY_STORE=1` swaps the SQLite
 //! store for the in-memory one; `BENCH_DURABLE=full` (or `normal`, `effects`) runs on
 //! the checkpoint runtime (step records and a lease, `synchronous` as
-//! named); `BENCH_TURNS=N` runs N turns; `BENCH_ALL_TURNS=1` prints every
+//! named), `BENCH_DURABLE=postgres` on the PostgreSQL one at the
+//! connection string in `BENCH_POSTGRES` (feature `postgres`, a schema per
+//! repetition); `BENCH_TURNS=N` runs N turns; `BENCH_ALL_TURNS=1` prints every
 //! tenth turn. The store's size on disk is reported after the last run.
 //!
 //! `cargo bench -p zidane-agent --bench agent --all-features` (or
@@ -55,6 +57,21 @@ fn read_file_tool() -> FnTool {
     .parallel()
 }
 
+/// The SQLite checkpoint runtime of `BENCH_DURABLE` (`normal`, `effects`,
+/// else full sync), on `db`.
+fn sqlite_runtime(mode: Option<&str>, db: &std::path::Path) -> Option<Arc<dyn CheckpointBackend>> {
+    let synchronous = match mode? {
+        "normal" => Synchronous::Normal,
+        "effects" => Synchronous::BeforeEffects,
+        _ => Synchronous::Full,
+    };
+    let options = CheckpointOptions {
+        synchronous,
+        ..Default::default()
+    };
+    Some(Arc::new(CheckpointRuntime::open_with(db, options).unwrap()))
+}
+
 fn main() {
     let full = measuring();
     // One turn more than the last one reported: the final turn (the answer
@@ -77,18 +94,20 @@ fn main() {
         for rep in 0..reps {
             recorded.lock().unwrap().clear();
             let db = dir.path().join(format!("sessions-{rep}.db"));
-            let runtime = durable.as_deref().map(|mode| {
-                let synchronous = match mode {
-                    "normal" => Synchronous::Normal,
-                    "effects" => Synchronous::BeforeEffects,
-                    _ => Synchronous::Full,
-                };
-                let options = CheckpointOptions {
-                    synchronous,
+            #[cfg(feature = "postgres")]
+            let runtime = if durable.as_deref() == Some("postgres") {
+                let url = std::env::var("BENCH_POSTGRES").expect("BENCH_POSTGRES: a PostgreSQL connection string");
+                let options = zidane_agent::PostgresOptions {
+                    schema: Some(format!("bench_{}_{rep}", std::process::id())),
                     ..Default::default()
                 };
-                Arc::new(CheckpointRuntime::open_with(&db, options).unwrap())
-            });
+                let backend = zidane_agent::PostgresRuntime::connect(&url, options).await.unwrap();
+                Some(Arc::new(backend) as Arc<dyn CheckpointBackend>)
+            } else {
+                sqlite_runtime(durable.as_deref(), &db)
+            };
+            #[cfg(not(feature = "postgres"))]
+            let runtime = sqlite_runtime(durable.as_deref(), &db);
             let store: Arc<dyn SessionStore> = if let Some(rt) = &runtime {
                 rt.session_store()
             } else if std::env::var_os("BENCH_MEMORY_STORE").is_some() {

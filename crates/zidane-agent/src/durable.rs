@@ -42,3 +42,9 @@ impl<B: CheckpointBackend + 'static> From<Arc<B>> for DurableOptions {
         DurableOptions::new(backend)
     }
 }
+
+impl From<Arc<dyn CheckpointBackend>> for DurableOptions {
+    fn from(backend: Arc<dyn CheckpointBackend>) -> Self {
+        DurableOptions::new(backend)
+    }
+}

@@ -24,6 +24,8 @@ mod extensions;
 mod mcp;
 mod options;
 mod output;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod resume;
 mod run_options;
 mod skills;
@@ -51,6 +53,8 @@ pub use extensions::{
 };
 pub use options::AgentOptions;
 pub use output::RunOutput;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresError, PostgresOptions, PostgresRuntime, PostgresStore};
 pub use run_options::{
     AgentCacheChange, AgentCacheImpact, AgentRunOptions, DurableResumeOptions, Prompt, QueuedMessageOptions,
     SuspendOptions,

@@ -200,6 +200,12 @@ pub trait SessionStore: Send + Sync {
     fn location(&self) -> Option<&std::path::Path> {
         None
     }
+    /// What names the store's data: two handles with the same key share
+    /// their sessions (a checkpoint backend checks that an agent's store is
+    /// its own). By default the file it lives in.
+    fn key(&self) -> Option<String> {
+        self.location().map(|p| p.display().to_string())
+    }
     /// Keeps artifacts of the session (one of the same id replaces the
     /// earlier). `Ok(false)`: this store keeps none (the default).
     fn add_artifacts<'a>(

@@ -227,6 +227,11 @@
 //!   bundled SQLite is compiled from C source; a host that keeps no
 //!   sessions on disk can turn the feature off
 //!   (`default-features = false, features = ["http", "mcp"]`) to skip it.
+//! - `postgres`: `zidane::durable::PostgresRuntime` and
+//!   `zidane::agent::PostgresStore`, sessions and durable runs in a
+//!   PostgreSQL database several processes and hosts share (leases held
+//!   as the database's advisory locks, the same fenced writes), on the
+//!   pure-Rust `tokio-postgres` with rustls.
 //! - `mcp` (default): MCP servers as tools (`zidane::mcp`, on `rmcp`), and
 //!   `AgentOptions::mcp_servers`.
 //! - `schemars` (default): `FnTool::typed`, with the input schema derived
@@ -466,12 +471,15 @@ pub mod durable {
     //! The `zidane/durable` entry point: the [`CheckpointBackend`] contract
     //! a durable agent records its runs in (step records, leases with
     //! epochs, the fenced turn append), the checkpoint runtime on the
-    //! embedded SQLite store that implements it (feature `sqlite`), its
+    //! embedded SQLite store that implements it (feature `sqlite`), the
+    //! PostgreSQL one several hosts share (feature `postgres`), their
     //! options, and the two errors a durable run can end with. Pass it as
     //! `AgentOptions::durable`; `Agent::resume` and `Agent::suspend` use it.
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, Synchronous};
     pub use zidane_agent::{DurableOptions, DurableResumeOptions, SuspendOptions};
+    #[cfg(feature = "postgres")]
+    pub use zidane_agent::{PostgresError, PostgresOptions, PostgresRuntime};
     pub use zidane_core::durable::{
         CheckpointBackend, Durability, DurableMode, DurableRuntime, INTERRUPTED_CALL_MESSAGE, LeaseError, LeaseInfo,
         MemoryRuntime, OnInterrupted, RunLeaseHeldError, StaleEpochError, StepKey, StepKind, StepRecord, StepValue,
@@ -516,6 +524,8 @@ pub mod agent {
     pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::{OpenError, SqliteStore};
+    #[cfg(feature = "postgres")]
+    pub use zidane_agent::{PostgresOptions, PostgresStore};
     pub use zidane_cache_telemetry::{
         CacheBreakLoggerOptions, CacheDimensionDiff, CacheDimensionSnapshot, CachePromptSections, ErrorSink, LogSink,
         diff_cache_dimensions, fnv1a32, hash_message, hash_messages, install_cache_break_logger,

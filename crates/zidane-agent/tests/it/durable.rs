@@ -128,16 +128,33 @@ fn tools(log: PathBuf, hang: bool) -> ToolSet {
         )
 }
 
-fn runtime(db: &Path) -> Arc<CheckpointRuntime> {
+/// Whether this run of the suite records in PostgreSQL
+/// (`ZIDANE_TEST_BACKEND=postgres`) rather than in SQLite.
+fn on_postgres() -> bool {
+    cfg!(feature = "postgres") && std::env::var_os("ZIDANE_TEST_BACKEND").is_some_and(|b| b == "postgres")
+}
+
+/// The backend of the suite's run, on the store of `db` (a SQLite file, or
+/// the schema named after its folder).
+async fn runtime(db: &Path) -> Arc<dyn CheckpointBackend> {
+    #[cfg(feature = "postgres")]
+    if on_postgres() {
+        let options = zidane_agent::PostgresOptions {
+            schema: Some(crate::support::postgres_schema(db.parent().unwrap())),
+            ..Default::default()
+        };
+        let url = crate::support::postgres_url();
+        return Arc::new(zidane_agent::PostgresRuntime::connect(&url, options).await.unwrap());
+    }
     Arc::new(CheckpointRuntime::open(db).unwrap())
 }
 
-fn durable_options(p: &ScriptedProvider, rt: &Arc<CheckpointRuntime>, log: PathBuf, hang: bool) -> AgentOptions {
+fn durable_options(p: &ScriptedProvider, rt: Arc<dyn CheckpointBackend>, log: PathBuf, hang: bool) -> AgentOptions {
     AgentOptions {
         provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
         tools: tools(log, hang),
         session_id: Some("s".into()),
-        durable: Some(DurableOptions::from(Arc::clone(rt))),
+        durable: Some(DurableOptions::new(rt)),
         ..Default::default()
     }
 }
@@ -198,7 +215,10 @@ async fn durable_child_helper() {
     // These cases show what each step's record gives a resume, so each is
     // written as its step finishes; the others run with the default
     // grouping of writes.
-    let rt = if case == "after_model" || case == "safe_call" {
+    let rt: Arc<dyn CheckpointBackend> = if on_postgres() {
+        // Every record is written as its step finishes there.
+        runtime(Path::new(&db)).await
+    } else if case == "after_model" || case == "safe_call" {
         Arc::new(
             CheckpointRuntime::open_with(
                 Path::new(&db),
@@ -218,9 +238,9 @@ async fn durable_child_helper() {
         };
         Arc::new(CheckpointRuntime::open_with(Path::new(&db), options).unwrap())
     } else {
-        runtime(Path::new(&db))
+        runtime(Path::new(&db)).await
     };
-    let mut options = durable_options(&p, &rt, log.clone(), true);
+    let mut options = durable_options(&p, rt.clone(), log.clone(), true);
     if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
     }
@@ -341,6 +361,7 @@ fn start_child(case: &str, db: &Path, log: &Path) -> Child {
         ])
         .env("ZIDANE_DURABLE_DB", db)
         .env("ZIDANE_DURABLE_CASE", case)
+        .envs(postgres_env())
         .env("ZIDANE_DURABLE_EFFECTS", log)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -353,6 +374,15 @@ fn start_child(case: &str, db: &Path, log: &Path) -> Child {
         .any(|line| line.contains("READY"));
     assert!(ready, "the child of `{case}` reached its point");
     child
+}
+
+/// What a child needs to record in the same PostgreSQL server.
+fn postgres_env() -> Vec<(&'static str, String)> {
+    #[cfg(feature = "postgres")]
+    if on_postgres() {
+        return vec![("ZIDANE_TEST_POSTGRES", crate::support::postgres_url())];
+    }
+    Vec::new()
 }
 
 /// Kills the child of `case` at its point; returns the store and the
@@ -426,10 +456,10 @@ async fn resume(db: &Path, log: &Path, scripts: Vec<Script>) -> Resumed {
 
 async fn resume_with(db: &Path, log: &Path, scripts: Vec<Script>, auto_compact: Option<AutoCompact>) -> Resumed {
     let p = provider(scripts);
-    let rt = runtime(db);
+    let rt = runtime(db).await;
     let agent = create_agent(AgentOptions {
         auto_compact,
-        ..durable_options(&p, &rt, log.to_path_buf(), false)
+        ..durable_options(&p, rt.clone(), log.to_path_buf(), false)
     })
     .unwrap();
     let gates: Arc<Mutex<Vec<(String, bool, serde_json::Value)>>> = Arc::default();
@@ -626,7 +656,7 @@ async fn commits_of(turns: usize, tool: &str, window: Duration) -> u64 {
     let mut scripts: Vec<Script> = ids[..turns].iter().map(|id| calls(&[(id, tool)])).collect();
     scripts.push(Script::answer("done"));
     let p = provider(scripts);
-    let agent = create_agent(durable_options(&p, &rt, dir.path().join("log"), false)).unwrap();
+    let agent = create_agent(durable_options(&p, rt.clone(), dir.path().join("log"), false)).unwrap();
     assert!(agent.run(AgentRunOptions::prompt("Work.")).await.unwrap().completed());
     rt.commits()
 }
@@ -691,8 +721,8 @@ async fn a_live_holder_keeps_the_session_and_a_killed_one_loses_it_at_once() {
     let mut child = start_child("hold", &db, &log);
 
     let p = provider(vec![Script::answer("mine now")]);
-    let rt = runtime(&db);
-    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let rt = runtime(&db).await;
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
     let err = agent.run(AgentRunOptions::prompt("Hello?")).await.unwrap_err();
     let AgentError::RunLeaseHeld(held) = &err else {
         panic!("expected RunLeaseHeld, got {err:?}");
@@ -766,7 +796,7 @@ async fn a_stale_holder_that_wakes_up_writes_nothing() {
     let pa = provider(vec![calls(&[("c1", "sleep")]), Script::answer("never")]);
     let a = create_agent(AgentOptions {
         tools: sleepy,
-        ..durable_options(&pa, &rt_a, dir.path().join("a.log"), false)
+        ..durable_options(&pa, rt_a.clone(), dir.path().join("a.log"), false)
     })
     .unwrap();
     let run_a = tokio::spawn({
@@ -777,7 +807,7 @@ async fn a_stale_holder_that_wakes_up_writes_nothing() {
 
     // B cannot take the session while A's lease is fresh...
     let pb = provider(vec![Script::answer("B's answer")]);
-    let b = create_agent(durable_options(&pb, &rt_b, dir.path().join("b.log"), false)).unwrap();
+    let b = create_agent(durable_options(&pb, rt_b.clone(), dir.path().join("b.log"), false)).unwrap();
     assert!(matches!(
         b.run(AgentRunOptions::prompt("B's task.")).await,
         Err(AgentError::RunLeaseHeld(_))
@@ -808,7 +838,7 @@ async fn a_suspended_run_resumes_from_its_records() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sessions.db");
     let log = dir.path().join("effects.log");
-    let rt = runtime(&db);
+    let rt = runtime(&db).await;
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let started = Arc::new(tokio::sync::Notify::new());
     let (g, s, l) = (Arc::clone(&gate), Arc::clone(&started), log.clone());
@@ -824,7 +854,7 @@ async fn a_suspended_run_resumes_from_its_records() {
     let p = provider(vec![calls(&[("c1", "slow")]), Script::answer("after resume")]);
     let agent = create_agent(AgentOptions {
         tools: slow,
-        ..durable_options(&p, &rt, log.clone(), false)
+        ..durable_options(&p, rt.clone(), log.clone(), false)
     })
     .unwrap();
     let run = tokio::spawn({
@@ -871,9 +901,9 @@ async fn a_history_rewrite_makes_the_run_unresumable() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sessions.db");
     let log = dir.path().join("effects.log");
-    let rt = runtime(&db);
+    let rt = runtime(&db).await;
     let p = provider(vec![calls(&[("c1", "write_note")]), hanging_stream()]);
-    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
     let streaming = Arc::new(tokio::sync::Notify::new());
     let s = Arc::clone(&streaming);
     agent.hooks().on_sync::<StreamText, _>(move |_, _| {
@@ -894,7 +924,7 @@ async fn a_history_rewrite_makes_the_run_unresumable() {
     let saved = store.load("s").await.unwrap().unwrap();
     store.replace_turns("s", &saved.turns[..1], 0).await.unwrap();
 
-    let fresh = create_agent(durable_options(&provider(vec![]), &rt, log, false)).unwrap();
+    let fresh = create_agent(durable_options(&provider(vec![]), rt.clone(), log, false)).unwrap();
     type Seen = (String, u32, Vec<u32>);
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let s = Arc::clone(&seen);
@@ -929,7 +959,7 @@ async fn resume_is_refused_without_a_checkpoint_runtime() {
         Err(AgentError::NotDurable)
     ));
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir.path().join("s.db"));
+    let rt = runtime(&dir.path().join("s.db")).await;
     let sessionless = create_agent(AgentOptions {
         provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
         durable: Some(DurableOptions::from(Arc::clone(&rt))),
@@ -1056,20 +1086,20 @@ async fn a_fresh_durable_agent_compacts_its_session_under_the_lease() {
     let db = dir.path().join("sessions.db");
     let log = dir.path().join("effects.log");
     {
-        let rt = runtime(&db);
+        let rt = runtime(&db).await;
         let p = provider(vec![
             calls(&[("c1", "write_note")]),
             Script::answer("first"),
             Script::answer("second"),
         ]);
-        let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+        let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
         agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
         agent.run(AgentRunOptions::prompt("Two.")).await.unwrap();
         agent.destroy().await;
     }
-    let rt = runtime(&db);
+    let rt = runtime(&db).await;
     let p = provider(vec![Script::answer("SUMMARY")]);
-    let agent = create_agent(durable_options(&p, &rt, log, false)).unwrap();
+    let agent = create_agent(durable_options(&p, rt.clone(), log, false)).unwrap();
     let done = agent
         .compact(zidane_agent::CompactOptions {
             keep_turns: Some(2),
@@ -1089,13 +1119,13 @@ async fn on_interrupted_resume_continues_the_dead_run_before_the_prompt() {
         Script::answer("the old task is done"),
         Script::answer("the new one too"),
     ]);
-    let rt = runtime(&db);
+    let rt = runtime(&db).await;
     let agent = create_agent(AgentOptions {
         durable: Some(DurableOptions {
             runtime: rt.clone(),
             on_interrupted: zidane_core::durable::OnInterrupted::Resume,
         }),
-        ..durable_options(&p, &rt, log.clone(), false)
+        ..durable_options(&p, rt.clone(), log.clone(), false)
     })
     .unwrap();
     let stats = agent.run(AgentRunOptions::prompt("Next task.")).await.unwrap();
@@ -1120,9 +1150,9 @@ async fn on_interrupted_resume_continues_the_dead_run_before_the_prompt() {
 async fn a_resume_runs_with_the_recorded_options_unless_told_otherwise() {
     for (overridden, want) in [(false, "kept-model"), (true, "other-model")] {
         let dir = tempfile::tempdir().unwrap();
-        let rt = runtime(&dir.path().join("sessions.db"));
+        let rt = runtime(&dir.path().join("sessions.db")).await;
         let p = provider(vec![hanging_stream(), Script::answer("ok")]);
-        let agent = create_agent(durable_options(&p, &rt, dir.path().join("l"), false)).unwrap();
+        let agent = create_agent(durable_options(&p, rt.clone(), dir.path().join("l"), false)).unwrap();
         let streaming = Arc::new(tokio::sync::Notify::new());
         let s = Arc::clone(&streaming);
         agent.hooks().on_sync::<StreamText, _>(move |_, _| {
@@ -1170,7 +1200,7 @@ async fn the_heartbeat_keeps_a_live_holders_lease_past_its_lifetime() {
     };
     let (rt_a, rt_b) = (open(Duration::from_secs(10)), open(Duration::from_secs(3600)));
     let pa = provider(vec![Script::answer("A")]);
-    let a = create_agent(durable_options(&pa, &rt_a, dir.path().join("a"), false)).unwrap();
+    let a = create_agent(durable_options(&pa, rt_a.clone(), dir.path().join("a"), false)).unwrap();
     a.run(AgentRunOptions::prompt("A's.")).await.unwrap();
     // 29 s pass and A's heartbeat renews; 29 more: 58 s since A took the
     // lease, but only 29 since its heartbeat.
@@ -1185,7 +1215,7 @@ async fn the_heartbeat_keeps_a_live_holders_lease_past_its_lifetime() {
     }
     clock.advance_ms(29_000);
     let pb = provider(vec![Script::answer("B")]);
-    let b = create_agent(durable_options(&pb, &rt_b, dir.path().join("b"), false)).unwrap();
+    let b = create_agent(durable_options(&pb, rt_b.clone(), dir.path().join("b"), false)).unwrap();
     assert!(matches!(
         b.run(AgentRunOptions::prompt("B's.")).await,
         Err(AgentError::RunLeaseHeld(_))
@@ -1197,9 +1227,9 @@ async fn the_heartbeat_keeps_a_live_holders_lease_past_its_lifetime() {
 #[tokio::test]
 async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir.path().join("sessions.db"));
+    let rt = runtime(&dir.path().join("sessions.db")).await;
     let p = provider(vec![]);
-    let mut options = durable_options(&p, &rt, dir.path().join("log"), false);
+    let mut options = durable_options(&p, rt.clone(), dir.path().join("log"), false);
     options.replay_runtime = Some(Arc::new(zidane_core::seams::MemoryRuntime));
     let refused = zidane_agent::create_agent(options).err();
     assert!(
@@ -1211,7 +1241,7 @@ async fn a_checkpoint_and_a_replay_runtime_are_refused_together() {
 #[tokio::test]
 async fn a_durable_agent_without_a_session_id_records_its_run_in_a_minted_session() {
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir.path().join("s.db"));
+    let rt = runtime(&dir.path().join("s.db")).await;
     let p = provider(vec![Script::answer("recorded")]);
     let agent = create_agent(AgentOptions {
         provider: vec![Arc::new(p.clone()) as Arc<dyn Provider>],
@@ -1233,10 +1263,10 @@ async fn a_durable_agent_without_a_session_id_records_its_run_in_a_minted_sessio
 async fn a_stream_dropped_halfway_leaves_a_run_that_resumes() {
     use zidane_agent::RunEvent;
     let dir = tempfile::tempdir().unwrap();
-    let rt = runtime(&dir.path().join("s.db"));
+    let rt = runtime(&dir.path().join("s.db")).await;
     let p = provider(vec![calls(&[("c1", "write_note")]), Script::answer("finished")]);
     let log = dir.path().join("log");
-    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
     let mut stream = agent.run_stream(AgentRunOptions::prompt("Go."));
     loop {
         match stream.next().await.unwrap().unwrap() {
@@ -1301,8 +1331,8 @@ async fn killed_after_a_decision_the_provider_is_not_asked_again() {
     );
     // Asked again, the provider would answer this (and fail the decision).
     let p = provider(vec![Script::answer("done")]);
-    let rt = runtime(&db);
-    let agent = create_agent(durable_options(&p, &rt, log.clone(), false)).unwrap();
+    let rt = runtime(&db).await;
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
     deciding(&agent, &log);
     let output = agent
         .resume(DurableResumeOptions::default())
@@ -1327,12 +1357,12 @@ async fn killed_after_an_approval_the_person_is_not_asked_again() {
         "asked once, then the call started"
     );
     let p = provider(vec![Script::answer("done")]);
-    let rt = runtime(&db);
+    let rt = runtime(&db).await;
     let (interceptors, approver) = asking(&log);
     let agent = create_agent(AgentOptions {
         interceptors,
         approve_tool_call: Some(approver),
-        ..durable_options(&p, &rt, log.clone(), false)
+        ..durable_options(&p, rt.clone(), log.clone(), false)
     })
     .unwrap();
     let output = agent

@@ -14,6 +14,8 @@ mod execution;
 mod extensions;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(all(feature = "postgres", feature = "sqlite"))]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sessions;
 mod skills;

@@ -14,7 +14,19 @@ use zidane_provider::{ContentBlock, Role};
 
 use crate::support::{echo_tools, options, provider, record};
 
-fn store(dir: &tempfile::TempDir) -> Arc<SqliteStore> {
+/// The store of the suite's run on `dir`: a SQLite file, or with
+/// `ZIDANE_TEST_BACKEND=postgres` a PostgreSQL schema named after the
+/// folder.
+async fn store(dir: &tempfile::TempDir) -> Arc<dyn SessionStore> {
+    #[cfg(feature = "postgres")]
+    if std::env::var_os("ZIDANE_TEST_BACKEND").is_some_and(|b| b == "postgres") {
+        let options = zidane_agent::PostgresOptions {
+            schema: Some(crate::support::postgres_schema(dir.path())),
+            ..Default::default()
+        };
+        let url = crate::support::postgres_url();
+        return Arc::new(zidane_agent::PostgresStore::connect(&url, &options).await.unwrap());
+    }
     Arc::new(SqliteStore::open(dir.path().join("nested/sessions.db")).unwrap())
 }
 
@@ -27,7 +39,7 @@ async fn a_new_agent_on_the_same_file_continues_the_conversation() {
     ]);
     let agent = create_agent(AgentOptions {
         session_id: Some("work".into()),
-        store: Some(store(&dir)),
+        store: Some(store(&dir).await),
         ..options(&first)
     })
     .unwrap();
@@ -39,7 +51,7 @@ async fn a_new_agent_on_the_same_file_continues_the_conversation() {
     // A new process: its own clock (the test clock would reuse the first run's id).
     let agent = create_agent(AgentOptions {
         session_id: Some("work".into()),
-        store: Some(store(&dir)),
+        store: Some(store(&dir).await),
         clock: None,
         ..options(&second)
     })
@@ -53,7 +65,7 @@ async fn a_new_agent_on_the_same_file_continues_the_conversation() {
     assert_eq!(session.runs.len(), 2);
     assert_eq!(session.metadata["title"], json!("Work"));
 
-    let listed = store(&dir).list().await.unwrap();
+    let listed = store(&dir).await.list().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(
         (listed[0].id.as_str(), listed[0].turns, listed[0].title.as_str()),
@@ -66,14 +78,14 @@ async fn a_second_agent_on_the_file_sees_the_first_ones_turns() {
     let dir = tempfile::tempdir().unwrap();
     let a = create_agent(AgentOptions {
         session_id: Some("shared".into()),
-        store: Some(store(&dir)),
+        store: Some(store(&dir).await),
         ..options(&provider(vec![Script::answer("from a")]))
     })
     .unwrap();
     let b_provider = provider(vec![Script::answer("from b")]);
     let b = create_agent(AgentOptions {
         session_id: Some("shared".into()),
-        store: Some(store(&dir)),
+        store: Some(store(&dir).await),
         ..options(&b_provider)
     })
     .unwrap();
@@ -105,7 +117,7 @@ async fn tool_state_lives_in_the_session_file() {
         let p = provider(vec![Script::call("c", "count", json!({})), Script::answer("ok")]);
         let agent = create_agent(AgentOptions {
             session_id: Some("tools".into()),
-            store: Some(store(&dir)),
+            store: Some(store(&dir).await),
             tools: counter(),
             ..options(&p)
         })
@@ -254,7 +266,7 @@ async fn concurrent_writers_on_one_file_lose_no_turn() {
 #[tokio::test]
 async fn a_writer_that_missed_anothers_turns_does_not_interleave_them() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store(&dir);
+    let store = store(&dir).await;
     let pa = provider(vec![Script::answer("A one"), Script::answer("A two")]);
     let a = create_agent(AgentOptions {
         session_id: Some("shared".into()),
@@ -321,7 +333,7 @@ async fn the_files_a_run_changed_are_the_sessions_artifacts() {
         let agent = create_agent(AgentOptions {
             tools: preset.tools,
             execution: Some(preset.execution),
-            store: Some(store(&dir) as Arc<dyn SessionStore>),
+            store: Some(store(&dir).await),
             session_id: Some(format!("files-{on}")),
             artifacts: Some(on),
             ..options(&model)
@@ -364,7 +376,7 @@ async fn the_files_a_run_changed_are_the_sessions_artifacts() {
         }
     }
     // Kept in the file: another store on it lists them.
-    let again = store(&dir);
+    let again = store(&dir).await;
     assert_eq!(again.artifacts("files-true").await.unwrap().len(), 2);
 }
 
