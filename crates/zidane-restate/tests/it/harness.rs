@@ -282,16 +282,31 @@ pub struct Service {
     model: String,
     pub workspace: tempfile::TempDir,
     child: Option<Child>,
+    /// The test function of this binary that serves instead of the
+    /// program (its agents carry the test's tools and hooks).
+    helper: Option<&'static str>,
 }
 
 impl Service {
     pub async fn start(model: &str) -> Service {
+        Self::start_with(model, None).await
+    }
+
+    /// This test binary, filtered to the test function `helper`, serving
+    /// on the service's port with `ZIDANE_RS_BIND`, `ZIDANE_RS_MODEL` and
+    /// `ZIDANE_RS_DIR` (the workspace) set.
+    pub async fn helper(model: &str, helper: &'static str) -> Service {
+        Self::start_with(model, Some(helper)).await
+    }
+
+    async fn start_with(model: &str, helper: Option<&'static str>) -> Service {
         let mut service = Service {
             uri: String::new(),
             port: free_port(),
             model: model.to_owned(),
             workspace: tempfile::tempdir().unwrap(),
             child: None,
+            helper,
         };
         service.uri = format!("http://127.0.0.1:{}", service.port);
         service.spawn().await;
@@ -299,6 +314,29 @@ impl Service {
     }
 
     async fn spawn(&mut self) {
+        let mut command = if let Some(helper) = self.helper {
+            let mut command = Command::new(std::env::current_exe().unwrap());
+            command
+                .args(["--exact", helper, "--nocapture", "--test-threads=1"])
+                .env("ZIDANE_RS_BIND", format!("127.0.0.1:{}", self.port))
+                .env("ZIDANE_RS_MODEL", &self.model)
+                .env("ZIDANE_RS_DIR", self.workspace.path());
+            command
+        } else {
+            self.program()
+        };
+        command.env("ANTHROPIC_API_KEY", "sk-test").env("RUST_LOG", "warn");
+        self.child = Some(spawn_logged(command, &self.workspace.path().join("service.log")));
+        let addr = format!("127.0.0.1:{}", self.port);
+        until("the service", Duration::from_secs(30), || {
+            let addr = addr.clone();
+            async move { TcpStream::connect(&addr).await.is_ok() }
+        })
+        .await;
+    }
+
+    /// The `zidane-restate` program on the service's port and workspace.
+    fn program(&self) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_zidane-restate"));
         command
             .args([
@@ -308,16 +346,8 @@ impl Service {
                 &self.model,
                 "--workspace",
             ])
-            .arg(self.workspace.path())
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("RUST_LOG", "warn");
-        self.child = Some(spawn_logged(command, &self.workspace.path().join("service.log")));
-        let addr = format!("127.0.0.1:{}", self.port);
-        until("the service", Duration::from_secs(30), || {
-            let addr = addr.clone();
-            async move { TcpStream::connect(&addr).await.is_ok() }
-        })
-        .await;
+            .arg(self.workspace.path());
+        command
     }
 
     /// `kill -9`.
@@ -416,6 +446,20 @@ fn sse(events: &[(&str, Value)]) -> String {
         .iter()
         .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
         .collect()
+}
+
+/// `stream` reporting `input` tokens read (a context filling up).
+pub fn with_input(stream: &str, input: u64) -> String {
+    stream.replace("\"input_tokens\":40", &format!("\"input_tokens\":{input}"))
+}
+
+/// A stream that calls `name` with no arguments (call id `id`).
+pub fn tool_call(id: &str, name: &str) -> String {
+    one_block(
+        json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+        json!({"type": "input_json_delta", "partial_json": "{}"}),
+        "tool_use",
+    )
 }
 
 /// A one-block stream: `block` started, filled by `delta`, then `stop`.
