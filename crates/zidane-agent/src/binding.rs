@@ -10,6 +10,7 @@ use zidane_core::durable::CheckpointBackend;
 use zidane_core::events::{
     ArtifactRecorded, ArtifactRecordedInit, SessionArtifact, SessionSave, SessionTurns, SharedError,
 };
+
 use zidane_core::sink::{ArtifactRecord, TurnMark, TurnSink};
 
 use zidane_core::clock::Clock;
@@ -17,7 +18,7 @@ use zidane_hooks::HookBus;
 use zidane_provider::{BoxFuture, SessionTurn};
 
 use zidane_core::events::{SessionSaveInit, SessionTurnsInit};
-use zidane_core::session::{SessionRun, SessionStore};
+use zidane_core::session::{Session, SessionRun, SessionStore};
 
 use crate::error::AgentError;
 
@@ -31,6 +32,20 @@ pub(crate) struct SessionState {
     pub(crate) created_at: u64,
     /// Turns the session holds (what `session:turns` reports as `count`).
     pub(crate) turn_count: usize,
+}
+
+impl SessionState {
+    /// The session this state describes, holding `turns`.
+    pub(crate) fn with_turns(self, turns: Vec<SessionTurn>, now: zidane_provider::Timestamp) -> Session {
+        Session {
+            id: self.id,
+            turns,
+            metadata: self.metadata,
+            runs: self.runs,
+            created_at: zidane_provider::Timestamp::from_millis(self.created_at),
+            updated_at: now,
+        }
+    }
 }
 
 /// The session an agent is bound to and the store it lives in: the id a
@@ -143,6 +158,11 @@ pub(crate) fn store_error(e: SharedError) -> AgentError {
 }
 
 impl TurnSink for SessionSink {
+    fn session(&self, turns: Vec<SessionTurn>) -> Option<Session> {
+        let state = self.session.lock().clone()?;
+        Some(state.with_turns(turns, self.clock.now()))
+    }
+
     fn replace<'a>(&'a self, turns: &'a [SessionTurn]) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
             let id = self.session.lock().as_ref().map(|s| s.id.clone());

@@ -8,11 +8,13 @@
 //! already wrapped (`Child<E>` with the grandchild's id and depth) and are
 //! passed on unchanged, so they reach the root with their own identity.
 
+use std::sync::Arc;
+
 use zidane_hooks::{Bubble, Child, HandlerError, HookBus, HookEvent, HookScope};
 
 use crate::events::{
     ChildSpawnBefore, ChildSpawnBeforeInit, ChildSpawnComplete, ChildSpawnCompleteInit, ChildSpawnError,
-    ChildSpawnErrorInit, SpawnBefore, SpawnComplete, SpawnError, SpawnHookContext, forward_bubbled,
+    ChildSpawnErrorInit, SpawnBefore, SpawnComplete, SpawnError, SpawnHookContext, TurnBefore, forward_bubbled,
 };
 
 /// What a forwarder needs: where it registers, where it emits, and the
@@ -126,15 +128,66 @@ fn spawn_context(ev: &SpawnBefore) -> SpawnHookContext {
 }
 
 /// Connects a sub-agent's bus to its parent's: every event the parent
-/// listens to in its `child:*` form (when this is called) is re-emitted
-/// there with `child_id` and `depth`, and so, through the parent's own
-/// link, up to the root. Gate-style events (`child:tool:gate`,
-/// `child:mcp:tool:gate`, `child:tool:transform`) are awaited: what the
-/// parent's handlers decide goes back to the child's call.
+/// listens to in its `child:*` form is re-emitted there with `child_id`
+/// and `depth`, and so, through the parent's own link, up to the root.
+/// Gate-style events (`child:tool:gate`, `child:mcp:tool:gate`,
+/// `child:tool:transform`) are awaited: what the parent's handlers decide
+/// goes back to the child's call.
+///
+/// The forwarders follow the parent's listeners: at each of the child's
+/// turns (`turn:before`), when the parent's registrations have changed
+/// since, they are laid again, so a `child:*` listener added while the
+/// child runs reaches it from its next turn on.
 ///
 /// Dropping the returned scope disconnects the buses.
-#[must_use = "dropping the scope disconnects the child's bus at once"]
-pub fn install_bubbling(child: &HookBus, parent: &HookBus, child_id: &str, depth: u32) -> HookScope {
+#[must_use = "dropping the link disconnects the child's bus at once"]
+pub fn install_bubbling(child: &HookBus, parent: &HookBus, child_id: &str, depth: u32) -> Bubbling {
+    let watch = child.scope();
+    let laid = Arc::new(parking_lot::Mutex::new((
+        parent.version(),
+        lay(child, parent, child_id, depth),
+    )));
+    // The handler holds the forwarders weakly: they are dropped with the
+    // link, never from inside the bus's registry (which a scope's drop
+    // locks again).
+    let weak = Arc::downgrade(&laid);
+    let (c, p, id) = (child.clone(), parent.clone(), child_id.to_owned());
+    watch.on_sync::<TurnBefore, _>(move |_ev, _cx| {
+        let Some(laid) = weak.upgrade() else { return Ok(()) };
+        let mut laid = laid.lock();
+        let version = p.version();
+        if version != laid.0 {
+            // The old forwarders go first: the new set replaces them whole.
+            drop(std::mem::replace(&mut laid.1, c.scope()));
+            laid.1 = lay(&c, &p, &id, depth);
+            laid.0 = version;
+        }
+        Ok(())
+    });
+    Bubbling {
+        _watch: watch,
+        _laid: laid,
+    }
+}
+
+/// A child's bus connected to its parent's ([`install_bubbling`]);
+/// dropping it disconnects them.
+#[must_use = "dropping the link disconnects the child's bus at once"]
+pub struct Bubbling {
+    // Dropped first: the watcher, then the forwarders it refreshed.
+    _watch: HookScope,
+    _laid: Arc<parking_lot::Mutex<(u64, HookScope)>>,
+}
+
+impl std::fmt::Debug for Bubbling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bubbling").finish_non_exhaustive()
+    }
+}
+
+/// The forwarders of the events the parent listens to now, in a scope of
+/// the child's bus.
+fn lay(child: &HookBus, parent: &HookBus, child_id: &str, depth: u32) -> HookScope {
     let scope = child.scope();
     let link = BubbleLink {
         scope: &scope,

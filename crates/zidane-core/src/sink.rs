@@ -40,6 +40,15 @@ pub trait TurnSink: Send + Sync {
         let _ = (records, mark);
         Box::pin(async {})
     }
+
+    /// The session the turns go to, holding `turns` (the conversation as
+    /// the loop has it), for the hook payloads that carry it
+    /// (`system:transform`, `run:beforeEnd`). `None` (the default): no
+    /// session.
+    fn session(&self, turns: Vec<SessionTurn>) -> Option<crate::session::Session> {
+        let _ = turns;
+        None
+    }
 }
 
 /// Where in a run a flush happens: a checkpoint store keeps it with the

@@ -531,7 +531,7 @@ pub mod agent {
         diff_cache_dimensions, fnv1a32, hash_message, hash_messages, install_cache_break_logger,
         snapshot_cache_dimensions,
     };
-    pub use zidane_core::bubble::install_bubbling;
+    pub use zidane_core::bubble::{Bubbling, install_bubbling};
     pub use zidane_core::events;
     pub use zidane_core::events::{
         AgentStats, CATALOGUE, CacheBreakInfo, CacheDimensionName, CacheDriftInfo, CacheSystemSection, HOOK_SPECS,

@@ -394,12 +394,12 @@ impl Agent {
                 let mut ev = BackgroundReassign::new(BackgroundReassignInit {
                     child_id: Some(child_id.to_owned()),
                     command: task.command.clone(),
-                    from_handle_id: handle.id.clone(),
+                    from_handle_id: from.clone(),
                     output_path: task.output_path.clone(),
                     pid: task.pid,
                     started_at: task.started_at,
                     task_id: task.task_id.clone(),
-                    to_handle_id: handle.id.clone(),
+                    to_handle_id: owner.owner.clone(),
                 });
                 self.observe(&mut ev).await;
             }

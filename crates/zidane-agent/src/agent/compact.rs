@@ -157,8 +157,9 @@ impl Compaction {
 
         // What comes back after the summary: the host's additions, then the
         // most recently read files.
-        let session_id = agent.session().map(|s| s.id);
-        let mut restore = CompactRestore::new(CompactRestoreInit { session_id });
+        let session = agent.session();
+        let session_id = session.as_ref().map(|s| s.id.clone());
+        let mut restore = CompactRestore::new(CompactRestoreInit { session, session_id });
         agent.observe(&mut restore).await;
         let mut calls = restore.take_added();
         calls.extend(self.recent_files(agent).await);

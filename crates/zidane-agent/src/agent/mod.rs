@@ -193,14 +193,7 @@ impl Agent {
     /// The bound session (its turns are the agent's), once loaded.
     pub fn session(&self) -> Option<Session> {
         let state = self.inner.session.state().clone()?;
-        Some(Session {
-            id: state.id,
-            turns: self.turns(),
-            metadata: state.metadata,
-            runs: state.runs,
-            created_at: zidane_provider::Timestamp::from_millis(state.created_at),
-            updated_at: self.inner.clock.now(),
-        })
+        Some(state.with_turns(self.turns(), self.inner.clock.now()))
     }
 
     /// The artifacts the session kept from tool results (files the basic

@@ -439,7 +439,13 @@ impl Agent {
                 tracing::warn!(target: "zidane", "the end of the run could not be recorded: {e}");
             }
         }
+        let session = if self.inner.hooks.has::<SessionEnd>() {
+            self.session()
+        } else {
+            None
+        };
         let mut ev = SessionEnd::new(SessionEndInit {
+            session,
             session_id: session_id.to_owned(),
             run_id: record.id.clone(),
             status: end_status,

@@ -916,3 +916,72 @@ async fn the_options_name_kill_message_meta_and_execution_reach_where_they_are_r
         ["start Some(\"reviewer\")", "cancelled the host stopped it"]
     );
 }
+
+/// `session:end`, `run:beforeEnd`, `system:transform` and
+/// `compact:restore` carry the session as it stands, not its id alone.
+#[tokio::test]
+async fn the_session_hooks_carry_the_session() {
+    use zidane_agent::CompactOptions;
+    use zidane_core::events::{CompactRestore, RunBeforeEnd, SessionEnd, SystemTransform};
+    let p = provider(vec![
+        Script::answer("first answer"),
+        Script::answer("second answer"),
+        Script::answer("SUMMARY"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        store: Some(Arc::new(MemoryStore::new())),
+        session_id: Some("kept".into()),
+        system: Some("Be brief.".into()),
+        ..options(&p)
+    })
+    .unwrap();
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let shown = |hook: &'static str, session: Option<&Session>, seen: &Arc<std::sync::Mutex<Vec<String>>>| {
+        let line = match session {
+            Some(s) => format!("{hook}: {} with {} turns", s.id, s.turns.len()),
+            None => format!("{hook}: none"),
+        };
+        seen.lock().unwrap().push(line);
+    };
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<SystemTransform, _>(move |ev, _| {
+        shown("system:transform", ev.session().as_ref(), &s);
+        Ok(())
+    });
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<RunBeforeEnd, _>(move |ev, _| {
+        shown("run:beforeEnd", ev.session().as_ref(), &s);
+        Ok(())
+    });
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<SessionEnd, _>(move |ev, _| {
+        shown("session:end", ev.session().as_ref(), &s);
+        Ok(())
+    });
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<CompactRestore, _>(move |ev, _| {
+        shown("compact:restore", ev.session().as_ref(), &s);
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("One.")).await.unwrap();
+    agent.run(AgentRunOptions::prompt("Two.")).await.unwrap();
+    agent
+        .compact(CompactOptions {
+            keep_turns: Some(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "system:transform: kept with 1 turns",
+            "run:beforeEnd: kept with 2 turns",
+            "session:end: kept with 2 turns",
+            "system:transform: kept with 3 turns",
+            "run:beforeEnd: kept with 4 turns",
+            "session:end: kept with 4 turns",
+            "compact:restore: kept with 4 turns",
+        ]
+    );
+}

@@ -247,10 +247,16 @@ async fn a_sub_agents_running_task_is_handed_to_its_parent() {
     let agent = agent_on(&rig, &model, None);
     let moved: Arc<Mutex<Vec<String>>> = Arc::default();
     let m = Arc::clone(&moved);
+    let handles_seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let handles = Arc::clone(&handles_seen);
     agent.hooks().on_sync::<BackgroundReassign, _>(move |ev, _| {
         m.lock()
             .unwrap()
             .push(format!("{} from {:?} ({})", ev.task_id(), ev.child_id(), ev.command()));
+        handles
+            .lock()
+            .unwrap()
+            .push((ev.from_handle_id().to_owned(), ev.to_handle_id().to_owned()));
         Ok(())
     });
     let bubbled: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -266,6 +272,10 @@ async fn a_sub_agents_running_task_is_handed_to_its_parent() {
     let (seen, woken) = exits(&agent);
     agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
     assert_eq!(*moved.lock().unwrap(), vec!["t1 from Some(\"s1\") (sleep 300)"]);
+    // From the child's ownership to this agent's.
+    let (from, to) = handles_seen.lock().unwrap()[0].clone();
+    assert_ne!(from, to, "the owners it moves between");
+    assert!(!from.is_empty() && !to.is_empty());
     // The child's own start reached the parent as `child:background:start`.
     assert_eq!(*bubbled.lock().unwrap(), vec!["s1 1 t1"]);
     assert!(agent.kill_background_task("t1").await);

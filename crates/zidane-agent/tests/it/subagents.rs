@@ -1004,3 +1004,42 @@ async fn a_child_compacts_with_its_parents_settings_unless_its_definition_says_o
     assert_eq!(provider.root.requests().len(), 2, "no summary was asked for");
     assert_eq!(provider.child(long_task).requests().len(), 3);
 }
+
+/// A `child:*` listener the parent adds while its child runs reaches that
+/// child from its next turn on.
+#[tokio::test]
+async fn a_child_listener_added_while_the_child_runs_reaches_it() {
+    let provider = Routed::new(vec![spawn_call("s1", "work"), Script::answer("ok")]).route(
+        "work",
+        vec![
+            Script::call("c1", "listen", json!({})),
+            Script::call("c2", "echo", json!({"text": "hi"})),
+            Script::answer("done"),
+        ],
+    );
+    let parent_bus: Arc<std::sync::OnceLock<zidane_hooks::HookBus>> = Arc::default();
+    let late: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (bus, seen) = (Arc::clone(&parent_bus), Arc::clone(&late));
+    // Called by the child in its first turn: the parent starts listening.
+    let listen = FnTool::new("listen", "Listen", json!({"type": "object"}), move |_, _cx| {
+        let (bus, seen) = (Arc::clone(&bus), Arc::clone(&seen));
+        async move {
+            let _ = bus.get().unwrap().on_sync::<ChildToolAfter, _>(move |ev, _| {
+                seen.lock().unwrap().push(format!("{} {}", ev.child_id(), ev.name()));
+                Ok(())
+            });
+            Ok(ToolOutput::text("listening"))
+        }
+    });
+    let ran: Arc<Mutex<Vec<String>>> = Arc::default();
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(ran).with(listen),
+        ..Default::default()
+    })
+    .unwrap();
+    parent_bus.set(agent.hooks().clone()).unwrap();
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(*late.lock().unwrap(), ["s1 echo"], "the child's second turn bubbled");
+}

@@ -437,7 +437,7 @@ pub struct BackgroundReassignInit {
     pub child_id: Option<String>,
     /// The command line.
     pub command: String,
-    /// Handle that owned the task.
+    /// The owner the task moves from (the sub-agent's; owners are per agent, on a handle they may share).
     pub from_handle_id: String,
     /// File receiving the task's output.
     pub output_path: String,
@@ -447,7 +447,7 @@ pub struct BackgroundReassignInit {
     pub started_at: u64,
     /// Background task id.
     pub task_id: String,
-    /// Handle that owns the task now.
+    /// The owner the task moves to (the agent taking it over).
     pub to_handle_id: String,
 }
 
@@ -478,7 +478,7 @@ impl BackgroundReassign {
         &self.command
     }
 
-    /// Handle that owned the task.
+    /// The owner the task moves from (the sub-agent's; owners are per agent, on a handle they may share).
     pub fn from_handle_id(&self) -> &str {
         &self.from_handle_id
     }
@@ -503,7 +503,7 @@ impl BackgroundReassign {
         &self.task_id
     }
 
-    /// Handle that owns the task now.
+    /// The owner the task moves to (the agent taking it over).
     pub fn to_handle_id(&self) -> &str {
         &self.to_handle_id
     }
@@ -1135,6 +1135,7 @@ impl HookEvent for CompactProgress {
 #[non_exhaustive]
 pub struct CompactRestore {
     session_id: Option<String>,
+    session: Option<crate::session::Session>,
     added: Vec<RestoredCall>,
 }
 
@@ -1143,15 +1144,18 @@ pub struct CompactRestore {
 pub struct CompactRestoreInit {
     /// Id of the session.
     pub session_id: Option<String>,
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub session: Option<crate::session::Session>,
 }
 
 impl CompactRestore {
     /// Builds the event from its read-only fields; writable fields
     /// start at their defaults.
     pub fn new(init: CompactRestoreInit) -> Self {
-        let CompactRestoreInit { session_id } = init;
+        let CompactRestoreInit { session_id, session } = init;
         CompactRestore {
             session_id,
+            session,
             added: Default::default(),
         }
     }
@@ -1159,6 +1163,11 @@ impl CompactRestore {
     /// Id of the session.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub fn session(&self) -> &Option<crate::session::Session> {
+        &self.session
     }
 }
 
@@ -3203,6 +3212,7 @@ impl HookEvent for ResumeMismatch {
 pub struct RunBeforeEnd {
     run_id: String,
     session_id: Option<String>,
+    session: Option<crate::session::Session>,
     turn: u32,
     follow_up: Option<String>,
 }
@@ -3214,6 +3224,8 @@ pub struct RunBeforeEndInit {
     pub run_id: String,
     /// Id of the session.
     pub session_id: Option<String>,
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub session: Option<crate::session::Session>,
     /// Turn index within the run.
     pub turn: u32,
 }
@@ -3222,10 +3234,11 @@ impl RunBeforeEnd {
     /// Builds the event from its read-only fields; writable fields
     /// start at their defaults.
     pub fn new(init: RunBeforeEndInit) -> Self {
-        let RunBeforeEndInit { run_id, session_id, turn } = init;
+        let RunBeforeEndInit { run_id, session_id, session, turn } = init;
         RunBeforeEnd {
             run_id,
             session_id,
+            session,
             turn,
             follow_up: Default::default(),
         }
@@ -3239,6 +3252,11 @@ impl RunBeforeEnd {
     /// Id of the session.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub fn session(&self) -> &Option<crate::session::Session> {
+        &self.session
     }
 
     /// Turn index within the run.
@@ -3258,6 +3276,7 @@ impl HookEvent for RunBeforeEnd {
 #[non_exhaustive]
 pub struct SessionEnd {
     session_id: String,
+    session: Option<crate::session::Session>,
     run_id: String,
     status: SessionEndStatus,
     turn_range: (u32, u32),
@@ -3268,6 +3287,8 @@ pub struct SessionEnd {
 pub struct SessionEndInit {
     /// Id of the session.
     pub session_id: String,
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub session: Option<crate::session::Session>,
     /// Id of the run.
     pub run_id: String,
     /// How it ended.
@@ -3280,9 +3301,10 @@ impl SessionEnd {
     /// Builds the event from its read-only fields; writable fields
     /// start at their defaults.
     pub fn new(init: SessionEndInit) -> Self {
-        let SessionEndInit { session_id, run_id, status, turn_range } = init;
+        let SessionEndInit { session_id, session, run_id, status, turn_range } = init;
         SessionEnd {
             session_id,
+            session,
             run_id,
             status,
             turn_range,
@@ -3292,6 +3314,11 @@ impl SessionEnd {
     /// Id of the session.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub fn session(&self) -> &Option<crate::session::Session> {
+        &self.session
     }
 
     /// Id of the run.
@@ -4810,6 +4837,7 @@ impl HookEvent for SystemBefore {
 pub struct SystemTransform {
     messages: Vec<Message>,
     session_id: Option<String>,
+    session: Option<crate::session::Session>,
     /// The system prompt.
     pub system: String,
     turn: u32,
@@ -4823,6 +4851,8 @@ pub struct SystemTransformInit {
     pub messages: Vec<Message>,
     /// Id of the session.
     pub session_id: Option<String>,
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub session: Option<crate::session::Session>,
     /// Turn index within the run.
     pub turn: u32,
     /// Id of the turn.
@@ -4833,10 +4863,11 @@ impl SystemTransform {
     /// Builds the event from its read-only fields; writable fields
     /// start at their defaults.
     pub fn new(init: SystemTransformInit) -> Self {
-        let SystemTransformInit { messages, session_id, turn, turn_id } = init;
+        let SystemTransformInit { messages, session_id, session, turn, turn_id } = init;
         SystemTransform {
             messages,
             session_id,
+            session,
             system: Default::default(),
             turn,
             turn_id,
@@ -4851,6 +4882,11 @@ impl SystemTransform {
     /// Id of the session.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// The session as it stands (its turns, runs and metadata), when the agent keeps one.
+    pub fn session(&self) -> &Option<crate::session::Session> {
+        &self.session
     }
 
     /// Turn index within the run.

@@ -213,6 +213,7 @@ async fn a_parent_gate_decides_a_child_call() {
 fn run_before_end_keeps_the_first_follow_up() {
     let mut ev = RunBeforeEnd::new(RunBeforeEndInit {
         run_id: "run-1".into(),
+        session: None,
         session_id: None,
         turn: 3,
     });
@@ -225,6 +226,7 @@ fn run_before_end_keeps_the_first_follow_up() {
 #[test]
 fn compact_restore_collects_added_calls_and_redact_starts_at_value() {
     let mut ev = CompactRestore::new(CompactRestoreInit {
+        session: None,
         session_id: Some("s1".into()),
     });
     ev.add("todoread", json!({}), "- [ ] plan");

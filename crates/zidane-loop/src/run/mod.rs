@@ -703,7 +703,17 @@ impl RunLoop {
         let recorded = {
             let failure = &mut failure;
             let work = async move {
+                let session = if self.inner.config.hooks.has::<RunBeforeEnd>() {
+                    self.inner
+                        .config
+                        .sink
+                        .as_ref()
+                        .and_then(|sink| sink.session(self.turns()))
+                } else {
+                    None
+                };
                 let mut before_end = RunBeforeEnd::new(RunBeforeEndInit {
+                    session,
                     run_id: cx.run_id.clone(),
                     session_id: options.session_id.clone(),
                     turn: cx.turn,

@@ -197,7 +197,9 @@ impl RunLoop {
         if !config.hooks.has::<SystemTransform>() {
             return Ok(system);
         }
+        let session = config.sink.as_ref().and_then(|sink| sink.session(self.turns()));
         let mut sys = SystemTransform::new(SystemTransformInit {
+            session,
             messages: messages.to_vec(),
             session_id: options.session_id.clone(),
             turn: cx.turn,
