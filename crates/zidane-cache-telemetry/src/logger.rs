@@ -166,11 +166,19 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
                 drift
             };
             if let Some(info) = drift {
-                // The request waits for nothing but this emission; a failing
-                // consumer is reported, never fatal to the run.
-                let mut event = CacheDrift::new(CacheDriftInit { info });
-                if let Err(e) = cx.bus().emit(&mut event).await {
-                    report(&o, &e);
+                // Off the request path: the request does not wait for the
+                // drift's handlers (a slow consumer never delays a turn); a
+                // failing one is reported, never fatal to the run.
+                let (bus, o) = (cx.bus().clone(), Arc::clone(&o));
+                let emit = async move {
+                    let mut event = CacheDrift::new(CacheDriftInit { info });
+                    if let Err(e) = bus.emit(&mut event).await {
+                        report(&o, &e);
+                    }
+                };
+                match tokio::runtime::Handle::try_current() {
+                    Ok(runtime) => drop(runtime.spawn(emit)),
+                    Err(_) => emit.await,
                 }
             }
             Ok(())

@@ -14,7 +14,8 @@ use zidane_hooks::{Bubble, Child, HandlerError, HookBus, HookEvent, HookScope};
 
 use crate::events::{
     ChildSpawnBefore, ChildSpawnBeforeInit, ChildSpawnComplete, ChildSpawnCompleteInit, ChildSpawnError,
-    ChildSpawnErrorInit, SpawnBefore, SpawnComplete, SpawnError, SpawnHookContext, TurnBefore, forward_bubbled,
+    ChildSpawnErrorInit, ContentRefResolve, ContentRefResolveInit, SpawnBefore, SpawnComplete, SpawnError,
+    SpawnHookContext, TurnBefore, forward_bubbled,
 };
 
 /// What a forwarder needs: where it registers, where it emits, and the
@@ -95,6 +96,32 @@ impl BubbleLink<'_> {
         });
     }
 
+    /// A child's `content-ref:resolve` that its own handlers left
+    /// unanswered is asked of the parent's resolvers, naming the child
+    /// (a grandchild's keeps its own name), and the parent's bytes go back.
+    fn content_refs(&self) {
+        if !self.parent.has::<ContentRefResolve>() {
+            return;
+        }
+        let (parent, id, depth) = (self.parent.clone(), self.child_id.to_owned(), self.depth);
+        self.scope.on::<ContentRefResolve, _>(move |ev, _cx| {
+            let (parent, id) = (parent.clone(), id.clone());
+            Box::pin(async move {
+                if ev.data.is_some() {
+                    return Ok(());
+                }
+                let mut asked = ContentRefResolve::new(ContentRefResolveInit {
+                    block: ev.block().clone(),
+                    child_id: Some(ev.child_id().map_or(id, str::to_owned)),
+                    depth: Some(ev.child_id().and(ev.depth()).unwrap_or(depth)),
+                });
+                parent.emit(&mut asked).await.map_err(boxed)?;
+                ev.data = asked.data;
+                Ok(())
+            })
+        });
+    }
+
     fn relay<E: HookEvent, C: HookEvent + Clone>(&self, wrap: fn(&E, String) -> C) {
         if !self.parent.has::<C>() {
             return;
@@ -129,7 +156,9 @@ fn spawn_context(ev: &SpawnBefore) -> SpawnHookContext {
 
 /// Connects a sub-agent's bus to its parent's: every event the parent
 /// listens to in its `child:*` form is re-emitted there with `child_id`
-/// and `depth`, and so, through the parent's own link, up to the root.
+/// and `depth`, and so, through the parent's own link, up to the root. A
+/// content reference the child's own resolvers leave unanswered is asked
+/// of the parent's (`content-ref:resolve` with `child_id` and `depth`).
 /// Gate-style events (`child:tool:gate`, `child:mcp:tool:gate`,
 /// `child:tool:transform`) are awaited: what the parent's handlers decide
 /// goes back to the child's call.
@@ -197,5 +226,6 @@ fn lay(child: &HookBus, parent: &HookBus, child_id: &str, depth: u32) -> HookSco
     };
     forward_bubbled(&link);
     link.spawn_events();
+    link.content_refs();
     scope
 }

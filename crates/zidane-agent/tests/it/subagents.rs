@@ -1043,3 +1043,57 @@ async fn a_child_listener_added_while_the_child_runs_reaches_it() {
     agent.run(AgentRunOptions::prompt("go")).await.unwrap();
     assert_eq!(*late.lock().unwrap(), ["s1 echo"], "the child's second turn bubbled");
 }
+
+/// A content reference in a child's request is resolved by the parent's
+/// resolver, which hears which child asks.
+#[tokio::test]
+async fn a_childs_content_ref_is_resolved_by_the_parent_naming_the_child() {
+    use zidane_core::events::{ContentRefResolve, TurnBefore};
+    use zidane_provider::ImageSource;
+    let provider =
+        Routed::new(vec![spawn_call("s1", "look"), Script::answer("ok")]).route("look", vec![Script::answer("a cat")]);
+    // Every child's request carries a referenced image.
+    let child_hooks = zidane_hooks::HookMap::new().on_sync::<TurnBefore, _>(|ev, _| {
+        if let Some(last) = ev.options.messages.last_mut() {
+            let mut content = last.content().to_vec();
+            content.push(ContentBlock::ContentRef {
+                reference: "blob://cat".into(),
+                kind: "image".into(),
+                media_type: Some("image/png".into()),
+            });
+            *last = zidane_provider::Message::new(last.role(), content);
+        }
+        Ok(())
+    });
+    let Setup { agent, .. } = setup(
+        &provider,
+        SpawnConfig {
+            hooks: child_hooks,
+            ..SpawnConfig::default()
+        },
+    );
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let a = Arc::clone(&asked);
+    agent.hooks().on_sync::<ContentRefResolve, _>(move |ev, _| {
+        a.lock().unwrap().push(format!(
+            "{} for {:?} at {:?}",
+            ev.block().reference,
+            ev.child_id(),
+            ev.depth()
+        ));
+        ev.data = Some("aGVsbG8=".into());
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(*asked.lock().unwrap(), ["blob://cat for Some(\"s1\") at Some(1)"]);
+    let sent = provider.child("look").requests()[0].messages[0].content().to_vec();
+    assert!(
+        sent.contains(&ContentBlock::Image {
+            source: ImageSource::Base64 {
+                media_type: "image/png".into(),
+                data: "aGVsbG8=".into()
+            }
+        }),
+        "{sent:?}"
+    );
+}

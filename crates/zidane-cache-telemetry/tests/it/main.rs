@@ -99,10 +99,44 @@ fn rig_with(usage: &[(u64, u64)], setup: impl FnOnce(&RunLoop)) -> Rig {
     }
 }
 
+/// Lets the drift emissions, which run off the request path, finish.
+async fn settle() {
+    for _ in 0..16 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drift_handler_that_never_returns_holds_no_request() {
+    let rig = rig(&[(0, 1000), (1000, 200), (300, 1100)]);
+    rig.looped.hooks().on_sync::<SystemTransform, _>(|ev, _| {
+        if ev.turn() == 3 {
+            ev.system = ev.system.replace("Session notes.", "Session notes: 3 files read.");
+        }
+        Ok(())
+    });
+    rig.looped
+        .hooks()
+        .on::<CacheDrift, _>(|_, _| Box::pin(std::future::pending::<Result<(), zidane_hooks::HandlerError>>()));
+    let run = rig.looped.run(RunOptions::prompt("Work."));
+    let done = tokio::time::timeout(std::time::Duration::from_secs(600), run).await;
+    assert!(
+        done.is_ok_and(|r| r.is_ok()),
+        "the run ended while the drift's handler still waits"
+    );
+    settle().await;
+    assert_eq!(
+        rig.drifts.lock().unwrap().len(),
+        1,
+        "the other handlers heard of the drift"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_healthy_run_emits_nothing() {
     let rig = rig(&[(0, 1000), (1000, 200), (1200, 150), (1350, 100)]);
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     assert!(rig.drifts.lock().unwrap().is_empty());
     assert!(rig.breaks.lock().unwrap().is_empty());
     assert!(rig.lines.lock().unwrap().is_empty());
@@ -118,6 +152,7 @@ async fn a_system_prompt_edit_mid_run_drifts_and_breaks_traced_to_its_section() 
         Ok(())
     });
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     let drifts = rig.drifts.lock().unwrap().clone();
     assert_eq!(drifts.len(), 1);
     assert_eq!(drifts[0].changed, vec![CacheDimensionName::System]);
@@ -155,6 +190,7 @@ async fn a_tools_change_and_a_model_switch_drift() {
         });
     });
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     let drifts = rig.drifts.lock().unwrap().clone();
     // Turn 2 adds a tool; turn 3 drops it again (the hook adds it on turn 2
     // only) and switches the model.
@@ -182,6 +218,7 @@ async fn a_compaction_rewrite_diverges_on_its_boundary() {
         Ok(())
     });
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     let drifts = rig.drifts.lock().unwrap().clone();
     assert_eq!(drifts.len(), 1);
     assert_eq!(drifts[0].changed, vec![CacheDimensionName::MessagePrefix]);
@@ -194,6 +231,7 @@ async fn a_compaction_rewrite_diverges_on_its_boundary() {
 async fn a_ttl_style_break_has_nothing_changed_and_logs_nothing() {
     let rig = rig(&[(0, 1000), (1000, 100), (0, 1200)]);
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     assert!(rig.drifts.lock().unwrap().is_empty());
     let breaks = rig.breaks.lock().unwrap().clone();
     assert_eq!(breaks.len(), 1);
@@ -209,6 +247,7 @@ async fn a_ttl_style_break_has_nothing_changed_and_logs_nothing() {
 async fn the_turn_counter_runs_across_runs_and_uninstall_detaches() {
     let rig = rig(&[(0, 1000), (1000, 100), (0, 1200)]);
     rig.looped.run(RunOptions::prompt("Work.")).await.unwrap();
+    settle().await;
     assert_eq!(rig.breaks.lock().unwrap()[0].turn, 3);
     let Rig { looped, _logger, .. } = rig;
     drop(_logger);
