@@ -336,6 +336,9 @@ fn conformance() -> Result {
     }
     let baseline = root().join("xtask/conformance-baseline.yml");
     let results = dir.join("results");
+    // The client notes the login hooks it hears, scenario by scenario.
+    let hooks_log = dir.join("hooks.log");
+    let _ = std::fs::remove_file(&hooks_log);
     let mut failed = Vec::new();
     for scenario in &scenarios {
         let status = Command::new(&node)
@@ -347,6 +350,7 @@ fn conformance() -> Result {
             .arg("--output-dir")
             .arg(&results)
             .env("PATH", &path)
+            .env("ZIDANE_CONFORMANCE_HOOKS", &hooks_log)
             .current_dir(&dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -363,6 +367,28 @@ fn conformance() -> Result {
         .lines()
         .filter(|l| l.trim_start().starts_with("- "))
         .count();
+    // A person's login shows its URL (`mcp:auth:url`) and ends in
+    // `mcp:auth:success`; a machine login (client credentials) only in the
+    // latter.
+    let heard = std::fs::read_to_string(&hooks_log).unwrap_or_default();
+    for (scenario, hook) in [
+        ("auth/metadata-default", "mcp:auth:url"),
+        ("auth/metadata-default", "mcp:auth:success"),
+        ("auth/client-credentials-basic", "mcp:auth:success"),
+    ] {
+        if !heard.lines().any(|l| l == format!("{scenario} {hook}")) {
+            return Err(format!(
+                "conformance: the client did not report `{hook}` in {scenario} ({}):\n{heard}",
+                hooks_log.display()
+            ));
+        }
+    }
+    if heard
+        .lines()
+        .any(|l| l.starts_with("auth/client-credentials-basic mcp:auth:url"))
+    {
+        return Err("conformance: a machine login showed a URL".to_owned());
+    }
     if failed.is_empty() {
         println!(
             "conformance: {} of {} client scenarios pass ({expected} expected failures)",

@@ -95,6 +95,7 @@ async fn main() {
         tokio::spawn(browse(http.clone(), ev.url().to_owned()));
         Ok(())
     });
+    note_auth_hooks(&hooks, &scenario);
 
     // Log in only when the server asks for it.
     let mut connection = connect_mcp_servers(std::slice::from_ref(&config), &hooks).await;
@@ -159,4 +160,35 @@ fn arguments(schema: &Value) -> Value {
         args.insert(name.to_owned(), value);
     }
     Value::Object(args)
+}
+
+/// With `ZIDANE_CONFORMANCE_HOOKS` naming a file, appends a line
+/// `<scenario> <hook>` for each login hook the run emits (`cargo xtask
+/// conformance` checks that the logins were reported).
+fn note_auth_hooks(hooks: &HookBus, scenario: &str) {
+    use zidane_core::events::{McpAuthSuccess, OAuthRefresh};
+    let Some(path) = std::env::var_os("ZIDANE_CONFORMANCE_HOOKS") else {
+        return;
+    };
+    let scenario = scenario.to_owned();
+    let note = Arc::new(move |hook: &str| {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            let _ = writeln!(file, "{scenario} {hook}");
+        }
+    });
+    let n = Arc::clone(&note);
+    hooks.on_sync::<McpAuthUrl, _>(move |_, _| {
+        n("mcp:auth:url");
+        Ok(())
+    });
+    let n = Arc::clone(&note);
+    hooks.on_sync::<McpAuthSuccess, _>(move |_, _| {
+        n("mcp:auth:success");
+        Ok(())
+    });
+    hooks.on_sync::<OAuthRefresh, _>(move |_, _| {
+        note("oauth:refresh");
+        Ok(())
+    });
 }

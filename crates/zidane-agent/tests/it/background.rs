@@ -588,3 +588,79 @@ async fn a_later_process_takes_back_a_sessions_running_task_and_reports_a_lost_o
         tokio::task::yield_now().await;
     }
 }
+
+/// A child's background task that exits while the child runs, a file the
+/// child writes, and a grandchild's task the child takes over reach the
+/// root as `child:background:exit`, `child:artifact:recorded` and
+/// `child:background:reassign` (a durable parent: its children keep
+/// sessions, where artifacts are recorded).
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn a_childs_background_events_and_artifacts_bubble_to_the_root() {
+    use zidane_core::events::HOOK_SPECS;
+    use zidane_hooks::DynHandler;
+    let rig = rig();
+    let home = tempfile::tempdir().unwrap();
+    let runtime = Arc::new(zidane_agent::CheckpointRuntime::open(home.path().join("sessions.db")).unwrap());
+    // One conversation at a time: the scripts play in order.
+    let model = provider(vec![
+        Script::call("s1", "spawn", json!({"task": "Set things up."})),
+        background("b1", "true"),
+        Script::call("c2", "shell", json!({"command": "sleep 1"})),
+        Script::call("c3", "write_file", json!({"path": "notes.txt", "content": "set up\n"})),
+        Script::call("g1", "spawn", json!({"task": "Start the server."})),
+        background("b2", "sleep 300"),
+        Script::answer("left it running"),
+        Script::answer("set up, the server runs"),
+        Script::answer("done"),
+    ]);
+    let preset = basic(BasicOptions::in_folder(rig.context.root()));
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(model.clone()) as Arc<dyn Provider>],
+        tools: preset.tools.with(zidane_tools::spawn()),
+        execution: Some(Arc::clone(&rig.context) as Arc<dyn ExecutionContext>),
+        artifacts: Some(true),
+        durable: Some(zidane_agent::DurableOptions::from(runtime)),
+        session_id: Some("root".into()),
+        spawn: zidane_agent::SpawnConfig {
+            max_depth: 2,
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    for spec in HOOK_SPECS.iter().filter(|s| s.name().starts_with("child:")) {
+        let seen = Arc::clone(&seen);
+        spec.register(
+            agent.hooks(),
+            &DynHandler::sync(move |ev, _| {
+                seen.lock().unwrap().push(ev.name());
+                Ok(())
+            }),
+        );
+    }
+    let taken: Arc<Mutex<Vec<String>>> = Arc::default();
+    let t = Arc::clone(&taken);
+    agent.hooks().on_sync::<BackgroundReassign, _>(move |ev, _| {
+        t.lock().unwrap().push(ev.task_id().to_owned());
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Delegate.")).await.unwrap();
+    let taken = taken.lock().unwrap().clone();
+    for task in &taken {
+        agent.kill_background_task(task).await;
+    }
+    assert_eq!(taken.len(), 1, "the server's task ends with the root");
+    let seen = seen.lock().unwrap().clone();
+    let missing: Vec<&str> = [
+        "child:background:start",
+        "child:background:exit",
+        "child:artifact:recorded",
+        "child:background:reassign",
+    ]
+    .into_iter()
+    .filter(|name| !seen.contains(name))
+    .collect();
+    assert!(missing.is_empty(), "not bubbled: {missing:?}; seen: {seen:?}");
+}

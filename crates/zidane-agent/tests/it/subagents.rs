@@ -1097,3 +1097,120 @@ async fn a_childs_content_ref_is_resolved_by_the_parent_naming_the_child() {
         "{sent:?}"
     );
 }
+
+/// The bubbled `child:*` events a busy child's run produces reach the
+/// parent, one table of names: thinking and server tools in its stream, a
+/// failed attempt and its retry, a failing tool, a tool's progress, a call
+/// refused by validation, a repeat guard, and a grandchild that fails.
+#[tokio::test(start_paused = true)]
+async fn a_busy_childs_events_all_bubble_to_the_parent() {
+    use zidane_core::events::GuardAction;
+    use zidane_loop::{Behavior, RepeatGuard, RepeatMode};
+    use zidane_provider::{ErrorKind, FinishReason, ProviderError, StreamEvent};
+    let stream = Script::new()
+        .event(StreamEvent::ThinkingDelta {
+            index: 0,
+            text: "Let me look.".into(),
+        })
+        .event(StreamEvent::ServerToolUse {
+            index: 1,
+            id: "w1".into(),
+            name: "web_search".into(),
+            input: json!({"query": "rust"}),
+        })
+        .event(StreamEvent::ServerToolResult {
+            index: 2,
+            tool_use_id: "w1".into(),
+            kind: "web_search_tool_result".into(),
+            content: json!([]),
+        })
+        .tool_call(3, "c1", "fail", json!({}))
+        .tool_call(4, "c2", "build", json!({}))
+        .tool_call(5, "c3", "strict", json!({"n": {"deep": [1, 2]}}))
+        .usage(10, 5)
+        .end(FinishReason::ToolCalls);
+    let provider = Routed::new(vec![spawn_call("s1", "busy"), Script::answer("ok")])
+        .route(
+            "busy",
+            vec![
+                Script::new().error(ProviderError::new(ErrorKind::Overloaded, "mock", "Overloaded").with_status(529)),
+                stream,
+                Script::call("c4", "echo", json!({"text": "same"})),
+                Script::call("c5", "echo", json!({"text": "same"})),
+                spawn_call("g1", "inner"),
+                Script::answer("done"),
+            ],
+        )
+        .route(
+            "inner",
+            vec![Script::new().error(ProviderError::new(ErrorKind::Auth, "mock", "invalid x-api-key"))],
+        );
+    let failing = FnTool::new("fail", "Fails", json!({"type": "object"}), |_, _cx| async move {
+        Err::<ToolOutput, _>("it broke".into())
+    });
+    let build = FnTool::new("build", "Builds", json!({"type": "object"}), |_, cx| async move {
+        cx.report_progress(zidane_core::events::ToolProgress {
+            message: Some("compiling".into()),
+            data: serde_json::Value::Null,
+        })
+        .await;
+        Ok(ToolOutput::text("built"))
+    });
+    let strict = FnTool::new(
+        "strict",
+        "Needs a count",
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
+        |_, _cx| async move { Ok(ToolOutput::text("counted")) },
+    );
+    let ran: Arc<Mutex<Vec<String>>> = Arc::default();
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(ran).with(failing).with(build).with(strict),
+        behavior: Behavior {
+            repeat_guard: Some(RepeatGuard {
+                mode: RepeatMode::Chain,
+                threshold: 2,
+                action: GuardAction::Steer,
+                tools: vec![],
+            }),
+            ..Default::default()
+        },
+        spawn: SpawnConfig {
+            max_depth: 2,
+            ..SpawnConfig::default()
+        },
+        ..Default::default()
+    })
+    .unwrap();
+    let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    for spec in HOOK_SPECS.iter().filter(|s| s.name().starts_with("child:")) {
+        let seen = Arc::clone(&seen);
+        spec.register(
+            agent.hooks(),
+            &DynHandler::sync(move |ev, _| {
+                seen.lock().unwrap().push(ev.name());
+                Ok(())
+            }),
+        );
+    }
+    agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let missing: Vec<&str> = [
+        "child:stream:error",
+        "child:stream:retry",
+        "child:stream:thinking",
+        "child:stream:server_tool_use",
+        "child:stream:server_tool_result",
+        "child:stream:end",
+        "child:tool:error",
+        "child:tool:progress",
+        "child:validation:reject",
+        "child:repeat-guard:exceeded",
+        "child:spawn:error",
+    ]
+    .into_iter()
+    .filter(|name| !seen.contains(name))
+    .collect();
+    assert!(missing.is_empty(), "not bubbled: {missing:?}; seen: {seen:?}");
+}

@@ -267,11 +267,23 @@ async fn a_server_killed_mid_call_is_a_tool_error_and_the_next_call_reconnects()
         .display()
         .to_string();
     let bus = HookBus::new();
+    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+    let f = Arc::clone(&failures);
+    bus.on_sync::<zidane_core::events::McpToolError, _>(move |ev, _| {
+        f.lock()
+            .unwrap()
+            .push(format!("{} {} {} {}", ev.server(), ev.tool(), ev.name(), ev.call_id()));
+        Ok(())
+    });
     let connection = connect_mcp_servers(&[python("die", &[&script])], &bus).await;
     let tools = connection.tools();
     let die = find(&tools, "mcp_die_die");
     let err = call(&die, json!({})).await.unwrap_err();
     assert!(err.contains("MCP error"), "{err}");
+    // `mcp:tool:error` names the server, its tool, our name and the call.
+    let failures = failures.lock().unwrap().clone();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].starts_with("die die mcp_die_die "), "{failures:?}");
     let ping = find(&tools, "mcp_die_ping");
     assert_eq!(
         text(&call(&ping, json!({})).await.unwrap()),
