@@ -138,3 +138,23 @@ impl TracingRedact {
         ev
     }
 }
+
+/// `spawn:complete` is the child's run statistics themselves, as the
+/// spec's flat payload: `ev.child_id`, `ev.duration`, `ev.stats` read
+/// through to [`ChildRunStats`].
+impl std::ops::Deref for SpawnComplete {
+    type Target = ChildRunStats;
+    fn deref(&self) -> &ChildRunStats {
+        self.stats()
+    }
+}
+
+/// `child:spawn:complete` reads through to the grandchild's
+/// [`ChildRunStats`] the same way (its identity, `parent_child_id` and
+/// `depth`, beside them).
+impl std::ops::Deref for ChildSpawnComplete {
+    type Target = ChildRunStats;
+    fn deref(&self) -> &ChildRunStats {
+        self.stats()
+    }
+}

@@ -345,3 +345,24 @@ fn agent_stats_keep_the_specs_flat_totals_in_json() {
         }
     );
 }
+
+#[test]
+fn spawn_completes_read_flat_through_to_the_childs_stats() {
+    let stats = ChildRunStats {
+        child_id: "g1".into(),
+        agent_name: Some("scout".into()),
+        depth: 2,
+        duration: std::time::Duration::from_millis(40),
+        stats: AgentStats::default(),
+    };
+    let done = SpawnComplete::new(SpawnCompleteInit { stats: stats.clone() });
+    assert_eq!((done.child_id.as_str(), done.depth), ("g1", 2));
+    let bubbled = ChildSpawnComplete::new(ChildSpawnCompleteInit {
+        stats,
+        parent_child_id: Some("c1".into()),
+        depth: 2,
+    });
+    assert_eq!(bubbled.agent_name.as_deref(), Some("scout"));
+    assert_eq!(bubbled.duration, std::time::Duration::from_millis(40));
+    assert_eq!(bubbled.parent_child_id(), Some("c1"));
+}
