@@ -84,6 +84,18 @@ impl StepKind {
             StepKind::Checkpoint => "checkpoint",
         }
     }
+
+    /// The kind a record names ([`as_str`](Self::as_str) read back).
+    pub fn from_name(name: &str) -> Option<StepKind> {
+        [
+            StepKind::ModelCall,
+            StepKind::ToolCall,
+            StepKind::Decision,
+            StepKind::Checkpoint,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
 }
 
 /// One step's identity within a run: stable across processes, so a resumed

@@ -74,12 +74,6 @@ impl std::fmt::Debug for PostgresRuntime {
     }
 }
 
-fn kind_of(name: &str) -> Option<StepKind> {
-    [StepKind::ModelCall, StepKind::ToolCall, StepKind::Decision]
-        .into_iter()
-        .find(|k| k.as_str() == name)
-}
-
 fn stale(session_id: &str, held: u64, current: u64) -> StoreError {
     Arc::new(StaleEpochError {
         session_id: session_id.to_owned(),
@@ -111,15 +105,6 @@ async fn fence(tx: &Transaction<'_>, session_id: &str, owner: &str, epoch: u64) 
     }
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
-}
-
 impl PostgresRuntime {
     /// Connects to the database `url` names and creates the tables when
     /// missing.
@@ -134,7 +119,7 @@ impl PostgresRuntime {
             store,
             owner: SystemClock::default().id(),
             pid: std::process::id(),
-            host: options.host.clone().unwrap_or_else(host_name),
+            host: options.host.clone().unwrap_or_else(crate::durable::host_name),
             options,
             clock: Arc::new(SystemClock::default()),
             state: Arc::default(),
@@ -379,7 +364,9 @@ impl PostgresRuntime {
             .map_err(db)?;
         let mut out = Vec::new();
         for r in rows {
-            let Some(kind) = kind_of(r.get(1)) else { continue };
+            let Some(kind) = StepKind::from_name(r.get(1)) else {
+                continue;
+            };
             out.push(StepRecord {
                 turn: r.get::<_, i64>(0) as u32,
                 kind,
@@ -619,13 +606,7 @@ impl DurableRuntime for PostgresRuntime {
             let value = work.await.map_err(StepError::Work)?;
             // An answer that calls no tool is saved as a turn right after
             // this step (that turn is its record).
-            if let StepValue::Model(message) = &value
-                && message.incomplete_tool_calls.is_empty()
-                && !message
-                    .content
-                    .iter()
-                    .any(|b| matches!(b, zidane_provider::ContentBlock::ToolUse { .. }))
-            {
+            if crate::durable::kept_as_turn(&value) {
                 return Ok(value);
             }
             match self.write_step(&session, &step.key, &value).await {
@@ -678,18 +659,10 @@ impl CheckpointBackend for PostgresRuntime {
     }
 
     fn load_records(&self, run_id: &str, records: &[StepRecord]) {
-        let mut state = self.state.lock();
-        for r in records {
-            state.records.insert(
-                StepKey {
-                    run_id: run_id.to_owned(),
-                    turn: r.turn,
-                    kind: r.kind,
-                    name: r.name.clone(),
-                },
-                r.value.clone(),
-            );
-        }
+        self.state
+            .lock()
+            .records
+            .extend(crate::durable::keyed_records(run_id, records));
     }
 
     fn append_turns<'a>(

@@ -457,12 +457,6 @@ impl std::fmt::Debug for CheckpointRuntime {
     }
 }
 
-fn kind_of(name: &str) -> Option<StepKind> {
-    [StepKind::ModelCall, StepKind::ToolCall, StepKind::Decision]
-        .into_iter()
-        .find(|k| k.as_str() == name)
-}
-
 fn stale(session_id: &str, held: u64, current: u64) -> StoreError {
     Arc::new(StaleEpochError {
         session_id: session_id.to_owned(),
@@ -501,15 +495,6 @@ fn process_gone(pid: u32) -> bool {
     }
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
-}
-
 impl CheckpointRuntime {
     /// Opens (or creates) the store at `path` with the default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, super::OpenError> {
@@ -528,7 +513,7 @@ impl CheckpointRuntime {
             store,
             owner: SystemClock::default().id(),
             pid: std::process::id(),
-            host: host_name(),
+            host: crate::durable::host_name(),
             options,
             clock: Arc::new(SystemClock::default()),
             state: Arc::default(),
@@ -701,18 +686,10 @@ impl CheckpointRuntime {
 
     /// Makes `records` the answers of `run_id`'s steps.
     fn load_records(&self, run_id: &str, records: &[StepRecord]) {
-        let mut state = self.state.lock();
-        for r in records {
-            state.records.insert(
-                StepKey {
-                    run_id: run_id.to_owned(),
-                    turn: r.turn,
-                    kind: r.kind,
-                    name: r.name.clone(),
-                },
-                r.value.clone(),
-            );
-        }
+        self.state
+            .lock()
+            .records
+            .extend(crate::durable::keyed_records(run_id, records));
     }
 
     /// The step records of a run.
@@ -736,7 +713,9 @@ impl CheckpointRuntime {
                 let mut out = Vec::new();
                 for row in rows {
                     let (turn, kind, name, value) = row.map_err(err)?;
-                    let Some(kind) = kind_of(&kind) else { continue };
+                    let Some(kind) = StepKind::from_name(&kind) else {
+                        continue;
+                    };
                     out.push(StepRecord {
                         turn: turn as u32,
                         kind,
@@ -974,13 +953,7 @@ impl DurableRuntime for CheckpointRuntime {
             // An answer that calls no tool is saved as a turn right after
             // this step (that turn is its record, and a resume that finds
             // it ends the run); recording it too would write it twice.
-            if let StepValue::Model(message) = &value
-                && message.incomplete_tool_calls.is_empty()
-                && !message
-                    .content
-                    .iter()
-                    .any(|b| matches!(b, zidane_provider::ContentBlock::ToolUse { .. }))
-            {
+            if crate::durable::kept_as_turn(&value) {
                 return Ok(value);
             }
             // An `unsafe` call that finished while others of its batch

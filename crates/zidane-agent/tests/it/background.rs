@@ -597,8 +597,6 @@ async fn a_later_process_takes_back_a_sessions_running_task_and_reports_a_lost_o
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn a_childs_background_events_and_artifacts_bubble_to_the_root() {
-    use zidane_core::events::HOOK_SPECS;
-    use zidane_hooks::DynHandler;
     let rig = rig();
     let home = tempfile::tempdir().unwrap();
     let runtime = Arc::new(zidane_agent::CheckpointRuntime::open(home.path().join("sessions.db")).unwrap());
@@ -629,17 +627,7 @@ async fn a_childs_background_events_and_artifacts_bubble_to_the_root() {
         ..Default::default()
     })
     .unwrap();
-    let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-    for spec in HOOK_SPECS.iter().filter(|s| s.name().starts_with("child:")) {
-        let seen = Arc::clone(&seen);
-        spec.register(
-            agent.hooks(),
-            &DynHandler::sync(move |ev, _| {
-                seen.lock().unwrap().push(ev.name());
-                Ok(())
-            }),
-        );
-    }
+    let seen = crate::support::record_where(&agent, |name| name.starts_with("child:"));
     let taken: Arc<Mutex<Vec<String>>> = Arc::default();
     let t = Arc::clone(&taken);
     agent.hooks().on_sync::<BackgroundReassign, _>(move |ev, _| {

@@ -10,11 +10,10 @@ use zidane_agent::{
 };
 use zidane_core::clock::FixedClock;
 use zidane_core::events::{
-    AgentStats, ChildRunStats, ChildSpawnBefore, ChildSpawnComplete, ChildToolAfter, ChildToolGate, HOOK_SPECS,
-    RunStatus, SpawnBefore, SpawnError, SpawnQueued,
+    AgentStats, ChildRunStats, ChildSpawnBefore, ChildSpawnComplete, ChildToolAfter, ChildToolGate, RunStatus,
+    SpawnBefore, SpawnError, SpawnQueued,
 };
 use zidane_core::{FnTool, ToolOutput, ToolSet};
-use zidane_hooks::DynHandler;
 use zidane_loop::BehaviorOverride;
 use zidane_provider::scripted::{Script, ScriptedProvider};
 use zidane_provider::{
@@ -135,23 +134,10 @@ fn setup(provider: &Routed, spawn: SpawnConfig) -> Setup {
 /// Records the parent's spawn and child events and its own `tool:after`
 /// (the child's streamed text has a test of its own).
 fn record(agent: &Agent) -> Arc<Mutex<Vec<&'static str>>> {
-    let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-    for spec in HOOK_SPECS {
-        let name = spec.name();
+    crate::support::record_where(agent, |name| {
         let wanted = name.starts_with("spawn:") || name.starts_with("child:") || name == "tool:after";
-        if !wanted || name.starts_with("child:stream:") {
-            continue;
-        }
-        let log = Arc::clone(&log);
-        spec.register(
-            agent.hooks(),
-            &DynHandler::sync(move |ev, _| {
-                log.lock().unwrap().push(ev.name());
-                Ok(())
-            }),
-        );
-    }
-    log
+        wanted && !name.starts_with("child:stream:")
+    })
 }
 
 fn results(turns: &[zidane_provider::SessionTurn]) -> Vec<(String, String, bool)> {
@@ -1183,17 +1169,7 @@ async fn a_busy_childs_events_all_bubble_to_the_parent() {
         ..Default::default()
     })
     .unwrap();
-    let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-    for spec in HOOK_SPECS.iter().filter(|s| s.name().starts_with("child:")) {
-        let seen = Arc::clone(&seen);
-        spec.register(
-            agent.hooks(),
-            &DynHandler::sync(move |ev, _| {
-                seen.lock().unwrap().push(ev.name());
-                Ok(())
-            }),
-        );
-    }
+    let seen = crate::support::record_where(&agent, |name| name.starts_with("child:"));
     agent.run(AgentRunOptions::prompt("go")).await.unwrap();
     let seen = seen.lock().unwrap().clone();
     let missing: Vec<&str> = [

@@ -42,8 +42,14 @@ pub fn agent(provider: &ScriptedProvider) -> Agent {
 
 /// Records every hook name the agent's bus emits.
 pub fn record(agent: &Agent) -> Arc<Mutex<Vec<&'static str>>> {
+    record_where(agent, |_| true)
+}
+
+/// Records the names of the hooks `wanted` picks, as the agent's bus
+/// emits them.
+pub fn record_where(agent: &Agent, wanted: impl Fn(&str) -> bool) -> Arc<Mutex<Vec<&'static str>>> {
     let log: Arc<Mutex<Vec<&'static str>>> = Arc::default();
-    for spec in HOOK_SPECS {
+    for spec in HOOK_SPECS.iter().filter(|s| wanted(s.name())) {
         let log = Arc::clone(&log);
         spec.register(
             agent.hooks(),
