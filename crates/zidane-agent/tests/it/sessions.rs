@@ -409,3 +409,35 @@ fn the_store_openers_return_a_typed_error_naming_the_path() {
     let cause = std::error::Error::source(&error).unwrap().to_string();
     assert!(!error.to_string().contains(&cause), "{error} / {cause}");
 }
+
+/// A `tool:gate` handler that blocks a call keeps what it put in the
+/// call's `metadata`: the artifact it declares is the session's.
+#[tokio::test]
+async fn a_blocked_calls_gate_metadata_is_kept() {
+    use zidane_core::events::ToolGate;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let model = provider(vec![
+        Script::call("c1", "echo", json!({"text": "rm -rf /"})),
+        Script::answer("refused"),
+    ]);
+    let agent = create_agent(AgentOptions {
+        store: Some(Arc::clone(&store)),
+        session_id: Some("gated".into()),
+        ..options(&model)
+    })
+    .unwrap();
+    agent.hooks().on_sync::<ToolGate, _>(|ev, _| {
+        ev.block = true;
+        ev.reason = "not here".into();
+        ev.metadata.insert(
+            "artifacts".into(),
+            json!([{"id": "refusal:c1", "kind": "refusal", "title": "echo refused", "data": {"call": "c1"}}]),
+        );
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Go.")).await.unwrap();
+    let kept = store.artifacts("gated").await.unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!((kept[0].id.as_str(), kept[0].kind.as_str()), ("refusal:c1", "refusal"));
+}

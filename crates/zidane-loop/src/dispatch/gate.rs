@@ -144,7 +144,13 @@ impl RunLoop {
                 }
                 self.dispatched(c, ToolOutcome::GateBlock, Some(reason.clone()), &input)
                     .await;
-                Gated::Done(c.result(format!("Blocked: {reason}"), true))
+                let mut result = c.result(format!("Blocked: {reason}"), true);
+                // What the gate's handlers put in `metadata` stays with the
+                // refusal: the artifacts it declares are the session's.
+                if self.inner.config.artifacts {
+                    result.artifacts = super::finish::declared_artifacts(&gate.metadata);
+                }
+                Gated::Done(result)
             }
             GateDecision::Substitute(content) => {
                 if !reserved {
