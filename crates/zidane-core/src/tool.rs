@@ -102,6 +102,15 @@ pub trait Tool: Send + Sync {
     /// `Err` is a failure the model reads as `Tool error: <message>` (see
     /// [`ToolFailure`]). Neither ends the run.
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>>;
+
+    /// What a call with `input` is about to replace (a file's content before
+    /// a write or an edit), asked only when a `tool:before` handler listens,
+    /// which reads it as `prior_content`. `None` (the default): nothing, or
+    /// the tool does not say.
+    fn prior_content<'a>(&'a self, input: &'a Value, cx: &'a ToolContext) -> BoxFuture<'a, Option<String>> {
+        let _ = (input, cx);
+        Box::pin(async { None })
+    }
 }
 
 /// The input schema of `A`: the JSON schema `schemars` derives, with the
@@ -118,6 +127,7 @@ fn input_schema_of<A: schemars::JsonSchema>() -> Value {
 }
 
 type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOutput, ToolFailure>> + Send + Sync;
+type PriorFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Option<String>> + Send + Sync;
 
 /// The handler of a typed tool ([`FnTool::typed`]): any
 /// `Fn(A, ToolContext) -> impl Future<Output = Result<O, E>>` where `O`
@@ -164,6 +174,7 @@ pub struct FnTool {
     parallel: bool,
     durability: Durability,
     execute: Arc<ExecuteFn>,
+    prior: Option<Arc<PriorFn>>,
 }
 
 impl fmt::Debug for FnTool {
@@ -189,6 +200,7 @@ impl FnTool {
             parallel: false,
             durability: Durability::Unsafe,
             execute: Arc::new(move |input, cx| Box::pin(execute(input, cx))),
+            prior: None,
         }
     }
 
@@ -270,6 +282,17 @@ impl FnTool {
         self.durability = Durability::Safe;
         self
     }
+
+    /// Tells `tool:before` what a call is about to replace
+    /// ([`Tool::prior_content`]): `prior` reads it from the call's input.
+    pub fn with_prior_content<F, Fut>(mut self, prior: F) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<String>> + Send + 'static,
+    {
+        self.prior = Some(Arc::new(move |input, cx| Box::pin(prior(input, cx))));
+        self
+    }
 }
 
 impl Tool for FnTool {
@@ -295,6 +318,13 @@ impl Tool for FnTool {
 
     fn execute<'a>(&'a self, input: Value, cx: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolFailure>> {
         (self.execute)(input, cx)
+    }
+
+    fn prior_content<'a>(&'a self, input: &'a Value, cx: &'a ToolContext) -> BoxFuture<'a, Option<String>> {
+        match &self.prior {
+            Some(prior) => prior(input.clone(), cx.clone()),
+            None => Box::pin(async { None }),
+        }
     }
 }
 

@@ -250,6 +250,15 @@ pub(crate) fn write_file(env: Env) -> FnTool {
             }
         },
     )
+    .with_prior_content(prior_text)
+}
+
+/// The text of the file a write or an edit names, before the call (for
+/// `tool:before`): `None` when there is none, or it is not text.
+async fn prior_text(input: Value, cx: ToolContext) -> Option<String> {
+    let (ws, key) = resolve(&cx, &input).ok()?;
+    let bytes = read_existing(ws, &key).await.ok()??;
+    String::from_utf8(bytes).ok()
 }
 
 /// Applies one exact-match replacement to `text`.
@@ -346,6 +355,7 @@ pub(crate) fn edit(env: Env) -> FnTool {
             async move { apply_edits(&env, &cx, &input, std::slice::from_ref(&input)).await }
         },
     )
+    .with_prior_content(prior_text)
 }
 
 pub(crate) fn multi_edit(env: Env) -> FnTool {
@@ -380,6 +390,7 @@ pub(crate) fn multi_edit(env: Env) -> FnTool {
             }
         },
     )
+    .with_prior_content(prior_text)
 }
 
 pub(crate) fn list_files() -> FnTool {

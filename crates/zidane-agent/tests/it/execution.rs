@@ -314,3 +314,48 @@ async fn a_sub_agent_acts_through_the_parents_handle_and_leaves_it_alive() {
         1
     );
 }
+
+/// `tool:before` hears what a write or an edit is about to replace: the
+/// file's text before the call (nothing for a new file or a read).
+#[tokio::test]
+async fn tool_before_carries_the_prior_content_of_a_changed_file() {
+    use zidane_core::events::ToolBefore;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "one\n").unwrap();
+    let model = provider(vec![
+        Script::call("c1", "read_file", json!({"path": "a.txt"})),
+        Script::call(
+            "c2",
+            "edit",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        ),
+        Script::call("c3", "write_file", json!({"path": "b.txt", "content": "new\n"})),
+        Script::answer("done"),
+    ]);
+    let preset = basic(BasicOptions::in_folder(work.path()));
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(preset.execution),
+        ..options(&model)
+    })
+    .unwrap();
+    type Seen = Vec<(String, Option<String>)>;
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let s = Arc::clone(&seen);
+    agent.hooks().on_sync::<ToolBefore, _>(move |ev, _| {
+        s.lock()
+            .unwrap()
+            .push((ev.name().to_owned(), ev.prior_content().map(str::to_owned)));
+        Ok(())
+    });
+    agent.run(AgentRunOptions::prompt("Change it.")).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("read_file".to_owned(), None),
+            ("edit".to_owned(), Some("one\n".to_owned())),
+            ("write_file".to_owned(), None),
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(work.path().join("a.txt")).unwrap(), "two\n");
+}

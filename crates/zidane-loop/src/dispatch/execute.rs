@@ -35,10 +35,21 @@ impl RunLoop {
         let hooks = &self.inner.config.hooks;
         self.dispatched(c, ToolOutcome::Execute, None, &input).await;
         let input = if hooks.has::<ToolBefore>() {
+            // What the call is about to replace, as the tool reads it (with
+            // a context of its own: the call is not registered yet).
+            let reader = self.call_context(
+                cx,
+                call,
+                &input,
+                c.turn_id,
+                &cx.signal.child(),
+                &ToolState::new(Arc::clone(&cx.tool_state)),
+            );
+            let prior_content = tool.prior_content(&input, &reader).await;
             let mut before = ToolBefore::new(call_init!(
                 ToolBeforeInit {
                     coercions: coercions.clone(),
-                    prior_content: None,
+                    prior_content,
                     run_tool_counts: c.snapshot.clone(),
                     unknown: false,
                 },
