@@ -361,13 +361,7 @@ impl PostgresStore {
                 found: next as usize,
             }));
         }
-        insert_turns(&tx, id, next, turns).await?;
-        tx.execute(
-            "UPDATE sessions SET updated_at = $2 WHERE id = $1",
-            &[&id, &(now_ms as i64)],
-        )
-        .await
-        .map_err(db)?;
+        write_turns(&tx, id, Some(next), turns, now_ms as i64).await?;
         tx.commit().await.map_err(db)
     }
 }
@@ -389,12 +383,28 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-pub(crate) async fn insert_turns(
+/// Writes `turns` from index `first` (`None`: in place of every turn the
+/// session holds) and moves the session's `updated_at` to `now_ms`.
+pub(crate) async fn write_turns(
     tx: &impl GenericClient,
     id: &str,
-    first: i64,
+    first: Option<i64>,
     turns: &[SessionTurn],
+    now_ms: i64,
 ) -> Result<(), StoreError> {
+    if first.is_none() {
+        tx.execute("DELETE FROM turns WHERE session_id = $1", &[&id])
+            .await
+            .map_err(db)?;
+    }
+    insert_turns(tx, id, first.unwrap_or(0), turns).await?;
+    tx.execute("UPDATE sessions SET updated_at = $2 WHERE id = $1", &[&id, &now_ms])
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+async fn insert_turns(tx: &impl GenericClient, id: &str, first: i64, turns: &[SessionTurn]) -> Result<(), StoreError> {
     if turns.is_empty() {
         return Ok(());
     }
@@ -550,16 +560,7 @@ impl SessionStore for PostgresStore {
             tx.execute("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", &[&id])
                 .await
                 .map_err(db)?;
-            tx.execute("DELETE FROM turns WHERE session_id = $1", &[&id])
-                .await
-                .map_err(db)?;
-            insert_turns(&tx, id, 0, turns).await?;
-            tx.execute(
-                "UPDATE sessions SET updated_at = $2 WHERE id = $1",
-                &[&id, &(now_ms as i64)],
-            )
-            .await
-            .map_err(db)?;
+            write_turns(&tx, id, None, turns, now_ms as i64).await?;
             tx.commit().await.map_err(db)
         })
     }

@@ -34,7 +34,7 @@ use zidane_core::events::SharedError;
 use zidane_core::session::{SessionRun, SessionStore, StoreError};
 use zidane_provider::{BoxFuture, SessionTurn};
 
-use super::{PostgresError, PostgresOptions, PostgresStore, apply_tool_state, db, err, insert_turns, upsert_run};
+use super::{PostgresError, PostgresOptions, PostgresStore, apply_tool_state, db, err, upsert_run, write_turns};
 
 #[derive(Default)]
 struct State {
@@ -389,10 +389,7 @@ impl PostgresRuntime {
         let now = self.clock.now_ms() as i64;
         self.fenced(session_id, async |tx| {
             let next = super::next_index(tx, session_id).await?;
-            insert_turns(tx, session_id, next, turns).await?;
-            tx.execute("UPDATE sessions SET updated_at = $2 WHERE id = $1", &[&session_id, &now])
-                .await
-                .map_err(db)?;
+            write_turns(tx, session_id, Some(next), turns, now).await?;
             if let Some(last) = turns.last() {
                 tx.execute(
                     "UPDATE runs SET body = body || jsonb_build_object('loopTurn', $3::bigint, 'lastTurnId', $4::text, 'endTurn', $5::bigint)
@@ -425,16 +422,7 @@ impl PostgresRuntime {
         let now = self.clock.now_ms() as i64;
         let last = turns.last().map(|t| t.id.clone());
         self.fenced(session_id, async |tx| {
-            tx.execute("DELETE FROM turns WHERE session_id = $1", &[&session_id])
-                .await
-                .map_err(db)?;
-            insert_turns(tx, session_id, 0, turns).await?;
-            tx.execute(
-                "UPDATE sessions SET updated_at = $2 WHERE id = $1",
-                &[&session_id, &now],
-            )
-            .await
-            .map_err(db)?;
+            write_turns(tx, session_id, None, turns, now).await?;
             tx.execute(
                 "UPDATE runs SET body = jsonb_set(body, '{lastTurnId}', COALESCE(to_jsonb($2::text), 'null'::jsonb))
                  WHERE session_id = $1 AND COALESCE((body->>'resumable')::boolean, FALSE)",
