@@ -67,7 +67,7 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         commands: &["go test"],
         reducer: Reducer::Drop {
-            patterns: &[r"^=== (RUN|PAUSE|CONT|NAME)\b", r"^\s*--- (PASS|SKIP):"],
+            patterns: &[r"^=== (RUN|PAUSE|CONT|NAME)\b", r"^\s*--- (PASS|SKIP):", r"^PASS$"],
             what: "passing lines",
         },
     },
@@ -265,6 +265,26 @@ mod tests {
         assert!(r.text.contains("test_calc.py::test_divide FAILED"));
         assert!(r.text.contains("KeyError: 'b'"));
         assert!(r.text.contains("2 failed, 120 passed, 1 skipped"));
+    }
+
+    /// `go test -v` over two packages: the failures (a nested subtest's
+    /// too) with their messages and the package lines stay; the 101
+    /// `=== RUN`, `--- PASS` and bare `PASS` lines go.
+    #[test]
+    fn go_test() {
+        let r = reduce("go test -v ./...", &fixture("go-test-v.txt")).unwrap();
+        assert_eq!(r.omitted, 101, "{}", r.text);
+        assert!(!r.text.contains("=== RUN"));
+        for kept in [
+            "calc_test.go:247: Clamp(15, 0, 10) = 0, want 10\n--- FAIL: TestClampHigh",
+            "--- FAIL: TestDivByZero",
+            "    --- FAIL: TestSubTable/#02",
+            "calc_test.go:271: Sub(1, 4) = -3",
+            "FAIL\texample.com/calc",
+            "ok  \texample.com/calc/strutil",
+        ] {
+            assert!(r.text.contains(kept), "{kept} missing from\n{}", r.text);
+        }
     }
 
     #[test]
