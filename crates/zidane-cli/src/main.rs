@@ -562,7 +562,7 @@ pub(crate) async fn build(context: &Context, session: &str, first: bool) -> Resu
     let kind = context.kind;
     let window = context.window.as_ref();
     let mcp = mcp_servers(loaded)?;
-    let provider = provider(args, loaded.api_key_env.as_deref(), window.map(|w| w.tokens))?;
+    let provider = provider(args, loaded.api_key_env.as_deref(), window)?;
     let permissions = crate::permissions::Permissions::new(&loaded.rules, args.approve, cwd)
         .map_err(|e| Failure::usage(format!("a permission rule: {e}")))?
         .with_mode(Arc::clone(&context.approve_mode));

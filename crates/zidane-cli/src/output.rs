@@ -97,6 +97,14 @@ fn child_prefix(child_id: &str, depth: u32) -> String {
     format!("{}↳ [{short}] ", "  ".repeat(depth as usize))
 }
 
+/// A `prompt-progress` diagnostic's tokens read and total.
+pub(crate) fn prompt_progress(ev: &ProviderDiagnostic) -> Option<(u64, u64)> {
+    if ev.kind() != "prompt-progress" {
+        return None;
+    }
+    Some((ev.data()["processed"].as_u64()?, ev.data()["total"].as_u64()?))
+}
+
 fn result_text(content: &ToolResultContent) -> String {
     match content {
         ToolResultContent::Text(t) => t.clone(),
@@ -296,6 +304,14 @@ impl Printer {
         });
         let p = self.clone();
         scope.on_sync::<ProviderDiagnostic, _>(move |ev, _| {
+            if let Some((done, total)) = prompt_progress(ev) {
+                if p.json {
+                    json_line(json!({"type": "prompt_progress", "processed": done, "total": total}));
+                } else if p.spinner && p.lock().waiting {
+                    eprint!("\r\x1b[K… the model is reading the prompt ({done} of {total} tokens)");
+                }
+                return Ok(());
+            }
             if p.json {
                 json_line(json!({"type": "provider_diagnostic", "kind": ev.kind(), "message": ev.message()}));
             } else {

@@ -8,7 +8,7 @@ use zidane::agent::{SessionStore, SqliteStore};
 use zidane::durable::{CheckpointOptions, CheckpointRuntime, Synchronous};
 use zidane::providers::anthropic::{AnthropicConfig, AnthropicProvider};
 use zidane::providers::openai::{OpenAiConfig, OpenAiProvider};
-use zidane::providers::{ApiKey, Provider, ThinkingLevel};
+use zidane::providers::{ApiKey, HttpClient, Provider, ThinkingLevel};
 
 /// zidane: a coding agent in the current folder.
 #[derive(Debug, Clone, Parser)]
@@ -429,7 +429,12 @@ pub(crate) fn provider_kind(args: &Args) -> Result<ProviderKind, Failure> {
     })
 }
 
-pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) -> Result<Arc<dyn Provider>, Failure> {
+pub(crate) fn provider(
+    args: &Args,
+    key_var: Option<&str>,
+    served: Option<&crate::window::Window>,
+) -> Result<Arc<dyn Provider>, Failure> {
+    let window = served.map(|w| w.tokens);
     let kind = provider_kind(args)?;
     if let Some(url) = &args.base_url {
         check_base_url(url)?;
@@ -503,7 +508,7 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) 
             // A model on this machine or the local network may read a long
             // prompt (or hold back a tool call) for minutes on a CPU.
             let local = is_local_url(&url);
-            let mut config = OpenAiConfig::compatible(url, key).with_model(model);
+            let mut config = OpenAiConfig::compatible(url.clone(), key).with_model(model);
             match args.idle_timeout {
                 Some(secs) => config.timeouts.idle = std::time::Duration::from_secs(secs),
                 None if local => config.timeouts.idle = LOCAL_IDLE_TIMEOUT,
@@ -512,7 +517,16 @@ pub(crate) fn provider(args: &Args, key_var: Option<&str>, window: Option<u32>) 
             if let Some(window) = window {
                 config.context_window = window;
             }
-            OpenAiProvider::new(config).map(|p| Arc::new(p) as Arc<dyn Provider>)
+            // llama.cpp streams its progress through the prompt when asked.
+            config.dialect.prompt_progress = served.is_some_and(crate::window::Window::is_llama_cpp);
+            let client = HttpClient::new(config.timeouts).map(|client| {
+                // A local server may be silent for minutes while it works.
+                match crate::window::SlotLiveness::new(&url).filter(|_| local) {
+                    Some(slots) => client.with_liveness(Arc::new(slots)),
+                    None => client,
+                }
+            });
+            client.map(|client| Arc::new(OpenAiProvider::with_client(config, client)) as Arc<dyn Provider>)
         }
     };
     let built = built.map_err(|e| Failure::usage(format!("cannot set up the provider: {e}")))?;

@@ -10,10 +10,11 @@
 //! maximum context length), vLLM (`/v1/models`: `max_model_len`), and
 //! OpenRouter-style listings (`/models`: `context_length`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zidane::providers::{AbortSignal, HttpClient, RequestBody, Timeouts};
+use zidane::providers::{AbortSignal, BoxFuture, HttpClient, Liveness, RequestBody, Timeouts};
 
 use crate::setup::ProviderKind;
 
@@ -25,6 +26,14 @@ pub(crate) const DEFAULT_LOCAL: u32 = 32_768;
 pub(crate) struct Window {
     pub(crate) tokens: u32,
     pub(crate) source: String,
+}
+
+impl Window {
+    /// Whether llama.cpp's server said it: it can stream its progress
+    /// through the prompt.
+    pub(crate) fn is_llama_cpp(&self) -> bool {
+        self.source.starts_with("llama.cpp")
+    }
 }
 
 /// The built-in table for the providers' own models (by id prefix).
@@ -198,6 +207,61 @@ pub(crate) fn clamp_output(hooks: &zidane::hooks::HookBus, window: u32) -> zidan
     })
 }
 
+/// A client for the small questions to a local server (`/slots`).
+fn probe_client() -> Option<HttpClient> {
+    HttpClient::new(Timeouts {
+        connect: Duration::from_secs(2),
+        idle: Duration::from_secs(3),
+    })
+    .ok()
+}
+
+/// Whether llama.cpp's `/slots` says a slot is processing. A server without
+/// `/slots` (or one that does not answer) is not working.
+async fn slot_busy(client: &HttpClient, url: &str) -> bool {
+    get(client, url, None).await.is_some_and(|slots| {
+        slots
+            .as_array()
+            .is_some_and(|all| all.iter().any(|s| s["is_processing"] == Value::Bool(true)))
+    })
+}
+
+/// The liveness check of a local server: a silent stream (a long prompt
+/// being read, a tool call held back until the generation ends) is not a
+/// failure while llama.cpp's `/slots` says a slot is processing.
+#[derive(Debug)]
+pub(crate) struct SlotLiveness {
+    url: String,
+    client: HttpClient,
+    told: std::sync::Arc<AtomicBool>,
+}
+
+impl SlotLiveness {
+    pub(crate) fn new(base_url: &str) -> Option<Self> {
+        Some(SlotLiveness {
+            url: format!("{}/slots", root_of(base_url)),
+            client: probe_client()?,
+            told: std::sync::Arc::default(),
+        })
+    }
+}
+
+impl Liveness for SlotLiveness {
+    fn working(&self) -> BoxFuture<'static, bool> {
+        let (client, url, told) = (self.client.clone(), self.url.clone(), std::sync::Arc::clone(&self.told));
+        Box::pin(async move {
+            let busy = slot_busy(&client, &url).await;
+            if busy && !told.swap(true, Ordering::Relaxed) {
+                crate::session::notice(
+                    "the model is silent, but the server says it is still working (llama.cpp /slots): waiting on"
+                        .to_owned(),
+                );
+            }
+            busy
+        })
+    }
+}
+
 /// Before a retry against a local server, waits (up to ten minutes) while
 /// llama.cpp's `/slots` says a slot is still working: an abandoned answer
 /// keeps the server's only slot busy, and a retry sent now would queue
@@ -207,23 +271,12 @@ pub(crate) fn wait_for_free_slots(hooks: &zidane::hooks::HookBus, base_url: &str
     hooks.on::<zidane::agent::events::StreamRetry, _>(move |_, _| {
         let url = url.clone();
         Box::pin(async move {
-            let Ok(client) = HttpClient::new(Timeouts {
-                connect: Duration::from_secs(2),
-                idle: Duration::from_secs(3),
-            }) else {
+            let Some(client) = probe_client() else {
                 return Ok(());
             };
             let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
             let mut told = false;
-            while tokio::time::Instant::now() < deadline {
-                let busy = get(&client, &url, None).await.is_some_and(|slots| {
-                    slots
-                        .as_array()
-                        .is_some_and(|all| all.iter().any(|s| s["is_processing"] == Value::Bool(true)))
-                });
-                if !busy {
-                    break;
-                }
+            while tokio::time::Instant::now() < deadline && slot_busy(&client, &url).await {
                 if !told {
                     crate::session::notice(
                         "the server is still writing the abandoned answer; the retry waits for its slot".to_owned(),

@@ -155,6 +155,7 @@ pub enum StreamEvent {
 /// | `fallback` | a `fallback` content block (`from`, `to`, `trigger`) | — |
 /// | `fallback-credit` | `usage.fallback_credit` on `message_delta` | — |
 /// | `content-filter` | — | `finish_reason: "content_filter"` |
+/// | `prompt-progress` | — | llama.cpp's `prompt_progress` (`total`, `cache`, `processed`, `time_ms`), asked with [`Dialect::prompt_progress`](crate::openai::Dialect::prompt_progress) |
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderDiagnostic {
     /// What was reported (see the table).

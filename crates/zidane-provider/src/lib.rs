@@ -64,6 +64,6 @@ pub use wire::{WireDecoder, WireProtocol, WireRequest};
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 #[cfg(feature = "http")]
-pub use http::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, RequestBody, Timeouts};
+pub use http::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, Timeouts};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};

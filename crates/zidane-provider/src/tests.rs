@@ -532,3 +532,50 @@ mod compact_delta {
         }
     }
 }
+
+mod prompt_progress {
+    use bytes::Bytes;
+    use serde_json::{Value, json};
+
+    use crate::sse::SseEvent;
+    use crate::{Message, ProviderDiagnostic, StreamEvent, StreamOptions, openai};
+
+    /// llama.cpp is asked for its prompt progress only when the dialect says
+    /// so, and each report (a chunk with no choices, as the server sends it)
+    /// becomes a `prompt-progress` diagnostic with the numbers.
+    #[test]
+    fn asked_for_and_read() {
+        let options = StreamOptions::new("m", vec![Message::user("hi")]);
+        let plain: Value = serde_json::from_slice(&openai::request_body(&options, openai::Dialect::default())).unwrap();
+        assert!(plain.get("return_progress").is_none());
+        let dialect = openai::Dialect {
+            prompt_progress: true,
+            ..openai::Dialect::default()
+        };
+        let asked: Value = serde_json::from_slice(&openai::request_body(&options, dialect)).unwrap();
+        assert_eq!(asked["return_progress"], json!(true));
+
+        let mut decoder = openai::Decoder::new("local");
+        let mut out = Vec::new();
+        let chunk = r#"{"choices":[],"created":1,"id":"c","model":"q","object":"chat.completion.chunk","prompt_progress":{"total":4187,"cache":1024,"processed":2048,"time_ms":5120}}"#;
+        decoder
+            .decode(
+                &SseEvent {
+                    event: None,
+                    data: Bytes::from_static(chunk.as_bytes()),
+                    id: None,
+                    retry: None,
+                },
+                &mut out,
+            )
+            .unwrap();
+        assert_eq!(
+            out[1],
+            StreamEvent::Diagnostic(ProviderDiagnostic {
+                kind: "prompt-progress".into(),
+                message: "read 2048 of 4187 prompt tokens (1024 from the cache)".into(),
+                data: json!({"total": 4187, "cache": 1024, "processed": 2048, "time_ms": 5120}),
+            })
+        );
+    }
+}

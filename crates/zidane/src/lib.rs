@@ -302,7 +302,9 @@ pub mod providers {
         sse,
     };
     #[cfg(feature = "http")]
-    pub use zidane_provider::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, RequestBody, Timeouts};
+    pub use zidane_provider::{
+        ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, Timeouts,
+    };
 
     pub mod anthropic {
         //! Anthropic's Messages API: the provider (with the `http` feature)

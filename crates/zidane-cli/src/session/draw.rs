@@ -5,7 +5,7 @@ use serde_json::Value;
 use zidane::agent::ToolCall;
 
 use super::screen::{self, Hue};
-use super::{Picker, Session, view};
+use super::{Live, Picker, Session, view};
 
 impl Session {
     /// Draws the area under the scrollback, after printing `commit` above it.
@@ -28,12 +28,24 @@ impl Session {
         }
         if self.run.is_some() && self.asks.is_empty() && self.forms.is_empty() {
             let secs = self.run_started.elapsed().as_secs();
-            let what = if self.interrupting {
-                "interrupting"
-            } else if self.waiting {
-                "waiting for the model"
-            } else {
-                "working"
+            let what = match (self.interrupting, self.waiting, self.live) {
+                (true, _, _) => "interrupting".to_owned(),
+                (
+                    false,
+                    true,
+                    Live::Reading {
+                        done: Some(done),
+                        total,
+                    },
+                ) => {
+                    format!("the model is reading the prompt ({done} of {total} tokens)")
+                }
+                (false, true, Live::Reading { done: None, total }) => {
+                    format!("the model is reading the prompt (~{total} tokens)")
+                }
+                (false, true, _) => "waiting for the model".to_owned(),
+                (false, false, Live::Writing(tokens)) => format!("the model is writing (~{tokens} tokens)"),
+                (false, false, _) => "working".to_owned(),
             };
             area.push(p.hue(Hue::Magenta, &format!("… {what} ({secs}s) · Esc to interrupt")));
         }

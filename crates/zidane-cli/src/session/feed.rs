@@ -6,8 +6,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use zidane::agent::events::{
     BackgroundExit, BackgroundStall, BackgroundStart, CacheBreak, ChildStreamEnd, ChildToolAfter, ChildToolDispatched,
     CompactEnd, CompactStart, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback, ProviderDiagnostic, SkillsActivate,
-    SteerInject, StreamRetry, StreamStart, StreamText, StreamThinking, ToolAfter, ToolCancelled, ToolDispatched,
-    ToolOutcome, TurnAfter,
+    SteerInject, StreamProgress, StreamRetry, StreamStart, StreamText, StreamThinking, ToolAfter, ToolCancelled,
+    ToolDispatched, ToolOutcome, TurnAfter, TurnBefore,
 };
 use zidane::hooks::{HookBus, HookScope};
 use zidane::providers::ToolResultContent;
@@ -15,8 +15,16 @@ use zidane::providers::ToolResultContent;
 /// One thing to show.
 #[derive(Debug)]
 pub(crate) enum Feed {
-    /// The model started a request.
-    Waiting,
+    /// The model started a request of about this many prompt tokens.
+    Waiting(u64),
+    /// The server has read `done` of the prompt's `total` tokens
+    /// (llama.cpp's progress reports).
+    Reading {
+        done: u64,
+        total: u64,
+    },
+    /// The model writes something not shown yet (a tool call's arguments).
+    Writing(u64),
     Text(String),
     Thinking(String),
     /// A turn ended (its usage, for the status line).
@@ -93,9 +101,26 @@ fn result_text(content: &ToolResultContent) -> String {
 pub(crate) fn install(hooks: &HookBus, tx: &UnboundedSender<Feed>) -> HookScope {
     let scope = hooks.scope();
     let send = |tx: &UnboundedSender<Feed>| tx.clone();
+    // The prompt's size, estimated at four bytes a token, for the line that
+    // says the model is reading it.
+    let prompt = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let size = std::sync::Arc::clone(&prompt);
+    scope.on_sync::<TurnBefore, _>(move |ev, _| {
+        let o = &ev.options;
+        let bytes = o.system.as_ref().map_or(0, String::len)
+            + serde_json::to_string(&o.messages).map_or(0, |m| m.len())
+            + serde_json::to_string(&o.tools).map_or(0, |t| t.len());
+        size.store(bytes.div_ceil(4) as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    });
     let t = send(tx);
     scope.on_sync::<StreamStart, _>(move |_, _| {
-        let _ = t.send(Feed::Waiting);
+        let _ = t.send(Feed::Waiting(prompt.load(std::sync::atomic::Ordering::Relaxed)));
+        Ok(())
+    });
+    let t = send(tx);
+    scope.on_sync::<StreamProgress, _>(move |ev, _| {
+        let _ = t.send(Feed::Writing(ev.tokens()));
         Ok(())
     });
     let t = send(tx);
@@ -234,7 +259,11 @@ fn install_notes(scope: &HookScope, tx: &UnboundedSender<Feed>) {
     });
     let t = tx.clone();
     scope.on_sync::<ProviderDiagnostic, _>(move |ev, _| {
-        let _ = t.send(Feed::Note(format!("ⓘ provider ({}): {}", ev.kind(), ev.message())));
+        let feed = match crate::output::prompt_progress(ev) {
+            Some((done, total)) => Feed::Reading { done, total },
+            None => Feed::Note(format!("ⓘ provider ({}): {}", ev.kind(), ev.message())),
+        };
+        let _ = t.send(feed);
         Ok(())
     });
     let t = tx.clone();

@@ -61,6 +61,20 @@ pub(crate) fn wanted(args: &Args) -> bool {
     !args.print && !args.json && !args.plan && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// The live line's account of a run while nothing else shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Live {
+    Working,
+    /// `done` of `total` prompt tokens read (`None`: the server does not
+    /// report it, and `total` is an estimate).
+    Reading {
+        done: Option<u64>,
+        total: u64,
+    },
+    /// About this many tokens written that do not show yet.
+    Writing(u64),
+}
+
 /// A question for the person: a call waiting for a yes.
 pub(crate) struct Ask {
     call: ToolCall,
@@ -275,6 +289,9 @@ struct Session {
     thinking: String,
     show_thinking: bool,
     waiting: bool,
+    /// What the live line says while nothing shows: the model reading the
+    /// prompt or writing what is not shown yet.
+    live: Live,
     run: Option<tokio::task::JoinHandle<RunResult>>,
     run_started: Instant,
     hook_context: Option<Vec<String>>,
@@ -340,6 +357,7 @@ pub(crate) async fn run(
         thinking: String::new(),
         show_thinking: false,
         waiting: false,
+        live: Live::Working,
         run: None,
         run_started: Instant::now(),
         hook_context: None,
@@ -461,6 +479,7 @@ impl Session {
     fn continue_interrupted(&mut self) {
         let agent = self.built.agent.clone();
         self.waiting = true;
+        self.live = Live::Working;
         self.run_started = Instant::now();
         self.run = Some(tokio::spawn(async move {
             agent.resume(DurableResumeOptions::default()).await
@@ -505,14 +524,32 @@ impl Session {
     fn on_feed(&mut self, feed: Feed, commit: &mut Vec<String>) {
         let p = self.paint;
         match feed {
-            Feed::Waiting => self.waiting = true,
+            Feed::Waiting(estimate) => {
+                self.waiting = true;
+                self.live = Live::Reading {
+                    done: None,
+                    total: estimate,
+                };
+            }
+            Feed::Reading { done, total } => {
+                self.live = Live::Reading {
+                    done: Some(done),
+                    total,
+                };
+            }
+            Feed::Writing(tokens) => {
+                self.waiting = false;
+                self.live = Live::Writing(tokens);
+            }
             Feed::Text(delta) => {
                 self.waiting = false;
+                self.live = Live::Working;
                 self.flush_thinking(commit);
                 commit.extend(self.md.push(&delta));
             }
             Feed::Thinking(delta) => {
                 self.waiting = false;
+                self.live = Live::Working;
                 if self.show_thinking {
                     // Shown as it comes, line by line.
                     self.thinking.push_str(&delta);
@@ -808,6 +845,7 @@ impl Session {
         }
         let agent = self.built.agent.clone();
         self.waiting = true;
+        self.live = Live::Working;
         self.interrupting = false;
         self.run_started = Instant::now();
         self.run = Some(tokio::spawn(async move { agent.run(options).await.map(Some) }));

@@ -438,3 +438,125 @@ async fn the_text_tool_calls_key_describes_tools_in_the_prompt() {
         "{system}"
     );
 }
+
+/// Like llama.cpp with a small model on a slow machine: asked for its
+/// progress, it reports reading the prompt, starts a fenced answer, then
+/// goes silent past the idle timeout (it holds back what may be a tool
+/// call) while `/slots` says its slot works; the answer comes after the
+/// program has asked twice. The program waits, sends one request, says
+/// once why it waits, and reports the progress in `--json`.
+#[tokio::test]
+async fn a_silence_while_the_slot_works_is_waited_out() {
+    use tokio::sync::Notify;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let chats: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let answered = Arc::new(Notify::new());
+    let (seen, polled, go) = (Arc::clone(&chats), Arc::clone(&polls), Arc::clone(&answered));
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let (seen, polled, go) = (Arc::clone(&seen), Arc::clone(&polled), Arc::clone(&go));
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+                    let json_reply = |payload: String| {
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{payload}",
+                            payload.len()
+                        )
+                    };
+                    let reply = match path.as_str() {
+                        "/props" => json_reply(json!({"default_generation_settings": {"n_ctx": 8192}}).to_string()),
+                        "/slots" => {
+                            // The second question says the slot still works,
+                            // and lets the answer go.
+                            if polled.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1 {
+                                go.notify_one();
+                            }
+                            json_reply(json!([{"id": 0, "n_ctx": 8192, "is_processing": true}]).to_string())
+                        }
+                        p if p.ends_with("/chat/completions") => {
+                            let request: Value = serde_json::from_str(&body).unwrap();
+                            let progress = request["return_progress"] == json!(true);
+                            seen.lock().unwrap().push(request);
+                            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                            let mut first = String::new();
+                            if progress {
+                                for done in [0, 1500, 3000] {
+                                    let chunk = json!({"id": "c", "model": "m", "choices": [], "prompt_progress": {"total": 3000, "cache": 0, "processed": done, "time_ms": done}});
+                                    first.push_str(&format!("data: {chunk}\n\n"));
+                                }
+                            }
+                            let fence = json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "```json\n"}}]});
+                            first.push_str(&format!("data: {fence}\n\n"));
+                            let chunked = |s: &str| format!("{:x}\r\n{s}\r\n", s.len());
+                            if stream
+                                .write_all(format!("{head}{}", chunked(&first)).as_bytes())
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                            go.notified().await;
+                            let rest = chat_sse("{\"answer\": 42}\n```");
+                            let _ = stream
+                                .write_all(format!("{}0\r\n\r\n", chunked(&rest)).as_bytes())
+                                .await;
+                            continue;
+                        }
+                        _ => "HTTP/1.1 404 X\r\ncontent-length: 0\r\n\r\n".to_owned(),
+                    };
+                    if stream.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let args = [
+        "--provider",
+        "openai-compatible",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "--idle-timeout",
+        "1",
+        "--json",
+        "Hello.",
+    ];
+    let out = zidane(home.path(), work.path(), &[], &args).await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let chats = chats.lock().unwrap().clone();
+    assert_eq!(chats.len(), 1, "no retry: {stderr}");
+    assert_eq!(chats[0]["return_progress"], json!(true));
+    assert!(polls.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+    assert!(stdout.contains("{\\\"answer\\\": 42}"), "{stdout}");
+    let progress: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "prompt_progress")
+        .collect();
+    assert_eq!(
+        progress,
+        [0, 1500, 3000]
+            .map(|done| json!({"type": "prompt_progress", "processed": done, "total": 3000}))
+            .to_vec()
+    );
+    assert_eq!(
+        stderr
+            .matches("the model is silent, but the server says it is still working")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

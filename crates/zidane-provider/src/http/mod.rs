@@ -28,7 +28,7 @@ use serde::Deserialize;
 use crate::abort::AbortSignal;
 use crate::error::{ErrorKind, ProviderError, classify_status, retry_after_from_headers, retry_after_from_message};
 use crate::event::StreamEvent;
-use crate::provider::EventStream;
+use crate::provider::{BoxFuture, EventStream};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::wire::WireDecoder;
 
@@ -86,6 +86,20 @@ impl Default for Timeouts {
 }
 
 type Connector = HttpsConnector<HttpConnector>;
+
+/// Asked when a request has been silent for the idle timeout: whether the
+/// server says it is still working (llama.cpp's `/slots` reports a slot
+/// processing while it reads a long prompt or holds back a tool call). While
+/// it says yes, the silence is not a failure; it is asked again every
+/// [`LIVENESS_RECHECK`] (or the idle timeout, if shorter).
+pub trait Liveness: fmt::Debug + Send + Sync {
+    /// Whether the server is still working. An unreachable or silent server
+    /// answers `false`.
+    fn working(&self) -> BoxFuture<'static, bool>;
+}
+
+/// How long a silence the server vouched for lasts before it is asked again.
+pub const LIVENESS_RECHECK: Duration = Duration::from_secs(15);
 
 /// A request body sent as the pieces it is made of, in order: a body built
 /// from shared handles (a transcript's memoized messages) goes out through
@@ -152,12 +166,14 @@ impl Body for RequestBody {
 pub struct HttpClient {
     client: Client<Connector, RequestBody>,
     timeouts: Timeouts,
+    liveness: Option<Arc<dyn Liveness>>,
 }
 
 impl fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClient")
             .field("timeouts", &self.timeouts)
+            .field("liveness", &self.liveness)
             .finish_non_exhaustive()
     }
 }
@@ -188,7 +204,23 @@ impl HttpClient {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(connector);
-        Ok(HttpClient { client, timeouts })
+        Ok(HttpClient {
+            client,
+            timeouts,
+            liveness: None,
+        })
+    }
+
+    /// The same client (sharing its pool), asking `liveness` before a
+    /// silence past the idle timeout fails a request.
+    pub fn with_liveness(mut self, liveness: Arc<dyn Liveness>) -> Self {
+        self.liveness = Some(liveness);
+        self
+    }
+
+    /// The server's liveness check, if one is set.
+    pub fn liveness(&self) -> Option<&Arc<dyn Liveness>> {
+        self.liveness.as_ref()
     }
 
     /// The timeouts in force.
@@ -224,13 +256,31 @@ impl HttpClient {
         signal: &AbortSignal,
     ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
         let url = request.uri().clone();
-        let response = tokio::select! {
-            biased;
-            () = signal.aborted() => return Err(aborted(provider, signal)),
-            r = tokio::time::timeout(self.timeouts.idle, self.client.request(request)) => r,
+        let mut pending = std::pin::pin!(self.client.request(request));
+        let mut wait = self.timeouts.idle;
+        let response = loop {
+            let silent = tokio::select! {
+                biased;
+                () = signal.aborted() => return Err(aborted(provider, signal)),
+                r = &mut pending => break Ok(r),
+                () = tokio::time::sleep(wait) => true,
+            };
+            // A queued or long prompt: wait on while the server says it works.
+            let working = match (&self.liveness, silent) {
+                (Some(liveness), true) => tokio::select! {
+                    biased;
+                    () = signal.aborted() => return Err(aborted(provider, signal)),
+                    w = liveness.working() => w,
+                },
+                _ => false,
+            };
+            if !working {
+                break Err(());
+            }
+            wait = LIVENESS_RECHECK.min(self.timeouts.idle);
         };
         let response = match response {
-            Err(_) => {
+            Err(()) => {
                 return Err(ProviderError::new(
                     ErrorKind::Transport,
                     provider,
@@ -431,6 +481,11 @@ pub(crate) struct SseBody<B, D> {
     ready: VecDeque<StreamEvent>,
     idle: Pin<Box<tokio::time::Sleep>>,
     idle_timeout: Duration,
+    /// Asked when the idle timer fires; the question in flight.
+    liveness: Option<Arc<dyn Liveness>>,
+    asking: Option<BoxFuture<'static, bool>>,
+    /// How long the silence has lasted when the idle timer fires.
+    silent_for: Duration,
     signal: AbortSignal,
     /// The waker the signal already holds: polls with the same waker check
     /// the flag alone instead of registering again.
@@ -468,6 +523,9 @@ where
             ready: VecDeque::new(),
             idle: Box::pin(tokio::time::sleep(idle_timeout)),
             idle_timeout,
+            liveness: None,
+            asking: None,
+            silent_for: idle_timeout,
             signal,
             abort_waker: None,
             provider,
@@ -475,6 +533,44 @@ where
             pending_error: None,
             secret: None,
             done: false,
+        }
+    }
+
+    /// The same stream, asking `liveness` before a silence fails it.
+    pub(crate) fn with_liveness(mut self, liveness: Option<Arc<dyn Liveness>>) -> Self {
+        self.liveness = liveness;
+        self
+    }
+
+    /// Whether a silence that reached the idle timer is over (`Ready(true)`:
+    /// fail), or the server vouched for it and the timer runs again.
+    fn silence_ends(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        loop {
+            if self.asking.is_none() {
+                if self.idle.as_mut().poll(cx).is_pending() {
+                    return Poll::Ready(false);
+                }
+                let Some(liveness) = &self.liveness else {
+                    return Poll::Ready(true);
+                };
+                self.asking = Some(liveness.working());
+            }
+            let Some(asking) = self.asking.as_mut() else {
+                return Poll::Ready(true);
+            };
+            match asking.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(false) => {
+                    self.asking = None;
+                    return Poll::Ready(true);
+                }
+                Poll::Ready(true) => {
+                    self.asking = None;
+                    let again = LIVENESS_RECHECK.min(self.idle_timeout);
+                    self.silent_for += again;
+                    self.idle.as_mut().reset(tokio::time::Instant::now() + again);
+                }
+            }
         }
     }
 
@@ -548,6 +644,8 @@ where
                 Poll::Ready(Some(Ok(frame))) => {
                     let deadline = tokio::time::Instant::now() + this.idle_timeout;
                     this.idle.as_mut().reset(deadline);
+                    this.asking = None;
+                    this.silent_for = this.idle_timeout;
                     if let Ok(data) = frame.into_data() {
                         this.sse.feed_bytes(data, &mut this.frames);
                         this.drain_frames();
@@ -597,11 +695,11 @@ where
                     }
                 }
                 Poll::Pending => {
-                    if this.idle.as_mut().poll(cx).is_ready() {
+                    if let Poll::Ready(true) = this.silence_ends(cx) {
                         let error = ProviderError::new(
                             ErrorKind::Transport,
                             &this.provider,
-                            format!("the model sent nothing for {}s", this.idle_timeout.as_secs_f64()),
+                            format!("the model sent nothing for {}s", this.silent_for.as_secs_f64()),
                         );
                         return this.fail(error);
                     }

@@ -209,6 +209,7 @@ impl<W: WireProtocol> Provider for HttpProvider<W> {
             let id = request_id(response.headers());
             Ok(
                 SseBody::new(response.into_body(), decoder, client.timeouts().idle, signal, name, id)
+                    .with_liveness(client.liveness().cloned())
                     .with_secret(secret),
             )
         })

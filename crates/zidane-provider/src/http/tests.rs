@@ -118,3 +118,78 @@ async fn a_configured_header_that_cannot_be_sent_fails_the_request_for_every_pro
         assert!(error.message().contains("`x-team`"), "{}: {error}", provider.name());
     }
 }
+
+/// A server that says it is still working `yes` times, then that it is not;
+/// it counts the questions.
+#[derive(Debug)]
+struct Vouches {
+    yes: usize,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl super::Liveness for Vouches {
+    fn working(&self) -> crate::BoxFuture<'static, bool> {
+        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let yes = n < self.yes;
+        Box::pin(async move { yes })
+    }
+}
+
+fn vouched(
+    idle: Duration,
+    yes: usize,
+) -> (
+    mpsc::Sender<Bytes>,
+    Body_,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let (tx, body) = body(idle);
+    let asked = std::sync::Arc::default();
+    let liveness = Vouches {
+        yes,
+        asked: std::sync::Arc::clone(&asked),
+    };
+    (tx, body.with_liveness(Some(std::sync::Arc::new(liveness))), asked)
+}
+
+/// A silence the server vouches for (llama.cpp holding back a tool call
+/// while `/slots` says the slot works) is not a failure: the server is
+/// asked again every recheck, and the stream fails only once it says it is
+/// no longer working, the message naming the whole silence.
+#[tokio::test(start_paused = true)]
+async fn a_silence_the_server_vouches_for_is_waited_out() {
+    let (tx, mut body, asked) = vouched(Duration::from_secs(30), 3);
+    tx.send(Bytes::from_static(START.as_bytes())).await.unwrap();
+    assert!(matches!(next(&mut body).await, Some(Ok(StreamEvent::Start { .. }))));
+    assert!(matches!(next(&mut body).await, Some(Ok(StreamEvent::Usage(_)))));
+    let silent_since = Instant::now();
+    let err = next(&mut body).await.unwrap().unwrap_err();
+    // 30 s, then three vouched rechecks of 15 s each.
+    assert_eq!(silent_since.elapsed(), Duration::from_secs(75));
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 4);
+    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert_eq!(err.message(), "the model sent nothing for 75s");
+    drop(tx);
+}
+
+/// Data after a vouched silence continues the stream, and the next silence
+/// gets the whole idle timeout again.
+#[tokio::test(start_paused = true)]
+async fn data_after_a_vouched_silence_continues_the_stream() {
+    let (tx, mut body, asked) = vouched(Duration::from_secs(30), 2);
+    tokio::spawn(async move {
+        tx.send(Bytes::from_static(START.as_bytes())).await.unwrap();
+        // Silent past the idle timeout, vouched for twice.
+        tokio::time::sleep(Duration::from_secs(50)).await;
+        tx.send(Bytes::from_static(PING.as_bytes())).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(25)).await;
+        let stop = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        tx.send(Bytes::from_static(stop.as_bytes())).await.unwrap();
+    });
+    let mut last = None;
+    while let Some(event) = next(&mut body).await {
+        last = Some(event.unwrap());
+    }
+    assert!(matches!(last, Some(StreamEvent::End { .. })));
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

@@ -41,6 +41,11 @@ pub struct Dialect {
     pub max_tokens_field: MaxTokensField,
     /// Whether `reasoning_effort` is sent for thinking levels.
     pub reasoning_effort: bool,
+    /// Whether `return_progress: true` is sent: llama.cpp's server then
+    /// streams how much of the prompt it has read (`prompt_progress`), each
+    /// report a `prompt-progress` diagnostic. Other servers may refuse the
+    /// field.
+    pub prompt_progress: bool,
 }
 
 /// Builds the body of `POST {base}/chat/completions` with `stream: true` and
@@ -77,6 +82,7 @@ pub(crate) fn request_parts(options: &StreamOptions, dialect: Dialect) -> Vec<By
         tools: ToolsWire(options),
         tool_choice: options.tool_choice.as_ref().map(ToolChoiceWire),
         response_format: options.response_schema.as_ref().map(ResponseFormat),
+        return_progress: dialect.prompt_progress,
     };
     let mut body = Vec::with_capacity(4096);
     if serde_json::to_writer(&mut body, &header).is_err() {
@@ -145,6 +151,8 @@ struct Header<'a> {
     tool_choice: Option<ToolChoiceWire<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    return_progress: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -472,6 +480,21 @@ struct Chunk<'a> {
     choices: Vec<Choice<'a>>,
     usage: Option<WireUsage>,
     error: Option<WireError>,
+    prompt_progress: Option<PromptProgress>,
+}
+
+/// llama.cpp's report on reading the prompt (`processed` counts the tokens
+/// taken from its cache too).
+#[derive(Deserialize, serde::Serialize)]
+struct PromptProgress {
+    #[serde(default)]
+    total: u64,
+    #[serde(default)]
+    cache: u64,
+    #[serde(default)]
+    processed: u64,
+    #[serde(default)]
+    time_ms: u64,
 }
 
 #[derive(Deserialize)]
@@ -603,6 +626,16 @@ impl Decoder {
                 self.close_tools(out);
                 self.finish = Some(reason.into_owned());
             }
+        }
+        if let Some(progress) = chunk.prompt_progress {
+            out.push(StreamEvent::Diagnostic(ProviderDiagnostic {
+                kind: "prompt-progress".into(),
+                message: format!(
+                    "read {} of {} prompt tokens ({} from the cache)",
+                    progress.processed, progress.total, progress.cache
+                ),
+                data: serde_json::to_value(&progress).unwrap_or(Value::Null),
+            }));
         }
         if let Some(usage) = chunk.usage {
             let cached = usage.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);

@@ -49,6 +49,7 @@ impl OpenAiConfig {
             dialect: Dialect {
                 max_tokens_field: MaxTokensField::MaxCompletionTokens,
                 reasoning_effort: true,
+                prompt_progress: false,
             },
             api: OpenAiApi::ChatCompletions,
             headers: Vec::new(),
@@ -76,6 +77,7 @@ impl OpenAiConfig {
             dialect: Dialect {
                 max_tokens_field: MaxTokensField::MaxTokens,
                 reasoning_effort: true,
+                prompt_progress: false,
             },
             ..OpenAiConfig::openai(api_key)
         }
@@ -91,6 +93,7 @@ impl OpenAiConfig {
             dialect: Dialect {
                 max_tokens_field: MaxTokensField::MaxCompletionTokens,
                 reasoning_effort: false,
+                prompt_progress: false,
             },
             ..OpenAiConfig::openai(api_key)
         }
@@ -112,6 +115,7 @@ impl OpenAiConfig {
             dialect: Dialect {
                 max_tokens_field: MaxTokensField::MaxTokens,
                 reasoning_effort: false,
+                prompt_progress: false,
             },
             api: OpenAiApi::ChatCompletions,
             headers: Vec::new(),

@@ -187,6 +187,7 @@ fn openai_request_bodies() {
     let dialect = Dialect {
         max_tokens_field: MaxTokensField::MaxCompletionTokens,
         reasoning_effort: true,
+        prompt_progress: false,
     };
     for (name, mut options) in cases() {
         options.model = "gpt-4o".into();
