@@ -158,8 +158,33 @@ impl Stream for Native {
 
 /// The system prompt's tools section.
 fn tools_prompt(options: &StreamOptions) -> String {
-    let mut out = String::from(
-        "# Tools\n\nYou can call these tools. To call one, answer with exactly\n<tool_call>\n{\"name\": \"TOOL\", \"arguments\": {…}}\n</tool_call>\n(one block per call, the arguments as a JSON object) and stop; the result comes back in <tool_response>. Without a call, answer normally.\n",
+    // A small model copies a placeholder name as it is: the example names a
+    // real tool, with its required arguments.
+    let example = options.tools.first().map_or_else(String::new, |tool| {
+        let args: serde_json::Map<String, Value> = tool.input_schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|name| {
+                let value = match tool.input_schema["properties"][name]["type"].as_str() {
+                    Some("integer" | "number") => json!(1),
+                    Some("boolean") => json!(true),
+                    Some("array") => json!([]),
+                    Some("object") => json!({}),
+                    _ => json!("…"),
+                };
+                (name.to_owned(), value)
+            })
+            .collect();
+        format!(
+            "For example:\n<tool_call>\n{{\"name\": {}, \"arguments\": {}}}\n</tool_call>\n",
+            json!(tool.name),
+            Value::Object(args)
+        )
+    });
+    let mut out = format!(
+        "# Tools\n\nYou can call these tools. To call one, answer with exactly\n<tool_call>\n{{\"name\": \"<a tool's name from the list below>\", \"arguments\": {{…}}}}\n</tool_call>\n(one block per call, the arguments as a JSON object) and stop; the result comes back in <tool_response>. Without a call, answer normally. {example}",
     );
     for tool in &options.tools {
         out.push_str(&format!(
@@ -355,6 +380,30 @@ fn loose_call(body: &str) -> Option<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    /// The prompt's example names the first offered tool with its required
+    /// arguments: a small model copied the placeholder name `TOOL` as it was.
+    #[test]
+    fn the_prompt_shows_a_real_call() {
+        let mut options = crate::StreamOptions::new("m", Vec::new());
+        options.tools = vec![crate::ToolSpec {
+            name: "shell".into(),
+            description: "Runs a command.".into(),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {"command": {"type": "string"}, "timeout_secs": {"type": "integer"}},
+                "required": ["command", "timeout_secs"]
+            }),
+        }];
+        let prompt = super::tools_prompt(&options);
+        assert!(
+            prompt.contains(
+                "For example:\n<tool_call>\n{\"name\": \"shell\", \"arguments\": {\"command\":\"…\",\"timeout_secs\":1}}\n</tool_call>\n"
+            ),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("\"TOOL\""));
+    }
+
     #[test]
     fn calls_in_tags_alone_or_fenced_and_text_that_is_not_a_call() {
         let names: Vec<String> = ["write_file", "glob", "x"].map(String::from).to_vec();
