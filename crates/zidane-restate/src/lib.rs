@@ -9,9 +9,12 @@
 //! - [`ZidaneAgent`]: the agent as a Virtual Object keyed by session id,
 //!   with the session's turns and tool state in its K/V state.
 //! - [`ReplayTracker`]: fires `replay:done` when an invocation goes live.
-//! - [`serve`]: an HTTP/2 endpoint Restate registers as a deployment.
+//! - [`serve`]: an HTTP/2 endpoint Restate registers as a deployment;
+//!   [`endpoint_with_identity_keys`] makes one that answers only a Restate
+//!   server that signs its requests with the matching private key.
 
 mod checkpoints;
+mod identity;
 mod journal;
 mod object;
 
@@ -60,11 +63,48 @@ pub fn endpoint(object: ZidaneAgent) -> Endpoint {
     Endpoint::builder().bind(definition).build()
 }
 
+/// A request identity key that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("identity key `{key}` cannot be used: {reason}")]
+pub struct IdentityKeyError {
+    /// The key as given.
+    pub key: String,
+    /// Why (the SDK's words).
+    pub reason: String,
+}
+
+/// The endpoint serving `object` that answers only requests signed by a
+/// Restate server holding one of `keys`' private keys (Restate's request
+/// identity: `publickeyv1_…` public keys; the server signs with
+/// `worker.invoker.request-identity-private-key-pem-file`). Any other
+/// request, discovery included, gets 401. With no keys, it verifies
+/// nothing, as [`endpoint`].
+pub fn endpoint_with_identity_keys(object: ZidaneAgent, keys: &[String]) -> Result<Endpoint, IdentityKeyError> {
+    let definition = object.into_service_definition().options(service_options());
+    let mut builder = Endpoint::builder().bind(definition);
+    if !keys.is_empty() {
+        identity::install();
+    }
+    for key in keys {
+        builder = builder.identity_key(key).map_err(|e| IdentityKeyError {
+            key: key.clone(),
+            reason: format!("{e:?}"),
+        })?;
+    }
+    Ok(builder.build())
+}
+
 /// Serves `object` over HTTP/2 on `listener` until `shutdown` resolves
 /// (connections in flight are dropped then; Restate runs their invocations
 /// again).
 pub async fn serve(object: ZidaneAgent, listener: tokio::net::TcpListener, shutdown: impl std::future::Future) {
-    let endpoint = HyperEndpoint::new(endpoint(object));
+    serve_endpoint(endpoint(object), listener, shutdown).await;
+}
+
+/// Serves `endpoint` (from [`endpoint`] or [`endpoint_with_identity_keys`])
+/// as [`serve`] does.
+pub async fn serve_endpoint(endpoint: Endpoint, listener: tokio::net::TcpListener, shutdown: impl std::future::Future) {
+    let endpoint = HyperEndpoint::new(endpoint);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {

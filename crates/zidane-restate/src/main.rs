@@ -24,6 +24,8 @@ Options:
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
   --max-turns N       a turn cap for every run (a run's request may lower it)
+  --identity-key KEY  answer only requests a Restate server signed with the private key of KEY
+                      (`publickeyv1_…`; repeatable, e.g. while keys rotate)
   -h, --help          this text
 
 Register it with a Restate server (`restate deployments register http://ADDR`), then start runs at
@@ -36,6 +38,7 @@ struct Args {
     model: Option<String>,
     workspace: Option<PathBuf>,
     max_turns: Option<u32>,
+    identity_keys: Vec<String>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -46,6 +49,7 @@ fn parse() -> Result<Args, String> {
         model: None,
         workspace: None,
         max_turns: None,
+        identity_keys: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -64,6 +68,7 @@ fn parse() -> Result<Args, String> {
             "--base-url" => args.base_url = Some(value()?),
             "--model" => args.model = Some(value()?),
             "--workspace" => args.workspace = Some(PathBuf::from(value()?)),
+            "--identity-key" => args.identity_keys.push(value()?),
             "--max-turns" => {
                 let v = value()?;
                 args.max_turns = Some(v.parse().map_err(|_| format!("--max-turns: `{v}` is not a number"))?);
@@ -215,11 +220,15 @@ async fn main() -> ExitCode {
             ..Default::default()
         })
     });
+    let endpoint = match zidane_restate::endpoint_with_identity_keys(object, &args.identity_keys) {
+        Ok(endpoint) => endpoint,
+        Err(e) => return fail(&format!("--identity-key: {e}")),
+    };
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => return fail(&format!("cannot listen on {}: {e}", args.bind)),
     };
-    zidane_restate::serve(object, listener, async {
+    zidane_restate::serve_endpoint(endpoint, listener, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await;

@@ -444,9 +444,9 @@ pub mod restate {
     //! a Restate server registers.
     pub use zidane_restate::{
         AbortRequest, AgentFactory, CHECKPOINT_COUNT_KEY, CancelToolRequest, Control, Delivery, ENTRY_NAME,
-        JournalCounts, JournalError, MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock, ReplayRuntime, ReplayTracker,
-        RunRequest, RunResponse, TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent, checkpoint_key, endpoint, serve,
-        service_options, turn_key,
+        IdentityKeyError, JournalCounts, JournalError, MessageRequest, RUN_INACTIVITY_TIMEOUT, ReplayClock,
+        ReplayRuntime, ReplayTracker, RunRequest, RunResponse, TOOL_STATE_KEY, TURN_COUNT_KEY, ZidaneAgent,
+        checkpoint_key, endpoint, endpoint_with_identity_keys, serve, serve_endpoint, service_options, turn_key,
     };
 }
 

@@ -142,16 +142,24 @@ pub struct Restate {
     pub ingress: String,
     ports: (u16, u16, u16),
     child: Option<Child>,
+    /// More of the server's settings, as `RESTATE_…` variables.
+    env: Vec<(String, String)>,
 }
 
 impl Restate {
     pub async fn start() -> Restate {
+        Self::start_with(&[]).await
+    }
+
+    /// A server with more settings (`RESTATE_…` variables).
+    pub async fn start_with(env: &[(&str, &str)]) -> Restate {
         let mut server = Restate {
             dir: tempfile::tempdir().unwrap(),
             admin: String::new(),
             ingress: String::new(),
             ports: free_ports::<3>().into(),
             child: None,
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         };
         server.admin = format!("http://127.0.0.1:{}", server.ports.1);
         server.ingress = format!("http://127.0.0.1:{}", server.ports.2);
@@ -175,7 +183,8 @@ impl Restate {
             .env("RESTATE_INGRESS__BIND_ADDRESS", format!("127.0.0.1:{ingress}"))
             .env("RESTATE_DEFAULT_NUM_PARTITIONS", "4")
             .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MB")
-            .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true");
+            .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true")
+            .envs(self.env.iter().cloned());
         self.child = Some(spawn_logged(command, &self.dir.path().join("server.log")));
         let (admin, ingress) = (self.admin.clone(), self.ingress.clone());
         until("the Restate server", Duration::from_secs(60), || {
@@ -206,15 +215,20 @@ impl Restate {
 
     /// Registers the service at `uri` (a deployment).
     pub async fn register(&self, uri: &str) {
-        let response = http(
+        let response = self.try_register(uri).await;
+        assert!(response.status == 201 || response.status == 200, "{response:?}");
+    }
+
+    /// Asks to register the service at `uri`: the admin API's answer.
+    pub async fn try_register(&self, uri: &str) -> Response {
+        http(
             "POST",
             &format!("{}/deployments", self.admin),
             &[],
             Some(&json!({ "uri": uri, "force": true })),
         )
         .await
-        .unwrap();
-        assert!(response.status == 201 || response.status == 200, "{response:?}");
+        .unwrap()
     }
 
     /// Sends `handler` of session `key` without waiting: the invocation id.
@@ -285,21 +299,28 @@ pub struct Service {
     /// The test function of this binary that serves instead of the
     /// program (its agents carry the test's tools and hooks).
     helper: Option<&'static str>,
+    /// More flags for the program.
+    args: Vec<String>,
 }
 
 impl Service {
     pub async fn start(model: &str) -> Service {
-        Self::start_with(model, None).await
+        Self::start_with(model, None, &[]).await
+    }
+
+    /// The program with more flags.
+    pub async fn start_program(model: &str, args: &[&str]) -> Service {
+        Self::start_with(model, None, args).await
     }
 
     /// This test binary, filtered to the test function `helper`, serving
     /// on the service's port with `ZIDANE_RS_BIND`, `ZIDANE_RS_MODEL` and
     /// `ZIDANE_RS_DIR` (the workspace) set.
     pub async fn helper(model: &str, helper: &'static str) -> Service {
-        Self::start_with(model, Some(helper)).await
+        Self::start_with(model, Some(helper), &[]).await
     }
 
-    async fn start_with(model: &str, helper: Option<&'static str>) -> Service {
+    async fn start_with(model: &str, helper: Option<&'static str>, args: &[&str]) -> Service {
         let mut service = Service {
             uri: String::new(),
             port: free_port(),
@@ -307,6 +328,7 @@ impl Service {
             workspace: tempfile::tempdir().unwrap(),
             child: None,
             helper,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
         };
         service.uri = format!("http://127.0.0.1:{}", service.port);
         service.spawn().await;
@@ -346,7 +368,8 @@ impl Service {
                 &self.model,
                 "--workspace",
             ])
-            .arg(self.workspace.path());
+            .arg(self.workspace.path())
+            .args(&self.args);
         command
     }
 

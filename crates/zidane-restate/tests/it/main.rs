@@ -7,6 +7,7 @@ mod controls;
 mod decisions;
 mod example;
 mod harness;
+mod identity;
 
 use std::sync::Arc;
 use std::time::Duration;
