@@ -1,9 +1,12 @@
 //! `cargo xtask restate-cluster`: three Restate servers on loopback with
-//! replication 2, the `zidane-restate` service, several sessions running
-//! tool-calling runs at once, and `kill -9` of the node that leads the most
-//! partitions while they run. Every run must complete and no finished step
-//! may run again; the report counts runs, steps, repeated model requests
-//! and repeated commands, and the time to complete.
+//! replication 2, two `zidane-restate` replicas behind one deployment URL (a
+//! round-robin proxy, with Restate opening one connection per stream so
+//! invocations spread over both), several sessions running tool-calling
+//! runs at once, a `steer` to each while it runs, and `kill -9` of the node
+//! that leads the most partitions. Every run must complete, every steer must
+//! be delivered and reach the model, and no finished step may run again;
+//! the report counts runs, steps, repeated model requests and repeated
+//! commands, and the time to complete.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -135,6 +138,9 @@ fn start_node(dir: &Path, index: usize, fabric: &[u16], first: bool) -> Result<N
         .env("RESTATE_DEFAULT_NUM_PARTITIONS", PARTITIONS.to_string())
         .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MB")
         .env("RESTATE_ADMIN__DISABLE_WEB_UI", "true")
+        // One stream per connection: the proxy then spreads invocations
+        // over the replicas.
+        .env("RESTATE_WORKER__INVOKER__HTTP2_STREAMS_PER_CONNECTION_LIMIT", "1")
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(err))
         .spawn()
@@ -148,6 +154,8 @@ fn start_node(dir: &Path, index: usize, fabric: &[u16], first: bool) -> Result<N
 /// many results they carry), so a repeated one shows.
 struct Model {
     requests: Mutex<BTreeMap<(String, usize), usize>>,
+    /// Sessions whose steer message a request carried.
+    steered: Mutex<std::collections::BTreeSet<String>>,
     /// Requests whose newest tool result reports an interrupted call.
     interrupted: std::sync::atomic::AtomicUsize,
 }
@@ -234,6 +242,13 @@ fn answer_connection(stream: TcpStream, model: &Model) -> std::io::Result<()> {
             .and_then(|rest| rest.split('.').next())
             .unwrap_or("?")
             .to_owned();
+        if body.contains(&format!("Steer {session}.")) {
+            model
+                .steered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(session.clone());
+        }
         *model
             .requests
             .lock()
@@ -248,6 +263,57 @@ fn answer_connection(stream: TcpStream, model: &Model) -> std::io::Result<()> {
             payload.len()
         )?;
     }
+}
+
+/// Service replicas behind the deployment URL.
+const REPLICAS: usize = 2;
+
+/// A service replica, killed with the check.
+struct Replica(Child);
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback TCP proxy handing its `k`th connection to backend `k % n`:
+/// its port, and the connections each backend was given.
+fn round_robin(backends: Vec<u16>) -> Result<(u16, Arc<Vec<std::sync::atomic::AtomicUsize>>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let given: Arc<Vec<std::sync::atomic::AtomicUsize>> = Arc::new(
+        backends
+            .iter()
+            .map(|_| std::sync::atomic::AtomicUsize::new(0))
+            .collect(),
+    );
+    let counts = Arc::clone(&given);
+    std::thread::spawn(move || {
+        for (k, inbound) in listener.incoming().flatten().enumerate() {
+            let which = k % backends.len();
+            counts[which].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Ok(outbound) = TcpStream::connect(("127.0.0.1", backends[which])) else {
+                continue;
+            };
+            let _ = inbound.set_nodelay(true);
+            let _ = outbound.set_nodelay(true);
+            for (mut from, mut to) in [
+                (inbound.try_clone(), outbound.try_clone()),
+                (outbound.try_clone(), inbound.try_clone()),
+            ]
+            .into_iter()
+            .filter_map(|(a, b)| Some((a.ok()?, b.ok()?)))
+            {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        }
+    });
+    Ok((port, given))
 }
 
 /// Partitions the cluster runs (`RESTATE_DEFAULT_NUM_PARTITIONS`).
@@ -313,38 +379,46 @@ pub(crate) fn run() -> Result {
 
     let model = Arc::new(Model {
         requests: Mutex::default(),
+        steered: Mutex::default(),
         interrupted: std::sync::atomic::AtomicUsize::new(0),
     });
     let model_port = serve_model(Arc::clone(&model))?;
-    let service_port = free_port()?;
     let workspace = dir.join("sessions");
     std::fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
-    let service_log = std::fs::File::create(dir.join("service.log")).map_err(|e| e.to_string())?;
-    let mut service = Command::new(root().join("target/release/zidane-restate"))
-        .args(["--bind", &format!("127.0.0.1:{service_port}")])
-        .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
-        .arg("--workspace")
-        .arg(&workspace)
-        .env("ANTHROPIC_API_KEY", "sk-cluster-check")
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(service_log))
-        .spawn()
-        .map_err(|e| format!("could not start zidane-restate: {e}"))?;
-    wait_for("the service", Duration::from_secs(30), || {
-        TcpStream::connect(("127.0.0.1", service_port)).is_ok()
-    })?;
+    let mut replicas = Vec::new();
+    let mut replica_ports = Vec::new();
+    for r in 0..REPLICAS {
+        let port = free_port()?;
+        let log = std::fs::File::create(dir.join(format!("service-{r}.log"))).map_err(|e| e.to_string())?;
+        let child = Command::new(root().join("target/release/zidane-restate"))
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
+            .arg("--workspace")
+            .arg(&workspace)
+            .env("ANTHROPIC_API_KEY", "sk-cluster-check")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .map_err(|e| format!("could not start zidane-restate: {e}"))?;
+        replicas.push(Replica(child));
+        wait_for("a service replica", Duration::from_secs(30), || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        })?;
+        replica_ports.push(port);
+    }
+    let (proxy_port, given) = round_robin(replica_ports)?;
     let admin = format!("http://127.0.0.1:{}", nodes[0].admin);
     let registered = http(
         "POST",
         &format!("{admin}/deployments"),
-        Some(&json!({"uri": format!("http://127.0.0.1:{service_port}")})),
+        Some(&json!({"uri": format!("http://127.0.0.1:{proxy_port}")})),
     );
     if !registered.as_ref().is_some_and(|(s, _)| *s == 201 || *s == 200) {
-        let _ = service.kill();
         return Err(format!(
             "restate-cluster: registering the service failed: {registered:?}"
         ));
     }
+    println!("restate-cluster: {REPLICAS} service replicas behind one deployment URL");
 
     let victim = busiest_leader(fabric[0])?;
     let survivor = nodes
@@ -360,14 +434,26 @@ pub(crate) fn run() -> Result {
         let prompt = json!({"prompt": format!("Session {session}. Run the commands.")});
         let (status, body) = http("POST", &url, Some(&prompt)).ok_or("restate-cluster: the ingress did not answer")?;
         if status != 202 {
-            let _ = service.kill();
             return Err(format!("restate-cluster: sending a run failed: {status} {body}"));
         }
         let id: Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
         ids.push((session, id["invocationId"].as_str().unwrap_or_default().to_owned()));
     }
-    // Mid-run: about a third of the model calls are answered.
-    std::thread::sleep(MODEL_DELAY * (CALLS as u32) / 2);
+    // Mid-run (each run waits for its first answer): a steer to each
+    // session, through whichever replica the proxy picks; each must reach
+    // the run.
+    std::thread::sleep(MODEL_DELAY);
+    let mut undelivered = Vec::new();
+    for (session, _) in &ids {
+        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/steer");
+        let steer = json!({"text": format!("Steer {session}.")});
+        match http("POST", &url, Some(&steer)) {
+            Some((200, body)) if body.contains("\"delivered\":true") => {}
+            other => undelivered.push(format!("{session}: {other:?}")),
+        }
+    }
+    // About a third of the model calls are answered.
+    std::thread::sleep(MODEL_DELAY * (CALLS as u32 / 2 - 1));
     let answered_before: usize = model
         .requests
         .lock()
@@ -395,8 +481,28 @@ pub(crate) fn run() -> Result {
         }
     }
     let elapsed = started.elapsed();
-    let _ = service.kill();
-    let _ = service.wait();
+    drop(replicas);
+    let steered = model
+        .steered
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    for (session, _) in &ids {
+        if !steered.contains(session) {
+            failures.push(format!("{session}: its steer never reached the model"));
+        }
+    }
+    let given: Vec<usize> = given
+        .iter()
+        .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    println!(
+        "restate-cluster: steers delivered {} of {}, seen by the model {} of {}; connections per replica {given:?}",
+        ids.len() - undelivered.len(),
+        ids.len(),
+        steered.len(),
+        ids.len()
+    );
 
     let requests = model
         .requests
@@ -439,6 +545,12 @@ pub(crate) fn run() -> Result {
         elapsed.as_millis(),
         (elapsed - killed_at).as_millis()
     );
+    if !undelivered.is_empty() {
+        return Err(format!(
+            "restate-cluster: steers not delivered:\n  {}",
+            undelivered.join("\n  ")
+        ));
+    }
     if !failures.is_empty() {
         return Err(format!("restate-cluster: runs failed:\n  {}", failures.join("\n  ")));
     }

@@ -19,7 +19,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use restate_sdk::context::{ContextSideEffects, ContextWriteState, ObjectContext, RunFuture};
+use restate_sdk::context::{
+    ContextClient, ContextSideEffects, ContextSignals, ContextWriteState, ObjectContext, RunFuture,
+};
 use restate_sdk::serde::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -135,8 +137,16 @@ enum Entry {
         #[serde(default)]
         replace: bool,
     },
-    /// A control message handed to the run.
-    Control { control: Control },
+    /// A control message handed to the run; `seq` is its place among the
+    /// messages the inbox signalled (`None`: not through the inbox).
+    Control {
+        control: Control,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<u64>,
+        /// The inbox invocation waiting to hear that the run took it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<String>,
+    },
     /// The K/V writes before it reached Restate (the SDK sends a write with
     /// the next entry, and a run's turns should be readable while it waits
     /// for the model).
@@ -341,7 +351,6 @@ pub(crate) type ApplyControl = Arc<dyn Fn(&Control) + Send + Sync>;
 /// The single writer of an invocation's journal.
 pub(crate) struct Driver {
     requests: mpsc::UnboundedReceiver<Request>,
-    controls: mpsc::UnboundedReceiver<Control>,
     suspend: tokio::sync::watch::Receiver<bool>,
     apply: Option<ApplyControl>,
     tracker: Option<ReplayTracker>,
@@ -355,11 +364,23 @@ pub(crate) struct Driver {
     replaces_read: usize,
     replaces_asked: usize,
     tool_state: BTreeMap<String, Value>,
-    pending_controls: Vec<Control>,
+    /// Control messages that came while the journal replayed, with their
+    /// inbox place.
+    pending_controls: Vec<(Control, Option<u64>, Option<String>)>,
+    /// The last inbox message the journal holds (read or written).
+    journaled_seq: Option<u64>,
+    /// The inbox message awaited next.
+    next_seq: u64,
     suspended: bool,
     /// Entries read back and written, for the run's report.
     pub(crate) replayed: u64,
     pub(crate) written: u64,
+}
+
+/// Whether an entry issues commands the SDK sends only with the next entry
+/// (K/V writes, the inbox's answer), which a `Stored` entry then carries.
+fn sends_with_next(entry: &Entry) -> bool {
+    matches!(entry, Entry::Turns { .. } | Entry::Control { reply_to: Some(_), .. })
 }
 
 /// The entry as a replay reads it: a `Turns` entry goes through its JSON
@@ -378,18 +399,33 @@ fn settled(entry: Entry) -> Entry {
 /// The sending halves the object keeps.
 pub(crate) struct DriverHandles {
     pub runtime: Arc<ReplayRuntime>,
-    pub controls: mpsc::UnboundedSender<Control>,
     pub suspend: tokio::sync::watch::Sender<bool>,
 }
+
+/// The name of the `seq`th inbox signal of a run invocation.
+pub(crate) fn signal_name(seq: u64) -> String {
+    format!("control-{seq}")
+}
+
+/// What the inbox signals a run: a control message, its place, and the
+/// inbox invocation to tell once it is journaled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Signal {
+    pub seq: u64,
+    pub control: Control,
+    pub reply_to: String,
+}
+
+/// The signal the inbox waits for: the run journaled its message.
+pub(crate) const TAKEN_SIGNAL: &str = "taken";
 
 impl Driver {
     pub(crate) fn new(start: Start) -> (Driver, DriverHandles) {
         let (requests_tx, requests) = mpsc::unbounded_channel();
-        let (controls_tx, controls) = mpsc::unbounded_channel();
         let (suspend_tx, suspend) = tokio::sync::watch::channel(false);
         let driver = Driver {
             requests,
-            controls,
             suspend,
             apply: None,
             tracker: None,
@@ -402,13 +438,14 @@ impl Driver {
             replaces_asked: 0,
             tool_state: start.tool_state,
             pending_controls: Vec::new(),
+            journaled_seq: None,
+            next_seq: 0,
             suspended: false,
             replayed: 0,
             written: 0,
         };
         let handles = DriverHandles {
             runtime: Arc::new(ReplayRuntime { requests: requests_tx }),
-            controls: controls_tx,
             suspend: suspend_tx,
         };
         (driver, handles)
@@ -430,15 +467,43 @@ impl Driver {
     /// answers what is left in the queue.
     pub(crate) async fn drive(&mut self, ctx: &ObjectContext<'_>, finished: impl std::future::Future<Output = ()>) {
         let mut finished = std::pin::pin!(finished);
-        let mut controls_open = true;
+        // The inbox's next message: a named signal on this invocation. An
+        // awaited signal writes nothing to the journal, and Restate keeps
+        // the ones that arrive, so a later attempt receives them again. It
+        // is awaited only once the attempt is live: while the journal
+        // replays, Restate takes an await its journal cannot answer for a
+        // change in the code.
+        let mut signal = None;
+        let mut listening = true;
         loop {
+            if signal.is_none() && listening && self.live {
+                signal = Some(Box::pin(ctx.signal::<Json<Signal>>(&signal_name(self.next_seq))));
+            }
             tokio::select! {
                 biased;
                 () = &mut finished => break,
-                control = self.controls.recv(), if controls_open => match control {
-                    Some(control) => self.control(ctx, control).await,
-                    None => controls_open = false,
-                },
+                received = async {
+                    match signal.as_mut() {
+                        Some(signal) => signal.await,
+                        None => std::future::pending().await,
+                    }
+                }, if signal.is_some() => {
+                    match received {
+                        Ok(Json(Signal { seq, control, reply_to })) => {
+                            self.next_seq = seq + 1;
+                            signal = None;
+                            self.control(ctx, control, Some(seq), Some(reply_to)).await;
+                        }
+                        Err(e) => {
+                            // Only a cancellation fails a signal: Restate's
+                            // own abort of the invocation.
+                            signal = None;
+                            listening = false;
+                            let reason = format!("the invocation was cancelled ({})", e.message());
+                            self.control(ctx, Control::Abort { reason: Some(reason) }, None, None).await;
+                        }
+                    }
+                }
                 request = self.requests.recv() => match request {
                     Some(request) => self.serve(ctx, request).await,
                     None => break,
@@ -519,17 +584,30 @@ impl Driver {
     /// A control message: journaled, then handed to the run. One that
     /// arrives while the invocation replays waits until it goes live (an
     /// entry cannot be written before the journal's end).
-    async fn control(&mut self, ctx: &ObjectContext<'_>, control: Control) {
+    async fn control(&mut self, ctx: &ObjectContext<'_>, control: Control, seq: Option<u64>, reply_to: Option<String>) {
         if self.check_suspended() {
             return;
         }
         if !self.live {
-            self.pending_controls.push(control);
+            self.pending_controls.push((control, seq, reply_to));
             return;
         }
-        if self.write(ctx, Entry::Control { control }).await.is_err() {
+        if self.already_journaled(seq) {
+            return;
+        }
+        if self
+            .write(ctx, Entry::Control { control, seq, reply_to })
+            .await
+            .is_err()
+        {
             tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
         }
+    }
+
+    /// Whether the inbox message `seq` is in the journal already (a replay
+    /// receives the signals of earlier attempts again).
+    fn already_journaled(&self, seq: Option<u64>) -> bool {
+        matches!((seq, self.journaled_seq), (Some(seq), Some(last)) if seq <= last)
     }
 
     async fn begin(&mut self, ctx: &ObjectContext<'_>, key: Key, unsafe_call: bool) -> Result<Begun, JournalError> {
@@ -638,7 +716,7 @@ impl Driver {
         } else {
             self.replayed += 1;
         }
-        let wrote_state = went_live && matches!(read, Entry::Turns { .. });
+        let wrote_state = went_live && sends_with_next(&read);
         // A replayed step's value waits here for the step to ask.
         if let Some((key, value)) = self.apply(ctx, settled(read)) {
             self.done.insert(key, *value);
@@ -662,8 +740,15 @@ impl Driver {
     }
 
     async fn flush_controls(&mut self, ctx: &ObjectContext<'_>) {
-        for control in std::mem::take(&mut self.pending_controls) {
-            if self.write(ctx, Entry::Control { control }).await.is_err() {
+        for (control, seq, reply_to) in std::mem::take(&mut self.pending_controls) {
+            if self.already_journaled(seq) {
+                continue;
+            }
+            if self
+                .write(ctx, Entry::Control { control, seq, reply_to })
+                .await
+                .is_err()
+            {
                 tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
             }
         }
@@ -683,7 +768,7 @@ impl Driver {
             .map_err(|e| JournalError::Refused(e.to_string()))?
             .into_inner();
         self.written += 1;
-        let wrote_state = matches!(written, Entry::Turns { .. });
+        let wrote_state = sends_with_next(&written);
         let value = self.apply(ctx, settled(written)).map(|(_, value)| value);
         if wrote_state {
             self.stored(ctx).await?;
@@ -742,7 +827,15 @@ impl Driver {
             }
             // Handed to the run when written, and again on each replay
             // (each attempt's run is a new one).
-            Entry::Control { control } => {
+            Entry::Control { control, seq, reply_to } => {
+                if let Some(seq) = seq {
+                    self.journaled_seq = Some(self.journaled_seq.map_or(seq, |last| last.max(seq)));
+                }
+                // The inbox answers its caller once the run has the
+                // message (issued again, as a replayed command, on a replay).
+                if let Some(inbox) = reply_to {
+                    ctx.invocation_handle(inbox).signal(TAKEN_SIGNAL).resolve(true);
+                }
                 if let Some(apply) = &self.apply {
                     apply(&control);
                 }

@@ -7,7 +7,8 @@
 //!   earlier attempt died while running it is reported interrupted instead
 //!   of running twice.
 //! - [`ZidaneAgent`]: the agent as a Virtual Object keyed by session id,
-//!   with the session's turns and tool state in its K/V state.
+//!   with the session's turns and tool state in its K/V state;
+//!   [`ZidaneInbox`] carries its control messages to the run in flight.
 //! - [`ReplayTracker`]: fires `replay:done` when an invocation goes live.
 //! - [`serve`]: an HTTP/2 endpoint Restate registers as a deployment;
 //!   [`endpoint_with_identity_keys`] makes one that answers only a Restate
@@ -24,8 +25,8 @@ pub use journal::{
     turn_key,
 };
 pub use object::{
-    AbortRequest, AgentFactory, CancelToolRequest, Delivery, JournalCounts, MessageRequest, RunRequest, RunResponse,
-    ZidaneAgent,
+    AbortRequest, AgentFactory, CancelToolRequest, Delivery, INBOX_NAME, InboxMessage, JournalCounts, MessageRequest,
+    RUN_INVOCATION_KEY, RunRequest, RunResponse, ZidaneAgent, ZidaneInbox,
 };
 
 use std::time::Duration;
@@ -57,10 +58,14 @@ pub fn service_options() -> ServiceOptions {
         )
 }
 
-/// The endpoint serving `object`.
+/// The endpoint serving `object`, with the [`ZidaneInbox`] its control
+/// handlers send through.
 pub fn endpoint(object: ZidaneAgent) -> Endpoint {
     let definition = object.into_service_definition().options(service_options());
-    Endpoint::builder().bind(definition).build()
+    Endpoint::builder()
+        .bind(definition)
+        .bind(ZidaneInbox.into_service_definition())
+        .build()
 }
 
 /// A request identity key that cannot be used.
@@ -81,7 +86,9 @@ pub struct IdentityKeyError {
 /// nothing, as [`endpoint`].
 pub fn endpoint_with_identity_keys(object: ZidaneAgent, keys: &[String]) -> Result<Endpoint, IdentityKeyError> {
     let definition = object.into_service_definition().options(service_options());
-    let mut builder = Endpoint::builder().bind(definition);
+    let mut builder = Endpoint::builder()
+        .bind(definition)
+        .bind(ZidaneInbox.into_service_definition());
     if !keys.is_empty() {
         identity::install();
     }

@@ -3,19 +3,25 @@
 //! `run` is exclusive: Restate runs one invocation per key at a time, so
 //! runs of one session queue behind each other and no lease is needed. The
 //! other handlers are shared and run beside it: `turns` and `toolState`
-//! read the session from K/V state, and `steer`, `followUp`, `abort`, `cancelTool` and
-//! `suspend` hand a message to the run in flight.
+//! read the session from K/V state; `steer`, `followUp`, `abort` and
+//! `cancelTool` hand a message to the run in flight through Restate (the
+//! [`ZidaneInbox`] object numbers it and signals the run's invocation), so
+//! they reach it whichever replica serves them; `suspend` stops the attempt
+//! of the process that serves it.
 
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use restate_sdk::context::{ContextReadState, ObjectContext, SharedObjectContext};
+use restate_sdk::context::{
+    ContextClient, ContextReadState, ContextSignals, ContextTimers, ContextWriteState, ObjectContext, RequestTarget,
+    SharedObjectContext,
+};
 use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
 use restate_sdk::serde::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use zidane_agent::{Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, create_agent};
 use zidane_core::events::{AgentStats, ToolStateOp};
 use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
@@ -24,8 +30,8 @@ use zidane_provider::{BoxFuture, SessionTurn};
 
 use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
-    Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Start, TOOL_STATE_KEY, TURN_COUNT_KEY,
-    turn_key,
+    Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Signal, Start, TAKEN_SIGNAL,
+    TOOL_STATE_KEY, TURN_COUNT_KEY, signal_name, turn_key,
 };
 use zidane_agent::checkpoints::Checkpoints;
 use zidane_core::checkpoint::{JournaledSnapshot, Snapshot};
@@ -102,13 +108,30 @@ pub struct CancelToolRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
-    /// `false`: no run of this session is in flight in this process.
+    /// `true`: the message is on its way to the session's run in flight,
+    /// durably (Restate delivers it, whichever replica runs it). `false`: no
+    /// run of this session is in flight (for `suspend`: in this process).
     pub delivered: bool,
 }
 
-/// A run in flight, as the shared handlers reach it.
+/// The K/V key of the run invocation in flight, for the control handlers.
+pub const RUN_INVOCATION_KEY: &str = "run-invocation";
+
+/// The name the inbox object is registered under.
+pub const INBOX_NAME: &str = "ZidaneInbox";
+
+/// What the inbox takes: a control message for a run invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InboxMessage {
+    /// The run's invocation id.
+    pub invocation: String,
+    /// The message.
+    pub control: Control,
+}
+
+/// A run in flight in this process, as `suspend` reaches it.
 struct Running {
-    controls: mpsc::UnboundedSender<Control>,
     suspend: watch::Sender<bool>,
     agent: Arc<Agent>,
 }
@@ -131,28 +154,85 @@ impl ZidaneAgent {
     fn running(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Running>> {
         self.running.lock()
     }
+}
 
-    fn deliver(&self, key: &str, control: Control) -> Json<Delivery> {
-        let delivered = self
-            .running()
-            .get(key)
-            .is_some_and(|running| running.controls.send(control).is_ok());
-        Json(Delivery { delivered })
+/// Hands `control` to the session's run in flight through the inbox,
+/// which numbers it and signals the run's invocation (wherever it runs).
+async fn deliver(ctx: &SharedObjectContext<'_>, control: Control) -> HandlerResult<Json<Delivery>> {
+    let Some(invocation) = ctx.get::<String>(RUN_INVOCATION_KEY).await? else {
+        return Ok(Json(Delivery { delivered: false }));
+    };
+    let delivery = ctx
+        .request::<Json<InboxMessage>, Json<Delivery>>(
+            RequestTarget::object(INBOX_NAME, ctx.key(), "deliver"),
+            Json(InboxMessage { invocation, control }),
+        )
+        .call()
+        .await?;
+    Ok(delivery)
+}
+
+/// How long the inbox waits for a run to take a message before it answers
+/// `{"delivered": false}` (the run ended first, or is between attempts and
+/// takes it when Restate runs it again).
+pub const TAKE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The Virtual Object `ZidaneInbox`, one per session: it numbers the
+/// control messages for the session's run in flight and hands each to the
+/// run's invocation as the named signal `control-N`, in order. Its handler
+/// is exclusive, so two replicas' messages never take one number.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ZidaneInbox;
+
+#[restate_sdk::object(name = "ZidaneInbox")]
+impl ZidaneInbox {
+    /// Signals `message.control` to `message.invocation` as its next
+    /// control message.
+    #[handler]
+    async fn deliver(&self, ctx: ObjectContext<'_>, message: Json<InboxMessage>) -> HandlerResult<Json<Delivery>> {
+        let InboxMessage { invocation, control } = message.into_inner();
+        let seq = match ctx.get::<String>("invocation").await? {
+            Some(current) if current == invocation => ctx.get::<u64>("next").await?.unwrap_or(0),
+            _ => {
+                ctx.set("invocation", invocation.clone());
+                0
+            }
+        };
+        let reply_to = ctx.invocation_id().to_owned();
+        ctx.invocation_handle(invocation)
+            .signal(signal_name(seq))
+            .resolve(Json(Signal { seq, control, reply_to }));
+        ctx.set("next", seq + 1);
+        // The run says when it has journaled the message.
+        let taken = ctx.signal::<bool>(TAKEN_SIGNAL);
+        let delivered = restate_sdk::select! {
+            taken = taken => taken.unwrap_or(false),
+            _ = ctx.sleep(TAKE_WAIT) => false,
+        };
+        Ok(Json(Delivery { delivered }))
     }
 }
 
 /// An error a retry may get past (the journal or the connection to
 /// Restate), or one it would only repeat (a configuration or provider
 /// failure the run already retried), which ends the invocation.
-fn failure(error: zidane_agent::AgentError) -> HandlerError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+fn failure(error: &zidane_agent::AgentError) -> HandlerError {
+    if retryable(error) {
+        return HandlerError::from(error.to_string());
+    }
+    TerminalError::new(error.to_string()).into()
+}
+
+/// Whether the journal or the connection to Restate failed the run.
+fn retryable(error: &zidane_agent::AgentError) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
         if e.downcast_ref::<JournalError>().is_some() {
-            return HandlerError::from(error.to_string());
+            return true;
         }
         source = e.source();
     }
-    TerminalError::new(error.to_string()).into()
+    false
 }
 
 #[restate_sdk::object]
@@ -162,6 +242,8 @@ impl ZidaneAgent {
     async fn run(&self, ctx: ObjectContext<'_>, request: Json<RunRequest>) -> HandlerResult<Json<RunResponse>> {
         let request = request.into_inner();
         let key = ctx.key().to_owned();
+        // Where the control handlers send this run's messages.
+        ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
         // The session as the K/V state holds it; these reads are the same
         // journal entries on every attempt.
         let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
@@ -224,7 +306,6 @@ impl ZidaneAgent {
         self.running().insert(
             key.clone(),
             Running {
-                controls: handles.controls.clone(),
                 suspend: handles.suspend.clone(),
                 agent: Arc::clone(&agent),
             },
@@ -260,7 +341,17 @@ impl ZidaneAgent {
             // Restate runs the invocation again; it replays to here and goes on.
             return Err(HandlerError::from(JournalError::Suspended.to_string()));
         }
-        let output = result.map_err(failure)?;
+        let output = match result {
+            Ok(output) => output,
+            Err(error) => {
+                if !retryable(&error) {
+                    // The invocation ends: no run is in flight any more.
+                    ctx.clear(RUN_INVOCATION_KEY);
+                }
+                return Err(failure(&error));
+            }
+        };
+        ctx.clear(RUN_INVOCATION_KEY);
         Ok(Json(RunResponse {
             text: output.text,
             stats: output.stats,
@@ -318,7 +409,7 @@ impl ZidaneAgent {
         message: Json<MessageRequest>,
     ) -> HandlerResult<Json<Delivery>> {
         let text = message.into_inner().text;
-        Ok(self.deliver(ctx.key(), Control::Steer { text }))
+        deliver(&ctx, Control::Steer { text }).await
     }
 
     /// `Agent::follow_up` on the run in flight.
@@ -329,14 +420,14 @@ impl ZidaneAgent {
         message: Json<MessageRequest>,
     ) -> HandlerResult<Json<Delivery>> {
         let text = message.into_inner().text;
-        Ok(self.deliver(ctx.key(), Control::FollowUp { text }))
+        deliver(&ctx, Control::FollowUp { text }).await
     }
 
     /// `Agent::abort_with` on the run in flight: it ends as aborted.
     #[handler]
     async fn abort(&self, ctx: SharedObjectContext<'_>, request: Json<AbortRequest>) -> HandlerResult<Json<Delivery>> {
         let reason = request.into_inner().reason;
-        Ok(self.deliver(ctx.key(), Control::Abort { reason }))
+        deliver(&ctx, Control::Abort { reason }).await
     }
 
     /// `Agent::cancel_tool` on the run in flight.
@@ -347,7 +438,7 @@ impl ZidaneAgent {
         request: Json<CancelToolRequest>,
     ) -> HandlerResult<Json<Delivery>> {
         let CancelToolRequest { call_id, reason } = request.into_inner();
-        Ok(self.deliver(ctx.key(), Control::CancelTool { call_id, reason }))
+        deliver(&ctx, Control::CancelTool { call_id, reason }).await
     }
 
     /// Stops the run in flight without a trace in its journal: the

@@ -532,3 +532,42 @@ pub fn answer(text: &str) -> String {
 pub fn results(body: &str) -> usize {
     body.matches("\"tool_result\"").count()
 }
+
+/// A loopback TCP proxy that hands its `k`th connection to backend
+/// `k % n`: several service replicas registered as one deployment.
+pub struct RoundRobin {
+    pub uri: String,
+    /// Connections each backend was given.
+    pub given: Arc<Vec<std::sync::atomic::AtomicUsize>>,
+}
+
+impl RoundRobin {
+    pub async fn start(backends: Vec<String>) -> RoundRobin {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}", listener.local_addr().unwrap());
+        let given: Arc<Vec<std::sync::atomic::AtomicUsize>> = Arc::new(
+            backends
+                .iter()
+                .map(|_| std::sync::atomic::AtomicUsize::new(0))
+                .collect(),
+        );
+        let counts = Arc::clone(&given);
+        tokio::spawn(async move {
+            let mut next = 0usize;
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let which = next % backends.len();
+                next += 1;
+                counts[which].fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let backend = backends[which].trim_start_matches("http://").to_owned();
+                tokio::spawn(async move {
+                    let _ = inbound.set_nodelay(true);
+                    if let Ok(mut outbound) = TcpStream::connect(&backend).await {
+                        let _ = outbound.set_nodelay(true);
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        RoundRobin { uri, given }
+    }
+}

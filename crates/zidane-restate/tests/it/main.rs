@@ -8,6 +8,7 @@ mod decisions;
 mod example;
 mod harness;
 mod identity;
+mod replicas;
 
 use std::sync::Arc;
 use std::time::Duration;

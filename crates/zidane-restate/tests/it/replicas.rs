@@ -1,0 +1,110 @@
+//! Two `zidane-restate` processes behind one deployment URL (a loopback
+//! round-robin proxy), with Restate opening one connection per stream: the
+//! control handlers reach the run whichever replica serves them, because
+//! they go through Restate (the inbox object and a named signal on the
+//! run's invocation), not through the process that runs it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::ONE_AT_A_TIME;
+use crate::harness::{Reply, Restate, RoundRobin, Service, answer, model, shell_call};
+
+/// One stream per connection, so the proxy spreads invocations over both
+/// replicas.
+const ONE_STREAM_PER_CONNECTION: (&str, &str) = ("RESTATE_WORKER__INVOKER__HTTP2_STREAMS_PER_CONNECTION_LIMIT", "1");
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controls_reach_the_run_from_either_replica() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let gate = Arc::new(Notify::new());
+    let held = Arc::clone(&gate);
+    let (url, bodies, mut arrived) = model(move |body, _| {
+        if body.contains("Think forever.") {
+            Reply::Hang
+        } else if body.contains("Note 2") {
+            Reply::Stream(answer("steered answer"))
+        } else {
+            Reply::After(Arc::clone(&held), shell_call("toolu_a", "echo hi"))
+        }
+    })
+    .await;
+    let restate = Restate::start_with(&[ONE_STREAM_PER_CONNECTION]).await;
+    let a = Service::start(&url).await;
+    let b = Service::start(&url).await;
+    let proxy = RoundRobin::start(vec![a.uri.clone(), b.uri.clone()]).await;
+    restate.register(&proxy.uri).await;
+
+    // Steering, three times, while the first model call waits: the run
+    // hands the three to the model after the call it answers with.
+    let id = restate.send("r1", "run", &json!({"prompt": "Start."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    for i in 0..3 {
+        let steered = restate
+            .call("r1", "steer", Some(&json!({"text": format!("Note {i}")})))
+            .await;
+        assert_eq!(steered.json(), json!({"delivered": true}), "steer {i}");
+    }
+    gate.notify_one();
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "steered answer", "{output}");
+    assert_eq!(arrived.recv().await, Some(1));
+    let second: Value = serde_json::from_str(&bodies.lock().unwrap()[1]).unwrap();
+    let sent = second["messages"].to_string();
+    for i in 0..3 {
+        assert!(
+            sent.contains(&format!("Note {i}")),
+            "steer {i} reached the model: {sent}"
+        );
+    }
+    // A control for a session with no run in flight goes nowhere.
+    let late = restate.call("r1", "followUp", Some(&json!({"text": "Hello?"}))).await;
+    assert_eq!(late.json(), json!({"delivered": false}));
+
+    // An abort ends a run wherever it runs.
+    let id = restate
+        .send("r2", "run", &json!({"prompt": "Think forever."}), &[])
+        .await;
+    assert_eq!(arrived.recv().await, Some(2));
+    let aborted = restate
+        .call("r2", "abort", Some(&json!({"reason": "the person stopped it"})))
+        .await;
+    assert_eq!(aborted.json(), json!({"delivered": true}));
+    let output = restate.output(&id).await;
+    assert_eq!(output["stats"]["status"], "aborted", "{output}");
+
+    let given: Vec<usize> = proxy.given.iter().map(|n| n.load(Ordering::SeqCst)).collect();
+    assert!(given.iter().all(|n| *n > 0), "both replicas served: {given:?}");
+}
+
+/// Restate's own cancellation of a run invocation ends the run as
+/// aborted: the driver hears it through the signal it awaits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_invocation_ends_its_run_as_aborted() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, _bodies, mut arrived) = model(move |_, _| Reply::Hang).await;
+    let restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+    let id = restate
+        .send("r3", "run", &json!({"prompt": "Think forever."}), &[])
+        .await;
+    assert_eq!(arrived.recv().await, Some(0));
+    let cancelled = crate::harness::http(
+        "PATCH",
+        &format!("{}/invocations/{id}/cancel", restate.admin),
+        &[],
+        None,
+    )
+    .await
+    .unwrap();
+    assert!(cancelled.status < 300, "{cancelled:?}");
+    let output = restate.output(&id).await;
+    assert_eq!(output["stats"]["status"], "aborted", "{output}");
+    // The run is over: nothing is in flight for the session.
+    let late = restate.call("r3", "steer", Some(&json!({"text": "Hello?"}))).await;
+    assert_eq!(late.json(), json!({"delivered": false}));
+}
