@@ -124,6 +124,10 @@ pub(crate) fn render_stall(task: &BackgroundTask, stalled_ms: u64) -> String {
 /// process can take them back.
 pub(crate) const TASKS_KEY: &str = "background.tasks";
 
+/// The session metadata key of the background tasks that run (what
+/// [`Agent::take_back_tasks`](crate::Agent::take_back_tasks) takes).
+pub const BACKGROUND_TASKS_KEY: &str = TASKS_KEY;
+
 pub(crate) fn record_of(task: &BackgroundTask) -> serde_json::Value {
     serde_json::json!({
         "command": task.command,

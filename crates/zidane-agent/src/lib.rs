@@ -39,6 +39,7 @@ pub use approvals::{
     ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
     ToolCallInterceptor, ToolCallVerdict,
 };
+pub use background::BACKGROUND_TASKS_KEY;
 pub use compact::{AutoCompact, CompactOptions, CompactionResult};
 pub use context::{ContextBreakdown, ContextCategory, ContextOptions, ContextSegment, SegmentSource};
 pub use decide::{

@@ -147,6 +147,8 @@ enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<String>,
     },
+    /// A session metadata value (the running background tasks, say).
+    Meta { key: String, value: Value },
     /// The K/V writes before it reached Restate (the SDK sends a write with
     /// the next entry, and a run's turns should be readable while it waits
     /// for the model).
@@ -183,6 +185,11 @@ enum Request {
     },
     Replace {
         turns: Vec<SessionTurn>,
+        reply: Reply<()>,
+    },
+    Meta {
+        key: String,
+        value: Value,
         reply: Reply<()>,
     },
 }
@@ -245,6 +252,10 @@ impl ReplayRuntime {
 
     pub(crate) async fn replace(&self, turns: Vec<SessionTurn>) -> Result<(), JournalError> {
         self.ask(|reply| Request::Replace { turns, reply }).await
+    }
+
+    pub(crate) async fn meta(&self, key: String, value: Value) -> Result<(), JournalError> {
+        self.ask(|reply| Request::Meta { key, value, reply }).await
     }
 }
 
@@ -348,6 +359,10 @@ pub(crate) struct Start {
 /// Applies journaled control messages to the run.
 pub(crate) type ApplyControl = Arc<dyn Fn(&Control) + Send + Sync>;
 
+/// Hears, when an attempt goes live, the session metadata earlier attempts
+/// journaled after this one's run started.
+pub(crate) type OnLive = Box<dyn FnOnce(BTreeMap<String, Value>) + Send + Sync>;
+
 /// The single writer of an invocation's journal.
 pub(crate) struct Driver {
     requests: mpsc::UnboundedReceiver<Request>,
@@ -371,6 +386,10 @@ pub(crate) struct Driver {
     journaled_seq: Option<u64>,
     /// The inbox message awaited next.
     next_seq: u64,
+    /// Session metadata an earlier attempt journaled, as the replay read it.
+    replayed_meta: BTreeMap<String, Value>,
+    /// Told of `replayed_meta` when the attempt goes live.
+    on_live: Option<OnLive>,
     suspended: bool,
     /// Entries read back and written, for the run's report.
     pub(crate) replayed: u64,
@@ -380,7 +399,15 @@ pub(crate) struct Driver {
 /// Whether an entry issues commands the SDK sends only with the next entry
 /// (K/V writes, the inbox's answer), which a `Stored` entry then carries.
 fn sends_with_next(entry: &Entry) -> bool {
-    matches!(entry, Entry::Turns { .. } | Entry::Control { reply_to: Some(_), .. })
+    matches!(
+        entry,
+        Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
+    )
+}
+
+/// The K/V key of the session metadata value `key`.
+pub(crate) fn meta_key(key: &str) -> String {
+    format!("meta:{key}")
 }
 
 /// The entry as a replay reads it: a `Turns` entry goes through its JSON
@@ -440,6 +467,8 @@ impl Driver {
             pending_controls: Vec::new(),
             journaled_seq: None,
             next_seq: 0,
+            replayed_meta: BTreeMap::new(),
+            on_live: None,
             suspended: false,
             replayed: 0,
             written: 0,
@@ -453,9 +482,10 @@ impl Driver {
 
     /// Where `replay:done` goes and how control messages reach the run
     /// (the agent, which is made with this driver's runtime).
-    pub(crate) fn attach(&mut self, tracker: ReplayTracker, apply: ApplyControl) {
+    pub(crate) fn attach(&mut self, tracker: ReplayTracker, apply: ApplyControl, on_live: OnLive) {
         self.tracker = Some(tracker);
         self.apply = Some(apply);
+        self.on_live = Some(on_live);
     }
 
     /// Whether a suspend stopped the invocation.
@@ -549,7 +579,7 @@ impl Driver {
                 Request::Done { reply, .. } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
-                Request::Append { reply, .. } | Request::Replace { reply, .. } => {
+                Request::Append { reply, .. } | Request::Replace { reply, .. } | Request::Meta { reply, .. } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
             }
@@ -576,6 +606,17 @@ impl Driver {
             }
             Request::Replace { turns, reply } => {
                 let answer = self.replace(ctx, turns).await;
+                let _ = reply.send(answer);
+            }
+            Request::Meta { key, value, reply } => {
+                // Written only live: what a replaying attempt sets again, an
+                // earlier attempt journaled at this place already (and the
+                // replay reads it there).
+                let answer = if self.live {
+                    self.write(ctx, Entry::Meta { key, value }).await.map(drop)
+                } else {
+                    Ok(())
+                };
                 let _ = reply.send(answer);
             }
         }
@@ -725,6 +766,9 @@ impl Driver {
             self.stored(ctx).await?;
         }
         if went_live {
+            if let Some(on_live) = self.on_live.take() {
+                on_live(std::mem::take(&mut self.replayed_meta));
+            }
             self.flush_controls(ctx).await;
         }
         Ok(went_live)
@@ -838,6 +882,12 @@ impl Driver {
                 }
                 if let Some(apply) = &self.apply {
                     apply(&control);
+                }
+            }
+            Entry::Meta { key, value } => {
+                ctx.set(&meta_key(&key), Json(value.clone()));
+                if !self.live {
+                    self.replayed_meta.insert(key, value);
                 }
             }
             Entry::Stored => {}

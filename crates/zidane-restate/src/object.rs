@@ -22,7 +22,7 @@ use restate_sdk::serde::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
-use zidane_agent::{Agent, AgentOptions, AgentRunOptions, QueuedMessageOptions, create_agent};
+use zidane_agent::{Agent, AgentOptions, AgentRunOptions, BACKGROUND_TASKS_KEY, QueuedMessageOptions, create_agent};
 use zidane_core::events::{AgentStats, ToolStateOp};
 use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
@@ -31,7 +31,7 @@ use zidane_provider::{BoxFuture, SessionTurn};
 use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
     Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Signal, Start, TAKEN_SIGNAL,
-    TOOL_STATE_KEY, TURN_COUNT_KEY, signal_name, turn_key,
+    TOOL_STATE_KEY, TURN_COUNT_KEY, meta_key, signal_name, turn_key,
 };
 use zidane_agent::checkpoints::Checkpoints;
 use zidane_core::checkpoint::{JournaledSnapshot, Snapshot};
@@ -258,6 +258,11 @@ impl ZidaneAgent {
             .await?
             .map(Json::into_inner)
             .unwrap_or_default();
+        // The background tasks earlier runs left running.
+        let mut metadata = BTreeMap::new();
+        if let Some(tasks) = ctx.get::<Json<Value>>(&meta_key(BACKGROUND_TASKS_KEY)).await? {
+            metadata.insert(BACKGROUND_TASKS_KEY.to_owned(), tasks.into_inner());
+        }
 
         let (mut driver, handles) = Driver::new(Start {
             turns: turns.len(),
@@ -273,6 +278,7 @@ impl ZidaneAgent {
             session: Session {
                 id: key.clone(),
                 turns,
+                metadata,
                 ..Default::default()
             },
             tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
@@ -299,9 +305,17 @@ impl ZidaneAgent {
         }
         let agent = Arc::new(create_agent(options).map_err(|e| TerminalError::new(e.to_string()))?);
         let applied = Arc::clone(&agent);
+        let taking_back = Arc::clone(&agent);
         driver.attach(
             ReplayTracker::new(agent.hooks().clone()),
             Arc::new(move |control: &Control| apply(&applied, control)),
+            // The background tasks an earlier attempt started: the process
+            // that ran them may be gone, and the model hears of each.
+            Box::new(move |mut meta| {
+                if let Some(tasks) = meta.remove(BACKGROUND_TASKS_KEY) {
+                    tokio::spawn(async move { taking_back.take_back_tasks(tasks).await });
+                }
+            }),
         );
         self.running().insert(
             key.clone(),
@@ -520,8 +534,13 @@ impl SessionStore for JournalStore {
         Box::pin(async move { self.runtime.replace(turns.to_vec()).await.map_err(store_error) })
     }
 
-    fn set_meta<'a>(&'a self, _id: &'a str, _key: &'a str, _value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async { Ok(()) })
+    fn set_meta<'a>(&'a self, _id: &'a str, key: &'a str, value: &'a Value) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.runtime
+                .meta(key.to_owned(), value.clone())
+                .await
+                .map_err(store_error)
+        })
     }
 
     fn save_run<'a>(&'a self, _id: &'a str, _run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {

@@ -268,6 +268,28 @@ impl Agent {
         }
     }
 
+    /// Takes back the background tasks `records` names (the session's
+    /// `background.tasks` record as an earlier attempt of this run left it,
+    /// which the host learned after the run started: a Restate attempt
+    /// reads it from the journal it replays). Each task that still runs is
+    /// this agent's again (`background:adopt`); each that is gone is told
+    /// to the model as lost, with where its output is, at the next turn.
+    pub async fn take_back_tasks(&self, records: serde_json::Value) {
+        let Some(records) = records.as_object().filter(|r| !r.is_empty()) else {
+            return;
+        };
+        let Some(handle) = self.inner.exec.current().await else {
+            return;
+        };
+        if let Some(state) = self.inner.session.state().as_mut() {
+            state
+                .metadata
+                .insert(TASKS_KEY.to_owned(), serde_json::Value::Object(records.clone()));
+        }
+        self.reattach_tasks(&handle).await;
+        self.deliver_now();
+    }
+
     /// Whether a background task's exit waits to be told to the model (the
     /// host's cue for a prompt-less `run` that delivers it).
     pub fn has_pending_task_notifications(&self) -> bool {

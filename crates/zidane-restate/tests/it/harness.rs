@@ -511,7 +511,12 @@ fn one_block(block: Value, delta: Value, stop: &str) -> String {
 
 /// A stream that calls `shell` with `command` (call id `id`).
 pub fn shell_call(id: &str, command: &str) -> String {
-    let input = json!({ "command": command }).to_string();
+    shell_call_with(id, &json!({ "command": command }))
+}
+
+/// A `shell` call with `input` as its arguments.
+pub fn shell_call_with(id: &str, input: &Value) -> String {
+    let input = input.to_string();
     one_block(
         json!({"type": "tool_use", "id": id, "name": "shell", "input": {}}),
         json!({"type": "input_json_delta", "partial_json": input}),

@@ -3,6 +3,7 @@
 //! the service and of the server mid-run, and runs of one session queued.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod background;
 mod controls;
 mod decisions;
 mod example;
