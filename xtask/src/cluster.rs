@@ -447,9 +447,10 @@ pub(crate) fn run() -> Result {
     for (session, _) in &ids {
         let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/steer");
         let steer = json!({"text": format!("Steer {session}.")});
+        let asked = Instant::now();
         match http("POST", &url, Some(&steer)) {
             Some((200, body)) if body.contains("\"delivered\":true") => {}
-            other => undelivered.push(format!("{session}: {other:?}")),
+            other => undelivered.push(format!("{session}: {other:?} after {} ms", asked.elapsed().as_millis())),
         }
     }
     // About a third of the model calls are answered.

@@ -80,6 +80,12 @@ pub struct AgentOptions {
     /// the host also passes the runtime's `clock`, so ids repeat on replay.
     /// Refused together with `durable`.
     pub replay_runtime: Option<Arc<dyn zidane_core::seams::DurableRuntime>>,
+    /// Runs the `spawn` tool's children somewhere else than in this process
+    /// (a durable-execution engine's own invocations, such as
+    /// `zidane-restate`'s, so a child in flight at a crash resumes there);
+    /// unset, children run in this process as [`SpawnConfig`](crate::SpawnConfig)
+    /// says.
+    pub spawner: Option<Arc<dyn zidane_core::seams::Spawner>>,
     /// Skills the model can load (a `skill` tool and a catalog in the
     /// system prompt's dynamic half); `None`: skills are off.
     pub skills: Option<crate::skills::SkillsConfig>,

@@ -18,6 +18,7 @@ mod checkpoints;
 mod identity;
 mod journal;
 mod object;
+mod spawn;
 
 pub use checkpoints::{CHECKPOINT_COUNT_KEY, checkpoint_key};
 pub use journal::{

@@ -24,6 +24,8 @@ Options:
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
   --max-turns N       a turn cap for every run (a run's request may lower it)
+  --ingress URL       the Restate ingress (http://127.0.0.1:8080): `spawn` then starts each sub-agent
+                      as an invocation of its own, which a crash does not restart from scratch
   --identity-key KEY  answer only requests a Restate server signed with the private key of KEY
                       (`publickeyv1_…`; repeatable, e.g. while keys rotate)
   -h, --help          this text
@@ -39,6 +41,7 @@ struct Args {
     workspace: Option<PathBuf>,
     max_turns: Option<u32>,
     identity_keys: Vec<String>,
+    ingress: Option<String>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -50,6 +53,7 @@ fn parse() -> Result<Args, String> {
         workspace: None,
         max_turns: None,
         identity_keys: Vec::new(),
+        ingress: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -69,6 +73,7 @@ fn parse() -> Result<Args, String> {
             "--model" => args.model = Some(value()?),
             "--workspace" => args.workspace = Some(PathBuf::from(value()?)),
             "--identity-key" => args.identity_keys.push(value()?),
+            "--ingress" => args.ingress = Some(value()?),
             "--max-turns" => {
                 let v = value()?;
                 args.max_turns = Some(v.parse().map_err(|_| format!("--max-turns: `{v}` is not a number"))?);
@@ -220,6 +225,10 @@ async fn main() -> ExitCode {
             ..Default::default()
         })
     });
+    let object = match &args.ingress {
+        Some(url) => object.with_ingress(url.clone()),
+        None => object,
+    };
     let endpoint = match zidane_restate::endpoint_with_identity_keys(object, &args.identity_keys) {
         Ok(endpoint) => endpoint,
         Err(e) => return fail(&format!("--identity-key: {e}")),

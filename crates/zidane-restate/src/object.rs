@@ -140,6 +140,8 @@ struct Running {
 pub struct ZidaneAgent {
     factory: AgentFactory,
     running: Arc<Mutex<HashMap<String, Running>>>,
+    /// The Restate ingress, where `spawn` starts children as invocations.
+    ingress: Option<String>,
 }
 
 impl ZidaneAgent {
@@ -148,7 +150,20 @@ impl ZidaneAgent {
         ZidaneAgent {
             factory: Arc::new(factory),
             running: Arc::default(),
+            ingress: None,
         }
+    }
+
+    /// Runs the `spawn` tool's children as `ZidaneAgent` invocations of
+    /// their own (keyed `<session>/spawn-<call id>`), started through the
+    /// Restate ingress at `url` (`http://host:8080`): a child in flight at a
+    /// crash then resumes in its own invocation instead of starting over.
+    /// The child is built by the same factory from its key, with `spawn`'s
+    /// task as its prompt; named sub-agents' prompts and tool sets do not
+    /// apply. Without it, children run inside the parent's invocation.
+    pub fn with_ingress(mut self, url: impl Into<String>) -> Self {
+        self.ingress = Some(url.into());
+        self
     }
 
     fn running(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Running>> {
@@ -284,6 +299,10 @@ impl ZidaneAgent {
             tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
         }));
         options.tool_state = None;
+        if let (None, Some(ingress)) = (&options.spawner, &self.ingress) {
+            options.spawner = crate::spawn::InvocationSpawner::new(ingress, &key, options.spawn.max_depth)
+                .map(|s| Arc::new(s) as Arc<dyn zidane_core::seams::Spawner>);
+        }
         // The host's checkpoints keep their contents where the host put
         // them; their records live in the object's state.
         if let Some(checkpoints) = options.checkpoints.take() {

@@ -260,6 +260,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         decision_count: Mutex::new((String::new(), 0, 0)),
         name: options.name,
         spawn: options.spawn,
+        spawner: options.spawner,
         lineage,
         live_children: Mutex::new(Vec::new()),
         interceptors: options.interceptors,

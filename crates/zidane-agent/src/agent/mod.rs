@@ -74,6 +74,8 @@ pub(crate) struct Inner {
     pub(crate) name: Option<String>,
     /// How `spawn` calls run.
     pub(crate) spawn: crate::subagents::SpawnConfig,
+    /// The host's spawner, instead of children in this process.
+    pub(crate) spawner: Option<Arc<dyn zidane_core::seams::Spawner>>,
     /// Where the agent sits in its tree, and the tree's slot pool.
     pub(crate) lineage: subagents::Lineage,
     /// What the extensions transform at each run.

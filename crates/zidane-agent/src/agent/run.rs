@@ -377,12 +377,15 @@ impl Agent {
             }
             system_notes.extend(self.inner.skills.take_notes());
         }
-        let spawning = zidane_core::spawn::Spawning::new(Arc::new(super::subagents::RunSpawner {
-            parent: self.clone(),
-            extra_tools: mcp.tools.clone(),
-            mcp_instructions: mcp.instructions,
-            handle: workspace.handle.clone(),
-        }));
+        let spawning = zidane_core::spawn::Spawning::new(match &self.inner.spawner {
+            Some(spawner) => Arc::clone(spawner),
+            None => Arc::new(super::subagents::RunSpawner {
+                parent: self.clone(),
+                extra_tools: mcp.tools.clone(),
+                mcp_instructions: mcp.instructions,
+                handle: workspace.handle.clone(),
+            }),
+        });
         RunOptions {
             spawning,
             prompt,

@@ -516,9 +516,14 @@ pub fn shell_call(id: &str, command: &str) -> String {
 
 /// A `shell` call with `input` as its arguments.
 pub fn shell_call_with(id: &str, input: &Value) -> String {
+    call_with(id, "shell", input)
+}
+
+/// A call of `name` with `input` as its arguments.
+pub fn call_with(id: &str, name: &str, input: &Value) -> String {
     let input = input.to_string();
     one_block(
-        json!({"type": "tool_use", "id": id, "name": "shell", "input": {}}),
+        json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
         json!({"type": "input_json_delta", "partial_json": input}),
         "tool_use",
     )

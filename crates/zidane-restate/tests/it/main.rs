@@ -10,6 +10,7 @@ mod example;
 mod harness;
 mod identity;
 mod replicas;
+mod spawn;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,74 @@
+//! Sub-agents as their own invocations (`zidane-restate --ingress`): a
+//! child in flight when the service dies resumes in its own invocation.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::json;
+
+use crate::ONE_AT_A_TIME;
+use crate::harness::{Reply, Restate, Service, answer, call_with, model, results, shell_call};
+
+/// The parent spawns a child; the child runs a command, then the service
+/// is killed (`kill -9`) in the child's next model call. After the restart
+/// the parent's replay sends the same spawn (the same child invocation, by
+/// its idempotency key), the child replays its command instead of running
+/// it again, the model call in flight is asked again, and the parent gets
+/// the child's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_in_flight_at_a_crash_resumes_in_its_own_invocation() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    static CHILD_CALLS: AtomicUsize = AtomicUsize::new(0);
+    let (url, bodies, mut arrived) = model(move |body, _| {
+        if body.contains("Child task: log and count.") && !body.contains("Delegate it.") {
+            return match (results(body), CHILD_CALLS.fetch_add(1, Ordering::SeqCst)) {
+                (0, _) => Reply::Stream(shell_call("toolu_c", "echo child >> child.log")),
+                (_, 1) => Reply::Hang,
+                _ => Reply::Stream(answer("one two three")),
+            };
+        }
+        if results(body) == 0 {
+            return Reply::Stream(call_with(
+                "toolu_spawn",
+                "spawn",
+                &json!({"task": "Child task: log and count."}),
+            ));
+        }
+        Reply::Stream(answer("The child counted."))
+    })
+    .await;
+    let restate = Restate::start().await;
+    let mut service = Service::start_program(&url, &["--ingress", &restate.ingress]).await;
+    restate.register(&service.uri).await;
+
+    let id = restate.send("p1", "run", &json!({"prompt": "Delegate it."}), &[]).await;
+    // The parent's call, the child's two.
+    for expected in 0..3 {
+        assert_eq!(arrived.recv().await, Some(expected));
+    }
+    service.kill().await;
+    service.restart().await;
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "The child counted.", "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    let parent_calls = bodies.iter().filter(|b| b.contains("Delegate it.")).count();
+    assert_eq!(parent_calls, 2, "the parent's first call is not asked again");
+    assert_eq!(
+        CHILD_CALLS.load(Ordering::SeqCst),
+        3,
+        "the child's calls: the command, the call in flight, its retry"
+    );
+    let last = bodies.last().unwrap();
+    assert!(
+        last.contains("one two three") && !last.contains("interrupted"),
+        "{last}"
+    );
+    let logged = service.lines("p1_spawn-toolu_spawn", "child.log") + service.lines("p1", "child.log");
+    assert_eq!(logged, 1, "the child's command ran once");
+    let child = restate.call("p1%2Fspawn-toolu_spawn", "turns", None).await.json();
+    assert_eq!(
+        child.as_array().map(Vec::len),
+        Some(4),
+        "the child's own session: {child}"
+    );
+}
