@@ -1,0 +1,2 @@
+def calc_area(width, height):
+    return width * height
