@@ -546,14 +546,12 @@ pub(crate) fn run() -> Result {
         elapsed.as_millis(),
         (elapsed - killed_at).as_millis()
     );
-    if !undelivered.is_empty() {
+    if !undelivered.is_empty() || !failures.is_empty() {
         return Err(format!(
-            "restate-cluster: steers not delivered:\n  {}",
-            undelivered.join("\n  ")
+            "restate-cluster: steers not delivered:\n  {}\nruns failed:\n  {}",
+            undelivered.join("\n  "),
+            failures.join("\n  ")
         ));
-    }
-    if !failures.is_empty() {
-        return Err(format!("restate-cluster: runs failed:\n  {}", failures.join("\n  ")));
     }
     if repeated_commands > 0 {
         return Err("restate-cluster: a finished command ran again".to_owned());

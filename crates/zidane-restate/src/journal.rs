@@ -503,12 +503,13 @@ impl Driver {
         // is awaited only once the attempt is live: while the journal
         // replays, Restate takes an await its journal cannot answer for a
         // change in the code.
-        let mut signal = None;
         let mut listening = true;
         loop {
-            if signal.is_none() && listening && self.live {
-                signal = Some(Box::pin(ctx.signal::<Json<Signal>>(&signal_name(self.next_seq))));
-            }
+            // A fresh future each time round: one kept across a journal
+            // write would wait for input that the write already read, and
+            // never see its signal.
+            let name = signal_name(self.next_seq);
+            let mut signal = (listening && self.live).then(|| Box::pin(ctx.signal::<Json<Signal>>(&name)));
             tokio::select! {
                 biased;
                 () = &mut finished => break,
@@ -521,13 +522,11 @@ impl Driver {
                     match received {
                         Ok(Json(Signal { seq, control, reply_to })) => {
                             self.next_seq = seq + 1;
-                            signal = None;
                             self.control(ctx, control, Some(seq), Some(reply_to)).await;
                         }
                         Err(e) => {
                             // Only a cancellation fails a signal: Restate's
                             // own abort of the invocation.
-                            signal = None;
                             listening = false;
                             let reason = format!("the invocation was cancelled ({})", e.message());
                             self.control(ctx, Control::Abort { reason: Some(reason) }, None, None).await;

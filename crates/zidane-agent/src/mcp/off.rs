@@ -31,7 +31,9 @@ impl Mcp {
 
 /// Without the feature, extensions add no server.
 #[derive(Default)]
-pub(crate) struct McpFold;
+pub(crate) struct McpFold {
+    _none: (),
+}
 
 impl McpFold {
     pub(crate) fn add(&mut self, _extension: &mut crate::extensions::Extension) {}
