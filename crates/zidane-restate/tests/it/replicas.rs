@@ -108,3 +108,48 @@ async fn a_cancelled_invocation_ends_its_run_as_aborted() {
     let late = restate.call("r3", "steer", Some(&json!({"text": "Hello?"}))).await;
     assert_eq!(late.json(), json!({"delivered": false}));
 }
+
+/// Steers that arrive while runs write their journals (a quick command
+/// after another, in four sessions over two replicas) are taken: a signal
+/// future kept across those writes used to miss them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steers_reach_runs_busy_with_commands() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, _bodies, mut arrived) = model(move |body, _| {
+        let done = crate::harness::results(body);
+        if body.contains("Steer now.") {
+            Reply::Stream(answer("steered"))
+        } else if done < 150 {
+            Reply::Stream(shell_call(&format!("toolu_{done}"), "true"))
+        } else {
+            Reply::Stream(answer("never steered"))
+        }
+    })
+    .await;
+    let restate = Restate::start_with(&[ONE_STREAM_PER_CONNECTION]).await;
+    let a = Service::start(&url).await;
+    let b = Service::start(&url).await;
+    let proxy = RoundRobin::start(vec![a.uri.clone(), b.uri.clone()]).await;
+    restate.register(&proxy.uri).await;
+    let mut ids = Vec::new();
+    for s in 0..4 {
+        ids.push(
+            restate
+                .send(&format!("b{s}"), "run", &json!({"prompt": "Keep going."}), &[])
+                .await,
+        );
+    }
+    for _ in 0..4 {
+        assert!(arrived.recv().await.is_some());
+    }
+    for s in 0..4 {
+        let steered = restate
+            .call(&format!("b{s}"), "steer", Some(&json!({"text": "Steer now."})))
+            .await;
+        assert_eq!(steered.json(), json!({"delivered": true}), "b{s}");
+    }
+    for id in &ids {
+        let output = restate.output(id).await;
+        assert_eq!(output["text"], "steered", "{output}");
+    }
+}
