@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 use crate::{Result, restate_binary, root};
 
 const SESSIONS: usize = 8;
+/// Sessions of the reduced run `cargo xtask ci` does.
+const QUICK_SESSIONS: usize = 3;
 /// Tool calls per run (each a `shell` command), then an answer.
 const CALLS: usize = 6;
 /// How long the model takes to answer, so runs are in flight at the kill.
@@ -352,12 +354,20 @@ fn busiest_leader(fabric: u16) -> Result<String> {
         .ok_or_else(|| "restate-cluster: no partition leader".to_owned())
 }
 
-pub(crate) fn run() -> Result {
+/// The check; `quick`: the reduced run of `cargo xtask ci` (three sessions,
+/// the debug build the tests made).
+pub(crate) fn run(quick: bool) -> Result {
+    let sessions = if quick { QUICK_SESSIONS } else { SESSIONS };
     if !restate_binary("restate-server").exists() {
         crate::restate_server()?;
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    crate::run(&cargo, &["build", "--release", "-p", "zidane-restate"], &[])?;
+    let profile = if quick { "debug" } else { "release" };
+    if quick {
+        crate::run(&cargo, &["build", "-p", "zidane-restate"], &[])?;
+    } else {
+        crate::run(&cargo, &["build", "--release", "-p", "zidane-restate"], &[])?;
+    }
     let dir: PathBuf = root().join("target/restate-cluster");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -390,7 +400,7 @@ pub(crate) fn run() -> Result {
     for r in 0..REPLICAS {
         let port = free_port()?;
         let log = std::fs::File::create(dir.join(format!("service-{r}.log"))).map_err(|e| e.to_string())?;
-        let child = Command::new(root().join("target/release/zidane-restate"))
+        let child = Command::new(root().join("target").join(profile).join("zidane-restate"))
             .args(["--bind", &format!("127.0.0.1:{port}")])
             .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
             .arg("--workspace")
@@ -428,7 +438,7 @@ pub(crate) fn run() -> Result {
         .ok_or("restate-cluster: no surviving node")?;
     let started = Instant::now();
     let mut ids = Vec::new();
-    for s in 0..SESSIONS {
+    for s in 0..sessions {
         let session = format!("s{s}");
         let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/run/send");
         let prompt = json!({"prompt": format!("Session {session}. Run the commands.")});
@@ -535,7 +545,7 @@ pub(crate) fn run() -> Result {
     println!(
         "restate-cluster: steps: {} model requests for {} model calls ({repeated_requests} asked again, in {sessions_with_repeats} runs), {commands} commands ({repeated_commands} run again)",
         total,
-        SESSIONS * (CALLS + 1)
+        sessions * (CALLS + 1)
     );
     println!(
         "restate-cluster: commands reported interrupted to the model: {}",

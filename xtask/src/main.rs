@@ -14,8 +14,9 @@
 //! - `restate-server`: installs the Restate server (and `restatectl`) the
 //!   `zidane-restate` tests run, pinned from npm, into `target/restate`;
 //! - `restate-cluster`: three Restate servers on loopback with replication
-//!   2, several sessions running, `kill -9` of a partition leader (not part
-//!   of `ci`);
+//!   2, two service replicas behind one deployment URL, several sessions
+//!   running and steered, `kill -9` of a partition leader (`--quick`: three
+//!   sessions on the debug build, the reduced run `ci` does);
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -43,9 +44,10 @@ fn main() -> ExitCode {
         ["acp-client"] => acp_client(),
         ["conformance"] => conformance(),
         ["restate-server"] => restate_server(),
-        ["restate-cluster"] => restate_cluster(),
+        ["restate-cluster"] => cluster::run(false),
+        ["restate-cluster", "--quick"] => cluster::run(true),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster [--quick] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -156,6 +158,8 @@ fn ci() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("\n$ cargo xtask restate-cluster --quick");
+    cluster::run(true)?;
     println!("\n$ cargo xtask conformance");
     conformance()?;
     // Advisories need the RustSec database from the network; the checks that
@@ -419,8 +423,4 @@ fn bench(args: &[&str]) -> Result {
         &["bench", "--workspace", "--all-features", "--locked", "--benches"],
         env,
     )
-}
-
-fn restate_cluster() -> Result {
-    cluster::run()
 }
