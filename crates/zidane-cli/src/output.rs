@@ -181,7 +181,7 @@ impl Printer {
         let p = self.clone();
         scope.on_sync::<zidane::agent::events::StreamProgress, _>(move |ev, _| {
             // Nothing shown yet (a long tool argument streams): say it moves.
-            if p.spinner && p.lock().waiting {
+            if p.spinner && ev.tokens() > 0 && p.lock().waiting {
                 eprint!("\r\x1b[K… the model is writing (~{} tokens)", ev.tokens());
             }
             Ok(())

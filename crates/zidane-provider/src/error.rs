@@ -300,6 +300,9 @@ fn is_context_exceeded(error_type: &str, lower_message: &str) -> bool {
         || lower_message.contains("context window")
         || lower_message.contains("context_length_exceeded")
         || lower_message.contains("too many tokens")
+        // llama.cpp's server.
+        || error_type == "exceed_context_size_error"
+        || lower_message.contains("exceeds the available context size")
 }
 
 /// The server's retry delay from its headers: `retry-after-ms` (milliseconds),

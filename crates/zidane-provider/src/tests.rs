@@ -248,6 +248,15 @@ mod errors {
             classify_status(400, Some("context_length_exceeded"), ""),
             ErrorKind::ContextExceeded
         );
+        // llama.cpp's server, as it answered a prompt past its window here.
+        assert_eq!(
+            classify_status(
+                400,
+                Some("exceed_context_size_error"),
+                "request (8759 tokens) exceeds the available context size (8192 tokens), try increasing it"
+            ),
+            ErrorKind::ContextExceeded
+        );
         assert_eq!(classify_status(429, Some("insufficient_quota"), ""), ErrorKind::Quota);
         assert_eq!(
             classify_status(404, Some("not_found_error"), "model: nope"),

@@ -61,6 +61,9 @@ pub(crate) fn wanted(args: &Args) -> bool {
     !args.print && !args.json && !args.plan && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// The most an `@file` mention attaches.
+const ATTACH_CAP: usize = 64 * 1024;
+
 /// The live line's account of a run while nothing else shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Live {
@@ -537,10 +540,13 @@ impl Session {
                     total,
                 };
             }
-            Feed::Writing(tokens) => {
+            // Progress reports come from the stream's first event on; the
+            // model writes once there is something written.
+            Feed::Writing(tokens) if tokens > 0 => {
                 self.waiting = false;
                 self.live = Live::Writing(tokens);
             }
+            Feed::Writing(_) => {}
             Feed::Text(delta) => {
                 self.waiting = false;
                 self.live = Live::Working;
@@ -782,7 +788,14 @@ impl Session {
     /// `@path` mentions: images as parts, text files as their content
     /// (capped), folders as their listing.
     fn attach(&self, text: &str) -> (String, Vec<ContentBlock>, Vec<String>) {
-        const CAP: usize = 64 * 1024;
+        // At most 64 KB, and a quarter of a small window (code runs about
+        // two bytes a token): a file the window cannot hold would make every
+        // next request fail.
+        let cap = self
+            .context
+            .window
+            .as_ref()
+            .map_or(ATTACH_CAP, |w| (w.tokens as usize / 4 * 2).clamp(1024, ATTACH_CAP));
         let mut prompt = text.to_owned();
         let mut notes = Vec::new();
         let parts = match crate::attach::images(
@@ -823,14 +836,14 @@ impl Session {
             let Ok(bytes) = std::fs::read(&full) else {
                 continue;
             };
-            let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(CAP)]).into_owned();
-            let cut = if bytes.len() > CAP {
-                format!("\n[cut at {CAP} of {} bytes; read_file reads the rest]", bytes.len())
+            let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(cap)]).into_owned();
+            let cut = if bytes.len() > cap {
+                format!("\n[cut at {cap} of {} bytes; read_file reads the rest]", bytes.len())
             } else {
                 String::new()
             };
             prompt.push_str(&format!("\n\n<file path=\"{path}\">\n{shown}{cut}\n</file>"));
-            notes.push(format!("  @ attached {path} ({} bytes)", bytes.len().min(CAP)));
+            notes.push(format!("  @ attached {path} ({} bytes)", bytes.len().min(cap)));
         }
         (prompt, parts, notes)
     }

@@ -629,3 +629,22 @@ async fn an_mcp_servers_form_is_filled_in_the_session() {
     assert!(body.contains("Ada Lovelace"), "{body}");
     term.quit();
 }
+
+/// In a small window an `@file` mention attaches at most a quarter of it
+/// (4 KB at 8,192 tokens), with a note where it was cut: a larger file
+/// would make every next request overflow the window.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_attachment_fits_a_small_window() {
+    let setup = Setup::new().await;
+    std::fs::write(setup.work.path().join("big.txt"), "x".repeat(20_000)).unwrap();
+    let mut term = setup.open(&[KEY], &["--context-window", "8192"], (100, 30));
+    term.line("Summarize @big.txt");
+    term.wait_for("@ attached big.txt (4096 bytes)");
+    term.wait_for("Answer: Summarize");
+    let body = setup.last_body();
+    assert!(
+        body.contains("[cut at 4096 of 20000 bytes; read_file reads the rest]"),
+        "{body}"
+    );
+    term.quit();
+}
