@@ -332,3 +332,123 @@ async fn an_oauth_server_without_tokens_needs_a_login() {
     assert!(matches!(login, McpError::Login(_)), "{login}");
     assert_eq!(*errors.lock().unwrap(), vec!["docs".to_owned()]);
 }
+
+/// A token endpoint that answers every refresh with `fresh-token`; each
+/// request body goes to the channel.
+async fn token_endpoint() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                let body = loop {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                        continue;
+                    };
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        break body.to_owned();
+                    }
+                };
+                let _ = tx.send(body);
+                let answer = json!({"access_token": "fresh-token", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "refresh-2"}).to_string();
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (port, rx)
+}
+
+/// Stored tokens that expired are refreshed before the first request:
+/// `oauth:refresh` names the server and the new expiry, the refresh grant
+/// carries the stored refresh token, and the server sees the new token.
+#[tokio::test]
+async fn an_expired_token_is_refreshed_and_oauth_refresh_says_so() {
+    use zidane_core::events::OAuthRefresh;
+    use zidane_mcp::oauth::{MemoryOAuthStore, OAuthClient, OAuthStore, OAuthTokens};
+    let port = free_port();
+    let mut cmd = Command::new("python3");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/http_server.py"))
+        .arg(port.to_string())
+        .env("PYTHONPATH", servers_dir().join("py"));
+    let _server = start(cmd, port, "Uvicorn running").await;
+    let (token_port, mut grants) = token_endpoint().await;
+
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let store = Arc::new(MemoryOAuthStore::default());
+    store
+        .save(
+            "py",
+            &OAuthTokens {
+                server_url: url.clone(),
+                resource: url.clone(),
+                token_endpoint: format!("http://127.0.0.1:{token_port}/token"),
+                client: OAuthClient {
+                    client_id: "client-1".into(),
+                    client_secret: None,
+                    auth_method: "none".into(),
+                },
+                access_token: "stale-token".into(),
+                refresh_token: Some("refresh-1".into()),
+                expires_at: Some(1),
+                scope: None,
+            },
+        )
+        .unwrap();
+    let mut server = remote("py", port, "/mcp", BTreeMap::new());
+    server.oauth_store = Some(store.clone() as Arc<dyn OAuthStore>);
+    let bus = HookBus::new();
+    let (refreshed_tx, mut refreshed) = tokio::sync::mpsc::unbounded_channel();
+    bus.on_sync::<OAuthRefresh, _>(move |ev, _| {
+        let _ = refreshed_tx.send((ev.provider().to_owned(), ev.expires_at()));
+        Ok(())
+    });
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let connection = connect_mcp_servers(std::slice::from_ref(&server), &bus).await;
+    let header = find(&connection.tools(), "mcp_py_header");
+    assert_eq!(
+        text(&call(&header, json!({"name": "authorization"})).await.unwrap()),
+        "Bearer fresh-token"
+    );
+    let grant = grants.recv().await.unwrap();
+    assert!(
+        grant.contains("grant_type=refresh_token") && grant.contains("refresh_token=refresh-1"),
+        "{grant}"
+    );
+    let (provider, expires_at) = tokio::time::timeout(Duration::from_secs(30), refreshed.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(provider, "mcp:py");
+    let expires_at = expires_at.unwrap();
+    assert!(
+        expires_at >= before + 3_600_000 && expires_at < before + 3_700_000,
+        "{expires_at}"
+    );
+    assert_eq!(store.load("py").unwrap().unwrap().access_token, "fresh-token");
+    connection.close().await;
+}
