@@ -257,8 +257,6 @@ impl ZidaneAgent {
     async fn run(&self, ctx: ObjectContext<'_>, request: Json<RunRequest>) -> HandlerResult<Json<RunResponse>> {
         let request = request.into_inner();
         let key = ctx.key().to_owned();
-        // Where the control handlers send this run's messages.
-        ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
         // The session as the K/V state holds it; these reads are the same
         // journal entries on every attempt.
         let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
@@ -324,6 +322,9 @@ impl ZidaneAgent {
         }
         let agent = Arc::new(create_agent(options).map_err(|e| TerminalError::new(e.to_string()))?);
         let applied = Arc::clone(&agent);
+        // Where the control handlers send this run's messages (set once
+        // nothing before the run can fail the invocation).
+        ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
         let taking_back = Arc::clone(&agent);
         driver.attach(
             ReplayTracker::new(agent.hooks().clone()),
