@@ -157,11 +157,7 @@ impl Printer {
             if !p.spinner {
                 return Ok(());
             }
-            let o = &ev.options;
-            let bytes = o.system.as_ref().map_or(0, String::len)
-                + serde_json::to_string(&o.messages).map_or(0, |m| m.len())
-                + serde_json::to_string(&o.tools).map_or(0, |t| t.len());
-            p.lock().prompt_tokens = bytes.div_ceil(4) as u64;
+            p.lock().prompt_tokens = crate::window::request_bytes(&ev.options).div_ceil(4) as u64;
             Ok(())
         });
         let p = self.clone();

@@ -191,15 +191,30 @@ pub(crate) async fn resolve(
     (window, None)
 }
 
+/// A request's size in bytes: the system prompt, and the messages and tools
+/// as JSON (counted as they are written, not kept).
+pub(crate) fn request_bytes(options: &zidane::providers::StreamOptions) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(options.system.as_ref().map_or(0, String::len));
+    let _ = serde_json::to_writer(&mut count, &options.messages);
+    let _ = serde_json::to_writer(&mut count, &options.tools);
+    count.0
+}
+
 /// Each request's output cap: never more than the window leaves after the
 /// request's input (estimated at four bytes a token), and at least 256.
 pub(crate) fn clamp_output(hooks: &zidane::hooks::HookBus, window: u32) -> zidane::hooks::HookHandle {
     hooks.on_sync::<zidane::agent::events::TurnBefore, _>(move |ev, _| {
-        let options = &ev.options;
-        let mut bytes = options.system.as_ref().map_or(0, String::len);
-        bytes += serde_json::to_string(&options.messages).map_or(0, |s| s.len());
-        bytes += serde_json::to_string(&options.tools).map_or(0, |s| s.len());
-        let input = u32::try_from(bytes / 4).unwrap_or(u32::MAX);
+        let input = u32::try_from(request_bytes(&ev.options) / 4).unwrap_or(u32::MAX);
         let room = window.saturating_sub(input).max(256);
         let cap = ev.options.max_tokens.unwrap_or(room).min(room);
         ev.options.max_tokens = Some(cap);

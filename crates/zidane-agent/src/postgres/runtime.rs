@@ -35,17 +35,14 @@ use zidane_core::session::{SessionRun, SessionStore, StoreError};
 use zidane_provider::{BoxFuture, SessionTurn};
 
 use super::{PostgresError, PostgresOptions, PostgresStore, apply_tool_state, db, err, upsert_run, write_turns};
+use crate::durable::Lookup;
 
 #[derive(Default)]
 struct State {
     /// Leases held: the epoch, by session.
     leases: HashMap<String, u64>,
-    /// Runs being recorded, with their session.
-    runs: HashMap<String, String>,
-    /// Records an earlier process left, answered without running.
-    records: HashMap<StepKey, StepValue>,
-    /// Sessions another process took over, or whose lock was lost.
-    stale: HashMap<String, StaleEpochError>,
+    /// The runs recorded, their records and the stale sessions.
+    book: crate::durable::RunBook,
     /// Write transactions committed.
     commits: u64,
 }
@@ -146,7 +143,7 @@ impl PostgresRuntime {
 
     fn epoch(&self, session_id: &str) -> Result<u64, StoreError> {
         let state = self.state.lock();
-        if let Some(stale) = state.stale.get(session_id) {
+        if let Some(stale) = state.book.stale.get(session_id) {
             return Err(Arc::new(stale.clone()));
         }
         state
@@ -177,7 +174,11 @@ impl PostgresRuntime {
             Ok(_) => self.state.lock().commits += 1,
             Err(e) => {
                 if let Some(stale) = e.downcast_ref::<StaleEpochError>() {
-                    self.state.lock().stale.insert(session_id.to_owned(), stale.clone());
+                    self.state
+                        .lock()
+                        .book
+                        .stale
+                        .insert(session_id.to_owned(), stale.clone());
                 }
             }
         }
@@ -206,7 +207,7 @@ impl PostgresRuntime {
     async fn acquire(self: &Arc<Self>, session_id: &str) -> Result<bool, LeaseError> {
         {
             let mut state = self.state.lock();
-            if state.stale.contains_key(session_id) {
+            if state.book.stale.contains_key(session_id) {
                 // Lost: try to take it back (and load what the other
                 // process wrote) rather than fail every run.
                 state.leases.remove(session_id);
@@ -249,7 +250,7 @@ impl PostgresRuntime {
         drop(slot);
         {
             let mut state = self.state.lock();
-            state.stale.remove(session_id);
+            state.book.stale.remove(session_id);
             state.leases.insert(session_id.to_owned(), epoch);
         }
         self.start_heartbeat();
@@ -549,7 +550,7 @@ async fn heartbeat(runtime: Weak<PostgresRuntime>) {
             if let Err(e) = renewed
                 && let Some(stale) = e.downcast_ref::<StaleEpochError>()
             {
-                rt.state.lock().stale.insert(session, stale.clone());
+                rt.state.lock().book.stale.insert(session, stale.clone());
             }
         }
     }
@@ -561,11 +562,11 @@ impl DurableRuntime for PostgresRuntime {
     }
 
     fn recorded(&self, key: &StepKey) -> bool {
-        self.state.lock().records.contains_key(key)
+        self.state.lock().book.records.contains_key(key)
     }
 
     fn record(&self, key: &StepKey) -> Option<StepValue> {
-        self.state.lock().records.get(key).cloned()
+        self.state.lock().book.records.get(key).cloned()
     }
 
     fn step<'a>(
@@ -574,23 +575,14 @@ impl DurableRuntime for PostgresRuntime {
         work: BoxFuture<'a, Result<StepValue, SharedError>>,
     ) -> BoxFuture<'a, Result<StepValue, StepError>> {
         Box::pin(async move {
-            let (recorded, session) = {
-                let state = self.state.lock();
-                (
-                    state.records.get(&step.key).cloned(),
-                    state.runs.get(&step.key.run_id).cloned(),
-                )
-            };
-            if let Some(value) = recorded {
-                return Ok(value);
-            }
-            let Some(session) = session else {
+            let lookup = self.state.lock().book.lookup(&step.key);
+            let session = match lookup {
+                Lookup::Recorded(value) => return Ok(value),
                 // Not a run of this runtime's sessions: nothing to record.
-                return work.await.map_err(StepError::Work);
+                Lookup::Unbound => return work.await.map_err(StepError::Work),
+                Lookup::Stale(stale) => return Err(StepError::StaleEpoch(stale)),
+                Lookup::Live(session) => session,
             };
-            if let Some(stale) = self.state.lock().stale.get(&session) {
-                return Err(StepError::StaleEpoch(stale.clone()));
-            }
             let value = work.await.map_err(StepError::Work)?;
             // An answer that calls no tool is saved as a turn right after
             // this step (that turn is its record).
@@ -633,13 +625,11 @@ impl CheckpointBackend for PostgresRuntime {
     }
 
     fn bind_run(&self, run_id: &str, session_id: &str) {
-        self.state.lock().runs.insert(run_id.to_owned(), session_id.to_owned());
+        self.state.lock().book.bind(run_id, session_id);
     }
 
     fn unbind_run(&self, run_id: &str) {
-        let mut state = self.state.lock();
-        state.records.retain(|k, _| k.run_id != run_id);
-        state.runs.remove(run_id);
+        self.state.lock().book.unbind(run_id);
     }
 
     fn records<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<Vec<StepRecord>, StoreError>> {
@@ -647,10 +637,7 @@ impl CheckpointBackend for PostgresRuntime {
     }
 
     fn load_records(&self, run_id: &str, records: &[StepRecord]) {
-        self.state
-            .lock()
-            .records
-            .extend(crate::durable::keyed_records(run_id, records));
+        self.state.lock().book.load(run_id, records);
     }
 
     fn append_turns<'a>(

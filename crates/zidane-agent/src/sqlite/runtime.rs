@@ -45,6 +45,8 @@ use zidane_core::durable::{
     StaleEpochError, Step, StepError, StepKey, StepKind, StepRecord, StepValue,
 };
 use zidane_core::events::{SharedError, ToolStateOp};
+
+use crate::durable::Lookup;
 use zidane_provider::{BoxFuture, SessionTurn};
 
 use super::{SqliteStore, Synchronous, err, insert_turns};
@@ -127,12 +129,8 @@ struct Held {
 struct State {
     /// Leases held, by session.
     leases: HashMap<String, Held>,
-    /// Runs being recorded, with their session.
-    runs: HashMap<String, String>,
-    /// Records an earlier process left, answered without running.
-    records: HashMap<StepKey, StepValue>,
-    /// Sessions another process took over (noticed by a heartbeat).
-    stale: HashMap<String, StaleEpochError>,
+    /// The runs recorded, their records and the stale sessions.
+    book: crate::durable::RunBook,
     /// Finished steps' records not written yet, by session.
     pending: HashMap<String, Pending>,
     /// Tool calls running, by session (a batch's calls run side by side).
@@ -233,7 +231,7 @@ fn write_steps(
 impl Writer {
     fn epoch(&self, session_id: &str) -> Result<u64, StoreError> {
         let state = self.state.lock();
-        if let Some(stale) = state.stale.get(session_id) {
+        if let Some(stale) = state.book.stale.get(session_id) {
             return Err(Arc::new(stale.clone()));
         }
         state
@@ -366,7 +364,11 @@ impl Writer {
         }
         if let Err(e) = &written {
             if let Some(stale) = e.downcast_ref::<StaleEpochError>() {
-                self.state.lock().stale.insert(session_id.to_owned(), stale.clone());
+                self.state
+                    .lock()
+                    .book
+                    .stale
+                    .insert(session_id.to_owned(), stale.clone());
             } else {
                 self.restore_pending(session_id, steps);
             }
@@ -560,7 +562,7 @@ impl CheckpointRuntime {
     async fn acquire(self: &Arc<Self>, session_id: &str) -> Result<bool, LeaseError> {
         {
             let mut state = self.state.lock();
-            if state.stale.contains_key(session_id) {
+            if state.book.stale.contains_key(session_id) {
                 // Lost to another process: try to take it back (and load
                 // what that process wrote) rather than fail every run.
                 if let Some(task) = state.leases.remove(session_id).and_then(|h| h.heartbeat) {
@@ -620,7 +622,7 @@ impl CheckpointRuntime {
             .ok()
             .map(|rt| rt.spawn(heartbeat(Arc::downgrade(self), session_id.to_owned(), epoch)));
         let mut state = self.state.lock();
-        state.stale.remove(session_id);
+        state.book.stale.remove(session_id);
         state.leases.insert(session_id.to_owned(), Held { epoch, heartbeat });
         Ok(true)
     }
@@ -669,16 +671,12 @@ impl CheckpointRuntime {
 
     /// Records `run` as this runtime's: its steps are recorded from now on.
     fn bind_run(&self, run_id: &str, session_id: &str) {
-        self.state.lock().runs.insert(run_id.to_owned(), session_id.to_owned());
+        self.state.lock().book.bind(run_id, session_id);
     }
 
     /// Stops recording `run` and forgets the records it was resumed from.
     fn unbind_run(&self, run_id: &str) {
-        let session = {
-            let mut state = self.state.lock();
-            state.records.retain(|k, _| k.run_id != run_id);
-            state.runs.remove(run_id)
-        };
+        let session = self.state.lock().book.unbind(run_id);
         if let Some(session) = session {
             self.writer().commit_pending_now(&session);
         }
@@ -686,10 +684,7 @@ impl CheckpointRuntime {
 
     /// Makes `records` the answers of `run_id`'s steps.
     fn load_records(&self, run_id: &str, records: &[StepRecord]) {
-        self.state
-            .lock()
-            .records
-            .extend(crate::durable::keyed_records(run_id, records));
+        self.state.lock().book.load(run_id, records);
     }
 
     /// The step records of a run.
@@ -895,16 +890,16 @@ impl DurableRuntime for CheckpointRuntime {
     }
 
     fn recorded(&self, key: &StepKey) -> bool {
-        self.state.lock().records.contains_key(key)
+        self.state.lock().book.records.contains_key(key)
     }
 
     fn record(&self, key: &StepKey) -> Option<StepValue> {
-        self.state.lock().records.get(key).cloned()
+        self.state.lock().book.records.get(key).cloned()
     }
 
     fn sync<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), SharedError>> {
         Box::pin(async move {
-            let session = self.state.lock().runs.get(run_id).cloned();
+            let session = self.state.lock().book.runs.get(run_id).cloned();
             match session {
                 Some(session) => self.writer().commit_pending(&session, None, true).await,
                 None => Ok(()),
@@ -918,23 +913,14 @@ impl DurableRuntime for CheckpointRuntime {
         work: BoxFuture<'a, Result<StepValue, SharedError>>,
     ) -> BoxFuture<'a, Result<StepValue, StepError>> {
         Box::pin(async move {
-            let (recorded, session) = {
-                let state = self.state.lock();
-                (
-                    state.records.get(&step.key).cloned(),
-                    state.runs.get(&step.key.run_id).cloned(),
-                )
-            };
-            if let Some(value) = recorded {
-                return Ok(value);
-            }
-            let Some(session) = session else {
+            let lookup = self.state.lock().book.lookup(&step.key);
+            let session = match lookup {
+                Lookup::Recorded(value) => return Ok(value),
                 // Not a run of this runtime's sessions: nothing to record.
-                return work.await.map_err(StepError::Work);
+                Lookup::Unbound => return work.await.map_err(StepError::Work),
+                Lookup::Stale(stale) => return Err(StepError::StaleEpoch(stale)),
+                Lookup::Live(session) => session,
             };
-            if let Some(stale) = self.state.lock().stale.get(&session) {
-                return Err(StepError::StaleEpoch(stale.clone()));
-            }
             if step.key.kind == StepKind::ToolCall && step.durability == Durability::Unsafe {
                 // What led to this call is on disk before it can change
                 // anything; a call that cannot be preceded by its records

@@ -106,11 +106,8 @@ pub(crate) fn install(hooks: &HookBus, tx: &UnboundedSender<Feed>) -> HookScope 
     let prompt = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let size = std::sync::Arc::clone(&prompt);
     scope.on_sync::<TurnBefore, _>(move |ev, _| {
-        let o = &ev.options;
-        let bytes = o.system.as_ref().map_or(0, String::len)
-            + serde_json::to_string(&o.messages).map_or(0, |m| m.len())
-            + serde_json::to_string(&o.tools).map_or(0, |t| t.len());
-        size.store(bytes.div_ceil(4) as u64, std::sync::atomic::Ordering::Relaxed);
+        let tokens = crate::window::request_bytes(&ev.options).div_ceil(4) as u64;
+        size.store(tokens, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     });
     let t = send(tx);
