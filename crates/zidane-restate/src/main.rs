@@ -73,7 +73,16 @@ fn parse() -> Result<Args, String> {
             "--model" => args.model = Some(value()?),
             "--workspace" => args.workspace = Some(PathBuf::from(value()?)),
             "--identity-key" => args.identity_keys.push(value()?),
-            "--ingress" => args.ingress = Some(value()?),
+            "--ingress" => {
+                let v = value()?;
+                let valid = v
+                    .parse::<http::Uri>()
+                    .is_ok_and(|u| matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some());
+                if !valid {
+                    return Err(format!("--ingress: `{v}` is not a URL like http://127.0.0.1:8080"));
+                }
+                args.ingress = Some(v);
+            }
             "--max-turns" => {
                 let v = value()?;
                 args.max_turns = Some(v.parse().map_err(|_| format!("--max-turns: `{v}` is not a number"))?);

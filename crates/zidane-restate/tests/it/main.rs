@@ -371,4 +371,15 @@ async fn the_program_refuses_bad_flags_and_a_missing_key() {
         .unwrap();
     assert_eq!(keyless.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&keyless.stderr).contains("no provider is configured"));
+    let bad_ingress = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane-restate"))
+        .args(["--ingress", "localhost:8080"])
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(bad_ingress.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad_ingress.stderr)
+            .contains("--ingress: `localhost:8080` is not a URL like http://127.0.0.1:8080")
+    );
 }
