@@ -175,8 +175,8 @@ async fn carry_out_plan(
     session: &str,
     printer: &Printer,
     planning: &std::sync::atomic::AtomicBool,
-    stats: zidane::agent::RunOutput,
-) -> Result<zidane::agent::RunOutput, AgentError> {
+    stats: zidane::agent::AgentStats,
+) -> Result<zidane::agent::AgentStats, AgentError> {
     let plan = agent
         .turns()
         .iter()
@@ -199,7 +199,7 @@ async fn carry_out_plan(
             planning.store(false, std::sync::atomic::Ordering::SeqCst);
             let mut options = AgentRunOptions::prompt(crate::plan::go_ahead(&plan));
             options.thinking = args.thinking.into();
-            agent.run(options).await
+            agent.run_stats(options).await
         }
         Some(crate::plan::Verdict::Rejected) => {
             eprintln!("zidane: the plan was not carried out; nothing was changed");
@@ -804,7 +804,7 @@ async fn one_shot(
     let outcome = if prompt.trim().is_empty() {
         // `--resume` alone: continue the interrupted run, if any.
         match agent.resume(DurableResumeOptions::default()).await {
-            Ok(Some(stats)) => Ok(stats),
+            Ok(Some(output)) => Ok(output.into_stats()),
             Ok(None) => {
                 eprintln!("zidane: session {session} has no interrupted run to continue");
                 return Ok(());
@@ -830,7 +830,8 @@ async fn one_shot(
             options.hooks = crate::plan::hooks();
             options.system_notes.push(crate::plan::NOTE.into());
         }
-        let outcome = agent.run(options).await;
+        // The answer streamed as it came: its text is not copied out again.
+        let outcome = agent.run_stats(options).await;
         session::remember_folder(&agent, &context.cwd).await;
         match outcome {
             Ok(stats) if args.plan && stats.completed() => {

@@ -17,7 +17,7 @@ use futures::stream::BoxStream;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
+
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
@@ -25,7 +25,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::{Sse, SseStream};
-use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody, Timeouts};
+use zidane_provider::{AbortSignal, ErrorKind, HttpClient, ProviderError, RequestBody, ResponseBody, Timeouts};
 
 use crate::error::McpError;
 use crate::oauth::OAuthFlow;
@@ -195,7 +195,7 @@ impl McpHttpClient {
         })
     }
 
-    async fn send(&self, request: Request<RequestBody>) -> Result<http::Response<Incoming>, Error> {
+    async fn send(&self, request: Request<RequestBody>) -> Result<http::Response<ResponseBody>, Error> {
         self.http
             .send_raw("mcp", request, &AbortSignal::never())
             .await
@@ -209,7 +209,7 @@ impl McpHttpClient {
         &self,
         configured: Option<String>,
         make: impl Fn(Option<String>) -> Result<Request<RequestBody>, Error>,
-    ) -> Result<http::Response<Incoming>, Error> {
+    ) -> Result<http::Response<ResponseBody>, Error> {
         let Some(session) = &self.oauth else {
             return self.send(make(configured)?).await;
         };
@@ -230,7 +230,7 @@ impl McpHttpClient {
         Ok(response)
     }
 
-    async fn read(&self, body: Incoming, limit: usize) -> Result<Bytes, Error> {
+    async fn read(&self, body: ResponseBody, limit: usize) -> Result<Bytes, Error> {
         match tokio::time::timeout(self.body_timeout, Limited::new(body, limit).collect()).await {
             Err(_) => Err(StreamableHttpError::Client(ProviderError::new(
                 ErrorKind::Transport,
@@ -332,7 +332,7 @@ impl McpHttpClient {
 
 /// The body as a stream of SSE events, failing an event larger than `limit`
 /// before it is buffered whole.
-fn sse(body: Incoming, limit: usize) -> BoxStream<'static, Result<Sse, sse_stream::Error>> {
+fn sse(body: ResponseBody, limit: usize) -> BoxStream<'static, Result<Sse, sse_stream::Error>> {
     let frames = body.into_data_stream();
     let bounded = frames.scan(EventBound::new(limit), |bound, chunk| {
         let item = match chunk {

@@ -64,6 +64,8 @@ pub use wire::{WireDecoder, WireProtocol, WireRequest};
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 #[cfg(feature = "http")]
-pub use http::{ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, Timeouts};
+pub use http::{
+    ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, ResponseBody, Timeouts,
+};
 #[cfg(feature = "http")]
 pub use openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};

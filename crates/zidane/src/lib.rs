@@ -303,7 +303,8 @@ pub mod providers {
     };
     #[cfg(feature = "http")]
     pub use zidane_provider::{
-        ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, Timeouts,
+        ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, ResponseBody,
+        Timeouts,
     };
 
     pub mod anthropic {

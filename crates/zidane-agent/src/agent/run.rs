@@ -83,6 +83,14 @@ impl Agent {
         Ok(self.output(stats))
     }
 
+    /// Runs like [`run`](Self::run) and returns the statistics alone: the
+    /// last answer's text is not copied out. For a caller that streamed the
+    /// answer (or reads it from [`turns`](Self::turns)), a long answer then
+    /// costs its one copy in the conversation.
+    pub async fn run_stats(&self, options: AgentRunOptions) -> Result<AgentStats, AgentError> {
+        self.run_to_end(options).await
+    }
+
     /// The output of a run that ended with `stats`.
     pub(crate) fn output(&self, stats: AgentStats) -> RunOutput {
         let text = if stats.turns > 0 {

@@ -55,7 +55,7 @@ impl SqliteStore {
                     )
                     .map_err(err)?;
                 }
-                for table in ["turns", "runs"] {
+                for table in ["turn_content", "turns", "runs"] {
                     tx.execute(
                         &format!("DELETE FROM {table} WHERE session_id = ?1 OR session_id LIKE ?2"),
                         params![id, children],

@@ -38,6 +38,15 @@ CREATE TABLE IF NOT EXISTS turns (
     usage TEXT,
     PRIMARY KEY (session_id, idx)
 );
+-- A turn's content written in pieces (past STREAMED_CONTENT): its `turns`
+-- row holds ''. The blob is the record's last column, so SQLite keeps the
+-- zeroblob it is created as unexpanded until the pieces fill it.
+CREATE TABLE IF NOT EXISTS turn_content (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    content BLOB NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
 CREATE TABLE IF NOT EXISTS runs (
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     id TEXT NOT NULL,
@@ -328,6 +337,12 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
+/// A turn's content past this size is not built as one JSON string: it is
+/// written into its row in pieces (SQLite's incremental blob I/O), so a huge
+/// answer costs the store a buffer, not two more copies of itself (the
+/// string and the copy SQLite binds).
+const STREAMED_CONTENT: usize = 1 << 20;
+
 pub(crate) fn insert_turns(
     tx: &rusqlite::Transaction<'_>,
     id: &str,
@@ -338,25 +353,100 @@ pub(crate) fn insert_turns(
         .prepare_cached("INSERT INTO turns (session_id, idx, id, role, content, created_at, usage) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
         .map_err(err)?;
     for (i, turn) in turns.iter().enumerate() {
-        let content = serde_json::to_string(&turn.content).map_err(err)?;
         let usage = turn
             .usage
             .as_ref()
             .map(serde_json::to_string)
             .transpose()
             .map_err(err)?;
-        stmt.execute(params![
-            id,
-            first + i as i64,
-            turn.id,
-            role_name(turn.role),
-            content,
-            turn.created_at.as_millis() as i64,
-            usage
-        ])
-        .map_err(err)?;
+        let mut insert = |content: &dyn rusqlite::ToSql| {
+            stmt.execute(params![
+                id,
+                first + i as i64,
+                turn.id,
+                role_name(turn.role),
+                content,
+                turn.created_at.as_millis() as i64,
+                usage
+            ])
+            .map_err(err)
+        };
+        let mut small = Capped(Vec::new());
+        match serde_json::to_writer(&mut small, &turn.content) {
+            Ok(()) => {
+                let content = String::from_utf8(small.0).map_err(err)?;
+                insert(&content)?;
+            }
+            Err(e) if e.is_io() => {
+                let mut size = Counted(0);
+                serde_json::to_writer(&mut size, &turn.content).map_err(err)?;
+                insert(&"")?;
+                tx.prepare_cached("INSERT INTO turn_content (session_id, idx, content) VALUES (?1, ?2, ?3)")
+                    .map_err(err)?
+                    .execute(params![
+                        id,
+                        first + i as i64,
+                        rusqlite::blob::ZeroBlob(i32::try_from(size.0).map_err(err)?)
+                    ])
+                    .map_err(err)?;
+                let mut blob = tx
+                    .blob_open(
+                        rusqlite::MAIN_DB,
+                        "turn_content",
+                        "content",
+                        tx.last_insert_rowid(),
+                        false,
+                    )
+                    .map_err(err)?;
+                let mut out = std::io::BufWriter::with_capacity(64 << 10, &mut blob);
+                serde_json::to_writer(&mut out, &turn.content).map_err(err)?;
+                std::io::Write::flush(&mut out).map_err(err)?;
+            }
+            Err(e) => return Err(err(e)),
+        }
     }
     Ok(())
+}
+
+/// A buffer that refuses to grow past [`STREAMED_CONTENT`].
+struct Capped(Vec<u8>);
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > STREAMED_CONTENT {
+            return Err(std::io::Error::other("past the inline bound"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Counts what is written.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A turn's content as stored: JSON text, or the same bytes as a blob when
+/// it was written in pieces (`turn_content`).
+fn content_json(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<&[u8]> {
+    match value {
+        rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => Ok(b),
+        other => Err(rusqlite::types::FromSqlError::InvalidType)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, other.data_type(), Box::new(e))),
+    }
 }
 
 impl SessionStore for SqliteStore {
@@ -379,14 +469,18 @@ impl SessionStore for SqliteStore {
                 return Ok(None);
             };
             let mut stmt = conn
-                .prepare("SELECT id, role, content, created_at, usage FROM turns WHERE session_id = ?1 ORDER BY idx")
+                .prepare(
+                    "SELECT t.id, t.role, COALESCE(c.content, t.content), t.created_at, t.usage FROM turns t
+                     LEFT JOIN turn_content c ON c.session_id = t.session_id AND c.idx = t.idx
+                     WHERE t.session_id = ?1 ORDER BY t.idx",
+                )
                 .map_err(err)?;
             let turns = stmt
                 .query_map([&id], |r| {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
+                        serde_json::from_slice(content_json(r.get_ref(2)?)?),
                         r.get::<_, i64>(3)?,
                         r.get::<_, Option<String>>(4)?,
                     ))
@@ -401,7 +495,7 @@ impl SessionStore for SqliteStore {
                         } else {
                             Role::User
                         },
-                        content: serde_json::from_str(&content).map_err(err)?,
+                        content: content.map_err(err)?,
                         created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
                         usage: usage.map(|u| serde_json::from_str(&u)).transpose().map_err(err)?,
                     })
@@ -468,6 +562,8 @@ impl SessionStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(err)?;
+            tx.execute("DELETE FROM turn_content WHERE session_id = ?1", [&id])
+                .map_err(err)?;
             tx.execute("DELETE FROM turns WHERE session_id = ?1", [&id])
                 .map_err(err)?;
             insert_turns(&tx, &id, 0, &turns)?;
@@ -519,7 +615,9 @@ impl SessionStore for SqliteStore {
             let mut stmt = conn
                 .prepare(
                     "SELECT s.id, s.created_at, s.updated_at, (SELECT COUNT(*) FROM turns t WHERE t.session_id = s.id),
-                            (SELECT content FROM turns t WHERE t.session_id = s.id AND t.role = 'user' ORDER BY idx LIMIT 1),
+                            (SELECT COALESCE(c.content, t.content) FROM turns t
+                             LEFT JOIN turn_content c ON c.session_id = t.session_id AND c.idx = t.idx
+                             WHERE t.session_id = s.id AND t.role = 'user' ORDER BY t.idx LIMIT 1),
                             EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND json_extract(r.body, '$.resumable')
                                     AND json_extract(r.body, '$.status') IN ('running', 'suspended'))
                      FROM sessions s ORDER BY s.updated_at DESC, s.id",
@@ -527,13 +625,13 @@ impl SessionStore for SqliteStore {
                 .map_err(err)?;
             let rows = stmt
                 .query_map([], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get::<_, Option<String>>(4)?, r.get::<_, bool>(5)?))
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?, r.get_ref(4)?.as_bytes_or_null()?.map(<[u8]>::to_vec), r.get::<_, bool>(5)?))
                 })
                 .map_err(err)?;
             rows.map(|row| {
                 let (id, created_at, updated_at, turns, first, interrupted) = row.map_err(err)?;
                 let first_turn = first
-                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .and_then(|c| serde_json::from_slice(&c).ok())
                     .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: zidane_provider::Timestamp::EPOCH, usage: None });
                 Ok(SessionInfo {
                     id,

@@ -772,6 +772,8 @@ impl CheckpointRuntime {
         let turns = turns.to_vec();
         let now = self.clock.now_ms() as i64;
         self.fenced(session_id, move |tx, sid| {
+            tx.execute("DELETE FROM turn_content WHERE session_id = ?1", [sid])
+                .map_err(err)?;
             tx.execute("DELETE FROM turns WHERE session_id = ?1", [sid])
                 .map_err(err)?;
             insert_turns(tx, sid, 0, &turns)?;

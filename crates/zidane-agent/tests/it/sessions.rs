@@ -441,3 +441,96 @@ async fn a_blocked_calls_gate_metadata_is_kept() {
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!((kept[0].id.as_str(), kept[0].kind.as_str()), ("refusal:c1", "refusal"));
 }
+
+/// The process's peak resident set so far.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+const HUGE: usize = 64 << 20;
+
+/// Not a test of its own: the child process of
+/// `a_huge_turn_is_written_in_pieces_and_reads_back_whole`, which measures
+/// the store's peak in a process that runs nothing else. Without
+/// `ZIDANE_HUGE_TURN_DB` it returns at once.
+#[tokio::test]
+async fn huge_turn_child_helper() {
+    let Some(path) = std::env::var_os("ZIDANE_HUGE_TURN_DB") else {
+        return;
+    };
+    let store = SqliteStore::open(path).unwrap();
+    store.create("huge", 1).await.unwrap();
+    // Lines with a quote and a newline each, so the JSON differs from the text.
+    let text: String = "say \"x\"\n".repeat(HUGE / 8);
+    let turn = zidane_provider::SessionTurn {
+        id: "t1".into(),
+        role: Role::User,
+        content: vec![ContentBlock::text(text)].into(),
+        created_at: zidane_provider::Timestamp::from_millis(1),
+        usage: None,
+    };
+    let before = peak_rss();
+    store
+        .append_turns("huge", std::slice::from_ref(&turn), 2)
+        .await
+        .unwrap();
+    println!("GROWN {}", peak_rss().saturating_sub(before));
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_huge_turn_is_written_in_pieces_and_reads_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("huge.db");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sessions::huge_turn_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZIDANE_HUGE_TURN_DB", &db)
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let grown: u64 = stdout
+        .lines()
+        .find_map(|l| l.split("GROWN ").nth(1))
+        .unwrap_or_else(|| panic!("the child wrote the turn: {stdout}"))
+        .parse()
+        .unwrap();
+    // Building the JSON and binding it would take two more copies (128 MiB).
+    assert!(grown < 32 << 20, "writing a 64 MiB turn grew the peak by {grown} bytes");
+
+    let store = SqliteStore::open(&db).unwrap();
+    let saved = store.load("huge").await.unwrap().unwrap();
+    let text = saved.turns[0].text();
+    assert_eq!(text.len(), HUGE);
+    assert!(text.starts_with("say \"x\"\nsay"));
+    let listed = store.list().await.unwrap();
+    let title = &listed[0].title;
+    assert!(
+        title.starts_with("say \"x\"\nsay") && title.ends_with('…'),
+        "the title comes from the stored turn: {title:?}"
+    );
+
+    // Replaced turns take their pieces with them.
+    let small = zidane_provider::SessionTurn {
+        content: vec![ContentBlock::text("short")].into(),
+        ..saved.turns[0].clone()
+    };
+    store
+        .replace_turns("huge", std::slice::from_ref(&small), 3)
+        .await
+        .unwrap();
+    assert_eq!(store.load("huge").await.unwrap().unwrap().turns[0].text(), "short");
+    let pieces: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM turn_content", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(pieces, 0);
+}

@@ -725,7 +725,7 @@ fn apply_token_answer(tokens: &mut OAuthTokens, answer: &Value) -> Result<(), OA
     Ok(())
 }
 
-async fn read(body: hyper::body::Incoming) -> Result<Bytes, OAuthError> {
+async fn read(body: zidane_provider::ResponseBody) -> Result<Bytes, OAuthError> {
     let collected = tokio::time::timeout(Duration::from_secs(30), Limited::new(body, 1 << 20).collect())
         .await
         .map_err(|_| OAuthError::Http("the answer stalled".into()))?

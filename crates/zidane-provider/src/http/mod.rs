@@ -1,8 +1,10 @@
 //! HTTP transport: one pooled hyper client over rustls (ring provider,
 //! bundled web roots), and the streamed response turned into provider events.
 
+mod conn;
 mod provider;
 
+pub use conn::ResponseBody;
 pub use provider::{Auth, Endpoint, HttpProvider};
 pub(crate) use provider::{root_with_v1, root_without_v1};
 
@@ -20,9 +22,7 @@ use http::{HeaderMap, Request, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 
 use crate::abort::AbortSignal;
@@ -161,10 +161,11 @@ impl Body for RequestBody {
 
 /// A pooled HTTP/1.1 + HTTP/2 client. Cheap to clone; clones share the
 /// connection pool, so keep-alive connections (and their TLS sessions) are
-/// reused across turns.
+/// reused across turns. An HTTP/1 connection is driven by the task that
+/// reads its response ([`ResponseBody`]); no task runs beside it.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client<Connector, RequestBody>,
+    pool: Arc<conn::Pool>,
     timeouts: Timeouts,
     liveness: Option<Arc<dyn Liveness>>,
 }
@@ -182,10 +183,44 @@ impl HttpClient {
     /// A client with the given timeouts. Must be called inside a tokio
     /// runtime only when requests are made; building it needs none.
     pub fn new(timeouts: Timeouts) -> Result<Self, ProviderError> {
+        Self::with_roots(timeouts, Vec::new())
+    }
+
+    /// A client that also trusts the certificates of `pem` (a private
+    /// certificate authority, or a proxy that inspects TLS) beside the
+    /// bundled web roots. A `pem` without a certificate, or one that is not
+    /// a certificate, is an error.
+    pub fn with_extra_roots(timeouts: Timeouts, pem: &[u8]) -> Result<Self, ProviderError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let bad = |why: String| ProviderError::new(ErrorKind::InvalidRequest, "http", why);
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(format!("the extra roots are not PEM certificates: {e}")))?;
+        if certs.is_empty() {
+            return Err(bad("the extra roots hold no certificate".into()));
+        }
+        Self::with_roots(timeouts, certs)
+    }
+
+    fn with_roots(
+        timeouts: Timeouts,
+        extra: Vec<rustls::pki_types::CertificateDer<'static>>,
+    ) -> Result<Self, ProviderError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let roots = rustls::RootCertStore {
+        let mut roots = rustls::RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         };
+        for cert in extra {
+            roots.add(cert).map_err(|e| {
+                ProviderError::new(
+                    ErrorKind::InvalidRequest,
+                    "http",
+                    "an extra root is not a usable certificate",
+                )
+                .with_source(e)
+            })?;
+        }
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| ProviderError::new(ErrorKind::Transport, "http", "TLS configuration").with_source(e))?
@@ -201,11 +236,8 @@ impl HttpClient {
             .enable_http1()
             .enable_http2()
             .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
         Ok(HttpClient {
-            client,
+            pool: conn::Pool::new(connector),
             timeouts,
             liveness: None,
         })
@@ -235,7 +267,7 @@ impl HttpClient {
         provider: &str,
         request: Request<RequestBody>,
         signal: &AbortSignal,
-    ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+    ) -> Result<http::Response<ResponseBody>, ProviderError> {
         let url = request.uri().clone();
         let response = self.send_raw(provider, request, signal).await?;
         if response.status().is_success() {
@@ -254,9 +286,9 @@ impl HttpClient {
         provider: &str,
         request: Request<RequestBody>,
         signal: &AbortSignal,
-    ) -> Result<http::Response<hyper::body::Incoming>, ProviderError> {
+    ) -> Result<http::Response<ResponseBody>, ProviderError> {
         let url = request.uri().clone();
-        let mut pending = std::pin::pin!(self.client.request(request));
+        let mut pending = std::pin::pin!(self.pool.send(request));
         let mut wait = self.timeouts.idle;
         let response = loop {
             let silent = tokio::select! {
@@ -288,13 +320,15 @@ impl HttpClient {
                 )
                 .with_endpoint(public_url(&url)));
             }
-            Ok(Err(e)) => {
-                let (kind, message) = if e.is_connect() {
-                    (ErrorKind::Unreachable, "could not connect")
-                } else {
-                    (ErrorKind::Transport, "request failed")
-                };
-                return Err(ProviderError::new(kind, provider, message)
+            Ok(Err(conn::SendError::Connect(e))) => {
+                return Err(
+                    ProviderError::new(ErrorKind::Unreachable, provider, "could not connect")
+                        .with_endpoint(public_url(&url))
+                        .with_source(conn::ConnectError(e)),
+                );
+            }
+            Ok(Err(conn::SendError::Request(e))) => {
+                return Err(ProviderError::new(ErrorKind::Transport, provider, "request failed")
                     .with_endpoint(public_url(&url))
                     .with_source(e));
             }
@@ -382,7 +416,7 @@ impl ReadError {
     }
 }
 
-async fn read_body(body: hyper::body::Incoming, idle: Duration, limit: usize) -> Result<Bytes, ReadError> {
+async fn read_body(body: ResponseBody, idle: Duration, limit: usize) -> Result<Bytes, ReadError> {
     match tokio::time::timeout(idle, Limited::new(body, limit).collect()).await {
         Err(_) => Err(ReadError::Timeout),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
@@ -411,7 +445,7 @@ struct ErrorDetail {
 /// headers and (JSON or text) body.
 async fn error_response(
     provider: &str,
-    response: http::Response<hyper::body::Incoming>,
+    response: http::Response<ResponseBody>,
     idle: Duration,
     signal: &AbortSignal,
 ) -> ProviderError {
@@ -714,17 +748,17 @@ where
 pub(crate) fn event_stream<D, F>(start: F) -> EventStream
 where
     D: WireDecoder + Unpin,
-    F: Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send + 'static,
+    F: Future<Output = Result<SseBody<ResponseBody, D>, ProviderError>> + Send + 'static,
 {
     Box::pin(Lazy::Starting(Box::pin(start)))
 }
 
-type Starting<D> = Pin<Box<dyn Future<Output = Result<SseBody<hyper::body::Incoming, D>, ProviderError>> + Send>>;
+type Starting<D> = Pin<Box<dyn Future<Output = Result<SseBody<ResponseBody, D>, ProviderError>> + Send>>;
 
 enum Lazy<D> {
     Starting(Starting<D>),
     // Boxed so the enum stays small while the request is being sent.
-    Streaming(Box<SseBody<hyper::body::Incoming, D>>),
+    Streaming(Box<SseBody<ResponseBody, D>>),
     Done,
 }
 

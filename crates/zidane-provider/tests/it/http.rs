@@ -36,7 +36,7 @@ fn openai(server: &Server) -> OpenAiProvider {
     OpenAiProvider::new(OpenAiConfig::openai("sk-test-secret").with_base_url(format!("{}/v1", server.url()))).unwrap()
 }
 
-fn options() -> StreamOptions {
+pub(crate) fn options() -> StreamOptions {
     StreamOptions::new("claude-sonnet-4-5", vec![Message::user("hi")])
 }
 
@@ -202,6 +202,59 @@ async fn a_connection_dropped_mid_stream_is_a_transport_error_after_the_events_s
     assert_eq!(err.kind(), ErrorKind::Transport);
     assert!(err.is_retryable());
     assert!(next(&mut stream).await.is_none(), "nothing after the error");
+}
+
+/// A whole recorded answer in two chunks.
+fn chunked_answer(end: End) -> Reply {
+    let all = fixture("anthropic/tool_use_response.sse");
+    let (a, b) = all.split_at(all.len() / 2);
+    Reply::chunks(vec![a.to_vec(), b.to_vec()], end)
+}
+
+#[tokio::test]
+async fn a_connection_the_server_closed_while_it_idled_is_replaced_and_a_live_one_reused() {
+    let server = Server::start(vec![
+        chunked_answer(End::Close),
+        chunked_answer(End::Finish),
+        chunked_answer(End::Finish),
+    ])
+    .await;
+    let provider = anthropic(&server);
+    for _ in 0..3 {
+        let message = collect(&provider, &options()).await.unwrap();
+        assert_eq!(message.tool_calls().count(), 1);
+    }
+    assert_eq!(server.accepts(), 2, "a new connection after the close, then reuse");
+}
+
+#[test]
+fn a_streamed_http1_answer_is_read_by_the_reader_with_no_task_beside_it() {
+    // The server runs on a runtime of its own, so the client's runtime holds
+    // only what the client spawns.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let server = Server::start(vec![Reply::chunks(vec![head_of_tool_stream()], End::Hang)]).await;
+            tx.send(server.url()).unwrap();
+            std::future::pending::<()>().await
+        });
+    });
+    let url = rx.recv().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let provider = AnthropicProvider::new(AnthropicConfig::new("sk-ant-test-secret").with_base_url(url)).unwrap();
+        let mut stream = provider.stream(&options(), AbortSignal::never());
+        assert!(matches!(next(&mut stream).await, Some(Ok(StreamEvent::Start { .. }))));
+        let tasks = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        assert_eq!(tasks, 0, "the connection is driven by the stream's reader");
+    });
 }
 
 #[tokio::test]

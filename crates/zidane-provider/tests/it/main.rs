@@ -11,3 +11,5 @@ mod schema;
 mod server;
 mod sse;
 mod support;
+#[cfg(feature = "http")]
+mod tls;

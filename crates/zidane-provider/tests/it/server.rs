@@ -16,6 +16,9 @@ pub enum End {
     Finish,
     /// The socket closes without the terminating chunk.
     Drop,
+    /// The terminating chunk, then the socket closes (a server that keeps
+    /// no idle connection).
+    Close,
     /// Nothing more is ever sent.
     Hang,
 }
@@ -202,6 +205,11 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
                         }
                     }
                     End::Drop => {
+                        let _ = stream.shutdown().await;
+                        return;
+                    }
+                    End::Close => {
+                        let _ = stream.write_all(b"0\r\n\r\n").await;
                         let _ = stream.shutdown().await;
                         return;
                     }
