@@ -149,11 +149,28 @@ enum Entry {
     },
     /// A session metadata value (the running background tasks, say).
     Meta { key: String, value: Value },
+    /// Entries journaled together, applied in order: model and tool values
+    /// the run was answered before they were written (see [`HOLD_FOR`])
+    /// travel with the next entry.
+    Batch { entries: Vec<Entry> },
     /// The K/V writes before it reached Restate (the SDK sends a write with
     /// the next entry, and a run's turns should be readable while it waits
     /// for the model).
     Stored,
 }
+
+/// How long a finished step's value may wait for the next entry, which then
+/// carries it, before it is journaled on its own. Everything held is
+/// journaled before a tool call starts, and when the run syncs (a person's
+/// answer, a summary). A tool turn is then three entries: the model's value
+/// (with the call's dispatch marker when it is `unsafe`); the call's value
+/// with the turns the loop wrote; the `Stored` marker, so those turns are
+/// readable while the run waits for the model. A final answer is two. A
+/// crash inside the wait costs what the checkpoint runtime's group commit
+/// costs: a model call that led to no tool call yet is asked again, a safe
+/// call runs again, an `unsafe` call whose value waited is reported
+/// interrupted.
+pub const HOLD_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the journal says about a step about to run.
 enum Begun {
@@ -190,6 +207,10 @@ enum Request {
     Meta {
         key: String,
         value: Value,
+        reply: Reply<()>,
+    },
+    /// Journal the values held now.
+    Sync {
         reply: Reply<()>,
     },
 }
@@ -266,6 +287,10 @@ fn shared(error: JournalError) -> SharedError {
 impl DurableRuntime for ReplayRuntime {
     fn mode(&self) -> DurableMode {
         DurableMode::Replay
+    }
+
+    fn sync<'a>(&'a self, _run_id: &'a str) -> BoxFuture<'a, Result<(), SharedError>> {
+        Box::pin(async move { self.ask(|reply| Request::Sync { reply }).await.map_err(shared) })
     }
 
     fn step<'a>(
@@ -391,6 +416,10 @@ pub(crate) struct Driver {
     /// Told of `replayed_meta` when the attempt goes live.
     on_live: Option<OnLive>,
     suspended: bool,
+    /// Values answered but not journaled yet (see [`HOLD_FOR`]), and since
+    /// when the first of them waits.
+    held: Vec<Entry>,
+    held_since: Option<tokio::time::Instant>,
     /// Entries read back and written, for the run's report.
     pub(crate) replayed: u64,
     pub(crate) written: u64,
@@ -402,7 +431,7 @@ fn sends_with_next(entry: &Entry) -> bool {
     matches!(
         entry,
         Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
-    )
+    ) || matches!(entry, Entry::Batch { entries } if entries.iter().any(sends_with_next))
 }
 
 /// The K/V key of the session metadata value `key`.
@@ -414,13 +443,22 @@ pub(crate) fn meta_key(key: &str) -> String {
 /// once, so the K/V writes made from it carry the same bytes on every
 /// attempt.
 fn settled(entry: Entry) -> Entry {
-    if !matches!(entry, Entry::Turns { .. }) {
+    if !sends_with_next(&entry) {
         return entry;
     }
     match serde_json::to_vec(&entry).and_then(|bytes| serde_json::from_slice(&bytes)) {
         Ok(read) => read,
         Err(_) => entry,
     }
+}
+
+/// `value` as the journal gives it back: through its JSON, so the run sees
+/// the same value on a replay.
+fn as_journaled(value: &StepValue) -> Result<Box<StepValue>, JournalError> {
+    serde_json::to_vec(value)
+        .and_then(|bytes| serde_json::from_slice(&bytes))
+        .map(Box::new)
+        .map_err(|e| JournalError::Refused(format!("a step's value does not go through JSON: {e}")))
 }
 
 /// The sending halves the object keeps.
@@ -470,6 +508,8 @@ impl Driver {
             replayed_meta: BTreeMap::new(),
             on_live: None,
             suspended: false,
+            held: Vec::new(),
+            held_since: None,
             replayed: 0,
             written: 0,
         };
@@ -510,9 +550,16 @@ impl Driver {
             // never see its signal.
             let name = signal_name(self.next_seq);
             let mut signal = (listening && self.live).then(|| Box::pin(ctx.signal::<Json<Signal>>(&name)));
+            let held_until = self.held_since.map(|since| since + HOLD_FOR);
             tokio::select! {
                 biased;
                 () = &mut finished => break,
+                () = async {
+                    match held_until {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                }, if held_until.is_some() => self.write_held(ctx).await,
                 received = async {
                     match signal.as_mut() {
                         Some(signal) => signal.await,
@@ -543,6 +590,9 @@ impl Driver {
             self.serve(ctx, request).await;
         }
         if !self.check_suspended() {
+            self.write_held(ctx).await;
+        }
+        if !self.check_suspended() {
             self.read_to_end(ctx).await;
         }
     }
@@ -570,6 +620,11 @@ impl Driver {
     }
 
     async fn serve(&mut self, ctx: &ObjectContext<'_>, request: Request) {
+        // What the run was already told goes into the journal before a
+        // suspend stops the writing.
+        if *self.suspend.borrow() {
+            self.write_held(ctx).await;
+        }
         if self.check_suspended() {
             match request {
                 Request::Begin { reply, .. } => {
@@ -578,7 +633,10 @@ impl Driver {
                 Request::Done { reply, .. } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
-                Request::Append { reply, .. } | Request::Replace { reply, .. } | Request::Meta { reply, .. } => {
+                Request::Append { reply, .. }
+                | Request::Replace { reply, .. }
+                | Request::Meta { reply, .. }
+                | Request::Sync { reply } => {
                     let _ = reply.send(Err(JournalError::Suspended));
                 }
             }
@@ -594,6 +652,20 @@ impl Driver {
                 let _ = reply.send(answer);
             }
             Request::Done { key, value, reply } => {
+                // A value waits for the next entry (within `HOLD_FOR`),
+                // answered at once as the journal would give it back. What
+                // must not be lost (a person's answer, a summary) the run
+                // syncs; an `unsafe` call's dispatch marker carries what
+                // led to the call.
+                if self.live {
+                    let answer = as_journaled(&value);
+                    if self.held.is_empty() {
+                        self.held_since = Some(tokio::time::Instant::now());
+                    }
+                    self.held.push(Entry::Done { key, value });
+                    let _ = reply.send(answer);
+                    return;
+                }
                 let answer = self.write(ctx, Entry::Done { key, value }).await.and_then(|value| {
                     value.ok_or_else(|| JournalError::Refused("a step's entry came back without its value".into()))
                 });
@@ -605,6 +677,10 @@ impl Driver {
             }
             Request::Replace { turns, reply } => {
                 let answer = self.replace(ctx, turns).await;
+                let _ = reply.send(answer);
+            }
+            Request::Sync { reply } => {
+                let answer = self.flush_held(ctx).await;
                 let _ = reply.send(answer);
             }
             Request::Meta { key, value, reply } => {
@@ -661,8 +737,14 @@ impl Driver {
                     self.write(ctx, Entry::Interrupted { key }).await?;
                     return Ok(Begun::Interrupted);
                 }
+                // What led to a tool call is journaled before it starts:
+                // with its dispatch marker when it is `unsafe`. A safe call
+                // may still start something keyed by its id (a sub-agent's
+                // invocation), which a replay must find under the same id.
                 if unsafe_call {
                     self.write(ctx, Entry::Begin { key }).await?;
+                } else if key.kind == StepKind::ToolCall.as_str() {
+                    self.flush_held(ctx).await?;
                 }
                 self.step_live().await;
                 return Ok(Begun::Live);
@@ -804,6 +886,14 @@ impl Driver {
             self.live,
             "entries are written only once the journal is read to its end"
         );
+        let entry = if self.held.is_empty() {
+            entry
+        } else {
+            self.held_since = None;
+            let mut entries = std::mem::take(&mut self.held);
+            entries.push(entry);
+            Entry::Batch { entries }
+        };
         let written = ctx
             .run(move || async move { Ok(Json(entry)) })
             .name(ENTRY_NAME)
@@ -817,6 +907,25 @@ impl Driver {
             self.stored(ctx).await?;
         }
         Ok(value)
+    }
+
+    /// Journals the values held, on their own.
+    async fn write_held(&mut self, ctx: &ObjectContext<'_>) {
+        if let Err(e) = self.flush_held(ctx).await {
+            tracing::warn!(target: "zidane", "finished steps' values could not be journaled: {e}");
+        }
+    }
+
+    /// Journals the values held: the last one as the entry, with the others
+    /// batched in front of it.
+    async fn flush_held(&mut self, ctx: &ObjectContext<'_>) -> Result<(), JournalError> {
+        let mut held = std::mem::take(&mut self.held);
+        self.held_since = None;
+        let Some(last) = held.pop() else {
+            return Ok(());
+        };
+        self.held = held;
+        self.write(ctx, last).await.map(drop)
     }
 
     /// Sends the K/V writes made so far, with a `Stored` entry.
@@ -888,6 +997,21 @@ impl Driver {
                 if !self.live {
                     self.replayed_meta.insert(key, value);
                 }
+            }
+            Entry::Batch { entries } => {
+                // The last entry's value goes back to whoever wrote it; the
+                // others' wait for their steps when the journal replays
+                // (live, those steps were answered already).
+                let mut last: Option<(Key, Box<StepValue>)> = None;
+                for entry in entries {
+                    if let Some((key, value)) = last.take()
+                        && !self.live
+                    {
+                        self.done.insert(key, *value);
+                    }
+                    last = self.apply(ctx, entry);
+                }
+                return last;
             }
             Entry::Stored => {}
         }

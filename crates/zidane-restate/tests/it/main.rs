@@ -102,6 +102,13 @@ async fn a_tool_run_completes_and_its_turns_are_readable_mid_run() {
     assert_eq!(output["stats"]["status"], "completed");
     assert_eq!(output["stats"]["toolCalls"], 1);
     assert_eq!(output["journal"]["replayed"], 0, "one attempt: nothing replayed");
+    // The probe that finds the journal empty; the prompt's checkpoint with
+    // its turn, then the marker that makes the turn readable; the tool turn
+    // in three: the model's value, the folder checkpoint and the command's
+    // dispatch marker; the command's value with the turns; the marker; the
+    // answer's value with its turn, the marker; the end's decision and
+    // checkpoint.
+    assert_eq!(output["journal"]["written"], 9, "{output}");
     assert_eq!(bodies.lock().unwrap().len(), 2);
     assert_eq!(service.lines("s1", "effects.log"), 1);
     let turns = restate.call("s1", "turns", None).await.json();
