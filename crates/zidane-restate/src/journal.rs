@@ -133,7 +133,7 @@ enum Entry {
     /// session's turns are these).
     Turns {
         from: usize,
-        turns: Vec<SessionTurn>,
+        turns: Vec<JournalTurn>,
         #[serde(default)]
         replace: bool,
     },
@@ -171,6 +171,33 @@ enum Entry {
 /// call runs again, an `unsafe` call whose value waited is reported
 /// interrupted.
 pub const HOLD_FOR: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How many model steps' contents the driver keeps for `Turns` entries to
+/// refer to (the answer a flush writes is the last model step's).
+const ANSWERS_KEPT: usize = 2;
+
+/// A turn as a `Turns` entry holds it: whole, or, for the model's answer
+/// whose content a model step's value journaled already, that step's key in
+/// place of the content (a turn's content is journaled once).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum JournalTurn {
+    Answer(AnswerTurn),
+    Whole(SessionTurn),
+}
+
+/// A model's answer whose content is the message of the model step
+/// `content_of`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerTurn {
+    id: String,
+    role: zidane_provider::Role,
+    content_of: Key,
+    created_at: zidane_provider::Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<zidane_provider::TurnUsage>,
+}
 
 /// What the journal says about a step about to run.
 enum Begun {
@@ -420,6 +447,9 @@ pub(crate) struct Driver {
     /// when the first of them waits.
     held: Vec<Entry>,
     held_since: Option<tokio::time::Instant>,
+    /// The content of the last model steps journaled (read or written), by
+    /// key: what a `Turns` entry's answer refers to.
+    answers: std::collections::VecDeque<(Key, zidane_provider::Content)>,
     /// Entries read back and written, for the run's report.
     pub(crate) replayed: u64,
     pub(crate) written: u64,
@@ -510,6 +540,7 @@ impl Driver {
             suspended: false,
             held: Vec::new(),
             held_since: None,
+            answers: std::collections::VecDeque::new(),
             replayed: 0,
             written: 0,
         };
@@ -778,7 +809,7 @@ impl Driver {
             let skip = self.stored_turns.saturating_sub(from);
             let entry = Entry::Turns {
                 from: from + skip,
-                turns: turns[skip..].to_vec(),
+                turns: self.journal_turns(&turns[skip..]),
                 replace: false,
             };
             if self.live {
@@ -801,7 +832,7 @@ impl Driver {
             }
             let entry = Entry::Turns {
                 from: 0,
-                turns: turns.clone(),
+                turns: turns.iter().cloned().map(JournalTurn::Whole).collect(),
                 replace: true,
             };
             if self.live {
@@ -957,6 +988,12 @@ impl Driver {
                 {
                     self.commit_tool_state(ctx, state);
                 }
+                if let StepValue::Model(message) = &*value {
+                    self.answers.push_back((key.clone(), message.content.clone().into()));
+                    if self.answers.len() > ANSWERS_KEPT {
+                        self.answers.pop_front();
+                    }
+                }
                 // A folder checkpoint joins the object's state as it is
                 // journaled (again, with the same bytes, on a replay).
                 if let StepValue::Checkpoint(journaled) = &*value {
@@ -970,10 +1007,15 @@ impl Driver {
                 if replace {
                     self.replaces_read += 1;
                 }
-                for (i, turn) in turns.iter().enumerate() {
-                    ctx.set(&turn_key(from + i), Json(turn.clone()));
-                }
                 let end = from + turns.len();
+                for (i, turn) in turns.into_iter().enumerate() {
+                    match self.whole(turn) {
+                        Some(turn) => ctx.set(&turn_key(from + i), Json(turn)),
+                        None => {
+                            tracing::warn!(target: "zidane", "a journaled answer refers to a model step the journal does not hold")
+                        }
+                    }
+                }
                 ctx.set(TURN_COUNT_KEY, end as u64);
                 self.stored_turns = if replace { end } else { self.stored_turns.max(end) };
             }
@@ -1016,6 +1058,58 @@ impl Driver {
             Entry::Stored => {}
         }
         None
+    }
+
+    /// `turns` as a `Turns` entry holds them: a model's answer whose
+    /// content a model step journaled refers to that step.
+    fn journal_turns(&self, turns: &[SessionTurn]) -> Vec<JournalTurn> {
+        turns
+            .iter()
+            .map(|turn| {
+                let answered = (turn.role == zidane_provider::Role::Assistant)
+                    .then(|| {
+                        self.answers
+                            .iter()
+                            .rev()
+                            .find(|(_, content)| **content == *turn.content)
+                    })
+                    .flatten();
+                match answered {
+                    Some((key, _)) => JournalTurn::Answer(AnswerTurn {
+                        id: turn.id.clone(),
+                        role: turn.role,
+                        content_of: key.clone(),
+                        created_at: turn.created_at,
+                        usage: turn.usage.clone(),
+                    }),
+                    None => JournalTurn::Whole(turn.clone()),
+                }
+            })
+            .collect()
+    }
+
+    /// The whole turn a `Turns` entry holds (`None`: it refers to a model
+    /// step this attempt has not read).
+    fn whole(&self, turn: JournalTurn) -> Option<SessionTurn> {
+        match turn {
+            JournalTurn::Whole(turn) => Some(turn),
+            JournalTurn::Answer(AnswerTurn {
+                id,
+                role,
+                content_of,
+                created_at,
+                usage,
+            }) => {
+                let (_, content) = self.answers.iter().rev().find(|(key, _)| *key == content_of)?;
+                Some(SessionTurn {
+                    id,
+                    role,
+                    content: content.clone(),
+                    created_at,
+                    usage,
+                })
+            }
+        }
     }
 
     fn commit_tool_state(&mut self, ctx: &ObjectContext<'_>, ops: &[ToolStateOp]) {

@@ -335,6 +335,48 @@ async fn abort_ends_a_hanging_stream_at_once() {
 }
 
 #[tokio::test]
+async fn a_stream_dropped_halfway_closes_its_connection_and_the_next_request_gets_a_new_one() {
+    let server = Server::start(vec![
+        Reply::chunks(vec![head_of_tool_stream()], End::Hang),
+        chunked_answer(End::Finish),
+    ])
+    .await;
+    let provider = anthropic(&server);
+    let mut stream = provider.stream(&options(), AbortSignal::never());
+    assert!(matches!(next(&mut stream).await, Some(Ok(StreamEvent::Start { .. }))));
+    drop(stream);
+    // The half-read connection is not reused: its answer is still coming.
+    let message = collect(&provider, &options()).await.unwrap();
+    assert_eq!(message.tool_calls().count(), 1);
+    assert_eq!(server.accepts(), 2);
+}
+
+#[tokio::test]
+async fn concurrent_http1_requests_each_get_a_connection_and_all_are_kept_for_reuse() {
+    let server = Server::start((0..6).map(|_| chunked_answer(End::Finish)).collect()).await;
+    let provider = anthropic(&server);
+    let opts = options();
+    let (a, b, c) = tokio::join!(
+        collect(&provider, &opts),
+        collect(&provider, &opts),
+        collect(&provider, &opts)
+    );
+    for message in [a, b, c] {
+        assert_eq!(message.unwrap().tool_calls().count(), 1);
+    }
+    assert_eq!(server.accepts(), 3, "HTTP/1 carries one request at a time");
+    let (a, b, c) = tokio::join!(
+        collect(&provider, &opts),
+        collect(&provider, &opts),
+        collect(&provider, &opts)
+    );
+    for message in [a, b, c] {
+        assert_eq!(message.unwrap().tool_calls().count(), 1);
+    }
+    assert_eq!(server.accepts(), 3, "the three idle connections are reused");
+}
+
+#[tokio::test]
 async fn one_hour_cache_sends_its_beta_and_count_tokens_uses_its_endpoint() {
     let server = Server::start(vec![
         Reply::sse(fixture("anthropic/basic_response.sse")),

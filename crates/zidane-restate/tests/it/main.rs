@@ -185,6 +185,24 @@ async fn a_service_killed_mid_model_call_and_mid_tool_call_finishes_the_run() {
         "{interrupted}"
     );
 
+    // The session as the replays wrote it: each answer's content comes from
+    // its model step's entry (a turns entry refers to it).
+    let turns = restate.call("s2", "turns", None).await.json();
+    let pairs = |role: &str, kind: &str| (role.to_owned(), kind.to_owned());
+    assert_eq!(
+        shape(&turns),
+        [
+            pairs("user", "text"),
+            pairs("assistant", "tool_use"),
+            pairs("user", "tool_result"),
+            pairs("assistant", "tool_use"),
+            pairs("user", "tool_result"),
+            pairs("assistant", "text"),
+        ],
+        "{turns}"
+    );
+    assert_eq!(turns[5]["content"][0]["text"], "Finished after two crashes.");
+
     // The folder checkpoints are journaled steps kept in the object's
     // state: the two replays took none of them again.
     let checkpoints = restate.call("s2", "checkpoints", None).await;
