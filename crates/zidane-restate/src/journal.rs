@@ -170,7 +170,7 @@ enum Entry {
 /// costs: a model call that led to no tool call yet is asked again, a safe
 /// call runs again, an `unsafe` call whose value waited is reported
 /// interrupted.
-pub const HOLD_FOR: std::time::Duration = std::time::Duration::from_millis(50);
+pub(crate) const HOLD_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How many model steps' contents the driver keeps for `Turns` entries to
 /// refer to (the answer a flush writes is the last model step's).
