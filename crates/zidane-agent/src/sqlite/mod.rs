@@ -439,13 +439,16 @@ impl std::io::Write for Counted {
     }
 }
 
-/// A turn's content as stored: JSON text, or the same bytes as a blob when
-/// it was written in pieces (`turn_content`).
-fn content_json(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<&[u8]> {
-    match value {
+/// A turn's content as stored in column `idx` of `row`: JSON text, or the
+/// same bytes as a blob when it was written in pieces (`turn_content`).
+fn content_json<'r>(row: &'r rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<&'r [u8]> {
+    match row.get_ref(idx)? {
         rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => Ok(b),
-        other => Err(rusqlite::types::FromSqlError::InvalidType)
-            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(0, other.data_type(), Box::new(e))),
+        other => Err(rusqlite::Error::InvalidColumnType(
+            idx,
+            "content".into(),
+            other.data_type(),
+        )),
     }
 }
 
@@ -480,7 +483,7 @@ impl SessionStore for SqliteStore {
                     Ok((
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
-                        serde_json::from_slice(content_json(r.get_ref(2)?)?),
+                        serde_json::from_slice(content_json(r, 2)?),
                         r.get::<_, i64>(3)?,
                         r.get::<_, Option<String>>(4)?,
                     ))
