@@ -355,24 +355,21 @@ async fn a_stream_dropped_halfway_closes_its_connection_and_the_next_request_get
 async fn concurrent_http1_requests_each_get_a_connection_and_all_are_kept_for_reuse() {
     let server = Server::start((0..6).map(|_| chunked_answer(End::Finish)).collect()).await;
     let provider = anthropic(&server);
-    let opts = options();
-    let (a, b, c) = tokio::join!(
-        collect(&provider, &opts),
-        collect(&provider, &opts),
-        collect(&provider, &opts)
-    );
-    for message in [a, b, c] {
-        assert_eq!(message.unwrap().tool_calls().count(), 1);
-    }
+    // Three requests at once, each answered with one tool call.
+    let three_at_once = || async {
+        let opts = options();
+        let (a, b, c) = tokio::join!(
+            collect(&provider, &opts),
+            collect(&provider, &opts),
+            collect(&provider, &opts)
+        );
+        for message in [a, b, c] {
+            assert_eq!(message.unwrap().tool_calls().count(), 1);
+        }
+    };
+    three_at_once().await;
     assert_eq!(server.accepts(), 3, "HTTP/1 carries one request at a time");
-    let (a, b, c) = tokio::join!(
-        collect(&provider, &opts),
-        collect(&provider, &opts),
-        collect(&provider, &opts)
-    );
-    for message in [a, b, c] {
-        assert_eq!(message.unwrap().tool_calls().count(), 1);
-    }
+    three_at_once().await;
     assert_eq!(server.accepts(), 3, "the three idle connections are reused");
 }
 
