@@ -153,19 +153,24 @@ enum Entry {
     /// the run was answered before they were written (see [`HOLD_FOR`])
     /// travel with the next entry.
     Batch { entries: Vec<Entry> },
-    /// The K/V writes before it reached Restate (the SDK sends a write with
-    /// the next entry, and a run's turns should be readable while it waits
-    /// for the model).
+    /// The K/V writes before it reached Restate. The SDK sends a write with
+    /// the next entry or await; a driver that awaits no inbox signal (the
+    /// invocation was cancelled) writes this when no entry came within
+    /// [`HOLD_FOR`], so a run's turns are readable while it waits. The
+    /// probe that reads the journal to its end writes one too.
     Stored,
 }
 
 /// How long a finished step's value may wait for the next entry, which then
-/// carries it, before it is journaled on its own. Everything held is
-/// journaled before a tool call starts, and when the run syncs (a person's
-/// answer, a summary). A tool turn is then three entries: the model's value
-/// (with the call's dispatch marker when it is `unsafe`); the call's value
-/// with the turns the loop wrote; the `Stored` marker, so those turns are
-/// readable while the run waits for the model. A final answer is two. A
+/// carries it, before it is journaled on its own (and how long K/V writes
+/// may wait to reach Restate when the driver awaits no inbox signal, which
+/// would send them). Everything held is journaled before a tool call
+/// starts, with the turns the loop writes, and when the run syncs (a
+/// person's answer, a summary). A tool turn is then two entries: the
+/// model's value (with the call's dispatch marker when it is `unsafe`),
+/// and the call's value with the turns the loop wrote, whose K/V writes
+/// reach Restate as the driver goes back to awaiting the inbox, so they are
+/// readable while the run waits for the model. A final answer is one. A
 /// crash inside the wait costs what the checkpoint runtime's group commit
 /// costs: a model call that led to no tool call yet is asked again, a safe
 /// call runs again, an `unsafe` call whose value waited is reported
@@ -176,14 +181,47 @@ pub(crate) const HOLD_FOR: std::time::Duration = std::time::Duration::from_milli
 /// refer to (the answer a flush writes is the last model step's).
 const ANSWERS_KEPT: usize = 2;
 
-/// A turn as a `Turns` entry holds it: whole, or, for the model's answer
-/// whose content a model step's value journaled already, that step's key in
-/// place of the content (a turn's content is journaled once).
+/// How many tool calls' outputs the driver keeps for `Turns` entries to
+/// refer to (the results a flush writes are those of the last batch).
+const RESULTS_KEPT: usize = 64;
+
+/// A turn as a `Turns` entry holds it: whole, or with the steps' keys in
+/// place of what their values journaled already (the model's answer, tool
+/// outputs), so a turn's content is journaled once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 enum JournalTurn {
     Answer(AnswerTurn),
+    Results(ResultsTurn),
     Whole(SessionTurn),
+}
+
+/// A turn of tool results, each of which is whole or, when it is a tool
+/// step's output as journaled, that step's key (a result's content is
+/// journaled once).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultsTurn {
+    id: String,
+    role: zidane_provider::Role,
+    results: Vec<JournalBlock>,
+    created_at: zidane_provider::Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<zidane_provider::TurnUsage>,
+}
+
+/// A block of a [`ResultsTurn`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum JournalBlock {
+    /// A tool result whose content is the output of the tool step
+    /// `output_of`.
+    #[serde(rename_all = "camelCase")]
+    Output {
+        tool_use_id: String,
+        output_of: Key,
+    },
+    Whole(zidane_provider::ContentBlock),
 }
 
 /// A model's answer whose content is the message of the model step
@@ -447,9 +485,14 @@ pub(crate) struct Driver {
     /// when the first of them waits.
     held: Vec<Entry>,
     held_since: Option<tokio::time::Instant>,
+    /// Since when K/V writes wait for the next entry to reach Restate.
+    unsent_since: Option<tokio::time::Instant>,
     /// The content of the last model steps journaled (read or written), by
     /// key: what a `Turns` entry's answer refers to.
     answers: std::collections::VecDeque<(Key, zidane_provider::Content)>,
+    /// The outputs of the last tool steps journaled (read or written), by
+    /// key: what a `Turns` entry's results refer to.
+    results: std::collections::VecDeque<(Key, zidane_core::ToolOutput)>,
     /// Entries read back and written, for the run's report.
     pub(crate) replayed: u64,
     pub(crate) written: u64,
@@ -462,6 +505,12 @@ fn sends_with_next(entry: &Entry) -> bool {
         entry,
         Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
     ) || matches!(entry, Entry::Batch { entries } if entries.iter().any(sends_with_next))
+}
+
+/// Whether an entry answers an inbox invocation that waits for it.
+fn answers_inbox(entry: &Entry) -> bool {
+    matches!(entry, Entry::Control { reply_to: Some(_), .. })
+        || matches!(entry, Entry::Batch { entries } if entries.iter().any(answers_inbox))
 }
 
 /// The K/V key of the session metadata value `key`.
@@ -540,7 +589,9 @@ impl Driver {
             suspended: false,
             held: Vec::new(),
             held_since: None,
+            unsent_since: None,
             answers: std::collections::VecDeque::new(),
+            results: std::collections::VecDeque::new(),
             replayed: 0,
             written: 0,
         };
@@ -581,7 +632,13 @@ impl Driver {
             // never see its signal.
             let name = signal_name(self.next_seq);
             let mut signal = (listening && self.live).then(|| Box::pin(ctx.signal::<Json<Signal>>(&name)));
+            // Awaiting the signal first sends what the SDK holds, the K/V
+            // writes included: no marker has to carry them.
+            if signal.is_some() {
+                self.unsent_since = None;
+            }
             let held_until = self.held_since.map(|since| since + HOLD_FOR);
+            let unsent_until = self.unsent_since.map(|since| since + HOLD_FOR);
             tokio::select! {
                 biased;
                 () = &mut finished => break,
@@ -591,6 +648,16 @@ impl Driver {
                         None => std::future::pending().await,
                     }
                 }, if held_until.is_some() => self.write_held(ctx).await,
+                () = async {
+                    match unsent_until {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                }, if unsent_until.is_some() => {
+                    if let Err(e) = self.stored(ctx).await {
+                        tracing::warn!(target: "zidane", "the session's K/V writes wait for the next entry: {e}");
+                    }
+                }
                 received = async {
                     match signal.as_mut() {
                         Some(signal) => signal.await,
@@ -875,7 +942,7 @@ impl Driver {
             self.done.insert(key, *value);
         }
         if wrote_state {
-            self.stored(ctx).await?;
+            self.unsent_since.get_or_insert_with(tokio::time::Instant::now);
         }
         if went_live {
             if let Some(on_live) = self.on_live.take() {
@@ -925,6 +992,8 @@ impl Driver {
             entries.push(entry);
             Entry::Batch { entries }
         };
+        // This entry carries the K/V writes made since the last one.
+        self.unsent_since = None;
         let written = ctx
             .run(move || async move { Ok(Json(entry)) })
             .name(ENTRY_NAME)
@@ -933,9 +1002,13 @@ impl Driver {
             .into_inner();
         self.written += 1;
         let wrote_state = sends_with_next(&written);
+        // The inbox's caller waits for its answer: it goes out now.
+        let answers_inbox = answers_inbox(&written);
         let value = self.apply(ctx, settled(written)).map(|(_, value)| value);
-        if wrote_state {
+        if answers_inbox {
             self.stored(ctx).await?;
+        } else if wrote_state {
+            self.unsent_since = Some(tokio::time::Instant::now());
         }
         Ok(value)
     }
@@ -961,6 +1034,7 @@ impl Driver {
 
     /// Sends the K/V writes made so far, with a `Stored` entry.
     async fn stored(&mut self, ctx: &ObjectContext<'_>) -> Result<(), JournalError> {
+        self.unsent_since = None;
         ctx.run(|| async { Ok(Json(Entry::Stored)) })
             .name(ENTRY_NAME)
             .await
@@ -988,6 +1062,16 @@ impl Driver {
                 {
                     self.commit_tool_state(ctx, state);
                 }
+                if let StepValue::Tool(ToolStep {
+                    outcome: ToolStepOutcome::Output(output),
+                    ..
+                }) = &*value
+                {
+                    self.results.push_back((key.clone(), output.clone()));
+                    if self.results.len() > RESULTS_KEPT {
+                        self.results.pop_front();
+                    }
+                }
                 if let StepValue::Model(message) = &*value {
                     self.answers.push_back((key.clone(), message.content.clone().into()));
                     if self.answers.len() > ANSWERS_KEPT {
@@ -1012,7 +1096,7 @@ impl Driver {
                     match self.whole(turn) {
                         Some(turn) => ctx.set(&turn_key(from + i), Json(turn)),
                         None => {
-                            tracing::warn!(target: "zidane", "a journaled answer refers to a model step the journal does not hold")
+                            tracing::warn!(target: "zidane", "a journaled turn refers to a step the journal does not hold")
                         }
                     }
                 }
@@ -1061,11 +1145,15 @@ impl Driver {
     }
 
     /// `turns` as a `Turns` entry holds them: a model's answer whose
-    /// content a model step journaled refers to that step.
+    /// content a model step journaled refers to that step, and a tool
+    /// result that is a journaled tool step's output refers to that step.
     fn journal_turns(&self, turns: &[SessionTurn]) -> Vec<JournalTurn> {
         turns
             .iter()
             .map(|turn| {
+                if let Some(results) = self.journal_results(turn) {
+                    return JournalTurn::Results(results);
+                }
                 let answered = (turn.role == zidane_provider::Role::Assistant)
                     .then(|| {
                         self.answers
@@ -1088,11 +1176,81 @@ impl Driver {
             .collect()
     }
 
-    /// The whole turn a `Turns` entry holds (`None`: it refers to a model
-    /// step this attempt has not read).
+    /// A turn of tool results with each result that is a journaled tool
+    /// step's output referring to that step (`None`: not such a turn, or
+    /// none of its results is).
+    fn journal_results(&self, turn: &SessionTurn) -> Option<ResultsTurn> {
+        if turn.role != zidane_provider::Role::User {
+            return None;
+        }
+        let mut referred = false;
+        let mut results = Vec::with_capacity(turn.content.len());
+        for block in turn.content.iter() {
+            let zidane_provider::ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } = block
+            else {
+                return None;
+            };
+            let step = self.results.iter().rev().find(|(key, output)| {
+                key.name == *tool_use_id && output.content == *content && output.is_error == *is_error
+            });
+            results.push(match step {
+                Some((key, _)) => {
+                    referred = true;
+                    JournalBlock::Output {
+                        tool_use_id: tool_use_id.clone(),
+                        output_of: key.clone(),
+                    }
+                }
+                None => JournalBlock::Whole(block.clone()),
+            });
+        }
+        referred.then(|| ResultsTurn {
+            id: turn.id.clone(),
+            role: turn.role,
+            results,
+            created_at: turn.created_at,
+            usage: turn.usage.clone(),
+        })
+    }
+
+    /// The whole turn a `Turns` entry holds (`None`: it refers to a step
+    /// this attempt has not read).
     fn whole(&self, turn: JournalTurn) -> Option<SessionTurn> {
         match turn {
             JournalTurn::Whole(turn) => Some(turn),
+            JournalTurn::Results(ResultsTurn {
+                id,
+                role,
+                results,
+                created_at,
+                usage,
+            }) => {
+                let mut content = Vec::with_capacity(results.len());
+                for block in results {
+                    content.push(match block {
+                        JournalBlock::Whole(block) => block,
+                        JournalBlock::Output { tool_use_id, output_of } => {
+                            let (_, output) = self.results.iter().rev().find(|(key, _)| *key == output_of)?;
+                            zidane_provider::ContentBlock::ToolResult {
+                                tool_use_id,
+                                content: output.content.clone(),
+                                is_error: output.is_error,
+                            }
+                        }
+                    });
+                }
+                Some(SessionTurn {
+                    id,
+                    role,
+                    content: content.into(),
+                    created_at,
+                    usage,
+                })
+            }
             JournalTurn::Answer(AnswerTurn {
                 id,
                 role,
@@ -1115,5 +1273,93 @@ impl Driver {
     fn commit_tool_state(&mut self, ctx: &ObjectContext<'_>, ops: &[ToolStateOp]) {
         apply_ops(&mut self.tool_state, ops);
         ctx.set(TOOL_STATE_KEY, Json(self.tool_state.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zidane_core::ToolOutput;
+    use zidane_provider::{ContentBlock, Role, Timestamp, ToolResultContent};
+
+    fn key(call: &str) -> Key {
+        Key {
+            run: "r".into(),
+            turn: 1,
+            kind: StepKind::ToolCall.as_str().into(),
+            name: call.into(),
+        }
+    }
+
+    fn result(call: &str, text: &str, is_error: bool) -> ContentBlock {
+        ContentBlock::ToolResult {
+            tool_use_id: call.into(),
+            content: ToolResultContent::Text(text.into()),
+            is_error,
+        }
+    }
+
+    fn turn(role: Role, blocks: Vec<ContentBlock>) -> SessionTurn {
+        SessionTurn {
+            id: "t".into(),
+            role,
+            content: blocks.into(),
+            created_at: Timestamp::from_millis(7),
+            usage: None,
+        }
+    }
+
+    /// A results turn refers to the tool steps whose outputs it holds, and
+    /// reads back as the same turn; a result that is not a step's output as
+    /// journaled (changed on its way to the model, another call's) stays
+    /// whole.
+    #[test]
+    fn tool_results_are_journaled_once_and_read_back_whole() {
+        let (mut driver, _handles) = Driver::new(Start {
+            turns: 0,
+            tool_state: BTreeMap::new(),
+        });
+        driver
+            .results
+            .push_back((key("a"), ToolOutput::text("first output, long")));
+        driver.results.push_back((key("b"), ToolOutput::text("second output")));
+        let results = turn(
+            Role::User,
+            vec![
+                result("a", "first output, long", false),
+                // Transformed on its way to the model.
+                result("b", "second output [trimmed]", false),
+                // No step of this run.
+                result("c", "third output", true),
+            ],
+        );
+
+        let journaled = driver.journal_turns(std::slice::from_ref(&results));
+        let json = serde_json::to_string(&journaled).unwrap();
+        assert!(!json.contains("first output, long"), "{json}");
+        assert!(json.contains("\"outputOf\""), "{json}");
+        assert!(json.contains("second output [trimmed]"), "{json}");
+        assert!(json.contains("third output"), "{json}");
+
+        let read: Vec<JournalTurn> = serde_json::from_str(&json).unwrap();
+        let back: Vec<SessionTurn> = read.into_iter().map(|t| driver.whole(t).unwrap()).collect();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value([&results]).unwrap()
+        );
+
+        // A prompt, and results none of which a step holds, stay whole.
+        let prompt = turn(Role::User, vec![ContentBlock::text("hello")]);
+        let other = turn(Role::User, vec![result("c", "third output", true)]);
+        for plain in [prompt, other] {
+            let journaled = driver.journal_turns(std::slice::from_ref(&plain));
+            assert!(matches!(journaled[..], [JournalTurn::Whole(_)]), "{journaled:?}");
+        }
+
+        // A results turn whose step the attempt has not read cannot be
+        // rebuilt (and is reported, not stored wrong).
+        driver.results.clear();
+        let read: Vec<JournalTurn> = serde_json::from_str(&json).unwrap();
+        assert!(driver.whole(read.into_iter().next().unwrap()).is_none());
     }
 }
