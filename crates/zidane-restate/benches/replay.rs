@@ -14,6 +14,10 @@
 //! per turn (agent, model server and, for replay, the service), and for
 //! replay also the Restate server's.
 //!
+//! The tool is `unsafe` as an `FnTool` is by default (each call is preceded
+//! by what led to it); `BENCH_TOOL=safe` declares it safe, as the product's
+//! own `read_file` is.
+//!
 //! `cargo bench -p zidane-restate --bench replay` (needs the server
 //! `cargo xtask restate-server` installs). Under `cargo test` it runs a few
 //! turns of each as a smoke test and prints no figure.
@@ -42,8 +46,8 @@ use zidane_loop::Behavior;
 use zidane_provider::{AnthropicConfig, AnthropicProvider, HttpClient, Provider, Timeouts};
 use zidane_restate::ZidaneAgent;
 
-fn read_file_tool() -> FnTool {
-    FnTool::new(
+fn read_file_tool(safe: bool) -> FnTool {
+    let tool = FnTool::new(
         "read_file",
         "Read a file",
         json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
@@ -54,7 +58,8 @@ fn read_file_tool() -> FnTool {
             ))
         },
     )
-    .parallel()
+    .parallel();
+    if safe { tool.safe() } else { tool }
 }
 
 /// User + system CPU of process `pid` (`self` for this one), from /proc.
@@ -106,6 +111,7 @@ fn main() {
         4
     };
     let reps = if full { 5 } else { 1 };
+    let safe = std::env::var("BENCH_TOOL").is_ok_and(|t| t == "safe");
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -123,7 +129,7 @@ fn main() {
         let options = move |hooks: HookMap| AgentOptions {
             provider: vec![Arc::clone(&shared)],
             system: Some("You are a careful code reviewer. ".repeat(30)),
-            tools: ToolSet::new().with(read_file_tool()),
+            tools: ToolSet::new().with(read_file_tool(safe)),
             behavior: Behavior {
                 max_turns: Some(turns as u32 + 1),
                 ..Default::default()
@@ -215,7 +221,8 @@ fn main() {
             return;
         }
         println!(
-            "durable runtimes, one agent x {turns} turns (a model step and a tool step each), median of {reps} runs"
+            "durable runtimes, one agent x {turns} turns (a model step and a {} tool step each), median of {reps} runs",
+            if safe { "safe" } else { "unsafe" }
         );
         let m = median(memory.per_turn_ms.clone());
         let c = median(checkpoint.per_turn_ms.clone());

@@ -164,13 +164,15 @@ enum Entry {
 /// How long a finished step's value may wait for the next entry, which then
 /// carries it, before it is journaled on its own (and how long K/V writes
 /// may wait to reach Restate when the driver awaits no inbox signal, which
-/// would send them). Everything held is journaled before a tool call
+/// would send them). Everything held is journaled before an `unsafe` call
 /// starts, with the turns the loop writes, and when the run syncs (a
-/// person's answer, a summary). A tool turn is then two entries: the
-/// model's value (with the call's dispatch marker when it is `unsafe`),
-/// and the call's value with the turns the loop wrote, whose K/V writes
-/// reach Restate as the driver goes back to awaiting the inbox, so they are
-/// readable while the run waits for the model. A final answer is one. A
+/// person's answer, a summary, a sub-agent about to start). A tool turn is
+/// then two entries when a call is `unsafe`: the model's value with the
+/// call's dispatch marker, and the call's value with the turns the loop
+/// wrote, whose K/V writes reach Restate as the driver goes back to
+/// awaiting the inbox, so they are readable while the run waits for the
+/// model. A turn of safe calls that end within the window is one: the
+/// model's value, the calls' values and the turns. A final answer is one. A
 /// crash inside the wait costs what the checkpoint runtime's group commit
 /// costs: a model call that led to no tool call yet is asked again, a safe
 /// call runs again, an `unsafe` call whose value waited is reported
@@ -835,14 +837,15 @@ impl Driver {
                     self.write(ctx, Entry::Interrupted { key }).await?;
                     return Ok(Begun::Interrupted);
                 }
-                // What led to a tool call is journaled before it starts:
-                // with its dispatch marker when it is `unsafe`. A safe call
-                // may still start something keyed by its id (a sub-agent's
-                // invocation), which a replay must find under the same id.
+                // What led to an `unsafe` call is journaled before it
+                // starts, with its dispatch marker. A safe call runs with the
+                // model's value still held (within `HOLD_FOR`): a crash
+                // meanwhile asks the model again and runs the call again. A
+                // safe call that starts something keyed by its id (a
+                // sub-agent's invocation) syncs first, so a replay finds it
+                // under the same id.
                 if unsafe_call {
                     self.write(ctx, Entry::Begin { key }).await?;
-                } else if key.kind == StepKind::ToolCall.as_str() {
-                    self.flush_held(ctx).await?;
                 }
                 self.step_live().await;
                 return Ok(Begun::Live);

@@ -298,8 +298,13 @@ impl ZidaneAgent {
         }));
         options.tool_state = None;
         if let (None, Some(ingress)) = (&options.spawner, &self.ingress) {
-            options.spawner = crate::spawn::InvocationSpawner::new(ingress, &key, options.spawn.max_depth)
-                .map(|s| Arc::new(s) as Arc<dyn zidane_core::seams::Spawner>);
+            options.spawner = crate::spawn::InvocationSpawner::new(
+                ingress,
+                &key,
+                options.spawn.max_depth,
+                Arc::clone(&handles.runtime),
+            )
+            .map(|s| Arc::new(s) as Arc<dyn zidane_core::seams::Spawner>);
         }
         // The host's checkpoints keep their contents where the host put
         // them; their records live in the object's state.

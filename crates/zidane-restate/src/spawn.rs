@@ -5,7 +5,9 @@
 //! for its answer. The child is journaled in its own invocation, so a child
 //! in flight when the service dies resumes there; the parent's `spawn` call
 //! (a safe step) runs again on replay, sends the same request, and Restate
-//! hands back the same invocation instead of starting another.
+//! hands back the same invocation instead of starting another. What led to
+//! the call (the model's value naming the call id) is journaled before the
+//! child starts, so a replay asks for the same child.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,9 +16,10 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use zidane_agent::CHILD_SESSION_MARK;
 use zidane_core::events::ChildRunStats;
-use zidane_core::seams::{ChildLedger, SpawnError, SpawnRequest, SpawnResult, Spawner};
+use zidane_core::seams::{ChildLedger, DurableRuntime, SpawnError, SpawnRequest, SpawnResult, Spawner};
 use zidane_provider::{AbortSignal, BoxFuture, ErrorKind, HttpClient, RequestBody, Timeouts};
 
+use crate::journal::ReplayRuntime;
 use crate::object::{RunRequest, RunResponse};
 
 /// How long one wait for a child's answer lasts before it is asked again.
@@ -28,10 +31,12 @@ pub(crate) struct InvocationSpawner {
     session: String,
     max_depth: u32,
     client: HttpClient,
+    /// The parent's journal, synced before a child starts.
+    journal: Arc<ReplayRuntime>,
 }
 
 impl InvocationSpawner {
-    pub(crate) fn new(ingress: &str, session: &str, max_depth: u32) -> Option<Self> {
+    pub(crate) fn new(ingress: &str, session: &str, max_depth: u32, journal: Arc<ReplayRuntime>) -> Option<Self> {
         let client = HttpClient::new(Timeouts {
             connect: Duration::from_secs(10),
             idle: ATTACH_WAIT,
@@ -42,6 +47,7 @@ impl InvocationSpawner {
             session: session.to_owned(),
             max_depth,
             client,
+            journal,
         })
     }
 
@@ -137,6 +143,14 @@ impl Spawner for InvocationSpawner {
                 system: None,
                 max_turns: None,
             };
+            // The child is keyed by the call's id: the model's value that
+            // named it is in the journal before the child exists, so a
+            // replay asks for this child, not for one of another answer.
+            self.journal.sync(&request.parent_run_id).await.map_err(|e| {
+                failed(format!(
+                    "the journal could not be written before the child started: {e}"
+                ))
+            })?;
             // One child per spawning call, whatever attempt sends it.
             let sent = self
                 .request(
