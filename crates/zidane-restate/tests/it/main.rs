@@ -15,7 +15,7 @@ mod spawn;
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::{Reply, Restate, Service, answer, http, model, results, shell_call};
+use harness::{Reply, Restate, Service, answer, call_with, http, model, results, shell_call};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -119,6 +119,43 @@ async fn a_tool_run_completes_and_its_turns_are_readable_mid_run() {
     assert_eq!(service.lines("s1", "effects.log"), 1);
     let turns = restate.call("s1", "turns", None).await.json();
     assert_eq!(turns.as_array().unwrap().len(), 4, "prompt, call, result, answer");
+}
+
+/// A turn whose calls are safe to repeat is one journal entry: the model's
+/// value waits through the call and travels with the call's value and the
+/// turns (no entry of its own before the call, no marker after the turns).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_of_safe_calls_is_one_journal_entry() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, _arrived) = model(move |body, _| match results(body) {
+        0 => Reply::Stream(call_with("toolu_r", "read_file", &json!({"path": "notes.txt"}))),
+        _ => Reply::Stream(answer("Read.")),
+    })
+    .await;
+    let restate = Restate::start().await;
+    let service = Service::start(&url).await;
+    restate.register(&service.uri).await;
+    std::fs::create_dir_all(service.folder("s9")).unwrap();
+    std::fs::write(service.folder("s9").join("notes.txt"), "a note to read\n").unwrap();
+
+    let id = restate
+        .send("s9", "run", &json!({"prompt": "Read the notes."}), &[])
+        .await;
+    let output = restate.output(&id).await;
+    assert_eq!(output["stats"]["status"], "completed", "{output}");
+    assert_eq!(output["stats"]["toolCalls"], 1);
+    // The probe; the prompt's checkpoint with its turn; the tool turn in one
+    // (the model's value, the folder checkpoint, the call's value, the
+    // turns); the answer's value with its turn; the end's decision and
+    // checkpoint.
+    assert_eq!(output["journal"]["written"], 5, "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2);
+    let read = result_of(&bodies[1], "toolu_r");
+    assert!(read.to_string().contains("a note to read"), "{read}");
+    let turns = restate.call("s9", "turns", None).await.json();
+    assert_eq!(turns.as_array().unwrap().len(), 4, "prompt, call, result, answer");
+    assert!(turns[2].to_string().contains("a note to read"), "{turns}");
 }
 
 /// `kill -9` of the service during a model call, then during a tool call:
