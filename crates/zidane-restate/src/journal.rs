@@ -509,6 +509,13 @@ fn sends_with_next(entry: &Entry) -> bool {
     ) || matches!(entry, Entry::Batch { entries } if entries.iter().any(sends_with_next))
 }
 
+/// The last `n` of `items`.
+fn last<T>(mut items: Vec<T>, n: usize) -> Vec<T> {
+    let extra = items.len().saturating_sub(n);
+    items.drain(..extra);
+    items
+}
+
 /// Whether an entry answers an inbox invocation that waits for it.
 fn answers_inbox(entry: &Entry) -> bool {
     matches!(entry, Entry::Control { reply_to: Some(_), .. })
@@ -1159,8 +1166,8 @@ impl Driver {
                 }
                 let answered = (turn.role == zidane_provider::Role::Assistant)
                     .then(|| {
-                        self.answers
-                            .iter()
+                        self.answer_candidates()
+                            .into_iter()
                             .rev()
                             .find(|(_, content)| **content == *turn.content)
                     })
@@ -1169,7 +1176,7 @@ impl Driver {
                     Some((key, _)) => JournalTurn::Answer(AnswerTurn {
                         id: turn.id.clone(),
                         role: turn.role,
-                        content_of: key.clone(),
+                        content_of: (*key).clone(),
                         created_at: turn.created_at,
                         usage: turn.usage.clone(),
                     }),
@@ -1179,6 +1186,41 @@ impl Driver {
             .collect()
     }
 
+    /// The values held now, in the order they will be journaled (in front
+    /// of the next entry, and applied before it).
+    fn held_values(&self) -> impl Iterator<Item = (&Key, &StepValue)> {
+        self.held.iter().filter_map(|entry| match entry {
+            Entry::Done { key, value } => Some((key, &**value)),
+            _ => None,
+        })
+    }
+
+    /// The model steps' contents an entry written now may refer to: those
+    /// the driver keeps, then the held ones, as many as it keeps once the
+    /// entry is applied.
+    fn answer_candidates(&self) -> Vec<(&Key, &[zidane_provider::ContentBlock])> {
+        let kept = self.answers.iter().map(|(key, content)| (key, &content[..]));
+        let held = self.held_values().filter_map(|(key, value)| match value {
+            StepValue::Model(message) => Some((key, &message.content[..])),
+            _ => None,
+        });
+        last(kept.chain(held).collect(), ANSWERS_KEPT)
+    }
+
+    /// The tool steps' outputs an entry written now may refer to, as for
+    /// [`answer_candidates`](Self::answer_candidates).
+    fn result_candidates(&self) -> Vec<(&Key, &zidane_core::ToolOutput)> {
+        let kept = self.results.iter().map(|(key, output)| (key, output));
+        let held = self.held_values().filter_map(|(key, value)| match value {
+            StepValue::Tool(ToolStep {
+                outcome: ToolStepOutcome::Output(output),
+                ..
+            }) => Some((key, output)),
+            _ => None,
+        });
+        last(kept.chain(held).collect(), RESULTS_KEPT)
+    }
+
     /// A turn of tool results with each result that is a journaled tool
     /// step's output referring to that step (`None`: not such a turn, or
     /// none of its results is).
@@ -1186,6 +1228,7 @@ impl Driver {
         if turn.role != zidane_provider::Role::User {
             return None;
         }
+        let candidates = self.result_candidates();
         let mut referred = false;
         let mut results = Vec::with_capacity(turn.content.len());
         for block in turn.content.iter() {
@@ -1197,7 +1240,7 @@ impl Driver {
             else {
                 return None;
             };
-            let step = self.results.iter().rev().find(|(key, output)| {
+            let step = candidates.iter().rev().find(|(key, output)| {
                 key.name == *tool_use_id && output.content == *content && output.is_error == *is_error
             });
             results.push(match step {
@@ -1205,7 +1248,7 @@ impl Driver {
                     referred = true;
                     JournalBlock::Output {
                         tool_use_id: tool_use_id.clone(),
-                        output_of: key.clone(),
+                        output_of: (*key).clone(),
                     }
                 }
                 None => JournalBlock::Whole(block.clone()),
@@ -1364,5 +1407,58 @@ mod tests {
         driver.results.clear();
         let read: Vec<JournalTurn> = serde_json::from_str(&json).unwrap();
         assert!(driver.whole(read.into_iter().next().unwrap()).is_none());
+    }
+
+    /// Values still held (journaled in front of the `Turns` entry, in its
+    /// batch) are referred to as well: a turn of safe calls writes the
+    /// model's value, the calls' values and the turns together.
+    #[test]
+    fn turns_refer_to_values_held_for_the_same_entry() {
+        let (mut driver, _handles) = Driver::new(Start {
+            turns: 0,
+            tool_state: BTreeMap::new(),
+        });
+        let call = ContentBlock::ToolUse {
+            id: "a".into(),
+            name: "read_file".into(),
+            input: serde_json::json!({"path": "notes.txt"}),
+        };
+        let model = Key {
+            kind: StepKind::ModelCall.as_str().into(),
+            name: "model".into(),
+            ..key("a")
+        };
+        driver.held.push(Entry::Done {
+            key: model.clone(),
+            value: Box::new(StepValue::Model(zidane_provider::AssistantMessage {
+                id: None,
+                model: None,
+                content: vec![call.clone()],
+                incomplete_tool_calls: Vec::new(),
+                finish_reason: zidane_provider::FinishReason::ToolCalls,
+                raw_reason: None,
+                usage: Default::default(),
+            })),
+        });
+        driver.held.push(Entry::Done {
+            key: key("a"),
+            value: Box::new(StepValue::Tool(ToolStep {
+                outcome: ToolStepOutcome::Output(ToolOutput::text("the notes, at length")),
+                state: Vec::new(),
+                resume_state: Default::default(),
+            })),
+        });
+        let turns = [
+            turn(Role::Assistant, vec![call]),
+            turn(Role::User, vec![result("a", "the notes, at length", false)]),
+        ];
+        let journaled = driver.journal_turns(&turns);
+        assert!(
+            matches!(&journaled[..], [JournalTurn::Answer(a), JournalTurn::Results(_)] if a.content_of == model),
+            "{journaled:?}"
+        );
+        let json = serde_json::to_string(&journaled).unwrap();
+        assert!(!json.contains("the notes, at length"), "{json}");
+        assert!(!json.contains("notes.txt"), "{json}");
     }
 }
