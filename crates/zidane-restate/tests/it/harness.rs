@@ -378,6 +378,11 @@ impl Service {
         kill9(&mut self.child).await;
     }
 
+    /// The running service's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
     pub async fn restart(&mut self) {
         self.spawn().await;
     }

@@ -1,7 +1,7 @@
 //! Sub-agents as their own invocations (`zidane-restate --ingress`): a
 //! child in flight when the service dies resumes in its own invocation.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use serde_json::json;
 
@@ -70,5 +70,66 @@ async fn a_child_in_flight_at_a_crash_resumes_in_its_own_invocation() {
         child.as_array().map(Vec::len),
         Some(4),
         "the child's own session: {child}"
+    );
+}
+
+/// The service killed (`kill -9`) the moment a child asks its model for the
+/// first time, with the parent's spawning call in flight: the parent's
+/// replay does not ask its own model again (the answer that named the call
+/// was journaled before the child started), sends the same spawn, finds the
+/// same child, whose call in flight is asked again, and gets its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_killed_as_its_child_starts_does_not_ask_its_model_again() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    static CHILD_CALLS: AtomicUsize = AtomicUsize::new(0);
+    static SERVICE: AtomicU32 = AtomicU32::new(0);
+    let (url, bodies, mut arrived) = model(move |body, _| {
+        if body.contains("Child task: answer.") && !body.contains("Delegate at once.") {
+            return match CHILD_CALLS.fetch_add(1, Ordering::SeqCst) {
+                0 => {
+                    let pid = SERVICE.load(Ordering::SeqCst).to_string();
+                    let killed = std::process::Command::new("kill").args(["-9", &pid]).status();
+                    assert!(killed.is_ok_and(|s| s.success()), "kill -9 {pid}");
+                    Reply::Hang
+                }
+                _ => Reply::Stream(answer("forty-two")),
+            };
+        }
+        if results(body) == 0 {
+            return Reply::Stream(call_with(
+                "toolu_spawn",
+                "spawn",
+                &json!({"task": "Child task: answer."}),
+            ));
+        }
+        Reply::Stream(answer("The child answered."))
+    })
+    .await;
+    let restate = Restate::start().await;
+    let mut service = Service::start_program(&url, &["--ingress", &restate.ingress]).await;
+    restate.register(&service.uri).await;
+    SERVICE.store(service.pid().unwrap(), Ordering::SeqCst);
+
+    let id = restate
+        .send("p2", "run", &json!({"prompt": "Delegate at once."}), &[])
+        .await;
+    // The parent's call, then the child's first, where the service died.
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    service.kill().await;
+    service.restart().await;
+
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "The child answered.", "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    let parent_calls = bodies.iter().filter(|b| b.contains("Delegate at once.")).count();
+    assert_eq!(
+        parent_calls, 2,
+        "the parent's first call is not asked again: {bodies:?}"
+    );
+    assert_eq!(
+        CHILD_CALLS.load(Ordering::SeqCst),
+        2,
+        "the child's call in flight, asked again"
     );
 }
