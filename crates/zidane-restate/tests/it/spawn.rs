@@ -8,6 +8,24 @@ use serde_json::json;
 use crate::ONE_AT_A_TIME;
 use crate::harness::{Reply, Restate, Service, answer, call_with, model, results, shell_call};
 
+/// The parent's model: a `spawn` of `task` (as call `toolu_spawn`), then
+/// `done` once the child answered.
+fn parent(body: &str, task: &str, done: &str) -> Reply {
+    if results(body) == 0 {
+        return Reply::Stream(call_with("toolu_spawn", "spawn", &json!({ "task": task })));
+    }
+    Reply::Stream(answer(done))
+}
+
+/// A Restate server and the program serving on it, told the ingress (so
+/// `spawn` starts each child as its own invocation).
+async fn with_ingress(model: &str) -> (Restate, Service) {
+    let restate = Restate::start().await;
+    let service = Service::start_program(model, &["--ingress", &restate.ingress]).await;
+    restate.register(&service.uri).await;
+    (restate, service)
+}
+
 /// The parent spawns a child; the child runs a command, then the service
 /// is killed (`kill -9`) in the child's next model call. After the restart
 /// the parent's replay sends the same spawn (the same child invocation, by
@@ -26,19 +44,10 @@ async fn a_child_in_flight_at_a_crash_resumes_in_its_own_invocation() {
                 _ => Reply::Stream(answer("one two three")),
             };
         }
-        if results(body) == 0 {
-            return Reply::Stream(call_with(
-                "toolu_spawn",
-                "spawn",
-                &json!({"task": "Child task: log and count."}),
-            ));
-        }
-        Reply::Stream(answer("The child counted."))
+        parent(body, "Child task: log and count.", "The child counted.")
     })
     .await;
-    let restate = Restate::start().await;
-    let mut service = Service::start_program(&url, &["--ingress", &restate.ingress]).await;
-    restate.register(&service.uri).await;
+    let (restate, mut service) = with_ingress(&url).await;
 
     let id = restate.send("p1", "run", &json!({"prompt": "Delegate it."}), &[]).await;
     // The parent's call, the child's two.
@@ -95,19 +104,10 @@ async fn a_parent_killed_as_its_child_starts_does_not_ask_its_model_again() {
                 _ => Reply::Stream(answer("forty-two")),
             };
         }
-        if results(body) == 0 {
-            return Reply::Stream(call_with(
-                "toolu_spawn",
-                "spawn",
-                &json!({"task": "Child task: answer."}),
-            ));
-        }
-        Reply::Stream(answer("The child answered."))
+        parent(body, "Child task: answer.", "The child answered.")
     })
     .await;
-    let restate = Restate::start().await;
-    let mut service = Service::start_program(&url, &["--ingress", &restate.ingress]).await;
-    restate.register(&service.uri).await;
+    let (restate, mut service) = with_ingress(&url).await;
     SERVICE.store(service.pid().unwrap(), Ordering::SeqCst);
 
     let id = restate
