@@ -500,13 +500,20 @@ pub(crate) struct Driver {
     pub(crate) written: u64,
 }
 
+/// Whether `entry`, or an entry of its batch, is one `is` picks.
+fn any_in(entry: &Entry, is: fn(&Entry) -> bool) -> bool {
+    is(entry) || matches!(entry, Entry::Batch { entries } if entries.iter().any(|e| any_in(e, is)))
+}
+
 /// Whether an entry issues commands the SDK sends only with the next entry
-/// (K/V writes, the inbox's answer), which a `Stored` entry then carries.
+/// or await (K/V writes, the inbox's answer).
 fn sends_with_next(entry: &Entry) -> bool {
-    matches!(
-        entry,
-        Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
-    ) || matches!(entry, Entry::Batch { entries } if entries.iter().any(sends_with_next))
+    any_in(entry, |e| {
+        matches!(
+            e,
+            Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
+        )
+    })
 }
 
 /// The last `n` of `items`.
@@ -518,8 +525,7 @@ fn last<T>(mut items: Vec<T>, n: usize) -> Vec<T> {
 
 /// Whether an entry answers an inbox invocation that waits for it.
 fn answers_inbox(entry: &Entry) -> bool {
-    matches!(entry, Entry::Control { reply_to: Some(_), .. })
-        || matches!(entry, Entry::Batch { entries } if entries.iter().any(answers_inbox))
+    any_in(entry, |e| matches!(e, Entry::Control { reply_to: Some(_), .. }))
 }
 
 /// The K/V key of the session metadata value `key`.
