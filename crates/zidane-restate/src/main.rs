@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use zidane_agent::AgentOptions;
+use zidane_agent::{AgentOptions, AutoCompact};
 use zidane_loop::Behavior;
 use zidane_provider::{AnthropicConfig, AnthropicProvider, OpenAiConfig, OpenAiProvider, Provider};
 use zidane_restate::ZidaneAgent;
@@ -24,6 +24,8 @@ Options:
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
   --max-turns N       a turn cap for every run (a run's request may lower it)
+  --context-window N  the model's context window in tokens: older turns are summarized when a request
+                      reaches 80% of it (default: the provider's table; set it for a local server)
   --ingress URL       the Restate ingress (http://127.0.0.1:8080): `spawn` then starts each sub-agent
                       as an invocation of its own, which a crash does not restart from scratch
   --identity-key KEY  answer only requests a Restate server signed with the private key of KEY
@@ -40,6 +42,7 @@ struct Args {
     model: Option<String>,
     workspace: Option<PathBuf>,
     max_turns: Option<u32>,
+    context_window: Option<u32>,
     identity_keys: Vec<String>,
     ingress: Option<String>,
 }
@@ -52,6 +55,7 @@ fn parse() -> Result<Args, String> {
         model: None,
         workspace: None,
         max_turns: None,
+        context_window: None,
         identity_keys: Vec::new(),
         ingress: None,
     };
@@ -86,6 +90,12 @@ fn parse() -> Result<Args, String> {
             "--max-turns" => {
                 let v = value()?;
                 args.max_turns = Some(v.parse().map_err(|_| format!("--max-turns: `{v}` is not a number"))?);
+            }
+            "--context-window" => {
+                let v = value()?;
+                let tokens = v.parse().ok().filter(|n: &u32| *n > 0);
+                args.context_window =
+                    Some(tokens.ok_or_else(|| format!("--context-window: `{v}` is not a number of tokens"))?);
             }
             other => return Err(format!("unknown option `{other}`")),
         }
@@ -196,6 +206,7 @@ async fn main() -> ExitCode {
     };
     let workspace = args.workspace.clone();
     let max_turns = args.max_turns;
+    let context_window = args.context_window;
     let object = ZidaneAgent::new(move |session: &str| {
         let root = match &workspace {
             Some(root) => {
@@ -231,6 +242,12 @@ async fn main() -> ExitCode {
                 max_turns,
                 ..Default::default()
             },
+            // Older turns are summarized before the window fills; the
+            // summary is journaled, so a replay does not ask for it again.
+            auto_compact: Some(AutoCompact {
+                context_window,
+                ..Default::default()
+            }),
             ..Default::default()
         })
     });

@@ -126,7 +126,7 @@ async fn decisions_service_helper() {
 
 /// What the model server was asked, by kind.
 const DECISION: &str = "safe to run?";
-const SUMMARY: &str = "Summarize the conversation so far";
+pub(crate) const SUMMARY: &str = "Summarize the conversation so far";
 const SUMMARY_TEXT: &str = "SUMMARY-OF-THE-RUN";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -158,6 +158,47 @@ async fn a_turn_of_safe_calls_is_one_journal_entry() {
     assert!(turns[2].to_string().contains("a note to read"), "{turns}");
 }
 
+/// The program summarizes older turns when a request nears the window
+/// `--context-window` gives (a local model's is far below the provider's
+/// table): after four reads, an answer reports 900 input tokens of a
+/// 1,000-token window, so the next request is preceded by one summary
+/// request, and the run goes on with the summary in its transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_program_compacts_a_run_near_its_context_window() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, _arrived) = model(move |body, _| {
+        let read = results(body);
+        if body.contains(decisions::SUMMARY) {
+            Reply::Stream(answer("SUMMARY-OF-THE-NOTES"))
+        } else if read < 4 && !body.contains("SUMMARY-OF-THE-NOTES") {
+            let call = call_with(&format!("toolu_{read}"), "read_file", &json!({"path": "notes.txt"}));
+            Reply::Stream(harness::with_input(&call, if read == 3 { 900 } else { 100 }))
+        } else {
+            Reply::Stream(answer("Done."))
+        }
+    })
+    .await;
+    let restate = Restate::start().await;
+    let service = Service::start_program(&url, &["--context-window", "1000"]).await;
+    restate.register(&service.uri).await;
+    std::fs::create_dir_all(service.folder("w1")).unwrap();
+    std::fs::write(service.folder("w1").join("notes.txt"), "a note to read\n").unwrap();
+
+    let id = restate
+        .send("w1", "run", &json!({"prompt": "Read the notes."}), &[])
+        .await;
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Done.", "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    let summaries = bodies.iter().filter(|b| b.contains(decisions::SUMMARY)).count();
+    assert_eq!(summaries, 1, "one summary request: {bodies:#?}");
+    let last = bodies.last().unwrap();
+    assert!(
+        last.contains("SUMMARY-OF-THE-NOTES"),
+        "the run goes on from the summary: {last}"
+    );
+}
+
 /// `kill -9` of the service during a model call, then during a tool call:
 /// each time the restarted service replays the journal. Finished steps do
 /// not run again (the model sees no repeated request but the one in flight,
