@@ -24,8 +24,9 @@ Options:
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
   --max-turns N       a turn cap for every run (a run's request may lower it)
-  --context-window N  the model's context window in tokens: older turns are summarized when a request
-                      reaches 80% of it (default: the provider's table; set it for a local server)
+  --context-window N  the model's context window in tokens: when a request reaches 80% of it, older tool
+                      results are left out, then older turns summarized (default: the provider's, 200,000
+                      for Anthropic; set it for a local server)
   --ingress URL       the Restate ingress (http://127.0.0.1:8080): `spawn` then starts each sub-agent
                       as an invocation of its own, which a crash does not restart from scratch
   --identity-key KEY  answer only requests a Restate server signed with the private key of KEY
@@ -242,8 +243,9 @@ async fn main() -> ExitCode {
                 max_turns,
                 ..Default::default()
             },
-            // Older turns are summarized before the window fills; the
-            // summary is journaled, so a replay does not ask for it again.
+            // Older results are left out and older turns summarized before
+            // the window fills; the summary is journaled, so a replay does
+            // not ask for it again.
             auto_compact: Some(AutoCompact {
                 context_window,
                 ..Default::default()
