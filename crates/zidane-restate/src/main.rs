@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use zidane_agent::{AgentOptions, AutoCompact};
 use zidane_loop::Behavior;
-use zidane_provider::{AnthropicConfig, AnthropicProvider, OpenAiConfig, OpenAiProvider, Provider};
+use zidane_provider::{
+    AnthropicConfig, AnthropicProvider, ApiKey, OpenAiConfig, OpenAiProvider, Provider, TextToolCalls, TextToolMode,
+};
 use zidane_restate::ZidaneAgent;
 
 const USAGE: &str = "\
@@ -19,14 +21,16 @@ Usage: zidane-restate [OPTIONS]
 
 Options:
   --bind ADDR         where the endpoint listens (default 127.0.0.1:9080)
-  --provider NAME     anthropic (ANTHROPIC_API_KEY) or openai (OPENAI_API_KEY); default: whichever key is set
+  --provider NAME     anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY), or openai-compatible (a local
+                      or other server speaking OpenAI's format, with --base-url and --model; OPENAI_API_KEY
+                      if it wants one); default: whichever key is set
   --base-url URL      the provider's base URL
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
   --max-turns N       a turn cap for every run (a run's request may lower it)
   --context-window N  the model's context window in tokens: when a request reaches 80% of it, older tool
                       results are left out, then older turns summarized (default: the provider's, 200,000
-                      for Anthropic; set it for a local server)
+                      for Anthropic, 32,768 for openai-compatible; set a local server's)
   --ingress URL       the Restate ingress (http://127.0.0.1:8080): `spawn` then starts each sub-agent
                       as an invocation of its own, which a crash does not restart from scratch
   --identity-key KEY  answer only requests a Restate server signed with the private key of KEY
@@ -143,7 +147,25 @@ fn provider(args: &Args) -> Result<Arc<dyn Provider>, String> {
                 .map(|p| Arc::new(p) as Arc<dyn Provider>)
                 .map_err(|e| e.to_string())
         }
-        other => Err(format!("unknown provider `{other}` (anthropic or openai)")),
+        "openai-compatible" => {
+            let url = (args.base_url.clone())
+                .ok_or("--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:8080/v1)")?;
+            let model =
+                (args.model.clone()).ok_or("--provider openai-compatible needs --model (the server's model name)")?;
+            let key = env("OPENAI_API_KEY").map(ApiKey::new);
+            let mut config = OpenAiConfig::compatible(url, key).with_model(model);
+            if let Some(window) = args.context_window {
+                config.context_window = window;
+            }
+            let provider = OpenAiProvider::new(config).map_err(|e| e.to_string())?;
+            // A server that fails to parse a tool call the model wrote (a
+            // small model on llama.cpp) gets the request again with the
+            // tools described in the prompt, and so does every later one.
+            Ok(Arc::new(TextToolCalls::new(Arc::new(provider), TextToolMode::Auto)))
+        }
+        other => Err(format!(
+            "unknown provider `{other}` (anthropic, openai or openai-compatible)"
+        )),
     }
 }
 

@@ -199,6 +199,67 @@ async fn the_program_compacts_a_run_near_its_context_window() {
     );
 }
 
+/// An OpenAI-format stream whose answer is `text`.
+fn openai_answer(text: &str) -> String {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let events = [
+        chunk(json!({"role": "assistant", "content": text}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ];
+    events.iter().map(|e| format!("data: {e}\n\n")).collect::<String>() + "data: [DONE]\n\n"
+}
+
+/// `--provider openai-compatible`: a server that cannot parse the tool call
+/// its model wrote (llama.cpp's 500) gets the request again with the tools
+/// described in the prompt; the call written in the text runs, and its
+/// result reaches the model in the text too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_program_falls_back_to_tool_calls_in_the_text_when_a_compatible_server_cannot_parse_one() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, _arrived) = model(move |body, _| {
+        if body.contains("\"tools\"") {
+            Reply::Status(
+                500,
+                r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#.into(),
+            )
+        } else if body.contains("a note to read") {
+            Reply::Stream(openai_answer("Read."))
+        } else {
+            Reply::Stream(openai_answer(
+                r#"<tool_call>{"name": "read_file", "arguments": {"path": "notes.txt"}}</tool_call>"#,
+            ))
+        }
+    })
+    .await;
+    let restate = Restate::start().await;
+    let service = Service::start_program(&url, &["--provider", "openai-compatible", "--model", "qwen"]).await;
+    restate.register(&service.uri).await;
+    std::fs::create_dir_all(service.folder("c1")).unwrap();
+    std::fs::write(service.folder("c1").join("notes.txt"), "a note to read\n").unwrap();
+
+    let id = restate
+        .send("c1", "run", &json!({"prompt": "Read the notes."}), &[])
+        .await;
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Read.", "{output}");
+    assert_eq!(output["stats"]["toolCalls"], 1, "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert!(
+        bodies[0].contains("\"tools\""),
+        "the first request offers the tools: {}",
+        bodies[0]
+    );
+    assert!(
+        bodies[1..]
+            .iter()
+            .all(|b| !b.contains("\"tools\"") && b.contains("read_file")),
+        "later ones describe them in the prompt: {bodies:#?}"
+    );
+}
+
 /// `kill -9` of the service during a model call, then during a tool call:
 /// each time the restarted service replays the journal. Finished steps do
 /// not run again (the model sees no repeated request but the one in flight,
