@@ -148,10 +148,15 @@ fn provider(args: &Args) -> Result<Arc<dyn Provider>, String> {
                 .map_err(|e| e.to_string())
         }
         "openai-compatible" => {
-            let url = (args.base_url.clone())
-                .ok_or("--provider openai-compatible needs --base-url (e.g. http://127.0.0.1:8080/v1)")?;
-            let model =
-                (args.model.clone()).ok_or("--provider openai-compatible needs --model (the server's model name)")?;
+            let needs = |what: &str| format!("--provider openai-compatible needs {what}");
+            let url = args
+                .base_url
+                .clone()
+                .ok_or_else(|| needs("--base-url (e.g. http://localhost:11434/v1)"))?;
+            let model = args
+                .model
+                .clone()
+                .ok_or_else(|| needs("--model (the server's model name)"))?;
             let key = env("OPENAI_API_KEY").map(ApiKey::new);
             let mut config = OpenAiConfig::compatible(url, key).with_model(model);
             if let Some(window) = args.context_window {
