@@ -121,6 +121,22 @@ async fn a_tool_run_completes_and_its_turns_are_readable_mid_run() {
     assert_eq!(turns.as_array().unwrap().len(), 4, "prompt, call, result, answer");
 }
 
+/// A real Restate server and the program (with `args`, against the model
+/// at `url`) whose session `session` has `notes.txt` in its folder; the
+/// output of a run asked to read it.
+async fn run_reading_notes(url: &str, args: &[&str], session: &str) -> (Restate, Service, Value) {
+    let restate = Restate::start().await;
+    let service = Service::start_program(url, args).await;
+    restate.register(&service.uri).await;
+    std::fs::create_dir_all(service.folder(session)).unwrap();
+    std::fs::write(service.folder(session).join("notes.txt"), "a note to read\n").unwrap();
+    let id = restate
+        .send(session, "run", &json!({"prompt": "Read the notes."}), &[])
+        .await;
+    let output = restate.output(&id).await;
+    (restate, service, output)
+}
+
 /// A turn whose calls are safe to repeat is one journal entry: the model's
 /// value waits through the call and travels with the call's value and the
 /// turns (no entry of its own before the call, no marker after the turns).
@@ -132,16 +148,7 @@ async fn a_turn_of_safe_calls_is_one_journal_entry() {
         _ => Reply::Stream(answer("Read.")),
     })
     .await;
-    let restate = Restate::start().await;
-    let service = Service::start(&url).await;
-    restate.register(&service.uri).await;
-    std::fs::create_dir_all(service.folder("s9")).unwrap();
-    std::fs::write(service.folder("s9").join("notes.txt"), "a note to read\n").unwrap();
-
-    let id = restate
-        .send("s9", "run", &json!({"prompt": "Read the notes."}), &[])
-        .await;
-    let output = restate.output(&id).await;
+    let (restate, _service, output) = run_reading_notes(&url, &[], "s9").await;
     assert_eq!(output["stats"]["status"], "completed", "{output}");
     assert_eq!(output["stats"]["toolCalls"], 1);
     // The probe; the prompt's checkpoint with its turn; the tool turn in one
@@ -178,16 +185,7 @@ async fn the_program_compacts_a_run_near_its_context_window() {
         }
     })
     .await;
-    let restate = Restate::start().await;
-    let service = Service::start_program(&url, &["--context-window", "1000"]).await;
-    restate.register(&service.uri).await;
-    std::fs::create_dir_all(service.folder("w1")).unwrap();
-    std::fs::write(service.folder("w1").join("notes.txt"), "a note to read\n").unwrap();
-
-    let id = restate
-        .send("w1", "run", &json!({"prompt": "Read the notes."}), &[])
-        .await;
-    let output = restate.output(&id).await;
+    let (_restate, _service, output) = run_reading_notes(&url, &["--context-window", "1000"], "w1").await;
     assert_eq!(output["text"], "Done.", "{output}");
     let bodies = bodies.lock().unwrap().clone();
     let summaries = bodies.iter().filter(|b| b.contains(decisions::SUMMARY)).count();
@@ -234,16 +232,8 @@ async fn the_program_falls_back_to_tool_calls_in_the_text_when_a_compatible_serv
         }
     })
     .await;
-    let restate = Restate::start().await;
-    let service = Service::start_program(&url, &["--provider", "openai-compatible", "--model", "qwen"]).await;
-    restate.register(&service.uri).await;
-    std::fs::create_dir_all(service.folder("c1")).unwrap();
-    std::fs::write(service.folder("c1").join("notes.txt"), "a note to read\n").unwrap();
-
-    let id = restate
-        .send("c1", "run", &json!({"prompt": "Read the notes."}), &[])
-        .await;
-    let output = restate.output(&id).await;
+    let (_restate, _service, output) =
+        run_reading_notes(&url, &["--provider", "openai-compatible", "--model", "qwen"], "c1").await;
     assert_eq!(output["text"], "Read.", "{output}");
     assert_eq!(output["stats"]["toolCalls"], 1, "{output}");
     let bodies = bodies.lock().unwrap().clone();
