@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
-use crate::setup::Failure;
+use zidane_app::Error;
 
 /// The variables whose values never reach a log line.
 const SECRETS: &[&str] = &[
@@ -19,12 +19,12 @@ const SECRETS: &[&str] = &[
 ];
 
 /// Installs the subscriber when `RUST_LOG` is set (e.g. `RUST_LOG=zidane=debug`).
-pub(crate) fn init() -> Result<(), Failure> {
+pub(crate) fn init() -> Result<(), Error> {
     let Some(spec) = std::env::var("RUST_LOG").ok().filter(|s| !s.trim().is_empty()) else {
         return Ok(());
     };
     let filter =
-        EnvFilter::try_new(&spec).map_err(|e| Failure::usage(format!("RUST_LOG `{spec}` is not a filter: {e}")))?;
+        EnvFilter::try_new(&spec).map_err(|e| Error::usage(format!("RUST_LOG `{spec}` is not a filter: {e}")))?;
     let secrets: Arc<Vec<String>> = Arc::new(
         SECRETS
             .iter()
@@ -39,7 +39,7 @@ pub(crate) fn init() -> Result<(), Failure> {
                 .append(true)
                 .open(&path)
                 .map_err(|e| {
-                    Failure::usage(format!(
+                    Error::usage(format!(
                         "cannot open the log file {}: {e}",
                         std::path::Path::new(&path).display()
                     ))

@@ -20,6 +20,8 @@
 
 mod abort;
 pub mod anthropic;
+#[cfg(feature = "http")]
+mod choose;
 mod error;
 mod event;
 #[cfg(feature = "http")]
@@ -38,6 +40,8 @@ mod tests;
 mod text_tools;
 pub mod time;
 mod usage;
+#[cfg(feature = "http")]
+mod window;
 mod wire;
 
 pub use abort::{AbortController, AbortSignal, Aborted};
@@ -63,6 +67,15 @@ pub use wire::{WireDecoder, WireProtocol, WireRequest};
 
 #[cfg(feature = "http")]
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+#[cfg(feature = "http")]
+pub use choose::{
+    ChoiceError, LOCAL_IDLE_TIMEOUT, NoticeFn, ProviderChoice, ProviderKind, check_base_url, is_local_url, shown_url,
+};
+#[cfg(feature = "http")]
+pub use window::{
+    DEFAULT_LOCAL_WINDOW, ResolvedWindow, SlotLiveness, Window, discover_window, known_window, resolve_window,
+    slots_busy,
+};
 #[cfg(feature = "http")]
 pub use http::{
     ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, ResponseBody, Timeouts,

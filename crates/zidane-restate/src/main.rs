@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use zidane_agent::{AgentOptions, AutoCompact};
 use zidane_loop::Behavior;
-use zidane_provider::{
-    AnthropicConfig, AnthropicProvider, ApiKey, OpenAiConfig, OpenAiProvider, Provider, TextToolCalls, TextToolMode,
-};
+use zidane_provider::{Provider, ProviderChoice, ProviderKind};
 use zidane_restate::ZidaneAgent;
 
 const USAGE: &str = "\
@@ -21,9 +19,10 @@ Usage: zidane-restate [OPTIONS]
 
 Options:
   --bind ADDR         where the endpoint listens (default 127.0.0.1:9080)
-  --provider NAME     anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY), or openai-compatible (a local
-                      or other server speaking OpenAI's format, with --base-url and --model; OPENAI_API_KEY
-                      if it wants one); default: whichever key is set
+  --provider NAME     anthropic (ANTHROPIC_API_KEY), openai (OPENAI_API_KEY), openai-responses,
+                      openrouter (OPENROUTER_API_KEY), or openai-compatible (a local or other server
+                      speaking OpenAI's format, with --base-url and --model; OPENAI_API_KEY if it wants
+                      one); default: whichever key is set
   --base-url URL      the provider's base URL
   --model MODEL       the model
   --workspace DIR     each session works in DIR/<session id> (default: the current folder, shared)
@@ -108,70 +107,22 @@ fn parse() -> Result<Args, String> {
     Ok(args)
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
+/// The provider the flags name, chosen by the rules the `zidane` program
+/// follows (the environment's key, the `/v1` rule, a compatible server's
+/// required flags and its fallback to tool calls in the text).
 fn provider(args: &Args) -> Result<Arc<dyn Provider>, String> {
     let kind = match args.provider.as_deref() {
-        Some(kind) => kind.to_owned(),
-        None if env("ANTHROPIC_API_KEY").is_some() => "anthropic".to_owned(),
-        None if env("OPENAI_API_KEY").is_some() => "openai".to_owned(),
-        None => return Err("no provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY".to_owned()),
+        Some(name) => Some(name.parse::<ProviderKind>().map_err(|e| e.to_string())?),
+        None => None,
     };
-    match kind.as_str() {
-        "anthropic" => {
-            let mut config =
-                AnthropicConfig::from_env().map_err(|_| "--provider anthropic needs ANTHROPIC_API_KEY".to_owned())?;
-            if let Some(url) = &args.base_url {
-                let root = url.trim_end_matches('/');
-                config = config.with_base_url(root.strip_suffix("/v1").unwrap_or(root).to_owned());
-            }
-            if let Some(model) = &args.model {
-                config = config.with_model(model.clone());
-            }
-            AnthropicProvider::new(config)
-                .map(|p| Arc::new(p) as Arc<dyn Provider>)
-                .map_err(|e| e.to_string())
-        }
-        "openai" => {
-            let key = env("OPENAI_API_KEY").ok_or_else(|| "--provider openai needs OPENAI_API_KEY".to_owned())?;
-            let mut config = OpenAiConfig::openai(key);
-            if let Some(url) = &args.base_url {
-                config = config.with_base_url(url.clone());
-            }
-            if let Some(model) = &args.model {
-                config = config.with_model(model.clone());
-            }
-            OpenAiProvider::new(config)
-                .map(|p| Arc::new(p) as Arc<dyn Provider>)
-                .map_err(|e| e.to_string())
-        }
-        "openai-compatible" => {
-            let needs = |what: &str| format!("--provider openai-compatible needs {what}");
-            let url = args
-                .base_url
-                .clone()
-                .ok_or_else(|| needs("--base-url (e.g. http://localhost:11434/v1)"))?;
-            let model = args
-                .model
-                .clone()
-                .ok_or_else(|| needs("--model (the server's model name)"))?;
-            let key = env("OPENAI_API_KEY").map(ApiKey::new);
-            let mut config = OpenAiConfig::compatible(url, key).with_model(model);
-            if let Some(window) = args.context_window {
-                config.context_window = window;
-            }
-            let provider = OpenAiProvider::new(config).map_err(|e| e.to_string())?;
-            // A server that fails to parse a tool call the model wrote (a
-            // small model on llama.cpp) gets the request again with the
-            // tools described in the prompt, and so does every later one.
-            Ok(Arc::new(TextToolCalls::new(Arc::new(provider), TextToolMode::Auto)))
-        }
-        other => Err(format!(
-            "unknown provider `{other}` (anthropic, openai or openai-compatible)"
-        )),
-    }
+    let choice = ProviderChoice {
+        kind,
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        context_window: args.context_window,
+        ..Default::default()
+    };
+    choice.build().map_err(|e| e.to_string())
 }
 
 /// A session's folder: its id made safe as one path component.

@@ -306,6 +306,14 @@ pub mod providers {
         ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, ResponseBody,
         Timeouts,
     };
+    // Choosing a provider from a kind, a base URL, a model and the
+    // environment, and asking a server for its context window.
+    #[cfg(feature = "http")]
+    pub use zidane_provider::{
+        ChoiceError, DEFAULT_LOCAL_WINDOW, LOCAL_IDLE_TIMEOUT, NoticeFn, ProviderChoice, ProviderKind, ResolvedWindow,
+        SlotLiveness, Window, check_base_url, discover_window, is_local_url, known_window, resolve_window, shown_url,
+        slots_busy,
+    };
 
     pub mod anthropic {
         //! Anthropic's Messages API: the provider (with the `http` feature)

@@ -31,8 +31,8 @@ pub(super) struct ClientFiles {
     pub(super) write: bool,
     pub(super) terminal: bool,
     /// The `shell` calls about to run: the command and the call's id (what
-    /// a terminal is embedded in), from the agent's `tool:dispatched`.
-    pub(super) calls: Arc<parking_lot::Mutex<Vec<(String, String)>>>,
+    /// a terminal is embedded in).
+    pub(super) calls: zidane_app::ShellCalls,
     /// The terminal each call ran in, for its last update.
     pub(super) terminals: Arc<parking_lot::Mutex<std::collections::HashMap<String, String>>>,
 }
@@ -91,10 +91,7 @@ impl ClientFiles {
         else {
             return Err(Self::failed(command, "the editor did not open a terminal"));
         };
-        let call = {
-            let mut calls = self.calls.lock();
-            calls.iter().position(|(c, _)| c == command).map(|i| calls.remove(i).1)
-        };
+        let call = self.calls.take(command);
         if let Some(call) = &call {
             self.terminals.lock().insert(call.clone(), id.clone());
             server.notify(

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use zidane::providers::{ContentBlock, Role, SessionTurn};
 
-use crate::session::feed::Feed;
+use zidane_app::Event;
 
 /// The ACP kind of a tool.
 pub(crate) fn kind(name: &str) -> &'static str {
@@ -38,7 +38,7 @@ pub(crate) fn title(name: &str, input: &Value) -> String {
         "grep" => format!("Search `{}`", text(input, "pattern")),
         "web_fetch" => format!("Fetch {}", text(input, "url")),
         "todowrite" => "Update the plan".to_owned(),
-        "spawn" => format!("Sub-agent: {}", crate::session::brief(name, input)),
+        "spawn" => format!("Sub-agent: {}", crate::tui::brief(name, input)),
         _ => name.to_owned(),
     }
 }
@@ -103,33 +103,27 @@ fn plan(input: &Value) -> Option<Value> {
     Some(json!({ "sessionUpdate": "plan", "entries": entries }))
 }
 
-/// The updates one feed message makes (none for what an editor does not
-/// show).
-pub(crate) fn from_feed(feed: Feed, cwd: &Path) -> Vec<Value> {
-    match feed {
-        Feed::Text(delta) => vec![json!({
+/// The updates one event makes (none for what an editor does not show).
+pub(crate) fn from_event(event: &Event, cwd: &Path) -> Vec<Value> {
+    match event {
+        Event::Text(delta) => vec![json!({
             "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": delta },
         })],
-        Feed::Thinking(delta) => vec![json!({
+        Event::Thinking(delta) => vec![json!({
             "sessionUpdate": "agent_thought_chunk", "content": { "type": "text", "text": delta },
         })],
-        Feed::ToolStart {
-            id,
-            name,
-            input,
-            refusal,
-            ..
-        } => {
+        Event::ToolCall(call) => {
+            let (id, name, input) = (&call.id, &call.name, &call.input);
             let mut out = vec![json!({
                 "sessionUpdate": "tool_call",
                 "toolCallId": id,
-                "title": title(&name, &input),
-                "kind": kind(&name),
+                "title": title(name, input),
+                "kind": kind(name),
                 "status": "pending",
-                "locations": locations(&input, cwd),
+                "locations": locations(input, cwd),
                 "rawInput": input,
             })];
-            out.push(match refusal {
+            out.push(match call.refusal() {
                 Some(why) => json!({
                     "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",
                     "content": [text_content(&why)],
@@ -137,33 +131,27 @@ pub(crate) fn from_feed(feed: Feed, cwd: &Path) -> Vec<Value> {
                 None => json!({ "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "in_progress" }),
             });
             if name == "todowrite"
-                && let Some(plan) = plan(&input)
+                && let Some(plan) = plan(input)
             {
                 out.push(plan);
             }
             out
         }
-        Feed::ToolEnd {
-            id,
-            name,
-            input,
-            text,
-            is_error,
-            ..
-        } => {
-            let content = if is_error {
+        Event::ToolResult(result) => {
+            let text = result.text();
+            let content = if result.is_error {
                 vec![text_content(&text)]
             } else {
-                call_content(&name, &input, &text, cwd)
+                call_content(&result.name, &result.input, &text, cwd)
             };
             vec![json!({
                 "sessionUpdate": "tool_call_update",
-                "toolCallId": id,
-                "status": if is_error { "failed" } else { "completed" },
+                "toolCallId": result.id,
+                "status": if result.is_error { "failed" } else { "completed" },
                 "content": content,
             })]
         }
-        Feed::ToolCancelled { id, reason } => vec![json!({
+        Event::ToolCancelled { id, reason, .. } => vec![json!({
             "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",
             "content": [text_content(&format!("cut off: {reason}"))],
         })],

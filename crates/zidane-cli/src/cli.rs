@@ -1,0 +1,309 @@
+//! The command line: a run's options and the sub-commands, parsed once.
+//!
+//! `zidane [OPTIONS] [PROMPT]...` runs a prompt (or opens the interactive
+//! session); a first word that names a sub-command is the sub-command.
+//! `zidane -- config` sends the word as a prompt, and so does
+//! `zidane -p config`: with `-p`, the words are always the prompt. The
+//! operations that were flags (`--list-sessions`, `--undo`, …) are kept as
+//! hidden aliases of their sub-commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use zidane_app::Flags;
+use zidane_app::checkpoints::Restore;
+
+/// zidane: a coding agent in the current folder.
+#[derive(Debug, Parser)]
+#[command(name = "zidane", version, about, long_version = crate::version::long())]
+pub(crate) struct Cli {
+    /// What to do: a prompt (read from standard input with `-`, or when
+    /// input is piped and no words are given).
+    pub(crate) prompt: Vec<String>,
+    #[command(flatten)]
+    pub(crate) output: Output,
+    #[command(flatten)]
+    pub(crate) flags: Flags,
+    #[command(flatten)]
+    pub(crate) legacy: Legacy,
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// How a run is shown.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct Output {
+    /// Run the prompt once and print (what happens anyway when standard
+    /// input or output is not a terminal); without it, a terminal opens the
+    /// interactive session.
+    #[arg(short = 'p', long = "print", help_heading = "Output")]
+    pub(crate) print: bool,
+    /// Print events as JSON lines instead of text.
+    #[arg(long, help_heading = "Output")]
+    pub(crate) json: bool,
+    /// Print the run summary (JSON) at the end.
+    #[arg(long, help_heading = "Output")]
+    pub(crate) summary: bool,
+}
+
+/// The operations that were flags, kept for scripts (hidden from `--help`).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct Legacy {
+    #[arg(long, hide = true)]
+    pub(crate) list_sessions: bool,
+    #[arg(long, hide = true)]
+    pub(crate) list_skills: bool,
+    #[arg(long, hide = true)]
+    pub(crate) list_commands: bool,
+    #[arg(long, hide = true)]
+    pub(crate) list_checkpoints: bool,
+    #[arg(long, hide = true, conflicts_with_all = ["rewind", "fork"])]
+    pub(crate) undo: bool,
+    #[arg(long, hide = true, value_name = "N", num_args = 0..=1, default_missing_value = "0", conflicts_with = "fork")]
+    pub(crate) rewind: Option<usize>,
+    #[arg(long, hide = true, value_name = "SESSION[:N]")]
+    pub(crate) fork: Option<String>,
+    #[arg(long, hide = true, requires = "fork")]
+    pub(crate) with_files: bool,
+    #[arg(long, hide = true, value_name = "ID")]
+    pub(crate) delete_session: Option<String>,
+    #[arg(long, hide = true, value_name = "AGE", value_parser = age)]
+    pub(crate) prune_older_than: Option<std::time::Duration>,
+    #[arg(long, hide = true, value_enum, value_name = "WHAT")]
+    pub(crate) restore: Option<Restore>,
+    #[arg(long, hide = true)]
+    pub(crate) force: bool,
+    #[arg(long, short = 'y', hide = true)]
+    pub(crate) yes: bool,
+}
+
+/// Where an operation acts: the sessions file, the folder, the session.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct Place {
+    /// The sessions file (default: $ZIDANE_HOME/sessions.db, else the
+    /// user's data folder).
+    #[arg(long)]
+    pub(crate) store: Option<PathBuf>,
+    /// The working folder (default: the current one).
+    #[arg(long)]
+    pub(crate) cwd: Option<PathBuf>,
+    /// The session (default: this folder's latest with checkpoints).
+    #[arg(long)]
+    pub(crate) session: Option<String>,
+    /// Print JSON lines instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl Place {
+    /// `flags` with this place's values over them.
+    pub(crate) fn over(&self, mut flags: Flags) -> Flags {
+        if self.store.is_some() {
+            flags.store.clone_from(&self.store);
+        }
+        if self.cwd.is_some() {
+            flags.cwd.clone_from(&self.cwd);
+        }
+        if self.session.is_some() {
+            flags.session.clone_from(&self.session);
+        }
+        flags
+    }
+}
+
+/// What a rewind takes back, and how it asks.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct RewindArgs {
+    #[command(flatten)]
+    pub(crate) place: Place,
+    /// What to take back: `files`, `conversation` or `both` (default:
+    /// `files` for `undo`, `both` for `rewind`).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) restore: Option<Restore>,
+    /// Restore the other files when some changed since the agent left them
+    /// (those are left alone and listed); without it a conflict changes
+    /// nothing.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Do not ask before changing anything.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+}
+
+/// The sub-commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve editors over the Agent Client Protocol (JSON-RPC on standard
+    /// input and output).
+    Acp(SettingsArgs),
+    /// Show the configuration in effect, each value with where it comes from.
+    Config(SettingsArgs),
+    /// Show what the session's context holds before the next request, by
+    /// category and piece.
+    Context(SettingsArgs),
+    /// MCP servers: `mcp login NAME` logs in to an HTTP server that wants
+    /// OAuth (the tokens are kept in the sessions file).
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+    /// The saved sessions: list (the default), delete, prune.
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// List a session's checkpoints: each prompt with the files it
+    /// created, modified and deleted.
+    Checkpoints {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// Take back the last prompt's changes to the files (the conversation
+    /// stays; `--restore both` rewinds it too).
+    Undo(RewindArgs),
+    /// Go back to checkpoint N (before its prompt): the files the later
+    /// prompts changed go back and the conversation keeps the turns before
+    /// it. Without N, a list to pick from (on a terminal).
+    Rewind {
+        /// The checkpoint.
+        n: Option<usize>,
+        #[command(flatten)]
+        args: RewindArgs,
+    },
+    /// Start a new session from SESSION's checkpoint N (its turns before
+    /// that prompt; all of them without N); a prompt given runs in it.
+    Fork {
+        /// `SESSION` or `SESSION:N`.
+        #[arg(value_name = "SESSION[:N]")]
+        spec: String,
+        /// A prompt to run in the new session.
+        prompt: Vec<String>,
+        /// Restore the folder to checkpoint N too.
+        #[arg(long)]
+        with_files: bool,
+        /// With `--with-files`: restore the other files when some changed.
+        #[arg(long)]
+        force: bool,
+        /// The new session's id (default: a new one).
+        #[arg(long = "as", value_name = "ID")]
+        new_id: Option<String>,
+        #[command(flatten)]
+        place: Place,
+    },
+    /// List the skills the agent would offer (and any that cannot be read).
+    Skills {
+        #[command(flatten)]
+        place: Place,
+    },
+    /// List the custom commands (`/NAME`: `.zidane/commands/NAME.md` and
+    /// the user's).
+    Commands {
+        #[command(flatten)]
+        place: Place,
+    },
+}
+
+/// The options of a run, for a sub-command that reads the settings.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct SettingsArgs {
+    #[command(flatten)]
+    pub(crate) flags: Flags,
+}
+
+/// `zidane mcp …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// Log in to an HTTP MCP server that wants OAuth: the URL to open is
+    /// printed (and opened when there is a browser).
+    Login {
+        /// The server's name in the configuration.
+        server: String,
+    },
+}
+
+/// `zidane sessions …`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum SessionsAction {
+    /// List the saved sessions (an interrupted one is marked).
+    List,
+    /// Delete a session: its turns, runs and checkpoints (contents no other
+    /// session uses are removed).
+    Delete {
+        /// The session.
+        id: String,
+        /// Do not ask first.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Delete the sessions unchanged for AGE (`30d`, `12h`, `90m`, `2w`)
+    /// and the checkpoint contents only they used.
+    Prune {
+        /// The age.
+        #[arg(value_parser = age)]
+        age: std::time::Duration,
+        /// Do not ask first.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+}
+
+/// An age: a number and a unit (`s`, `m`, `h`, `d`, `w`).
+fn age(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not an age like 30d, 12h, 90m or 2w"))?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" | "" => 86_400,
+        "w" => 7 * 86_400,
+        _ => return Err(format!("`{text}`: the unit is one of s, m, h, d, w")),
+    };
+    Ok(std::time::Duration::from_secs(n.saturating_mul(secs)))
+}
+
+/// The command line as given, with one rule applied: after `-p` /
+/// `--print`, the first word is the start of the prompt, even one that
+/// names a sub-command (`zidane -p config` asks about "config").
+pub(crate) fn argv(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut args: Vec<String> = args.into_iter().collect();
+    let command = Cli::command();
+    let takes_value = |token: &str| -> bool {
+        let found = if let Some(long) = token.strip_prefix("--") {
+            command.get_arguments().find(|a| a.get_long() == Some(long))
+        } else {
+            let short = token.chars().last();
+            command.get_arguments().find(|a| a.get_short() == short)
+        };
+        found.is_some_and(|a| a.get_action().takes_values() && a.get_num_args().is_none_or(|n| n.min_values() > 0))
+    };
+    let mut print = false;
+    let mut i = 1;
+    while i < args.len() {
+        let token = args[i].as_str();
+        if token == "--" {
+            return args;
+        }
+        if token.starts_with('-') && token.len() > 1 {
+            if token == "--print" || (!token.starts_with("--") && token[1..].contains('p') && token[1..].chars().all(|c| c.is_ascii_alphabetic())) {
+                print = true;
+            }
+            if !token.contains('=') && takes_value(token) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if print {
+            args.insert(i, "--".to_owned());
+        }
+        return args;
+    }
+    args
+}

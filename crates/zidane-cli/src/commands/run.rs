@@ -1,0 +1,68 @@
+//! `zidane [PROMPT]`: a run. At a terminal (both ends, and neither `-p`,
+//! `--json` nor `--plan`) the interactive session opens; otherwise the
+//! prompt runs once and prints.
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+
+use zidane_app::{Flags, Given, Setup};
+
+use super::Failure;
+use crate::cli::Output;
+
+/// Runs the prompt `words` (or opens the session).
+pub(crate) async fn run(words: Vec<String>, output: &Output, flags: Flags, given: Given) -> Result<(), Failure> {
+    let settings = super::settings(&flags, &given, true)?;
+    let runtime = zidane_app::open_runtime(settings.store.as_deref())?;
+    let prompt = read_prompt(&words)?;
+    let interactive = interactive(output, &flags);
+    if prompt.trim().is_empty() && !settings.resume && !interactive {
+        return Err(Failure::usage(
+            "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
+        ));
+    }
+    let session = zidane_app::session_id(&settings, runtime.sqlite()).await?;
+    start(settings, runtime, &session, prompt, output, interactive).await
+}
+
+/// Runs `prompt` in `session` with `settings` on `runtime`: the session at
+/// a terminal, else once.
+pub(crate) async fn start(
+    settings: zidane_app::Settings,
+    runtime: Arc<zidane::durable::CheckpointRuntime>,
+    session: &str,
+    prompt: String,
+    output: &Output,
+    interactive: bool,
+) -> Result<(), Failure> {
+    let answers = interactive || crate::print::ask::terminal();
+    let mut setup = Setup::new(settings, runtime, answers).await?;
+    setup.interactive = interactive;
+    super::tell(&setup.notes);
+    let setup = Arc::new(setup);
+    if interactive {
+        return crate::tui::run(setup, session, prompt).await;
+    }
+    crate::print::one_shot(setup, session, prompt, output).await
+}
+
+/// Whether this run is an interactive session: a terminal on both ends,
+/// and neither `-p`, `--json` nor `--plan`.
+pub(crate) fn interactive(output: &Output, flags: &Flags) -> bool {
+    !output.print && !output.json && !flags.plan && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// The prompt: the words given, or standard input for `-` (or when no words
+/// are given and input is piped).
+fn read_prompt(words: &[String]) -> Result<String, Failure> {
+    let words = words.join(" ");
+    let from_stdin = words == "-" || (words.trim().is_empty() && !std::io::stdin().is_terminal());
+    if !from_stdin {
+        return Ok(words);
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::usage(format!("cannot read the prompt from standard input: {e}")))?;
+    Ok(text)
+}

@@ -1,0 +1,363 @@
+//! The interactive session: `zidane` at a terminal. One conversation at a
+//! time (`/new` and `/resume` open another in the same folder); the
+//! conversation goes into the terminal's own scrollback and only the input
+//! and the status line under it are redrawn. The input stays live while
+//! the model works (Enter steers, `/later` queues a follow-up, Esc
+//! interrupts), approvals are answered with one key, and slash commands
+//! reach what the conversation can do. This module renders the
+//! conversation's events and turns keys into submissions; the rest is the
+//! program's core.
+
+mod draw;
+mod editor;
+mod keys;
+mod markdown;
+mod prompt;
+mod screen;
+mod slash;
+mod update;
+mod view;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::EventStream;
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use zidane_app::{Ask, Conversation, Error, Event, Events, Form, Outcome, Setup};
+
+use self::editor::{Editor, History};
+use self::markdown::Markdown;
+use self::screen::{Paint, Screen};
+pub(crate) use self::view::brief;
+use crate::commands::Failure;
+
+/// The live line's account of a run while nothing else shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Live {
+    Working,
+    /// `done` of `total` prompt tokens read (`None`: the server does not
+    /// report it, and `total` is an estimate).
+    Reading {
+        done: Option<u64>,
+        total: u64,
+    },
+    /// About this many tokens written that do not show yet.
+    Writing(u64),
+}
+
+/// An MCP server's form, filled field by field.
+struct FormState {
+    form: Form,
+    /// Each field: its name, its type, its default as shown.
+    fields: Vec<(String, String, Option<String>)>,
+    at: usize,
+    answers: serde_json::Map<String, Value>,
+}
+
+impl FormState {
+    fn new(form: Form) -> FormState {
+        FormState {
+            fields: form.fields(),
+            form,
+            at: 0,
+            answers: serde_json::Map::new(),
+        }
+    }
+
+    /// Takes the typed value of the current field; `true` once every field
+    /// has one (or was left to its default).
+    fn take(&mut self, typed: &str) -> bool {
+        if let Some((name, kind, _)) = self.fields.get(self.at)
+            && !typed.trim().is_empty()
+        {
+            self.answers
+                .insert(name.clone(), zidane_app::ask::field_value(kind, typed));
+        }
+        self.at += 1;
+        self.at >= self.fields.len()
+    }
+}
+
+/// A message typed while the model worked, until the model takes it.
+struct Queued {
+    id: String,
+    text: String,
+    follow_up: bool,
+}
+
+/// A background task the session knows of.
+struct Task {
+    command: String,
+    output: String,
+    running: bool,
+}
+
+/// A list to choose from in the bottom area.
+enum Picker {
+    /// The sessions, each with its cost when its turns were priced.
+    Sessions(Vec<(zidane::agent::SessionInfo, Option<f64>)>, usize),
+    Tasks(Vec<String>, usize),
+}
+
+#[derive(Default)]
+struct Totals {
+    input: u64,
+    output: u64,
+    cost: f64,
+    priced: bool,
+}
+
+type RunResult = Result<Outcome, Error>;
+
+/// The session and its interface.
+struct Session {
+    setup: Arc<Setup>,
+    conversation: Conversation,
+    /// Where every conversation of the session sends its events.
+    events: Events,
+    screen: Screen,
+    paint: Paint,
+    editor: Editor,
+    md: Markdown,
+    thinking: String,
+    show_thinking: bool,
+    waiting: bool,
+    /// What the live line says while nothing shows: the model reading the
+    /// prompt or writing what is not shown yet.
+    live: Live,
+    run: Option<tokio::task::JoinHandle<RunResult>>,
+    run_started: Instant,
+    fallback: Option<String>,
+    queued: Vec<Queued>,
+    /// Typed while a run ended: sent as the next prompt.
+    later: Vec<String>,
+    next_id: u64,
+    tasks: BTreeMap<String, Task>,
+    mcp: BTreeMap<String, String>,
+    spawns: HashMap<String, String>,
+    totals: Totals,
+    context_used: Option<u64>,
+    asks: VecDeque<Ask>,
+    forms: VecDeque<FormState>,
+    /// The value being typed for the form's current field.
+    field: String,
+    /// The reason being typed for a `no`.
+    reason: Option<String>,
+    picker: Option<Picker>,
+    quit_armed: Option<Instant>,
+    interrupting: bool,
+    quit: bool,
+}
+
+/// Runs the interactive session in `setup`'s folder until the person
+/// quits, starting with `prompt` (or, with `--resume` and no prompt,
+/// continuing an interrupted run).
+pub(crate) async fn run(setup: Arc<Setup>, id: &str, prompt: String) -> Result<(), Failure> {
+    let (events, mut rx) = Events::channel();
+    let conversation = Conversation::open(Arc::clone(&setup), id, events.clone(), true).await?;
+    crate::commands::tell(conversation.notes());
+    let paint = Paint::from_env();
+    let history = History::open(setup.store.path().parent(), &setup.settings.paths.root);
+    let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
+    let cols = usize::from(screen.cols);
+    let mut session = Session {
+        setup,
+        conversation,
+        events,
+        screen,
+        paint,
+        editor: Editor::new(history),
+        md: Markdown::new(paint, cols),
+        thinking: String::new(),
+        show_thinking: false,
+        waiting: false,
+        live: Live::Working,
+        run: None,
+        run_started: Instant::now(),
+        fallback: None,
+        queued: Vec::new(),
+        later: Vec::new(),
+        next_id: 0,
+        tasks: BTreeMap::new(),
+        mcp: BTreeMap::new(),
+        spawns: HashMap::new(),
+        totals: Totals::default(),
+        context_used: None,
+        asks: VecDeque::new(),
+        forms: VecDeque::new(),
+        field: String::new(),
+        reason: None,
+        picker: None,
+        quit_armed: None,
+        interrupting: false,
+        quit: false,
+    };
+    session.welcome().await;
+    if !prompt.trim().is_empty() {
+        session.submit_prompt(prompt).await;
+    } else if session.setup.settings.resume {
+        session.continue_interrupted();
+    }
+    session.draw(Vec::new());
+    session.event_loop(&mut rx).await;
+    session.end().await
+}
+
+impl Session {
+    async fn event_loop(&mut self, rx: &mut UnboundedReceiver<Event>) {
+        let mut keys = EventStream::new();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut shown_status = String::new();
+        // SIGTERM and SIGHUP end the session as a quit does (the run
+        // suspended, the terminal given back).
+        let mut signals = crate::signals::StopSignals::listen();
+        while !self.quit {
+            tokio::select! {
+                stop = signals.next() => if stop {
+                    self.quit = true;
+                },
+                key = keys.next() => match key {
+                    Some(Ok(key)) => self.on_event(key).await,
+                    // The terminal is gone: end as a quit would.
+                    Some(Err(_)) | None => self.quit = true,
+                },
+                Some(first) = rx.recv() => self.take_updates(first, rx),
+                result = wait(&mut self.run), if self.run.is_some() => {
+                    self.run = None;
+                    // Everything the run sent comes before its end.
+                    while let Ok(next) = rx.try_recv() {
+                        self.take_updates(next, rx);
+                    }
+                    self.on_run_end(result).await;
+                }
+                _ = tick.tick() => {
+                    // Once a second, and only when the status line changed
+                    // (the cache's countdown, the elapsed time).
+                    let status = self.status();
+                    if status != shown_status {
+                        shown_status = status;
+                        self.draw(Vec::new());
+                    }
+                }
+            }
+        }
+    }
+
+    /// `first` and what else arrived with it, drawn once.
+    fn take_updates(&mut self, first: Event, rx: &mut UnboundedReceiver<Event>) {
+        let mut commit = Vec::new();
+        self.on_update(first, &mut commit);
+        for _ in 0..512 {
+            match rx.try_recv() {
+                Ok(next) => self.on_update(next, &mut commit),
+                Err(_) => break,
+            }
+        }
+        self.draw(commit);
+    }
+
+    /// The first lines: where the session is, how to get help.
+    async fn welcome(&mut self) {
+        let turns = self.conversation.stored_turns().await.len();
+        let resumed = if turns > 0 {
+            format!(" · resumed with {turns} messages")
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "zidane · {} · session {}{resumed} · /help for commands, Esc interrupts, Ctrl-D quits",
+            self.setup.cwd().display(),
+            self.conversation.id()
+        );
+        let line = self.paint.dim(&line);
+        self.refresh_context().await;
+        self.draw(vec![line]);
+    }
+
+    /// `--resume` with no prompt: the interrupted run, continued.
+    fn continue_interrupted(&mut self) {
+        let conversation = self.conversation.clone();
+        self.waiting = true;
+        self.live = Live::Working;
+        self.run_started = Instant::now();
+        self.run = Some(tokio::spawn(async move { Ok(conversation.resume_interrupted().await) }));
+    }
+
+    /// The context's size before the next request, estimated.
+    async fn refresh_context(&mut self) {
+        if let Some(used) = self.conversation.context_used().await {
+            self.context_used = Some(used);
+        }
+    }
+
+    fn commit_note(&self, commit: &mut Vec<String>, line: &str) {
+        commit.push(self.paint.dim(line));
+    }
+
+    /// Ends the streamed text and thinking before something else is shown.
+    fn settle(&mut self, commit: &mut Vec<String>) {
+        self.flush_thinking(commit);
+        commit.extend(self.md.finish());
+    }
+
+    fn flush_thinking(&mut self, commit: &mut Vec<String>) {
+        if self.thinking.is_empty() {
+            return;
+        }
+        let thinking = std::mem::take(&mut self.thinking);
+        if self.show_thinking {
+            for line in thinking.lines() {
+                commit.push(self.paint.dim(&format!("✻ {line}")));
+            }
+        } else {
+            let words = thinking.split_whitespace().count();
+            let first: String = thinking.split_whitespace().take(12).collect::<Vec<_>>().join(" ");
+            commit.push(self.paint.dim(&format!("✻ thought ({words} words): {first}…")));
+        }
+    }
+
+    /// Quits: a run still going is suspended (so `--resume` continues it),
+    /// the conversation ends, and the terminal is given back.
+    async fn end(mut self) -> Result<(), Failure> {
+        if !self.editor.is_empty() {
+            self.editor.clear();
+        }
+        for ask in self.asks.drain(..) {
+            ask.answer(zidane_app::Answer::No(Some("the session ended".into())));
+        }
+        for form in self.forms.drain(..) {
+            form.form.answer(zidane::mcp::ElicitationAnswer::Cancel);
+        }
+        if let Some(run) = self.run.take() {
+            self.conversation.suspend().await;
+            let _ = run.await;
+        }
+        self.screen.leave();
+        self.conversation.end().await;
+        let id = self.conversation.id();
+        eprintln!("session {id} (continue with `zidane --resume --session {id}`)");
+        Ok(())
+    }
+}
+
+/// Resolves when the run ends (pending while there is none).
+async fn wait(run: &mut Option<tokio::task::JoinHandle<RunResult>>) -> Result<RunResult, tokio::task::JoinError> {
+    match run {
+        Some(handle) => handle.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The first line of `text`, with a mark when there are more.
+fn first_lines(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_owned();
+    match lines.count() {
+        0 => first,
+        n => format!("{first} (+{n} lines)"),
+    }
+}
