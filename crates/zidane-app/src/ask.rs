@@ -17,6 +17,7 @@ use zidane::agent::{ApprovalDecision, ApprovalRequest, RememberedApproval, ToolC
 use zidane::mcp::{ElicitationAnswer, ElicitationRequest};
 use zidane::providers::BoxFuture;
 
+pub use crate::event::{Answer, Ask, Form, Question, field_value};
 use crate::event::{Event, Events};
 use crate::paths::Paths;
 
@@ -92,100 +93,6 @@ pub fn describe(call: &ToolCall) -> String {
     }
 }
 
-/// A call waiting for a yes.
-#[derive(Debug)]
-pub struct Ask {
-    /// The call.
-    pub call: ToolCall,
-    /// Why a rule or a hook asks (`None`: the approval mode asks).
-    pub reason: Option<String>,
-    /// The permission rule an "always in this project / for me" answer
-    /// saves (`shell(cargo test:*)`).
-    pub rule: String,
-    /// What an "always" answer covers, as a person reads it.
-    pub scope: String,
-    reply: oneshot::Sender<Answer>,
-}
-
-impl Ask {
-    /// Answers the question (a question answered twice keeps the first).
-    pub fn answer(self, answer: Answer) {
-        let _ = self.reply.send(answer);
-    }
-}
-
-/// A person's answer to a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// Run it.
-    Yes,
-    /// Do not run it (with a reason the model reads).
-    No(Option<String>),
-    /// Run it, and calls like it for the rest of the conversation.
-    Always,
-    /// Run it, and save the rule to the project's (`true`) or the user's
-    /// configuration.
-    Save {
-        /// The project's configuration, else the user's.
-        project: bool,
-    },
-    /// Refuse it, and calls like it for the rest of the conversation.
-    Never,
-}
-
-/// An MCP server's form (elicitation).
-#[derive(Debug)]
-pub struct Form {
-    /// What the server asks.
-    pub request: ElicitationRequest,
-    reply: oneshot::Sender<ElicitationAnswer>,
-}
-
-impl Form {
-    /// Each field: its name, its type, its default as shown.
-    pub fn fields(&self) -> Vec<(String, String, Option<String>)> {
-        self.request.schema["properties"]
-            .as_object()
-            .map(|props| {
-                props
-                    .iter()
-                    .map(|(name, p)| {
-                        let kind = p["type"].as_str().unwrap_or("string").to_owned();
-                        let default = p
-                            .get("default")
-                            .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned));
-                        (name.clone(), kind, default)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Answers the form.
-    pub fn answer(self, answer: ElicitationAnswer) {
-        let _ = self.reply.send(answer);
-    }
-}
-
-/// A field's typed text as the form's value: numbers and booleans parsed,
-/// the rest as text.
-pub fn field_value(kind: &str, typed: &str) -> Value {
-    let typed = typed.trim();
-    match kind {
-        "number" | "integer" | "boolean" => serde_json::from_str(typed).unwrap_or_else(|_| Value::from(typed)),
-        _ => Value::from(typed),
-    }
-}
-
-/// A question for the person.
-#[derive(Debug)]
-pub enum Question {
-    /// A call to allow.
-    Call(Ask),
-    /// An MCP server's form.
-    Form(Form),
-}
-
 /// The conversation's approver: a `Notification` hook hears of each
 /// question; a question goes to the front end when it answers questions,
 /// and is refused (saying how to allow the call) when it does not.
@@ -225,7 +132,8 @@ impl Approver {
                     return ElicitationAnswer::Decline;
                 }
                 let (reply, answer) = oneshot::channel();
-                this.events.send(Event::Question(Question::Form(Form { request, reply })));
+                this.events
+                    .send(Event::Question(Question::Form(Form::new(request, reply))));
                 answer.await.unwrap_or(ElicitationAnswer::Decline)
             }) as BoxFuture<'static, ElicitationAnswer>
         })
@@ -284,13 +192,13 @@ impl ToolCallApprover for Approver {
                 };
             }
             let (reply, answer) = oneshot::channel();
-            let ask = Ask {
-                call: request.call.clone(),
-                reason: request.reason.map(str::to_owned),
-                rule: rule.clone(),
+            let ask = Ask::new(
+                request.call.clone(),
+                request.reason.map(str::to_owned),
+                rule.clone(),
                 scope,
                 reply,
-            };
+            );
             self.events.send(Event::Question(Question::Call(ask)));
             let answer = tokio::select! {
                 answer = answer => answer.unwrap_or(Answer::No(Some("the session has ended".into()))),
@@ -337,4 +245,3 @@ pub fn save(paths: &Paths, rule: &str, project: bool) -> String {
         Err(e) => format!("could not save `{rule}` to {}: {e}", file.display()),
     }
 }
-

@@ -195,12 +195,4 @@ pub(crate) fn without_images(hooks: &zidane::hooks::HookBus) -> zidane::hooks::H
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn image_mentions_in_a_prompt() {
-        assert_eq!(
-            super::mentions("What is in @shot.png, and @docs/a.JPEG? Not @notes.md or a@b.png."),
-            ["shot.png", "docs/a.JPEG"]
-        );
-    }
-}
+mod tests;

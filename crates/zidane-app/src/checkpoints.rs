@@ -113,7 +113,10 @@ impl RewindPlan {
 
     /// Whether nothing would change.
     pub fn is_empty(&self) -> bool {
-        self.files.as_ref().is_none_or(|p| p.is_empty() && p.conflicts.is_empty()) && !self.drops_turns()
+        self.files
+            .as_ref()
+            .is_none_or(|p| p.is_empty() && p.conflicts.is_empty())
+            && !self.drops_turns()
     }
 
     /// Files changed since the agent left them (left alone unless forced).

@@ -17,10 +17,12 @@
 //!
 //! Every event takes `continue: false` (with `stopReason`): the run stops.
 //! Exit 0 continues; exit 2 blocks; another exit code or a timeout is an
-//! error shown to the person, and the run goes on. Commands run in the
-//! working folder, in the sandbox commands run in, with the same secret
-//! variables removed from their environment, and `CLAUDE_PROJECT_DIR` /
-//! `ZIDANE_PROJECT_DIR` set to the project's root.
+//! error shown to the person, and the run goes on. Hooks are the user's own
+//! programs (and a trusted project's): they run in the working folder with
+//! the user's permissions, outside the sandbox the agent's commands run in
+//! (a hook may log under `~/.claude/`, as Claude Code's guide shows), with
+//! the same secret variables removed from their environment, and
+//! `CLAUDE_PROJECT_DIR` / `ZIDANE_PROJECT_DIR` set to the project's root.
 //!
 //! The input on standard input: `session_id`, `cwd`, `hook_event_name`,
 //! `permission_mode` (`default`, `acceptEdits`, `bypassPermissions`), then
@@ -250,7 +252,7 @@ impl CommandHooks {
         hooks: Vec<HookCommand>,
         paths: &crate::paths::Paths,
         session_id: &str,
-        approve: crate::settings::Approve,
+        approve: crate::modes::Approve,
         pass_env: Vec<String>,
         launcher: Option<Launcher>,
         events: crate::event::Events,
@@ -261,9 +263,9 @@ impl CommandHooks {
             root: paths.root.clone(),
             session_id: session_id.to_owned(),
             mode: match approve {
-                crate::settings::Approve::Ask => "default",
-                crate::settings::Approve::AutoEdit => "acceptEdits",
-                crate::settings::Approve::Yolo => "bypassPermissions",
+                crate::modes::Approve::Ask => "default",
+                crate::modes::Approve::AutoEdit => "acceptEdits",
+                crate::modes::Approve::Yolo => "bypassPermissions",
             },
             pass_env,
             launcher,

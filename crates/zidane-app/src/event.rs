@@ -6,12 +6,12 @@
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
+use zidane::agent::ToolCall;
 use zidane::agent::events::{ActivationVia, ModelTarget, TaskStatus, ToolOutcome};
 use zidane::agent::{AgentStats, RunSummary};
 use zidane::checkpoints::Checkpoint;
+use zidane::mcp::{ElicitationAnswer, ElicitationRequest};
 use zidane::providers::ToolResultContent;
-
-use crate::ask::Question;
 
 /// A sub-agent a tool call belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,6 +259,120 @@ impl RunEnd {
             _ => None,
         }
     }
+}
+
+/// A call waiting for a yes.
+#[derive(Debug)]
+pub struct Ask {
+    /// The call.
+    pub call: ToolCall,
+    /// Why a rule or a hook asks (`None`: the approval mode asks).
+    pub reason: Option<String>,
+    /// The permission rule an "always in this project / for me" answer
+    /// saves (`shell(cargo test:*)`).
+    pub rule: String,
+    /// What an "always" answer covers, as a person reads it.
+    pub scope: String,
+    reply: oneshot::Sender<Answer>,
+}
+
+impl Ask {
+    pub(crate) fn new(
+        call: ToolCall,
+        reason: Option<String>,
+        rule: String,
+        scope: String,
+        reply: oneshot::Sender<Answer>,
+    ) -> Ask {
+        Ask {
+            call,
+            reason,
+            rule,
+            scope,
+            reply,
+        }
+    }
+
+    /// Answers the question (a question answered twice keeps the first).
+    pub fn answer(self, answer: Answer) {
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// A person's answer to a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Run it.
+    Yes,
+    /// Do not run it (with a reason the model reads).
+    No(Option<String>),
+    /// Run it, and calls like it for the rest of the conversation.
+    Always,
+    /// Run it, and save the rule to the project's (`true`) or the user's
+    /// configuration.
+    Save {
+        /// The project's configuration, else the user's.
+        project: bool,
+    },
+    /// Refuse it, and calls like it for the rest of the conversation.
+    Never,
+}
+
+/// An MCP server's form (elicitation).
+#[derive(Debug)]
+pub struct Form {
+    /// What the server asks.
+    pub request: ElicitationRequest,
+    reply: oneshot::Sender<ElicitationAnswer>,
+}
+
+impl Form {
+    pub(crate) fn new(request: ElicitationRequest, reply: oneshot::Sender<ElicitationAnswer>) -> Form {
+        Form { request, reply }
+    }
+
+    /// Each field: its name, its type, its default as shown.
+    pub fn fields(&self) -> Vec<(String, String, Option<String>)> {
+        self.request.schema["properties"]
+            .as_object()
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(name, p)| {
+                        let kind = p["type"].as_str().unwrap_or("string").to_owned();
+                        let default = p
+                            .get("default")
+                            .map(|d| d.as_str().map_or_else(|| d.to_string(), str::to_owned));
+                        (name.clone(), kind, default)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Answers the form.
+    pub fn answer(self, answer: ElicitationAnswer) {
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// A field's typed text as the form's value: numbers and booleans parsed,
+/// the rest as text.
+pub fn field_value(kind: &str, typed: &str) -> Value {
+    let typed = typed.trim();
+    match kind {
+        "number" | "integer" | "boolean" => serde_json::from_str(typed).unwrap_or_else(|_| Value::from(typed)),
+        _ => Value::from(typed),
+    }
+}
+
+/// A question for the person.
+#[derive(Debug)]
+pub enum Question {
+    /// A call to allow.
+    Call(Ask),
+    /// An MCP server's form.
+    Form(Form),
 }
 
 /// One thing to show or answer.

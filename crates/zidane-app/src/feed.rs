@@ -6,15 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use zidane::agent::events::{
     BackgroundExit, BackgroundStall, BackgroundStart, CacheBreak, ChildStreamEnd, ChildToolAfter, ChildToolCancelled,
-    ChildToolDispatched, CompactEnd, CompactStart, McpAuthRequired, McpBootstrapEnd, McpBootstrapOutcome, ModelFallback,
-    ProviderDiagnostic, SkillsActivate, SpawnError, SpawnQueued, SteerInject, StreamProgress, StreamRetry, StreamStart,
-    StreamText, StreamThinking, ToolAfter, ToolCancelled, ToolDispatched, TurnAfter, TurnBefore,
+    ChildToolDispatched, CompactEnd, CompactStart, McpAuthRequired, McpBootstrapEnd, McpBootstrapOutcome,
+    ModelFallback, ProviderDiagnostic, SkillsActivate, SpawnError, SpawnQueued, SteerInject, StreamProgress,
+    StreamRetry, StreamStart, StreamText, StreamThinking, ToolAfter, ToolCancelled, ToolDispatched, TurnAfter,
+    TurnBefore,
 };
 use zidane::hooks::{HookBus, HookScope};
 
-use crate::event::{
-    ChildRef, Event, Events, McpState, Retry, TaskEnd, ToolCallEvent, ToolResultEvent, TurnFigures,
-};
+use crate::event::{ChildRef, Event, Events, McpState, Retry, TaskEnd, ToolCallEvent, ToolResultEvent, TurnFigures};
 
 /// A `prompt-progress` diagnostic's tokens read and total.
 fn prompt_progress(ev: &ProviderDiagnostic) -> Option<(u64, u64)> {
@@ -316,9 +315,9 @@ fn install_notes(scope: &HookScope, events: &Events) {
                 tools: *tool_count as usize,
                 lazy: *lazy,
             },
-            McpBootstrapOutcome::Failed { error, .. } => McpState::Unavailable(
-                error.as_ref().map_or_else(|| "skipped".to_owned(), ToString::to_string),
-            ),
+            McpBootstrapOutcome::Failed { error, .. } => {
+                McpState::Unavailable(error.as_ref().map_or_else(|| "skipped".to_owned(), ToString::to_string))
+            }
         };
         e.send(Event::Mcp {
             name: ev.name().to_owned(),

@@ -29,6 +29,7 @@ mod error;
 mod event;
 mod feed;
 pub mod instructions;
+mod modes;
 pub mod paths;
 mod permissions;
 pub mod plan;
@@ -38,16 +39,15 @@ mod setup;
 pub mod slash;
 mod window;
 
-pub use crate::ask::{Answer, Ask, Form, Question};
 pub use crate::config::{TrustAnswer, TrustQuestion};
 pub use crate::conversation::{
-    CompactOutcome, ContextReport, Conversation, CostReport, FOLDER_KEY, ModelCost, ModelSwitch, SkillState,
-    Submission,
+    CompactOutcome, ContextReport, Conversation, CostReport, FOLDER_KEY, ModelCost, ModelSwitch, SkillState, Submission,
 };
 pub use crate::error::Error;
+pub use crate::event::{Answer, Ask, Form, Question};
 pub use crate::event::{
-    CheckpointNote, ChildRef, Event, Events, McpState, Outcome, Retry, RunEnd, TaskEnd, ToolCallEvent,
-    ToolResultEvent, TurnFigures,
+    CheckpointNote, ChildRef, Event, Events, McpState, Outcome, Retry, RunEnd, TaskEnd, ToolCallEvent, ToolResultEvent,
+    TurnFigures,
 };
 pub use crate::settings::{Approve, Flags, Given, SandboxFlag, Settings, Thinking};
 pub use crate::setup::{

@@ -26,8 +26,40 @@ use serde_json::Value;
 use zidane::agent::{ToolCall, ToolCallInterceptor, ToolCallVerdict};
 use zidane::providers::BoxFuture;
 
-use crate::config::{RuleKind, RuleText};
-use crate::settings::Approve;
+use crate::modes::Approve;
+
+/// A permission rule and where it was written.
+#[derive(Debug, Clone)]
+pub struct RuleText {
+    /// What the rule does.
+    pub kind: RuleKind,
+    /// The rule as written (`shell(cargo test:*)`).
+    pub rule: String,
+    /// Where it was written.
+    pub origin: String,
+}
+
+/// What a permission rule does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleKind {
+    /// Lets a call run without asking.
+    Allow,
+    /// Asks before a call.
+    Ask,
+    /// Refuses a call.
+    Deny,
+}
+
+impl RuleKind {
+    /// Its name in files (`allow`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
 
 /// One rule, compiled.
 #[derive(Debug, Clone)]
@@ -289,33 +321,10 @@ fn split_command(command: &str, cwd: &Path) -> Command {
                 continue;
             }
             '>' if !double => {
-                // `>`, `>>`, `>|`, `&>`: the target must stay in the folder.
-                let mut j = i + 1;
-                if matches!(chars.get(j), Some('>') | Some('|')) {
-                    j += 1;
-                }
-                if chars.get(j) == Some(&'&') {
-                    // `2>&1`: a descriptor, not a file.
-                    current.extend(&chars[i..=j]);
-                    i = j + 1;
-                    continue;
-                }
-                while chars.get(j).is_some_and(|c| c.is_whitespace()) {
-                    j += 1;
-                }
-                let start = j;
-                while chars
-                    .get(j)
-                    .is_some_and(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|'))
-                {
-                    j += 1;
-                }
-                let target: String = chars[start..j].iter().collect();
-                if !inside(&target, cwd) {
-                    opaque = true;
-                }
-                current.extend(&chars[i..j]);
-                i = j;
+                let (end, outside) = redirection(&chars, i, cwd);
+                opaque |= outside;
+                current.extend(&chars[i..end]);
+                i = end;
                 continue;
             }
             ';' | '\n' if !double => {
@@ -343,6 +352,31 @@ fn split_command(command: &str, cwd: &Path) -> Command {
         all_parts,
         opaque,
     }
+}
+
+/// The redirection at `i` (`>`, `>>`, `>|`, `&>`): the index after it,
+/// and whether its target leaves the folder (`2>&1` names a descriptor,
+/// not a file).
+fn redirection(chars: &[char], i: usize, cwd: &Path) -> (usize, bool) {
+    let mut j = i + 1;
+    if matches!(chars.get(j), Some('>') | Some('|')) {
+        j += 1;
+    }
+    if chars.get(j) == Some(&'&') {
+        return (j + 1, false);
+    }
+    while chars.get(j).is_some_and(|c| c.is_whitespace()) {
+        j += 1;
+    }
+    let start = j;
+    while chars
+        .get(j)
+        .is_some_and(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|'))
+    {
+        j += 1;
+    }
+    let target: String = chars[start..j].iter().collect();
+    (j, !inside(&target, cwd))
 }
 
 /// The text up to the `)` that closes an opening at `start - 1`, and the
@@ -568,7 +602,11 @@ impl Permissions {
                             .any(|r| r.covers_tool(name) && r.matches_command_part(part))
                     })
             }
-            None => self.allow.iter().chain(self.run_allow.lock().iter()).any(|r| hit(r, false)),
+            None => self
+                .allow
+                .iter()
+                .chain(self.run_allow.lock().iter())
+                .any(|r| hit(r, false)),
         };
         if allowed || !self.default_asks(name) {
             ToolCallVerdict::Allow

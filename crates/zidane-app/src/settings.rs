@@ -8,109 +8,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::parser::ValueSource;
-use serde::Deserialize;
-use zidane::providers::{ProviderKind, ThinkingLevel};
+use zidane::providers::ProviderKind;
 
 use crate::command_hooks::HookCommand;
-use crate::config::{RuleText, Source};
+pub use crate::modes::{Approve, SandboxFlag, Thinking};
 use crate::paths::Paths;
-
-/// What the program asks before doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Approve {
-    /// Before commands, MCP tools and file writes.
-    #[default]
-    Ask,
-    /// File writes in the working folder go through; commands and MCP
-    /// tools ask.
-    AutoEdit,
-    /// Nothing asks.
-    Yolo,
-}
-
-impl Approve {
-    /// Its name on the command line and in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Approve::Ask => "ask",
-            Approve::AutoEdit => "auto-edit",
-            Approve::Yolo => "yolo",
-        }
-    }
-
-    /// The mode by its name.
-    pub fn from_name(name: &str) -> Option<Approve> {
-        [Approve::Ask, Approve::AutoEdit, Approve::Yolo]
-            .into_iter()
-            .find(|a| a.name() == name)
-    }
-}
-
-/// How commands are confined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxFlag {
-    /// Unconfined.
-    Off,
-    /// Writes only in the working folder and the temporary folder.
-    WorkspaceWrite,
-    /// No writes.
-    ReadOnly,
-}
-
-impl SandboxFlag {
-    /// Its name on the command line and in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            SandboxFlag::Off => "off",
-            SandboxFlag::WorkspaceWrite => "workspace-write",
-            SandboxFlag::ReadOnly => "read-only",
-        }
-    }
-}
-
-/// Extended thinking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Thinking {
-    /// None.
-    #[default]
-    Off,
-    /// The least.
-    Minimal,
-    /// A little.
-    Low,
-    /// Some.
-    Medium,
-    /// The most.
-    High,
-}
-
-impl Thinking {
-    /// Its name on the command line and in files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Thinking::Off => "off",
-            Thinking::Minimal => "minimal",
-            Thinking::Low => "low",
-            Thinking::Medium => "medium",
-            Thinking::High => "high",
-        }
-    }
-}
-
-impl From<Thinking> for ThinkingLevel {
-    fn from(t: Thinking) -> Self {
-        match t {
-            Thinking::Off => ThinkingLevel::Off,
-            Thinking::Minimal => ThinkingLevel::Minimal,
-            Thinking::Low => ThinkingLevel::Low,
-            Thinking::Medium => ThinkingLevel::Medium,
-            Thinking::High => ThinkingLevel::High,
-        }
-    }
-}
+use crate::permissions::RuleText;
 
 /// `--provider`: one of the provider kinds.
 fn provider_kind(text: &str) -> Result<ProviderKind, String> {
@@ -132,6 +35,46 @@ fn session_name(text: &str) -> Result<String, String> {
         return Err("a session id cannot be empty".into());
     }
     Ok(text.to_owned())
+}
+
+/// Where an effective value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// A configuration file's line (of a profile's table, when named).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The line of the key.
+        line: usize,
+        /// The profile whose table set it.
+        profile: Option<String>,
+    },
+    /// An environment variable.
+    Env(String),
+    /// A flag.
+    Flag,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File {
+                path,
+                line,
+                profile: None,
+            } => write!(f, "{}:{line}", path.display()),
+            Source::File {
+                path,
+                line,
+                profile: Some(name),
+            } => write!(f, "profile `{name}`, {}:{line}", path.display()),
+            Source::Env(var) => write!(f, "${var}"),
+            Source::Flag => f.write_str("flag"),
+        }
+    }
 }
 
 /// A run's options, as the command line and the environment give them

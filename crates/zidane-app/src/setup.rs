@@ -82,7 +82,10 @@ impl Setup {
     pub async fn new(settings: Settings, runtime: Arc<CheckpointRuntime>, answers: bool) -> Result<Setup, Error> {
         let store = runtime.sqlite().clone();
         let checkpoints = crate::checkpoints::open(&settings.cwd, &store, settings.max_checkpoints);
-        let kind = settings.provider_choice().kind().map_err(|e| Error::usage(e.to_string()))?;
+        let kind = settings
+            .provider_choice()
+            .kind()
+            .map_err(|e| Error::usage(e.to_string()))?;
         let takes_images = settings.images.unwrap_or(kind != ProviderKind::OpenaiCompatible);
         let resolved = zidane::providers::resolve_window(
             settings.context_window,

@@ -48,7 +48,12 @@ pub const BUILTINS: &[Builtin] = &[
         Some("off|minimal|low|medium|high"),
         false,
     ),
-    builtin("context", "what fills the context window, by category and piece", None, true),
+    builtin(
+        "context",
+        "what fills the context window, by category and piece",
+        None,
+        true,
+    ),
     builtin(
         "cost",
         "tokens and cost: this session, the last run by model, cache reads and writes",
@@ -67,11 +72,21 @@ pub const BUILTINS: &[Builtin] = &[
         Some("kill ID"),
         true,
     ),
-    builtin("mcp", "MCP servers, their state and tools; `/mcp login NAME` logs in", None, false),
+    builtin(
+        "mcp",
+        "MCP servers, their state and tools; `/mcp login NAME` logs in",
+        None,
+        false,
+    ),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
     builtin("undo", "take back the files the last prompt changed", None, false),
-    builtin("rewind", "go back to checkpoint N (files and conversation)", Some("N"), false),
+    builtin(
+        "rewind",
+        "go back to checkpoint N (files and conversation)",
+        Some("N"),
+        false,
+    ),
     builtin(
         "later",
         "queue a follow-up for when the model would otherwise finish",

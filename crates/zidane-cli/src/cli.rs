@@ -291,7 +291,11 @@ pub(crate) fn argv(args: impl IntoIterator<Item = String>) -> Vec<String> {
             return args;
         }
         if token.starts_with('-') && token.len() > 1 {
-            if token == "--print" || (!token.starts_with("--") && token[1..].contains('p') && token[1..].chars().all(|c| c.is_ascii_alphabetic())) {
+            if token == "--print"
+                || (!token.starts_with("--")
+                    && token[1..].contains('p')
+                    && token[1..].chars().all(|c| c.is_ascii_alphabetic()))
+            {
                 print = true;
             }
             if !token.contains('=') && takes_value(token) {

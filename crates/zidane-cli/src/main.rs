@@ -15,6 +15,7 @@ mod acp;
 mod cli;
 mod commands;
 mod logging;
+mod out;
 mod print;
 mod signals;
 mod tui;
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::commands::Failure;
+use crate::out::Failure;
 
 fn main() -> ExitCode {
     let command = cli::Cli::command();

@@ -337,7 +337,11 @@ impl ProviderChoice {
             .map_err(ChoiceError::Build)
     }
 
-    fn openai(&self, kind: ProviderKind, var: &dyn Fn(&str) -> Option<String>) -> Result<Arc<dyn Provider>, ChoiceError> {
+    fn openai(
+        &self,
+        kind: ProviderKind,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn Provider>, ChoiceError> {
         let key = self.key(kind, var)?;
         let mut config = match kind {
             ProviderKind::Openai => OpenAiConfig::openai(key),

@@ -72,13 +72,13 @@ pub use choose::{
     ChoiceError, LOCAL_IDLE_TIMEOUT, NoticeFn, ProviderChoice, ProviderKind, check_base_url, is_local_url, shown_url,
 };
 #[cfg(feature = "http")]
-pub use window::{
-    DEFAULT_LOCAL_WINDOW, ResolvedWindow, SlotLiveness, Window, discover_window, known_window, resolve_window,
-    slots_busy,
-};
-#[cfg(feature = "http")]
 pub use http::{
     ApiKey, Auth, Endpoint, HttpClient, HttpProvider, LIVENESS_RECHECK, Liveness, RequestBody, ResponseBody, Timeouts,
 };
 #[cfg(feature = "http")]
 pub use openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};
+#[cfg(feature = "http")]
+pub use window::{
+    DEFAULT_LOCAL_WINDOW, ResolvedWindow, SlotLiveness, Window, discover_window, known_window, resolve_window,
+    slots_busy,
+};

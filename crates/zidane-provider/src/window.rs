@@ -270,7 +270,9 @@ pub struct SlotLiveness {
 
 impl std::fmt::Debug for SlotLiveness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlotLiveness").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("SlotLiveness")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
     }
 }
 

@@ -20,7 +20,7 @@ mod show;
 pub mod trust;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub(crate) use self::file::ConfigFile;
 use self::file::FileSettings;
@@ -29,80 +29,9 @@ pub use self::show::show;
 pub use self::trust::{TrustAnswer, TrustQuestion};
 use crate::Error;
 use crate::paths::Paths;
+pub use crate::permissions::{RuleKind, RuleText};
+pub use crate::settings::Source;
 use crate::settings::{Flags, Given, Settings};
-
-/// Where an effective value comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// The built-in default.
-    Default,
-    /// A configuration file's line (of a profile's table, when named).
-    File {
-        /// The file.
-        path: PathBuf,
-        /// The line of the key.
-        line: usize,
-        /// The profile whose table set it.
-        profile: Option<String>,
-    },
-    /// An environment variable.
-    Env(String),
-    /// A flag.
-    Flag,
-}
-
-impl std::fmt::Display for Source {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Source::Default => f.write_str("default"),
-            Source::File {
-                path,
-                line,
-                profile: None,
-            } => write!(f, "{}:{line}", path.display()),
-            Source::File {
-                path,
-                line,
-                profile: Some(name),
-            } => write!(f, "profile `{name}`, {}:{line}", path.display()),
-            Source::Env(var) => write!(f, "${var}"),
-            Source::Flag => f.write_str("flag"),
-        }
-    }
-}
-
-/// A permission rule and where it was written.
-#[derive(Debug, Clone)]
-pub struct RuleText {
-    /// What the rule does.
-    pub kind: RuleKind,
-    /// The rule as written (`shell(cargo test:*)`).
-    pub rule: String,
-    /// Where it was written.
-    pub origin: String,
-}
-
-/// What a permission rule does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuleKind {
-    /// Lets a call run without asking.
-    Allow,
-    /// Asks before a call.
-    Ask,
-    /// Refuses a call.
-    Deny,
-}
-
-impl RuleKind {
-    /// Its name in files (`allow`).
-    pub fn name(self) -> &'static str {
-        match self {
-            RuleKind::Allow => "allow",
-            RuleKind::Ask => "ask",
-            RuleKind::Deny => "deny",
-        }
-    }
-}
 
 /// How the trust question is put, when a folder's project files would
 /// need it.
@@ -395,7 +324,10 @@ impl Merged {
     /// The settings: a flag (or its variable) over the files, the files
     /// over the defaults.
     fn resolve(self, flags: &Flags, given: &Given) -> Settings {
-        let Merged { settings: s, mut sources } = self;
+        let Merged {
+            settings: s,
+            mut sources,
+        } = self;
         // A value of the files, unless the flag `id` (or its variable) set
         // it; the source of `key` goes with the value that won.
         let mut pick = |id: &str, key: &'static str, set: bool| -> bool {

@@ -44,7 +44,6 @@ fn masked(server: &Value) -> Value {
 
 /// The text `zidane config` prints.
 pub fn show(settings: &Settings) -> String {
-
     let mut out = String::new();
     out.push_str("# The configuration in effect. Later wins: defaults, the user's file, the project's,\n");
     out.push_str("# the profile, the environment, the flags.\n");
@@ -86,13 +85,20 @@ pub fn show(settings: &Settings) -> String {
         (
             "skills",
             Some(list(
-                &settings.skills.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                &settings
+                    .skills
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>(),
             )),
         ),
         ("otlp", settings.otlp.as_deref().map(|u| quoted(&shown_url(u)))),
         ("otlp_payloads", Some(settings.otlp_payloads.to_string())),
         ("checkpoints", Some(settings.checkpoints.to_string())),
-        ("max_checkpoints", Some(settings.max_checkpoints.unwrap_or(100).to_string())),
+        (
+            "max_checkpoints",
+            Some(settings.max_checkpoints.unwrap_or(100).to_string()),
+        ),
         ("trust", Some(settings.trusted.to_string())),
     ];
     for (key, value) in rows {

@@ -134,11 +134,7 @@ fn ignored_note(paths: &Paths, files: &[PathBuf], answered: bool) -> String {
     } else {
         "the folder is not trusted; answer the question on a terminal, or pass --trust"
     };
-    format!(
-        "ignoring {} in {} ({why})",
-        names.join(", "),
-        paths.root.display()
-    )
+    format!("ignoring {} in {} ({why})", names.join(", "), paths.root.display())
 }
 
 /// What a project file would add.

@@ -55,7 +55,12 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
             .with_mode(Arc::clone(&setup.approve))
             .with_hooks(Arc::clone(&hooks)),
     );
-    let approver = Approver::new(events.clone(), setup.answers, settings.paths.clone(), Arc::clone(&hooks));
+    let approver = Approver::new(
+        events.clone(),
+        setup.answers,
+        settings.paths.clone(),
+        Arc::clone(&hooks),
+    );
     let planning = Arc::new(AtomicBool::new(settings.plan));
     let mut interceptors: Vec<Arc<dyn ToolCallInterceptor>> =
         vec![Arc::new(crate::plan::PlanGate(Arc::clone(&planning)))];
@@ -121,7 +126,10 @@ fn provider(
     let mut choice = settings.provider_choice();
     choice.context_window = setup.window_tokens();
     // llama.cpp streams its progress through the prompt when asked.
-    choice.prompt_progress = setup.window.as_ref().is_some_and(zidane::providers::Window::is_llama_cpp);
+    choice.prompt_progress = setup
+        .window
+        .as_ref()
+        .is_some_and(zidane::providers::Window::is_llama_cpp);
     let notices = events.clone();
     choice.on_notice = Some(Arc::new(move |line: &str| notices.notice(line)));
     if first && setup.kind == ProviderKind::OpenaiCompatible && settings.thinking != Thinking::Off {
@@ -180,7 +188,11 @@ struct Parts<'a> {
 }
 
 /// The agent, and the deferral of its tools.
-fn agent(setup: &Setup, id: &str, parts: Parts<'_>) -> Result<(zidane::agent::Agent, crate::deferred::Deferral), Error> {
+fn agent(
+    setup: &Setup,
+    id: &str,
+    parts: Parts<'_>,
+) -> Result<(zidane::agent::Agent, crate::deferred::Deferral), Error> {
     let settings = &setup.settings;
     let mut preset_options = zidane::presets::BasicOptions::in_folder(&settings.cwd);
     preset_options.pass_env = settings.pass_env.clone();

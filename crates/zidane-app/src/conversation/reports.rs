@@ -164,7 +164,11 @@ impl Conversation {
             ..Default::default()
         };
         if let Some(breakdown) = self.inner.agent.get_context_breakdown(&options).await {
-            report.categories = breakdown.categories.iter().map(|c| (c.name.to_owned(), c.tokens)).collect();
+            report.categories = breakdown
+                .categories
+                .iter()
+                .map(|c| (c.name.to_owned(), c.tokens))
+                .collect();
             report.used = breakdown.used;
         }
         for segment in self.inner.agent.get_context_segments(&options).into_iter().flatten() {
@@ -221,7 +225,11 @@ impl Conversation {
                 .flatten()
                 .map(|child| {
                     let cost: f64 = child.by_model.iter().map(|m| m.cost).sum();
-                    (child.agent_name.clone().unwrap_or_else(|| "?".into()), child.turns, cost)
+                    (
+                        child.agent_name.clone().unwrap_or_else(|| "?".into()),
+                        child.turns,
+                        cost,
+                    )
                 })
                 .collect();
         }
@@ -249,9 +257,17 @@ impl Conversation {
     pub async fn toggle_skill(&self, name: &str) -> Result<bool, String> {
         let agent = &self.inner.agent;
         if agent.active_skills().iter().any(|s| s.name == name) {
-            agent.deactivate_skill(name).await.map(|()| false).map_err(|e| e.to_string())
+            agent
+                .deactivate_skill(name)
+                .await
+                .map(|()| false)
+                .map_err(|e| e.to_string())
         } else {
-            agent.activate_skill(name).await.map(|()| true).map_err(|e| e.to_string())
+            agent
+                .activate_skill(name)
+                .await
+                .map(|()| true)
+                .map_err(|e| e.to_string())
         }
     }
 

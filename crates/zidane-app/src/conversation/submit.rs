@@ -62,7 +62,8 @@ impl Conversation {
             self.inner.setup.kind,
             self.inner.setup.takes_images,
         )?);
-        let (prompt, notes) = crate::attach::mentions_attached(&prompt, &settings.cwd, self.inner.setup.window_tokens());
+        let (prompt, notes) =
+            crate::attach::mentions_attached(&prompt, &settings.cwd, self.inner.setup.window_tokens());
         for note in notes {
             self.inner.events.notice(note);
         }
@@ -215,12 +216,7 @@ impl Conversation {
             Err(error) => Outcome::Failed(describe_failure(&error, settings)),
         };
         let unanswered = matches!(&outcome, Outcome::Ran(out) if out.completed())
-            && self
-                .inner
-                .agent
-                .turns()
-                .last()
-                .is_some_and(|t| t.role == Role::User);
+            && self.inner.agent.turns().last().is_some_and(|t| t.role == Role::User);
         self.tell_end(outcome.clone(), unanswered);
         outcome
     }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use zidane_app::CompactOutcome;
 
-use super::session::Session;
+use super::Session;
 
 /// `available_commands_update`: the built-in commands and the folder's.
 pub(super) fn advertised(session: &Session) -> Value {

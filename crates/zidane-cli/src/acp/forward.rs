@@ -9,8 +9,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use zidane::mcp::ElicitationAnswer;
 use zidane_app::{Answer, Ask, Event, Form, Question};
 
-use super::session::Session;
-use super::{Server, update};
+use super::{Server, Session, update};
 
 /// The conversation's events as updates and questions, until it ends.
 pub(super) async fn forward(server: Arc<Server>, session: Weak<Session>, mut events: UnboundedReceiver<Event>) {

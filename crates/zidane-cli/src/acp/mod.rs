@@ -15,7 +15,7 @@ mod forward;
 mod session;
 mod update;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -24,10 +24,34 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
-use zidane_app::{Flags, Given};
+use zidane_app::{Conversation, Events, Flags, Given};
 
-use self::session::Session;
-use crate::commands::Failure;
+use crate::out::Failure;
+
+/// One ACP session: its conversation and what serves it.
+struct Session {
+    pub(super) id: String,
+    pub(super) conversation: Conversation,
+    pub(super) events: Events,
+    /// Whether a prompt is being answered.
+    pub(super) busy: Mutex<bool>,
+    pub(super) mode: Mutex<&'static str>,
+    /// Background tasks: the command, whether it runs.
+    pub(super) tasks: Mutex<BTreeMap<String, (String, bool)>>,
+    /// The client's terminal each `shell` call ran in.
+    pub(super) terminals: Arc<Mutex<HashMap<String, String>>>,
+}
+
+impl Session {
+    /// A running turn suspended (resumable), the conversation ended.
+    async fn end(&self) {
+        self.conversation.end().await;
+    }
+
+    fn cwd(&self) -> &std::path::Path {
+        self.conversation.setup().cwd()
+    }
+}
 
 /// The protocol version served.
 const PROTOCOL_VERSION: u64 = 1;
@@ -257,7 +281,6 @@ impl Server {
         }
         Ok(json!({}))
     }
-
 }
 
 /// Milliseconds since the epoch as an RFC 3339 time (UTC).
@@ -305,11 +328,4 @@ fn key_missing() -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn times_in_rfc3339() {
-        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(super::rfc3339(1_798_156_800_123), "2026-12-25T00:00:00.123Z");
-        assert_eq!(super::rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
-}
+mod tests;

@@ -13,32 +13,7 @@ use zidane::agent::SessionStore;
 use zidane::providers::{ContentBlock, FinishReason, ImageSource, Role};
 use zidane_app::{Approve, Conversation, Events, Outcome, Setup, Submission};
 
-use super::{Reply, RpcError, Server, commands, forward, str_param, update};
-
-/// One ACP session: its conversation and what serves it.
-pub(super) struct Session {
-    pub(super) id: String,
-    pub(super) conversation: Conversation,
-    pub(super) events: Events,
-    /// Whether a prompt is being answered.
-    pub(super) busy: Mutex<bool>,
-    pub(super) mode: Mutex<&'static str>,
-    /// Background tasks: the command, whether it runs.
-    pub(super) tasks: Mutex<BTreeMap<String, (String, bool)>>,
-    /// The client's terminal each `shell` call ran in.
-    pub(super) terminals: Arc<Mutex<HashMap<String, String>>>,
-}
-
-impl Session {
-    /// A running turn suspended (resumable), the conversation ended.
-    pub(super) async fn end(&self) {
-        self.conversation.end().await;
-    }
-
-    fn cwd(&self) -> &std::path::Path {
-        self.conversation.setup().cwd()
-    }
-}
+use super::{Reply, RpcError, Server, Session, commands, forward, str_param, update};
 
 impl Server {
     pub(super) fn session(&self, params: &Value) -> Result<Arc<Session>, RpcError> {
@@ -105,7 +80,10 @@ impl Server {
             *session.busy.lock() = false;
             session.events.flush().await;
             if let Outcome::Failed(e) = resumed {
-                eprintln!("zidane acp: the interrupted run of {} did not continue: {e}", session.id);
+                eprintln!(
+                    "zidane acp: the interrupted run of {} did not continue: {e}",
+                    session.id
+                );
             }
         }
     }

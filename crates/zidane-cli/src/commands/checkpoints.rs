@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use zidane::checkpoints::{Checkpoint, RestoreAction, RewindReport};
-use zidane_app::checkpoints::{RewindPlan, Restore};
+use zidane_app::checkpoints::{Restore, RewindPlan};
 use zidane_app::{Flags, Given};
 
 use super::{Failure, emit};
@@ -60,7 +60,14 @@ fn describe(cp: &Checkpoint) -> String {
 /// The store, the folder's checkpoints and the session they act on.
 async fn open(
     flags: &Flags,
-) -> Result<(zidane::agent::SqliteStore, std::sync::Arc<zidane::checkpoints::Checkpoints>, String), Failure> {
+) -> Result<
+    (
+        zidane::agent::SqliteStore,
+        std::sync::Arc<zidane::checkpoints::Checkpoints>,
+        String,
+    ),
+    Failure,
+> {
     let cwd = super::cwd(flags)?;
     let runtime = zidane_app::open_runtime(flags.store.as_deref())?;
     let store = runtime.sqlite().clone();
@@ -202,13 +209,15 @@ pub(crate) async fn rewind(
         Some(given) => (pick(&list, given, asks)?, false),
     };
     if target.1 && !json {
-        eprintln!("zidane: the rewind to checkpoint {} was cut off; finishing it", target.0);
+        eprintln!(
+            "zidane: the rewind to checkpoint {} was cut off; finishing it",
+            target.0
+        );
     }
-    let restore = args.restore.or(legacy.restore).unwrap_or(if index.is_none() {
-        Restore::Files
-    } else {
-        Restore::Both
-    });
+    let restore =
+        args.restore
+            .or(legacy.restore)
+            .unwrap_or(if index.is_none() { Restore::Files } else { Restore::Both });
     let plan = zidane_app::checkpoints::plan_rewind(&store, &checkpoints, &session, &list, target, restore).await?;
     if !json {
         eprint!("{}", show_rewind(&plan));
@@ -225,23 +234,7 @@ pub(crate) async fn rewind(
         }
         return Ok(());
     }
-    let mut force = args.force || legacy.force;
-    if !plan.conflicts().is_empty() && !force {
-        if asks && ask::yes("Some files changed since the agent left them. Restore the others?") {
-            force = true;
-        } else {
-            let error = zidane::checkpoints::CheckpointError::Conflicts(plan.conflicts().to_vec());
-            if json {
-                emit(&format!(
-                    "{}\n",
-                    json!({"type": "error", "session": session, "message": error.to_string(), "conflicts": plan.conflicts()})
-                ))?;
-            }
-            return Err(Failure::run(format!("{error} (--force restores the others)")));
-        }
-    } else if asks && !ask::yes("Go ahead?") {
-        return Err(Failure::usage("nothing changed"));
-    }
+    let force = confirm(&plan, args.force || legacy.force, asks, json)?;
     let conversation = plan.conversation;
     let keep = plan.keep;
     let done = zidane_app::checkpoints::apply_rewind(&store, &checkpoints, plan, force).await?;
@@ -269,6 +262,30 @@ pub(crate) async fn rewind(
     Ok(())
 }
 
+/// Whether to go ahead, and whether to force: a conflict (files changed
+/// since the agent left them) asks to restore the others, else the
+/// rewind asks to go ahead; without a person to ask, a conflict is an
+/// error unless `force`.
+fn confirm(plan: &RewindPlan, force: bool, asks: bool, json: bool) -> Result<bool, Failure> {
+    if !plan.conflicts().is_empty() && !force {
+        if asks && ask::yes("Some files changed since the agent left them. Restore the others?") {
+            return Ok(true);
+        }
+        let error = zidane::checkpoints::CheckpointError::Conflicts(plan.conflicts().to_vec());
+        if json {
+            emit(&format!(
+                "{}\n",
+                json!({"type": "error", "session": plan.session, "message": error.to_string(), "conflicts": plan.conflicts()})
+            ))?;
+        }
+        return Err(Failure::run(format!("{error} (--force restores the others)")));
+    }
+    if asks && !ask::yes("Go ahead?") {
+        return Err(Failure::usage("nothing changed"));
+    }
+    Ok(force)
+}
+
 /// What `zidane fork` was given.
 pub(crate) struct Fork {
     pub(crate) spec: String,
@@ -279,7 +296,13 @@ pub(crate) struct Fork {
 
 /// `zidane fork SESSION[:N] [PROMPT]`: a new session; a prompt given runs
 /// in it.
-pub(crate) async fn fork(flags: Flags, given: Given, fork: Fork, words: Vec<String>, output: &Output) -> Result<(), Failure> {
+pub(crate) async fn fork(
+    flags: Flags,
+    given: Given,
+    fork: Fork,
+    words: Vec<String>,
+    output: &Output,
+) -> Result<(), Failure> {
     let settings = super::settings(&flags, &given, true)?;
     let runtime = zidane_app::open_runtime(settings.store.as_deref())?;
     let store = runtime.sqlite().clone();
@@ -289,7 +312,8 @@ pub(crate) async fn fork(flags: Flags, given: Given, fork: Fork, words: Vec<Stri
         (None, None) => zidane_app::new_session_id(),
     };
     let spec = zidane_app::checkpoints::fork_spec(&fork.spec)?;
-    let outcome = zidane_app::checkpoints::fork(&store, &checkpoints, spec, &new_id, fork.with_files, fork.force).await?;
+    let outcome =
+        zidane_app::checkpoints::fork(&store, &checkpoints, spec, &new_id, fork.with_files, fork.force).await?;
     if output.json {
         let mut value = serde_json::to_value(&outcome).unwrap_or_default();
         if let Some(map) = value.as_object_mut() {

@@ -9,7 +9,6 @@ mod mcp;
 pub(crate) mod run;
 mod sessions;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::ArgMatches;
@@ -17,63 +16,7 @@ use zidane_app::config::Asking;
 use zidane_app::{Flags, Given, Settings};
 
 use crate::cli::{Cli, Command, Legacy, McpAction, SessionsAction};
-
-/// How the program ends: a message and an exit code (2 for usage and
-/// configuration, 1 for runs, 130 for an interrupted run; 0 with no
-/// message: a closed output pipe).
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub(crate) message: String,
-    pub(crate) code: u8,
-}
-
-impl Failure {
-    pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 2,
-        }
-    }
-
-    pub(crate) fn run(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 1,
-        }
-    }
-
-    /// An interrupted run (Ctrl-C, SIGTERM, SIGHUP): the shell's convention
-    /// for a program stopped by SIGINT.
-    pub(crate) fn interrupted(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 130,
-        }
-    }
-}
-
-impl From<zidane_app::Error> for Failure {
-    fn from(e: zidane_app::Error) -> Self {
-        Failure {
-            code: e.exit_code(),
-            message: e.message().to_owned(),
-        }
-    }
-}
-
-/// Writes `text` to standard output; a closed pipe (`zidane … | head`) is a
-/// quiet end, not a panic.
-pub(crate) fn emit(text: &str) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
-            message: String::new(),
-            code: 0,
-        }),
-        Err(e) => Err(Failure::run(format!("cannot write the output: {e}"))),
-    }
-}
+pub(crate) use crate::out::{Failure, emit, tell};
 
 /// The working folder `flags` name (else the current one).
 pub(crate) fn cwd(flags: &Flags) -> Result<PathBuf, Failure> {
@@ -89,19 +32,8 @@ pub(crate) fn cwd(flags: &Flags) -> Result<PathBuf, Failure> {
 pub(crate) fn settings(flags: &Flags, given: &Given, ask: bool) -> Result<Settings, Failure> {
     let cwd = cwd(flags)?;
     let question = crate::print::ask::trust;
-    let asking = if ask {
-        Asking::Through(&question)
-    } else {
-        Asking::Never
-    };
+    let asking = if ask { Asking::Through(&question) } else { Asking::Never };
     Ok(zidane_app::config::load(flags, given, &cwd, asking)?)
-}
-
-/// Prints lines for the person on standard error.
-pub(crate) fn tell(notes: &[String]) {
-    for note in notes {
-        eprintln!("zidane: {note}");
-    }
 }
 
 /// Runs what the command line asks for.
@@ -120,7 +52,10 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
     };
     // What a sub-command's own options say, over what came before its name.
     let sub_given = || -> Given {
-        match (matches.subcommand(), matches.subcommand_name().and_then(|n| command.find_subcommand(n))) {
+        match (
+            matches.subcommand(),
+            matches.subcommand_name().and_then(|n| command.find_subcommand(n)),
+        ) {
             (Some((_, sub_matches)), Some(sub_command)) => Given::from_matches(sub_matches, sub_command),
             _ => Given::default(),
         }
@@ -144,7 +79,12 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         }) => mcp::login(&flags, &given, &server).await,
         Some(Command::Sessions { action, place }) => {
             let flags = place.over(flags);
-            sessions::run(&flags, action.unwrap_or(SessionsAction::List), output.json || place.json).await
+            sessions::run(
+                &flags,
+                action.unwrap_or(SessionsAction::List),
+                output.json || place.json,
+            )
+            .await
         }
         Some(Command::Checkpoints { place }) => {
             checkpoints::list(&place.over(flags), &given, output.json || place.json).await
@@ -217,13 +157,19 @@ fn legacy_command(legacy: &Legacy, prompt: &[String]) -> Option<Command> {
         });
     }
     if legacy.list_skills {
-        return Some(Command::Skills { place: Place::default() });
+        return Some(Command::Skills {
+            place: Place::default(),
+        });
     }
     if legacy.list_commands {
-        return Some(Command::Commands { place: Place::default() });
+        return Some(Command::Commands {
+            place: Place::default(),
+        });
     }
     if legacy.list_checkpoints {
-        return Some(Command::Checkpoints { place: Place::default() });
+        return Some(Command::Checkpoints {
+            place: Place::default(),
+        });
     }
     if legacy.undo {
         return Some(Command::Undo(rewind_args()));

@@ -25,7 +25,10 @@ pub(crate) async fn run(flags: &Flags, action: SessionsAction, json: bool) -> Re
                     json!({"type": "deleted", "session": id, "checkpointBytesFreed": freed})
                 ))
             } else {
-                emit(&format!("Deleted session {id} ({} of checkpoints freed).\n", size(freed)))
+                emit(&format!(
+                    "Deleted session {id} ({} of checkpoints freed).\n",
+                    size(freed)
+                ))
             }
         }
         SessionsAction::Prune { age, yes } => {

@@ -30,11 +30,7 @@ fn prompt(text: &str) {
 /// A call to allow, asked and answered (on a blocking thread: the read
 /// waits for the person).
 pub(crate) fn call(ask: &Ask) -> Answer {
-    let who = if ask.call.depth > 0 {
-        "a sub-agent"
-    } else {
-        "zidane"
-    };
+    let who = if ask.call.depth > 0 { "a sub-agent" } else { "zidane" };
     prompt(&format!(
         "\n⚠ {who} wants to {}{}  allow? [y]es / [n]o / [a]lways ({}) / always in this [p]roject / always for \
          this [u]ser (`{}`): ",
@@ -98,7 +94,11 @@ pub(crate) fn yes(question: &str) -> bool {
 /// A number from 1 to `max`, asked with `question`.
 pub(crate) fn number(question: &str, max: usize) -> Option<usize> {
     prompt(question);
-    read_line()?.trim().parse::<usize>().ok().filter(|n| (1..=max).contains(n))
+    read_line()?
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=max).contains(n))
 }
 
 /// What the person said about a plan.

@@ -48,7 +48,12 @@ pub(super) fn show(event: &Event) {
             limit,
         } => json!({"type": "spawn_queued", "child": child_id, "running": running, "limit": limit}),
         Event::SpawnError { child_id, error } => json!({"type": "spawn_error", "child": child_id, "error": error}),
-        Event::TaskStart { id, command, pid, output } => {
+        Event::TaskStart {
+            id,
+            command,
+            pid,
+            output,
+        } => {
             json!({"type": "task_start", "id": id, "command": command, "pid": pid, "output": output})
         }
         Event::TaskEnd(end) => {

@@ -208,7 +208,11 @@ impl Printer {
                 self.pause();
                 out(&format!("{}\n", end.line()));
             }
-            Event::TaskStall { id, command, stalled_ms } => {
+            Event::TaskStall {
+                id,
+                command,
+                stalled_ms,
+            } => {
                 self.pause();
                 out(&format!(
                     "⚙ task {id} has printed nothing for {}s: {command}\n",
@@ -273,9 +277,16 @@ impl Printer {
         match &call.child {
             Some(child) => {
                 let prefix = child_prefix(&child.id, child.depth);
-                out(&format!("{prefix}● {}({})\n", call.name, brief(&call.name, &call.input)));
+                out(&format!(
+                    "{prefix}● {}({})\n",
+                    call.name,
+                    brief(&call.name, &call.input)
+                ));
                 if call.outcome == zidane::agent::events::ToolOutcome::GateBlock {
-                    out(&format!("{prefix}  ⎿ blocked: {}\n", call.reason.as_deref().unwrap_or_default()));
+                    out(&format!(
+                        "{prefix}  ⎿ blocked: {}\n",
+                        call.reason.as_deref().unwrap_or_default()
+                    ));
                 }
             }
             None => {

@@ -11,7 +11,7 @@ use zidane_app::{Conversation, Event, Events, Outcome, Question, Setup, Submissi
 use super::Printer;
 use super::ask::{self, Verdict};
 use crate::cli::Output;
-use crate::commands::{Failure, emit};
+use crate::out::{Failure, emit};
 
 /// Runs `prompt` once in session `session` (`--resume` alone: continues
 /// the interrupted run), printing as it goes.
@@ -53,7 +53,13 @@ pub(crate) async fn one_shot(setup: Arc<Setup>, session: &str, prompt: String, o
     conversation.end().await;
     events.flush().await;
     rendering.abort();
-    finish(&conversation, &printer, outcome, output, interrupted.load(Ordering::SeqCst))
+    finish(
+        &conversation,
+        &printer,
+        outcome,
+        output,
+        interrupted.load(Ordering::SeqCst),
+    )
 }
 
 /// Prints the events, answering questions on the terminal.
@@ -113,7 +119,10 @@ fn stop_on_signals(conversation: &Conversation) -> Arc<AtomicBool> {
 async fn carry_out_plan(conversation: &Conversation, printer: &Printer, planned: Outcome) -> Outcome {
     let plan = conversation.last_answer();
     printer.pause();
-    let verdict = tokio::task::spawn_blocking(move || ask::plan(&plan)).await.ok().flatten();
+    let verdict = tokio::task::spawn_blocking(move || ask::plan(&plan))
+        .await
+        .ok()
+        .flatten();
     match verdict {
         Some(Verdict::Approved(plan)) => conversation.carry_out(&plan).await,
         Some(Verdict::Rejected) => {

@@ -98,7 +98,10 @@ impl Session {
         let p = self.paint;
         area.push(p.hue(
             Hue::Yellow,
-            &format!("? MCP server `{}` asks: {}", form.form.request.server, form.form.request.message),
+            &format!(
+                "? MCP server `{}` asks: {}",
+                form.form.request.server, form.form.request.message
+            ),
         ));
         for (i, (name, kind, default)) in form.fields.iter().enumerate() {
             let default = default.as_ref().map(|d| format!(" [{d}]")).unwrap_or_default();

@@ -32,7 +32,7 @@ use self::editor::{Editor, History};
 use self::markdown::Markdown;
 use self::screen::{Paint, Screen};
 pub(crate) use self::view::brief;
-use crate::commands::Failure;
+use crate::out::Failure;
 
 /// The live line's account of a run while nothing else shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +158,7 @@ struct Session {
 pub(crate) async fn run(setup: Arc<Setup>, id: &str, prompt: String) -> Result<(), Failure> {
     let (events, mut rx) = Events::channel();
     let conversation = Conversation::open(Arc::clone(&setup), id, events.clone(), true).await?;
-    crate::commands::tell(conversation.notes());
+    crate::out::tell(conversation.notes());
     let paint = Paint::from_env();
     let history = History::open(setup.store.path().parent(), &setup.settings.paths.root);
     let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;

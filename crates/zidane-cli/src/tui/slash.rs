@@ -75,7 +75,11 @@ impl Session {
                     .iter()
                     .map(|b| {
                         let hint = b.hint.map(|h| format!("[{h}] ")).unwrap_or_default();
-                        format!("  {} {}", p.bold(&format!("/{}", b.name)), p.dim(&format!("{hint}{}", b.about)))
+                        format!(
+                            "  {} {}",
+                            p.bold(&format!("/{}", b.name)),
+                            p.dim(&format!("{hint}{}", b.about))
+                        )
                     })
                     .collect();
                 for c in self.custom_commands() {
@@ -124,16 +128,15 @@ impl Session {
         let settings = &self.setup.settings;
         let folders = zidane_app::commands::folders(&settings.paths, settings.trusted);
         match zidane_app::commands::find(&folders, name) {
-            Ok(_) if self.run.is_some() => {
-                match self.conversation.steering_text(&format!("/{name} {rest}")) {
-                    Ok(prompt) => self.steer(prompt),
-                    Err(e) => self.note(e.message()),
-                }
-            }
+            Ok(_) if self.run.is_some() => match self.conversation.steering_text(&format!("/{name} {rest}")) {
+                Ok(prompt) => self.steer(prompt),
+                Err(e) => self.note(e.message()),
+            },
             Ok(_) => {
                 // The conversation's pipeline expands it (its model and
                 // allowed tools with it).
-                self.submit_prompt(format!("/{name} {rest}").trim_end().to_owned()).await;
+                self.submit_prompt(format!("/{name} {rest}").trim_end().to_owned())
+                    .await;
             }
             Err(_) => {
                 let names = self.command_names();
@@ -256,7 +259,9 @@ impl Session {
         }
         self.note("⇣ compacting…");
         match self.conversation.compact(Some(focus)).await {
-            Ok(CompactOutcome::Compacted { replaced }) => self.note(&format!("⇣ {replaced} turns replaced by a summary")),
+            Ok(CompactOutcome::Compacted { replaced }) => {
+                self.note(&format!("⇣ {replaced} turns replaced by a summary"))
+            }
             Ok(_) => self.note("nothing to compact yet"),
             Err(e) => {
                 let line = self.paint.hue(Hue::Red, &format!("✗ {e}"));
@@ -385,7 +390,11 @@ impl Session {
                 .iter()
                 .map(|s| {
                     let mark = if s.active { "●" } else { "○" };
-                    format!("  {mark} {} {}", self.paint.bold(&s.name), self.paint.dim(&s.description))
+                    format!(
+                        "  {mark} {} {}",
+                        self.paint.bold(&s.name),
+                        self.paint.dim(&s.description)
+                    )
                 })
                 .collect();
             if lines.is_empty() {
@@ -562,10 +571,4 @@ impl Session {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn close_names() {
-        assert_eq!(super::distance("compcat", "compact"), 2);
-        assert_eq!(super::distance("", "new"), 3);
-    }
-}
+mod tests;

@@ -81,7 +81,8 @@ impl Session {
                 self.settle(commit);
                 let depth = call.child.as_ref().map_or(0, |c| c.depth);
                 if call.name == "spawn" {
-                    self.spawns.insert(call.id.clone(), view::brief(&call.name, &call.input));
+                    self.spawns
+                        .insert(call.id.clone(), view::brief(&call.name, &call.input));
                 }
                 commit.push(view::call(&p, depth, &call.name, &call.input));
                 if let Some(refusal) = call.refusal() {
@@ -93,7 +94,14 @@ impl Session {
                 self.settle(commit);
                 let depth = result.child.as_ref().map_or(0, |c| c.depth);
                 let text = result.text();
-                commit.extend(view::outcome(&p, depth, &result.name, &result.input, &text, result.is_error));
+                commit.extend(view::outcome(
+                    &p,
+                    depth,
+                    &result.name,
+                    &result.input,
+                    &text,
+                    result.is_error,
+                ));
             }
             Event::ToolCancelled { reason, .. } => {
                 self.settle(commit);
@@ -109,7 +117,9 @@ impl Session {
                     commit.push(p.dim(&format!("{prefix}… {} more lines", lines.len() - 8)));
                 }
             }
-            Event::TaskStart { id, command, output, .. } => {
+            Event::TaskStart {
+                id, command, output, ..
+            } => {
                 self.settle(commit);
                 self.commit_note(commit, &format!("⚙ task {id} started: {command}"));
                 self.tasks.insert(
@@ -165,7 +175,11 @@ impl Session {
 /// The dim line an event is shown as, if it is one.
 fn note(event: &Event) -> Option<String> {
     Some(match event {
-        Event::TaskStall { id, command, stalled_ms } => {
+        Event::TaskStall {
+            id,
+            command,
+            stalled_ms,
+        } => {
             format!("⚙ task {id} has printed nothing for {}s: {command}", stalled_ms / 1000)
         }
         Event::Skill { name, .. } => format!("✦ skill `{name}` is active"),
@@ -199,7 +213,9 @@ fn note(event: &Event) -> Option<String> {
             Some(e) => format!("⇣ compaction failed: {e}"),
             None => format!(
                 "⇣ compacted: {replaced} turns summarized{}",
-                effective_tokens.map(|t| format!(", ~{t} tokens now")).unwrap_or_default()
+                effective_tokens
+                    .map(|t| format!(", ~{t} tokens now"))
+                    .unwrap_or_default()
             ),
         },
         Event::Notice(line) => line.clone(),

@@ -61,7 +61,7 @@ impl Schema {
 }
 
 /// `zidane acp` with a client's end of its pipes.
-struct Agent {
+pub(super) struct Agent {
     child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -80,7 +80,7 @@ struct Agent {
 }
 
 impl Agent {
-    fn start(setup: &Setup, env: &[(&str, &str)]) -> Agent {
+    pub(super) fn start(setup: &Setup, env: &[(&str, &str)]) -> Agent {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
         cmd.env_remove("OPENAI_API_KEY")
             .env_remove("OPENROUTER_API_KEY")
@@ -201,7 +201,7 @@ impl Agent {
 
     /// Sends a request; its response (the messages before it are kept in
     /// `seen`).
-    async fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(super) async fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
@@ -228,7 +228,7 @@ impl Agent {
         }
     }
 
-    async fn open(&mut self, cwd: &Path) -> String {
+    pub(super) async fn open(&mut self, cwd: &Path) -> String {
         self.open_with(cwd, json!({})).await
     }
 
@@ -255,7 +255,7 @@ impl Agent {
     }
 }
 
-fn prompt(session: &str, text: &str) -> Value {
+pub(super) fn prompt(session: &str, text: &str) -> Value {
     json!({ "sessionId": session, "prompt": [{ "type": "text", "text": text }] })
 }
 

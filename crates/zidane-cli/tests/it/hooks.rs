@@ -258,3 +258,49 @@ command = '''cat >> "$ZIDANE_PROJECT_DIR/events.log"; echo >> "$ZIDANE_PROJECT_D
     assert_eq!(seen[0]["hook_event_name"], "SubagentStop");
     assert_eq!(seen[0]["stop_hook_active"], false);
 }
+
+/// The example people copy from Claude Code's hooks guide: a `PreToolUse`
+/// hook appends each command to a log under the user's `~/.claude/`. Hooks
+/// are the user's own programs: they run with the user's permissions, so
+/// the log is written although commands are confined to the working folder
+/// (and they still see no provider key).
+#[tokio::test]
+async fn a_hook_logs_commands_under_the_home_folder_outside_the_sandbox() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // The user's home is outside the working folder and the temporary
+    // folder, where confined commands cannot write.
+    let user = tempfile::Builder::new()
+        .prefix("home-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    write(
+        &home.path().join("config.toml"),
+        r#"
+sandbox = "workspace-write"
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+command = '''mkdir -p "$HOME/.claude" && python3 -c 'import json,sys; i=json.load(sys.stdin)["tool_input"]; print(i["command"], "-", i.get("description", "No description"))' >> "$HOME/.claude/bash-command-log.txt"; echo "key=${ANTHROPIC_API_KEY:-none}" >> "$HOME/.claude/bash-command-log.txt"'''
+"#,
+    );
+    let (url, _bodies) = server_with(None, scripted(&[("shell", r#"{"command": "echo hello"}"#)])).await;
+    let confined = zidane(
+        home.path(),
+        work.path(),
+        &[KEY, ("HOME", &user.path().display().to_string())],
+        &["--base-url", &url, "Say hello."],
+    )
+    .await;
+    let stderr = text(&confined.stderr);
+    assert_eq!(confined.status.code(), Some(0), "{stderr}");
+    if !stderr.contains("sandbox workspace-write") {
+        // A machine without Landlock runs commands unconfined: the log
+        // would be written either way, so there is nothing to show here.
+        assert!(stderr.contains("commands run unconfined"), "{stderr}");
+        return;
+    }
+    let log = std::fs::read_to_string(user.path().join(".claude/bash-command-log.txt"))
+        .unwrap_or_else(|e| panic!("the hook wrote no log ({e}):\n{stderr}"));
+    assert_eq!(log, "echo hello - No description\nkey=none\n");
+}

@@ -25,7 +25,7 @@ struct Shared {
 }
 
 /// `zidane` in a pseudo-terminal.
-struct Term {
+pub(super) struct Term {
     shared: Arc<(Mutex<Shared>, Condvar)>,
     writer: Box<dyn Write + Send>,
     master: Box<dyn MasterPty + Send>,
@@ -111,7 +111,7 @@ impl Term {
 
     /// Waits until no run is going (the working line is gone) and the
     /// status line is drawn.
-    fn idle(&self) -> String {
+    pub(super) fn idle(&self) -> String {
         self.wait_until(
             |s| !s.contains("Esc to interrupt") && s.contains("approve "),
             "an idle session",
@@ -119,7 +119,7 @@ impl Term {
     }
 
     /// Waits until the screen shows `needle`; the screen then.
-    fn wait_for(&self, needle: &str) -> String {
+    pub(super) fn wait_for(&self, needle: &str) -> String {
         self.wait_until(|screen| screen.contains(needle), needle)
     }
 
@@ -147,7 +147,7 @@ impl Term {
     }
 
     /// Types `text` and Enter.
-    fn line(&mut self, text: &str) {
+    pub(super) fn line(&mut self, text: &str) {
         self.send(text);
         self.send("\r");
     }
@@ -165,7 +165,7 @@ impl Term {
     }
 
     /// Ctrl-D on the empty input: the program ends, with code 0.
-    fn quit(mut self) {
+    pub(super) fn quit(mut self) {
         self.send("\x04");
         assert_eq!(self.child.wait().unwrap().exit_code(), 0);
     }
@@ -196,7 +196,7 @@ impl Setup {
     }
 
     /// The session open at its input, with `env` and `extra` flags.
-    fn open(&self, env: &[(&str, &str)], extra: &[&str], size: (u16, u16)) -> Term {
+    pub(super) fn open(&self, env: &[(&str, &str)], extra: &[&str], size: (u16, u16)) -> Term {
         let mut args = vec!["--base-url", self.url.as_str()];
         args.extend_from_slice(extra);
         let term = Term::start(self.home.path(), self.work.path(), env, &args, size);

@@ -8,11 +8,23 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 #[test]
 fn the_kind_comes_from_the_first_key_in_the_environment() {
     let cases: &[(&[(&str, &str)], Option<&str>, Result<ProviderKind, &str>)] = &[
-        (&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")], None, Ok(ProviderKind::Anthropic)),
+        (
+            &[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")],
+            None,
+            Ok(ProviderKind::Anthropic),
+        ),
         (&[("ANTHROPIC_AUTH_TOKEN", "t")], None, Ok(ProviderKind::Anthropic)),
-        (&[("OPENAI_API_KEY", "o"), ("OPENROUTER_API_KEY", "r")], None, Ok(ProviderKind::Openai)),
+        (
+            &[("OPENAI_API_KEY", "o"), ("OPENROUTER_API_KEY", "r")],
+            None,
+            Ok(ProviderKind::Openai),
+        ),
         (&[("OPENROUTER_API_KEY", "r")], None, Ok(ProviderKind::Openrouter)),
-        (&[], Some("http://127.0.0.1:8080/v1"), Ok(ProviderKind::OpenaiCompatible)),
+        (
+            &[],
+            Some("http://127.0.0.1:8080/v1"),
+            Ok(ProviderKind::OpenaiCompatible),
+        ),
         (&[], None, Err("no provider is configured")),
     ];
     for (env, base, expected) in cases {
@@ -48,9 +60,14 @@ fn a_compatible_server_needs_its_url_and_model() {
     let none = vars(&[]);
     let missing_url = choice(None, Some("m")).build_with(&none).err().unwrap();
     assert!(matches!(missing_url, ChoiceError::MissingBaseUrl), "{missing_url}");
-    let missing_model = choice(Some("http://127.0.0.1:1/v1"), None).build_with(&none).err().unwrap();
+    let missing_model = choice(Some("http://127.0.0.1:1/v1"), None)
+        .build_with(&none)
+        .err()
+        .unwrap();
     assert!(matches!(missing_model, ChoiceError::MissingModel), "{missing_model}");
-    let built = choice(Some("http://127.0.0.1:1/v1"), Some("m")).build_with(&none).unwrap();
+    let built = choice(Some("http://127.0.0.1:1/v1"), Some("m"))
+        .build_with(&none)
+        .unwrap();
     assert_eq!(built.name(), "openai-compatible");
 }
 
@@ -62,13 +79,20 @@ fn a_missing_key_names_its_variable() {
         ..Default::default()
     };
     let e = choice.build_with(&vars(&[])).err().unwrap();
-    assert_eq!(e.to_string(), "--provider openrouter needs MY_ROUTER_KEY in the environment");
+    assert_eq!(
+        e.to_string(),
+        "--provider openrouter needs MY_ROUTER_KEY in the environment"
+    );
     assert!(choice.build_with(&vars(&[("MY_ROUTER_KEY", "k")])).is_ok());
 }
 
 #[test]
 fn base_urls_are_checked_and_shown_without_passwords() {
-    for good in ["http://localhost:8080", "https://api.example.com/v1", "http://u:p@10.0.0.2:1/v1"] {
+    for good in [
+        "http://localhost:8080",
+        "https://api.example.com/v1",
+        "http://u:p@10.0.0.2:1/v1",
+    ] {
         assert!(check_base_url(good).is_ok(), "{good}");
     }
     for bad in ["localhost:8080", "ftp://x", "http://", "http://:80/v1", "http://a b/"] {
@@ -78,7 +102,10 @@ fn base_urls_are_checked_and_shown_without_passwords() {
         check_base_url("http//user:secret@h").unwrap_err().to_string(),
         "--base-url `http//user:secret@h` is not a valid URL: give the server's address, e.g. http://localhost:8080/v1"
     );
-    assert_eq!(shown_url("https://user:secret@gw.example/v1"), "https://user:***@gw.example/v1");
+    assert_eq!(
+        shown_url("https://user:secret@gw.example/v1"),
+        "https://user:***@gw.example/v1"
+    );
     assert_eq!(shown_url("https://token@gw.example/v1"), "https://***@gw.example/v1");
     assert_eq!(shown_url("https://gw.example/v1"), "https://gw.example/v1");
 }
@@ -94,7 +121,11 @@ fn local_base_urls() {
     ] {
         assert!(is_local_url(url), "{url}");
     }
-    for url in ["https://api.openai.com/v1", "https://openrouter.ai/api/v1", "http://8.8.8.8/v1"] {
+    for url in [
+        "https://api.openai.com/v1",
+        "https://openrouter.ai/api/v1",
+        "http://8.8.8.8/v1",
+    ] {
         assert!(!is_local_url(url), "{url}");
     }
 }
