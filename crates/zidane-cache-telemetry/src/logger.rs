@@ -130,41 +130,7 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
     scope.on::<TurnBefore, _>(move |ev, cx| {
         let (s, o) = (Arc::clone(&s), Arc::clone(&o));
         Box::pin(async move {
-            let snapshot = snapshot_cache_dimensions(&ev.options, o.sections.as_ref());
-            let drift = {
-                let mut state = s.lock();
-                state.turn += 1;
-                let turn = state.turn;
-                let drift = state.previous.as_ref().and_then(|prev| {
-                    let diff = diff_cache_dimensions(&prev.snapshot, &snapshot);
-                    (!diff.is_empty()).then(|| CacheDriftInfo {
-                        changed: diff.changed,
-                        details: diff.details,
-                        diverged_at: diff.message_prefix_diverged_at,
-                        message_count: snapshot.message_count,
-                        model: snapshot.model.clone(),
-                        previous_message_count: prev.snapshot.message_count,
-                        system_sections: diff.system_sections,
-                        turn,
-                        turn_id: ev.turn_id().to_owned(),
-                    })
-                });
-                if o.verbose {
-                    emit_log(
-                        &o,
-                        &format!(
-                            "cache: turn {turn} system={:08x} tools={:08x} model={} thinking={} messages={}",
-                            snapshot.system_hash,
-                            snapshot.tools_hash,
-                            snapshot.model,
-                            snapshot.thinking,
-                            snapshot.message_count
-                        ),
-                    );
-                }
-                state.pending = Some((ev.turn_id().to_owned(), turn, snapshot));
-                drift
-            };
+            let drift = snapshot_turn(&s, &o, ev);
             if let Some(info) = drift {
                 // Off the request path: the request does not wait for the
                 // drift's handlers (a slow consumer never delays a turn); a
@@ -189,66 +155,8 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
     scope.on::<TurnAfter, _>(move |ev, cx| {
         let (s, o) = (Arc::clone(&s), Arc::clone(&o));
         Box::pin(async move {
-            let usage = ev.usage();
-            let broke = {
-                let mut state = s.lock();
-                let Some((turn_id, turn, snapshot)) = state.pending.take().filter(|(id, _, _)| id == ev.turn_id())
-                else {
-                    return Ok(());
-                };
-                let info = state.previous.as_ref().and_then(|prev| {
-                    let established = prev.cache_read + prev.cache_creation;
-                    if established == 0 {
-                        return None; // nothing was cached to lose
-                    }
-                    let ratio_floor = (o.expected_read_ratio * established as f64).floor() as u64;
-                    let floor = o.expected_read_at_least.max(ratio_floor);
-                    if usage.cache_read >= floor {
-                        return None;
-                    }
-                    let diff = diff_cache_dimensions(&prev.snapshot, &snapshot);
-                    Some(CacheBreakInfo {
-                        cache_creation: usage.cache_creation,
-                        cache_read: usage.cache_read,
-                        changed: diff.changed,
-                        details: diff.details,
-                        expected_at_least: floor,
-                        model: snapshot.model.clone(),
-                        rebilled_tokens: established.saturating_sub(usage.cache_read),
-                        system_sections: diff.system_sections,
-                        turn,
-                        turn_id: turn_id.clone(),
-                    })
-                });
-                let completed = Completed {
-                    snapshot,
-                    cache_read: usage.cache_read,
-                    cache_creation: usage.cache_creation,
-                };
-                if o.session_baseline
-                    && state.top_level
-                    && let Some(id) = &state.session_id
-                {
-                    baselines().lock().insert(id.clone(), completed.clone());
-                }
-                state.previous = Some(completed);
-                info
-            };
-            if let Some(info) = broke {
-                if !info.changed.is_empty() || o.verbose {
-                    let what = if info.changed.is_empty() {
-                        "nothing changed (TTL expiry or eviction?)".to_owned()
-                    } else {
-                        info.details.values().cloned().collect::<Vec<_>>().join("; ")
-                    };
-                    emit_log(
-                        &o,
-                        &format!(
-                            "cache-break: turn {} read {} of at least {} cached tokens, ~{} re-billed: {what}",
-                            info.turn, info.cache_read, info.expected_at_least, info.rebilled_tokens
-                        ),
-                    );
-                }
+            if let Some(info) = compare_turn(&s, &o, ev) {
+                log_break(&o, &info);
                 let mut event = CacheBreak::new(CacheBreakInit { info });
                 if let Err(e) = cx.bus().emit(&mut event).await {
                     report(&o, &e);
@@ -258,6 +166,106 @@ pub fn install_cache_break_logger(hooks: &HookBus, options: CacheBreakLoggerOpti
         })
     });
     scope
+}
+
+/// The turn's snapshot, kept for its end; the drift from the previous
+/// turn's, when something changed.
+fn snapshot_turn(state: &Mutex<State>, o: &CacheBreakLoggerOptions, ev: &TurnBefore) -> Option<CacheDriftInfo> {
+    let snapshot = snapshot_cache_dimensions(&ev.options, o.sections.as_ref());
+    let mut state = state.lock();
+    state.turn += 1;
+    let turn = state.turn;
+    let drift = state.previous.as_ref().and_then(|prev| {
+        let diff = diff_cache_dimensions(&prev.snapshot, &snapshot);
+        (!diff.is_empty()).then(|| CacheDriftInfo {
+            changed: diff.changed,
+            details: diff.details,
+            diverged_at: diff.message_prefix_diverged_at,
+            message_count: snapshot.message_count,
+            model: snapshot.model.clone(),
+            previous_message_count: prev.snapshot.message_count,
+            system_sections: diff.system_sections,
+            turn,
+            turn_id: ev.turn_id().to_owned(),
+        })
+    });
+    if o.verbose {
+        emit_log(
+            o,
+            &format!(
+                "cache: turn {turn} system={:08x} tools={:08x} model={} thinking={} messages={}",
+                snapshot.system_hash, snapshot.tools_hash, snapshot.model, snapshot.thinking, snapshot.message_count
+            ),
+        );
+    }
+    state.pending = Some((ev.turn_id().to_owned(), turn, snapshot));
+    drift
+}
+
+/// The turn's end against the previous turn's: the break, when the cache
+/// read less than it should have. The turn (when it is the one
+/// snapshotted) becomes the previous one.
+fn compare_turn(state: &Mutex<State>, o: &CacheBreakLoggerOptions, ev: &TurnAfter) -> Option<CacheBreakInfo> {
+    let usage = ev.usage();
+    let mut state = state.lock();
+    let (turn_id, turn, snapshot) = state.pending.take().filter(|(id, _, _)| id == ev.turn_id())?;
+    let info = state.previous.as_ref().and_then(|prev| {
+        let established = prev.cache_read + prev.cache_creation;
+        if established == 0 {
+            return None; // nothing was cached to lose
+        }
+        let ratio_floor = (o.expected_read_ratio * established as f64).floor() as u64;
+        let floor = o.expected_read_at_least.max(ratio_floor);
+        if usage.cache_read >= floor {
+            return None;
+        }
+        let diff = diff_cache_dimensions(&prev.snapshot, &snapshot);
+        Some(CacheBreakInfo {
+            cache_creation: usage.cache_creation,
+            cache_read: usage.cache_read,
+            changed: diff.changed,
+            details: diff.details,
+            expected_at_least: floor,
+            model: snapshot.model.clone(),
+            rebilled_tokens: established.saturating_sub(usage.cache_read),
+            system_sections: diff.system_sections,
+            turn,
+            turn_id: turn_id.clone(),
+        })
+    });
+    let completed = Completed {
+        snapshot,
+        cache_read: usage.cache_read,
+        cache_creation: usage.cache_creation,
+    };
+    if o.session_baseline
+        && state.top_level
+        && let Some(id) = &state.session_id
+    {
+        baselines().lock().insert(id.clone(), completed.clone());
+    }
+    state.previous = Some(completed);
+    info
+}
+
+/// The logger's line about a break: when something changed, or always when
+/// verbose.
+fn log_break(o: &CacheBreakLoggerOptions, info: &CacheBreakInfo) {
+    if info.changed.is_empty() && !o.verbose {
+        return;
+    }
+    let what = if info.changed.is_empty() {
+        "nothing changed (TTL expiry or eviction?)".to_owned()
+    } else {
+        info.details.values().cloned().collect::<Vec<_>>().join("; ")
+    };
+    emit_log(
+        o,
+        &format!(
+            "cache-break: turn {} read {} of at least {} cached tokens, ~{} re-billed: {what}",
+            info.turn, info.cache_read, info.expected_at_least, info.rebilled_tokens
+        ),
+    );
 }
 
 fn emit_log(options: &CacheBreakLoggerOptions, line: &str) {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
-use crate::error::HookError;
+use crate::error::{HandlerError, HookError};
 
 /// An event that can travel on a [`HookBus`].
 ///
@@ -25,9 +25,6 @@ pub trait HookEvent: Send + 'static {
 
 /// A boxed, `Send` future, the return type of async handlers.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The error a handler may return; it stops the chain and reaches the emitter.
-pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What every handler returns.
 pub type HandlerResult = Result<(), HandlerError>;

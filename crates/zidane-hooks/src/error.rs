@@ -1,6 +1,7 @@
-//! The bus's one error type.
+//! The bus's one error type, and the error a handler returns.
 
-use crate::bus::HandlerError;
+/// The error a handler may return; it stops the chain and reaches the emitter.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What an emission or a hook-map installation can fail with.
 #[derive(Debug, thiserror::Error)]

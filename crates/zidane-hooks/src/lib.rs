@@ -39,8 +39,8 @@ mod suggest;
 #[cfg(test)]
 mod tests;
 
-pub use bus::{BoxFuture, HandlerError, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope};
+pub use bus::{BoxFuture, HandlerResult, HookBus, HookCx, HookEvent, HookHandle, HookScope};
 pub use child::{Bubble, Child};
-pub use error::HookError;
+pub use error::{HandlerError, HookError};
 pub use map::{DynEvent, DynHandler, HookMap, HookSpec};
 pub use suggest::closest;

@@ -26,6 +26,8 @@ mod error;
 mod event;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+mod kind;
 mod message;
 pub mod openai;
 mod options;
@@ -69,7 +71,7 @@ pub use wire::{WireDecoder, WireProtocol, WireRequest};
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 #[cfg(feature = "http")]
 pub use choose::{
-    ChoiceError, LOCAL_IDLE_TIMEOUT, NoticeFn, ProviderChoice, ProviderKind, check_base_url, is_local_url, shown_url,
+    ChoiceError, LOCAL_IDLE_TIMEOUT, ProviderChoice, ProviderKind, check_base_url, is_local_url, shown_url,
 };
 #[cfg(feature = "http")]
 pub use http::{
@@ -79,6 +81,6 @@ pub use http::{
 pub use openai::{OpenAiApi, OpenAiConfig, OpenAiProvider};
 #[cfg(feature = "http")]
 pub use window::{
-    DEFAULT_LOCAL_WINDOW, ResolvedWindow, SlotLiveness, Window, discover_window, known_window, resolve_window,
-    slots_busy,
+    DEFAULT_LOCAL_WINDOW, NoticeFn, ResolvedWindow, SlotLiveness, Window, discover_window, known_window,
+    resolve_window, slots_busy,
 };

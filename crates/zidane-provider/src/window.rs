@@ -17,9 +17,12 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::abort::AbortSignal;
-use crate::choose::ProviderKind;
 use crate::http::{HttpClient, Liveness, RequestBody, Timeouts};
+use crate::kind::ProviderKind;
 use crate::provider::BoxFuture;
+
+/// Told a line for the person (a local server's state).
+pub type NoticeFn = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The window assumed for an OpenAI-compatible server that does not say.
 pub const DEFAULT_LOCAL_WINDOW: u32 = 32_768;
@@ -265,7 +268,7 @@ pub struct SlotLiveness {
     url: String,
     client: HttpClient,
     told: Arc<AtomicBool>,
-    on_busy: Option<crate::choose::NoticeFn>,
+    on_busy: Option<NoticeFn>,
 }
 
 impl std::fmt::Debug for SlotLiveness {
@@ -290,7 +293,7 @@ impl SlotLiveness {
 
     /// The same check, telling `notice` once when a silence is waited out
     /// because the server says it is working.
-    pub fn on_busy(mut self, notice: crate::choose::NoticeFn) -> Self {
+    pub fn on_busy(mut self, notice: NoticeFn) -> Self {
         self.on_busy = Some(notice);
         self
     }

@@ -82,162 +82,10 @@ impl RunSummaryCollector {
     pub fn install(&self, hooks: &HookBus) -> HookScope {
         let state: Arc<Mutex<Building>> = Arc::default();
         let scope = hooks.scope();
-        // Registers `f` to update the run being built.
-        fn on<E: HookEvent>(
-            scope: &HookScope,
-            state: &Arc<Mutex<Building>>,
-            f: impl Fn(&E, &mut Building) + Send + Sync + 'static,
-        ) {
-            let state = Arc::clone(state);
-            scope.on_sync::<E, _>(move |ev, _| {
-                f(ev, &mut state.lock());
-                Ok(())
-            });
-        }
-
-        on::<AgentStart>(&scope, &state, |ev, b| {
-            *b = Building::default();
-            b.started = Some(Instant::now());
-            let s = &mut b.summary;
-            s.run_id = Some(ev.run_id().to_owned());
-            s.depth = ev.depth();
-            s.parent_run_id = ev.parent_run_id().map(str::to_owned);
-            s.agent_name = ev.agent_name().map(str::to_owned);
-            s.started_at = zidane_provider::Timestamp::from_millis(ev.started_at());
-        });
-        fn first_byte(b: &mut Building) {
-            if b.ttft_ms.is_none()
-                && let Some(started) = b.started
-            {
-                b.ttft_ms = Some(started.elapsed().as_millis() as u64);
-            }
-        }
-        on::<StreamText>(&scope, &state, |_, b| first_byte(b));
-        on::<StreamThinking>(&scope, &state, |_, b| first_byte(b));
-        on::<StreamProgress>(&scope, &state, |_, b| first_byte(b));
-        on::<StreamServerToolUse>(&scope, &state, |_, b| first_byte(b));
-        on::<TurnAfter>(&scope, &state, |ev, b| add_usage(&mut b.summary.by_model, ev.usage()));
-        on::<ToolDispatched>(&scope, &state, |ev, b| {
-            if matches!(
-                ev.outcome(),
-                ToolOutcome::GateBlock | ToolOutcome::Unknown | ToolOutcome::InvalidInput
-            ) {
-                b.summary.blocks.push(RunSummaryBlock {
-                    call_id: ev.call_id().to_owned(),
-                    outcome: name_of(&ev.outcome()),
-                    reason: ev.reason().map(str::to_owned),
-                    tool_name: ev.name().to_owned(),
-                });
-            }
-        });
-        on::<ValidationReject>(&scope, &state, |ev, b| {
-            b.summary.validation_rejects.push(RunSummaryValidation {
-                call_id: ev.call_id().to_owned(),
-                reason: ev.reason().to_owned(),
-                tool_name: ev.name().to_owned(),
-            });
-        });
-        on::<BudgetExceeded>(&scope, &state, |ev, b| {
-            b.summary.budget_events.push(RunSummaryBudget {
-                kind: "bytes".into(),
-                limit: ev.budget(),
-                mode: None,
-                observed: ev.bytes(),
-                tool_name: None,
-                turn_id: Some(ev.turn_id().to_owned()),
-            });
-        });
-        on::<ToolBudgetExceeded>(&scope, &state, |ev, b| {
-            b.summary.budget_events.push(RunSummaryBudget {
-                kind: "tool-count".into(),
-                limit: u64::from(ev.max()),
-                mode: Some(name_of(&ev.mode())),
-                observed: u64::from(ev.count()),
-                tool_name: Some(ev.tool().to_owned()),
-                turn_id: Some(ev.turn_id().to_owned()),
-            });
-        });
-        on::<ToolError>(&scope, &state, |ev, b| {
-            b.summary.errors.push(RunSummaryError {
-                kind: "tool".into(),
-                message: ev.error().to_string(),
-                call_id: Some(ev.call_id().to_owned()),
-                tool_name: Some(ev.name().to_owned()),
-                turn_id: Some(ev.turn_id().to_owned()),
-                ..Default::default()
-            });
-        });
-        on::<StreamError>(&scope, &state, |ev, b| {
-            // A provider's failure names its type: the server's own
-            // (`overloaded_error`), else the class it falls in.
-            let error_type = ev
-                .err()
-                .downcast_ref::<zidane_provider::ProviderError>()
-                .map(|e| e.error_type().map_or_else(|| format!("{:?}", e.kind()), str::to_owned));
-            b.summary.errors.push(RunSummaryError {
-                kind: "stream".into(),
-                message: ev.err().to_string(),
-                error_type,
-                request_id: ev.request_id().map(str::to_owned),
-                status_code: ev.status_code(),
-                turn_id: Some(ev.turn_id().to_owned()),
-                ..Default::default()
-            });
-        });
-        on::<McpError>(&scope, &state, |ev, b| {
-            b.summary.errors.push(RunSummaryError {
-                kind: "mcp".into(),
-                message: ev.error().to_string(),
-                server: Some(ev.name().to_owned()),
-                ..Default::default()
-            });
-        });
-        on::<McpToolError>(&scope, &state, |ev, b| {
-            b.summary.errors.push(RunSummaryError {
-                kind: "mcp-tool".into(),
-                message: ev.error().to_string(),
-                server: Some(ev.server().to_owned()),
-                tool_name: Some(ev.tool().to_owned()),
-                call_id: Some(ev.call_id().to_owned()),
-                ..Default::default()
-            });
-        });
-        on::<SpawnError>(&scope, &state, |ev, b| {
-            b.summary.errors.push(RunSummaryError {
-                kind: "spawn".into(),
-                message: ev.error().to_string(),
-                child_id: Some(ev.spawn().child_id.clone()),
-                ..Default::default()
-            });
-        });
-        on::<PairingRepair>(&scope, &state, |ev, b| {
-            *b.summary.pairing_repairs.entry(name_of(&ev.kind())).or_insert(0) += 1;
-        });
-        on::<RepeatGuardExceeded>(&scope, &state, |ev, b| {
-            b.summary.repeat_guard_events.push(RunSummaryRepeatGuard {
-                action: name_of(&ev.action()),
-                count: ev.count(),
-                threshold: ev.threshold(),
-                tool_name: ev.tool().to_owned(),
-                turn_id: Some(ev.turn_id().to_owned()),
-            });
-        });
-        on::<StreamRetry>(&scope, &state, |ev, b| {
-            b.summary.stream_retries.push(RunSummaryRetry {
-                attempt: ev.attempt(),
-                delay_ms: ev.delay_ms(),
-                message: ev.err().to_string(),
-                model: ev.model().to_owned(),
-                request_id: ev.request_id().map(str::to_owned),
-                status_code: ev.status_code(),
-                turn_id: ev.turn_id().to_owned(),
-            });
-        });
-        on::<SpawnComplete>(&scope, &state, |ev, b| {
-            let parent = b.summary.run_id.clone();
-            b.children.push(child_summary(ev.stats(), parent));
-        });
-
+        install_run(&scope, &state);
+        install_refusals(&scope, &state);
+        install_errors(&scope, &state);
+        install_repairs(&scope, &state);
         let (latest, on_summary) = (Arc::clone(&self.latest), self.options.on_summary.clone());
         let s = Arc::clone(&state);
         scope.on_sync::<AgentDone, _>(move |ev, _| {
@@ -271,6 +119,177 @@ impl RunSummaryCollector {
         });
         scope
     }
+}
+
+/// Registers `f` to update the run being built.
+fn on<E: HookEvent>(
+    scope: &HookScope,
+    state: &Arc<Mutex<Building>>,
+    f: impl Fn(&E, &mut Building) + Send + Sync + 'static,
+) {
+    let state = Arc::clone(state);
+    scope.on_sync::<E, _>(move |ev, _| {
+        f(ev, &mut state.lock());
+        Ok(())
+    });
+}
+
+/// The run's start, its first byte, and each turn's usage.
+fn install_run(scope: &HookScope, state: &Arc<Mutex<Building>>) {
+    on::<AgentStart>(scope, state, |ev, b| {
+        *b = Building::default();
+        b.started = Some(Instant::now());
+        let s = &mut b.summary;
+        s.run_id = Some(ev.run_id().to_owned());
+        s.depth = ev.depth();
+        s.parent_run_id = ev.parent_run_id().map(str::to_owned);
+        s.agent_name = ev.agent_name().map(str::to_owned);
+        s.started_at = zidane_provider::Timestamp::from_millis(ev.started_at());
+    });
+    fn first_byte(b: &mut Building) {
+        if b.ttft_ms.is_none()
+            && let Some(started) = b.started
+        {
+            b.ttft_ms = Some(started.elapsed().as_millis() as u64);
+        }
+    }
+    on::<StreamText>(scope, state, |_, b| first_byte(b));
+    on::<StreamThinking>(scope, state, |_, b| first_byte(b));
+    on::<StreamProgress>(scope, state, |_, b| first_byte(b));
+    on::<StreamServerToolUse>(scope, state, |_, b| first_byte(b));
+    on::<TurnAfter>(scope, state, |ev, b| add_usage(&mut b.summary.by_model, ev.usage()));
+}
+
+/// Calls the loop refused, and budgets exceeded.
+fn install_refusals(scope: &HookScope, state: &Arc<Mutex<Building>>) {
+    on::<ToolDispatched>(scope, state, |ev, b| {
+        if matches!(
+            ev.outcome(),
+            ToolOutcome::GateBlock | ToolOutcome::Unknown | ToolOutcome::InvalidInput
+        ) {
+            b.summary.blocks.push(RunSummaryBlock {
+                call_id: ev.call_id().to_owned(),
+                outcome: name_of(&ev.outcome()),
+                reason: ev.reason().map(str::to_owned),
+                tool_name: ev.name().to_owned(),
+            });
+        }
+    });
+    on::<ValidationReject>(scope, state, |ev, b| {
+        b.summary.validation_rejects.push(RunSummaryValidation {
+            call_id: ev.call_id().to_owned(),
+            reason: ev.reason().to_owned(),
+            tool_name: ev.name().to_owned(),
+        });
+    });
+    on::<BudgetExceeded>(scope, state, |ev, b| {
+        b.summary.budget_events.push(RunSummaryBudget {
+            kind: "bytes".into(),
+            limit: ev.budget(),
+            mode: None,
+            observed: ev.bytes(),
+            tool_name: None,
+            turn_id: Some(ev.turn_id().to_owned()),
+        });
+    });
+    on::<ToolBudgetExceeded>(scope, state, |ev, b| {
+        b.summary.budget_events.push(RunSummaryBudget {
+            kind: "tool-count".into(),
+            limit: u64::from(ev.max()),
+            mode: Some(name_of(&ev.mode())),
+            observed: u64::from(ev.count()),
+            tool_name: Some(ev.tool().to_owned()),
+            turn_id: Some(ev.turn_id().to_owned()),
+        });
+    });
+}
+
+/// Failures: tools, streams, MCP servers, sub-agents.
+fn install_errors(scope: &HookScope, state: &Arc<Mutex<Building>>) {
+    on::<ToolError>(scope, state, |ev, b| {
+        b.summary.errors.push(RunSummaryError {
+            kind: "tool".into(),
+            message: ev.error().to_string(),
+            call_id: Some(ev.call_id().to_owned()),
+            tool_name: Some(ev.name().to_owned()),
+            turn_id: Some(ev.turn_id().to_owned()),
+            ..Default::default()
+        });
+    });
+    on::<StreamError>(scope, state, |ev, b| {
+        // A provider's failure names its type: the server's own
+        // (`overloaded_error`), else the class it falls in.
+        let error_type = ev
+            .err()
+            .downcast_ref::<zidane_provider::ProviderError>()
+            .map(|e| e.error_type().map_or_else(|| format!("{:?}", e.kind()), str::to_owned));
+        b.summary.errors.push(RunSummaryError {
+            kind: "stream".into(),
+            message: ev.err().to_string(),
+            error_type,
+            request_id: ev.request_id().map(str::to_owned),
+            status_code: ev.status_code(),
+            turn_id: Some(ev.turn_id().to_owned()),
+            ..Default::default()
+        });
+    });
+    on::<McpError>(scope, state, |ev, b| {
+        b.summary.errors.push(RunSummaryError {
+            kind: "mcp".into(),
+            message: ev.error().to_string(),
+            server: Some(ev.name().to_owned()),
+            ..Default::default()
+        });
+    });
+    on::<McpToolError>(scope, state, |ev, b| {
+        b.summary.errors.push(RunSummaryError {
+            kind: "mcp-tool".into(),
+            message: ev.error().to_string(),
+            server: Some(ev.server().to_owned()),
+            tool_name: Some(ev.tool().to_owned()),
+            call_id: Some(ev.call_id().to_owned()),
+            ..Default::default()
+        });
+    });
+    on::<SpawnError>(scope, state, |ev, b| {
+        b.summary.errors.push(RunSummaryError {
+            kind: "spawn".into(),
+            message: ev.error().to_string(),
+            child_id: Some(ev.spawn().child_id.clone()),
+            ..Default::default()
+        });
+    });
+}
+
+/// Pairing repairs, the repeat guard, retries, and sub-agents' summaries.
+fn install_repairs(scope: &HookScope, state: &Arc<Mutex<Building>>) {
+    on::<PairingRepair>(scope, state, |ev, b| {
+        *b.summary.pairing_repairs.entry(name_of(&ev.kind())).or_insert(0) += 1;
+    });
+    on::<RepeatGuardExceeded>(scope, state, |ev, b| {
+        b.summary.repeat_guard_events.push(RunSummaryRepeatGuard {
+            action: name_of(&ev.action()),
+            count: ev.count(),
+            threshold: ev.threshold(),
+            tool_name: ev.tool().to_owned(),
+            turn_id: Some(ev.turn_id().to_owned()),
+        });
+    });
+    on::<StreamRetry>(scope, state, |ev, b| {
+        b.summary.stream_retries.push(RunSummaryRetry {
+            attempt: ev.attempt(),
+            delay_ms: ev.delay_ms(),
+            message: ev.err().to_string(),
+            model: ev.model().to_owned(),
+            request_id: ev.request_id().map(str::to_owned),
+            status_code: ev.status_code(),
+            turn_id: ev.turn_id().to_owned(),
+        });
+    });
+    on::<SpawnComplete>(scope, state, |ev, b| {
+        let parent = b.summary.run_id.clone();
+        b.children.push(child_summary(ev.stats(), parent));
+    });
 }
 
 /// Folds turn usages into per-model totals, in the order models first

@@ -203,7 +203,7 @@ pub(crate) async fn run(setup: Arc<Setup>, id: &str, prompt: String) -> Result<(
     }
     session.draw(Vec::new());
     session.event_loop(&mut rx).await;
-    session.end().await
+    session.end(rx).await
 }
 
 impl Session {
@@ -322,7 +322,7 @@ impl Session {
 
     /// Quits: a run still going is suspended (so `--resume` continues it),
     /// the conversation ends, and the terminal is given back.
-    async fn end(mut self) -> Result<(), Failure> {
+    async fn end(mut self, mut rx: UnboundedReceiver<Event>) -> Result<(), Failure> {
         if !self.editor.is_empty() {
             self.editor.clear();
         }
@@ -338,6 +338,13 @@ impl Session {
         }
         self.screen.leave();
         self.conversation.end().await;
+        // What ending said (a hook's message, traces that could not be
+        // sent) is printed now that the terminal is given back.
+        while let Ok(event) = rx.try_recv() {
+            if let Event::Notice(line) = event {
+                eprintln!("zidane: {line}");
+            }
+        }
         let id = self.conversation.id();
         eprintln!("session {id} (continue with `zidane --resume --session {id}`)");
         Ok(())

@@ -165,88 +165,100 @@ fn render(table: &str, fields: &str) -> Result<String, String> {
         "// Generated from `hooks.txt` and `fields.txt` by `cargo test -p zidane-core` (events::sourcegen); do not edit.\n",
     );
     for e in &events {
-        let (summary, more) = e.docs.split_first().ok_or_else(|| format!("`{}` has no doc", e.name))?;
-        let _ = writeln!(out, "\n/// `{}`: {summary}", e.name);
-        for line in more {
-            let _ = writeln!(out, "///{}{line}", if line.is_empty() { "" } else { " " });
-        }
-        let _ = writeln!(out, "///\n/// Emitted by `{}`.", emitter_crate(&e.emitter));
-        let params: Vec<&Field> = e.fields.iter().filter(|f| f.read_only()).collect();
-        let derive = if params.is_empty() {
-            "Debug, Clone, Default"
-        } else {
-            "Debug, Clone"
-        };
-        let _ = writeln!(out, "#[derive({derive})]\n#[non_exhaustive]\npub struct {} {{", e.ty);
-        for f in &e.fields {
-            match f.kind.as_str() {
-                "set" => {
-                    let _ = writeln!(out, "    /// {}\n    pub {}: {},", doc(&f.name)?, f.name, f.stored());
-                }
-                _ => {
-                    let _ = writeln!(out, "    {}: {},", f.name, f.stored());
-                }
-            }
-        }
-        out.push_str("}\n");
-        if !params.is_empty() {
-            let _ = writeln!(
-                out,
-                "\n/// The read-only fields of [`{0}`], named, for [`{0}::new`].\n#[derive(Debug, Clone)]\npub struct {0}Init {{",
-                e.ty
-            );
-            for f in &params {
+        render_event(&mut out, e, &doc)?;
+    }
+    render_tables(&mut out, &events, &children)?;
+    Ok(out)
+}
+
+/// One event's struct, its `Init`, its constructor and getters.
+fn render_event(out: &mut String, e: &Event, doc: &dyn Fn(&str) -> Result<String, String>) -> Result<(), String> {
+    let (summary, more) = e.docs.split_first().ok_or_else(|| format!("`{}` has no doc", e.name))?;
+    let _ = writeln!(out, "\n/// `{}`: {summary}", e.name);
+    for line in more {
+        let _ = writeln!(out, "///{}{line}", if line.is_empty() { "" } else { " " });
+    }
+    let _ = writeln!(out, "///\n/// Emitted by `{}`.", emitter_crate(&e.emitter));
+    let params: Vec<&Field> = e.fields.iter().filter(|f| f.read_only()).collect();
+    let derive = if params.is_empty() {
+        "Debug, Clone, Default"
+    } else {
+        "Debug, Clone"
+    };
+    let _ = writeln!(out, "#[derive({derive})]\n#[non_exhaustive]\npub struct {} {{", e.ty);
+    for f in &e.fields {
+        match f.kind.as_str() {
+            "set" => {
                 let _ = writeln!(out, "    /// {}\n    pub {}: {},", doc(&f.name)?, f.name, f.stored());
             }
-            out.push_str("}\n");
-        }
-        let _ = writeln!(out, "\nimpl {} {{", e.ty);
-        if params.is_empty() {
-            out.push_str("    /// A new event; writable fields start at their defaults.\n    pub fn new() -> Self {\n        Self::default()\n    }\n");
-        } else {
-            let names: Vec<&str> = params.iter().map(|f| f.name.as_str()).collect();
-            let _ = writeln!(
-                out,
-                "    /// Builds the event from its read-only fields; writable fields\n    /// start at their defaults.\n    pub fn new(init: {}Init) -> Self {{\n        let {}Init {{ {} }} = init;\n        {} {{",
-                e.ty,
-                e.ty,
-                names.join(", "),
-                e.ty
-            );
-            for f in &e.fields {
-                if f.read_only() {
-                    let _ = writeln!(out, "            {},", f.name);
-                } else {
-                    let _ = writeln!(out, "            {}: Default::default(),", f.name);
-                }
+            _ => {
+                let _ = writeln!(out, "    {}: {},", f.name, f.stored());
             }
-            out.push_str("        }\n    }\n");
         }
-        for f in &params {
-            let ty = f.ty.clone().unwrap_or_default();
-            let (ret, body) = match f.kind.as_str() {
-                "get" => (format!("&{ty}"), format!("&self.{}", f.name)),
-                "val" => (ty, format!("self.{}", f.name)),
-                "str" => ("&str".to_owned(), format!("&self.{}", f.name)),
-                "ostr" => ("Option<&str>".to_owned(), format!("self.{}.as_deref()", f.name)),
-                "oval" => (format!("Option<{ty}>"), format!("self.{}", f.name)),
-                other => return Err(format!("`{}`: unknown field kind `{other}`", e.name)),
-            };
-            let _ = writeln!(
-                out,
-                "\n    /// {}\n    pub fn {}(&self) -> {ret} {{\n        {body}\n    }}",
-                doc(&f.name)?,
-                f.name
-            );
-        }
-        out.push_str("}\n");
+    }
+    out.push_str("}\n");
+    if !params.is_empty() {
         let _ = writeln!(
             out,
-            "\nimpl HookEvent for {} {{\n    const NAME: &'static str = {:?};\n}}",
-            e.ty, e.name
+            "\n/// The read-only fields of [`{0}`], named, for [`{0}::new`].\n#[derive(Debug, Clone)]\npub struct {0}Init {{",
+            e.ty
+        );
+        for f in &params {
+            let _ = writeln!(out, "    /// {}\n    pub {}: {},", doc(&f.name)?, f.name, f.stored());
+        }
+        out.push_str("}\n");
+    }
+    let _ = writeln!(out, "\nimpl {} {{", e.ty);
+    if params.is_empty() {
+        out.push_str("    /// A new event; writable fields start at their defaults.\n    pub fn new() -> Self {\n        Self::default()\n    }\n");
+    } else {
+        let names: Vec<&str> = params.iter().map(|f| f.name.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "    /// Builds the event from its read-only fields; writable fields\n    /// start at their defaults.\n    pub fn new(init: {}Init) -> Self {{\n        let {}Init {{ {} }} = init;\n        {} {{",
+            e.ty,
+            e.ty,
+            names.join(", "),
+            e.ty
+        );
+        for f in &e.fields {
+            if f.read_only() {
+                let _ = writeln!(out, "            {},", f.name);
+            } else {
+                let _ = writeln!(out, "            {}: Default::default(),", f.name);
+            }
+        }
+        out.push_str("        }\n    }\n");
+    }
+    for f in &params {
+        let ty = f.ty.clone().unwrap_or_default();
+        let (ret, body) = match f.kind.as_str() {
+            "get" => (format!("&{ty}"), format!("&self.{}", f.name)),
+            "val" => (ty, format!("self.{}", f.name)),
+            "str" => ("&str".to_owned(), format!("&self.{}", f.name)),
+            "ostr" => ("Option<&str>".to_owned(), format!("self.{}.as_deref()", f.name)),
+            "oval" => (format!("Option<{ty}>"), format!("self.{}", f.name)),
+            other => return Err(format!("`{}`: unknown field kind `{other}`", e.name)),
+        };
+        let _ = writeln!(
+            out,
+            "\n    /// {}\n    pub fn {}(&self) -> {ret} {{\n        {body}\n    }}",
+            doc(&f.name)?,
+            f.name
         );
     }
-    for c in &children {
+    out.push_str("}\n");
+    let _ = writeln!(
+        out,
+        "\nimpl HookEvent for {} {{\n    const NAME: &'static str = {:?};\n}}",
+        e.ty, e.name
+    );
+    Ok(())
+}
+
+/// The bubbled aliases, the forwarder, the catalogue and the hook specs.
+fn render_tables(out: &mut String, events: &[Event], children: &[ChildEvent]) -> Result<(), String> {
+    for c in children {
         let summary = c.docs.first().ok_or_else(|| format!("`{}` has no doc", c.name))?;
         let _ = writeln!(
             out,
@@ -257,12 +269,12 @@ fn render(table: &str, fields: &str) -> Result<String, String> {
     out.push_str(
         "\n/// Installs, through `link`, a forwarder for each bubbled event the\n/// parent listens to (see [`install_bubbling`](crate::bubble::install_bubbling)).\npub(crate) fn forward_bubbled(link: &crate::bubble::BubbleLink<'_>) {\n",
     );
-    for c in &children {
+    for c in children {
         let _ = writeln!(out, "    link.forward::<{}>({});", c.inner, c.mutable);
     }
     out.push_str("}\n");
     out.push_str("\n/// Every hook of the vocabulary, in declaration order.\npub static CATALOGUE: &[HookInfo] = &[\n");
-    for e in &events {
+    for e in events {
         let mutable = e.fields.iter().any(|f| !f.read_only());
         let summary = e.docs.first().map(String::as_str).unwrap_or_default();
         let _ = writeln!(
@@ -271,7 +283,7 @@ fn render(table: &str, fields: &str) -> Result<String, String> {
             e.name, e.ty, e.emitter, !e.planned, e.ty
         );
     }
-    for c in &children {
+    for c in children {
         let summary = c.docs.first().map(String::as_str).unwrap_or_default();
         let _ = writeln!(
             out,
@@ -280,14 +292,14 @@ fn render(table: &str, fields: &str) -> Result<String, String> {
         );
     }
     out.push_str("];\n\n/// The catalogue as hook specs, for [`zidane_hooks::HookMap::install`].\npub static HOOK_SPECS: &[HookSpec] = &[\n");
-    for e in &events {
+    for e in events {
         let _ = writeln!(out, "    HookSpec::of::<{}>(),", e.ty);
     }
-    for c in &children {
+    for c in children {
         let _ = writeln!(out, "    HookSpec::of::<{}>(),", c.alias);
     }
     out.push_str("];\n");
-    Ok(out)
+    Ok(())
 }
 
 #[test]

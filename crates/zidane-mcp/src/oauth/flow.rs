@@ -474,6 +474,16 @@ impl OAuthFlow {
         Ok(serde_json::from_slice(&body).ok().filter(Value::is_object))
     }
 
+    /// The first of `urls` that answers with a JSON object.
+    async fn first_json(&self, urls: Vec<String>) -> Result<Option<Value>, OAuthError> {
+        for url in urls {
+            if let Some(doc) = self.get_json(&url).await? {
+                return Ok(Some(doc));
+            }
+        }
+        Ok(None)
+    }
+
     async fn discover(&self, challenge: &Challenge) -> Result<Discovery, OAuthError> {
         let Some((server_origin, server_path)) = origin(&self.server_url) else {
             return Err(OAuthError::Protocol(format!("`{}` is not a URL", self.server_url)));
@@ -490,13 +500,7 @@ impl OAuthFlow {
             ));
         }
         candidates.push(format!("{server_origin}/.well-known/oauth-protected-resource"));
-        let mut prm = None;
-        for url in candidates {
-            if let Some(doc) = self.get_json(&url).await? {
-                prm = Some(doc);
-                break;
-            }
-        }
+        let prm = self.first_json(candidates).await?;
         let mut discovery = Discovery {
             resource: self.server_url.clone(),
             ..Default::default()
@@ -536,14 +540,7 @@ impl OAuthFlow {
                 format!("{issuer_origin}{issuer_path}/.well-known/openid-configuration"),
             ]
         };
-        let mut metadata = None;
-        for url in candidates {
-            if let Some(doc) = self.get_json(&url).await? {
-                metadata = Some(doc);
-                break;
-            }
-        }
-        match metadata {
+        match self.first_json(candidates).await? {
             Some(doc) => {
                 let endpoint = |key: &str| doc[key].as_str().map(str::to_owned);
                 discovery.authorization_endpoint = endpoint("authorization_endpoint")
