@@ -144,3 +144,42 @@ fn lints_and_placeholders() {
         1
     );
 }
+
+#[test]
+fn long_files_are_named_and_generated_ones_are_not() {
+    let long = "fn a() {}\n".repeat(6);
+    let sources = vec![
+        (PathBuf::from("src/big.rs"), long.clone()),
+        (
+            PathBuf::from("src/generated.rs"),
+            format!("// Generated from `x` by `y`; do not edit.\n{long}"),
+        ),
+        (PathBuf::from("src/small.rs"), "fn a() {}\n".to_owned()),
+    ];
+    assert_eq!(
+        check_file_length("k", Path::new("src"), &sources, 5),
+        vec!["k: big.rs is 6 lines; split it (the limit is 5)"]
+    );
+}
+
+#[test]
+fn inline_test_modules_are_named_and_test_files_are_not() {
+    let sources = vec![
+        (
+            PathBuf::from("src/a.rs"),
+            "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n".to_owned(),
+        ),
+        (
+            PathBuf::from("src/b.rs"),
+            "fn b() {}\n\n#[cfg(test)]\nmod tests;\n".to_owned(),
+        ),
+        (
+            PathBuf::from("src/c.rs"),
+            "// #[cfg(test)] mod tests { in a comment }\nconst S: &str = \"#[cfg(test)] mod x {\";\n".to_owned(),
+        ),
+    ];
+    assert_eq!(
+        check_inline_tests("k", Path::new("src"), &sources),
+        vec!["k: a.rs:3 writes `mod tests` inline; move it to a `tests.rs` beside the module"]
+    );
+}
