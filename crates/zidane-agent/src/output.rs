@@ -7,8 +7,10 @@ use zidane_core::events::AgentStats;
 /// the run's statistics.
 ///
 /// It dereferences to [`AgentStats`], so `output.turns` and
-/// `output.completed()` read the statistics directly.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// `output.completed()` read the statistics directly. It crosses a process
+/// boundary as `{ "text", "stats" }` (a server telling a remote client how
+/// a run ended).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub struct RunOutput {
     /// The text of the run's last assistant turn: its text blocks joined.

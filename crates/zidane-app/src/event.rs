@@ -3,6 +3,7 @@
 //! answer, notices, status figures, checkpoints, the run's end). A front
 //! end renders them; nothing here knows a terminal, an editor or a socket.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
@@ -14,7 +15,7 @@ use zidane::mcp::{ElicitationAnswer, ElicitationRequest};
 use zidane::providers::ToolResultContent;
 
 /// A sub-agent a tool call belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChildRef {
     /// The sub-agent's id.
     pub id: String,
@@ -23,7 +24,7 @@ pub struct ChildRef {
 }
 
 /// The figures of a model turn that ended.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnFigures {
     /// Prompt tokens read without the cache.
     pub input: u64,
@@ -40,7 +41,7 @@ pub struct TurnFigures {
 }
 
 /// A tool call as dispatched: what ran (or why it did not).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolCallEvent {
     /// The call's id.
     pub id: String,
@@ -72,7 +73,7 @@ impl ToolCallEvent {
 }
 
 /// A tool call's result.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolResultEvent {
     /// The call's id.
     pub id: String,
@@ -106,7 +107,7 @@ impl ToolResultEvent {
 }
 
 /// A background task's end.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskEnd {
     /// The task.
     pub id: String,
@@ -140,7 +141,7 @@ impl TaskEnd {
 }
 
 /// A model request being retried.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Retry {
     /// The attempt that failed.
     pub attempt: u32,
@@ -170,7 +171,8 @@ impl Retry {
 }
 
 /// An MCP server's state.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum McpState {
     /// Connected (or registered to connect on first use) with its tools.
     Ready {
@@ -196,7 +198,7 @@ impl McpState {
 
 /// What the checkpoints say after a prompt: the checkpoint it took (when
 /// it changed something) and notes for the person.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointNote {
     /// The session.
     pub session: String,
@@ -222,7 +224,8 @@ impl CheckpointNote {
 }
 
 /// How a submission ended.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Outcome {
     /// The run ended (completed, stopped at a limit, suspended, aborted).
@@ -238,7 +241,7 @@ pub enum Outcome {
 }
 
 /// The end of a run, as the stream tells it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunEnd {
     /// The session.
     pub session: String,
@@ -293,6 +296,18 @@ impl Ask {
         }
     }
 
+    /// A question asked elsewhere (by a server, of a front end that shows
+    /// it here), and where its answer arrives.
+    pub fn relayed(
+        call: ToolCall,
+        reason: Option<String>,
+        rule: String,
+        scope: String,
+    ) -> (Ask, oneshot::Receiver<Answer>) {
+        let (reply, answer) = oneshot::channel();
+        (Ask::new(call, reason, rule, scope, reply), answer)
+    }
+
     /// Answers the question (a question answered twice keeps the first).
     pub fn answer(self, answer: Answer) {
         let _ = self.reply.send(answer);
@@ -300,7 +315,8 @@ impl Ask {
 }
 
 /// A person's answer to a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Answer {
     /// Run it.
     Yes,
@@ -350,6 +366,12 @@ impl Form {
             .unwrap_or_default()
     }
 
+    /// A form asked elsewhere, and where its answer arrives.
+    pub fn relayed(request: ElicitationRequest) -> (Form, oneshot::Receiver<ElicitationAnswer>) {
+        let (reply, answer) = oneshot::channel();
+        (Form::new(request, reply), answer)
+    }
+
     /// Answers the form.
     pub fn answer(self, answer: ElicitationAnswer) {
         let _ = self.reply.send(answer);
@@ -376,7 +398,14 @@ pub enum Question {
 }
 
 /// One thing to show or answer.
-#[derive(Debug)]
+///
+/// It crosses a process boundary as JSON, `{"type": "text", "data":
+/// "…"}` (a server telling a remote front end what a conversation does);
+/// questions and
+/// flushes are not sent that way (a question travels as the protocol's own
+/// request, a flush stays in its process).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
     /// A model request starts, of about this many prompt tokens.
@@ -527,13 +556,23 @@ pub enum Event {
     /// server's state, a configuration note).
     Notice(String),
     /// A question to answer: a call to allow, an MCP server's form.
+    #[serde(skip)]
     Question(Question),
+    /// A question shown here was answered elsewhere (another client of a
+    /// served session): it is no longer asked.
+    Answered {
+        /// The call's id (empty for a form).
+        call_id: String,
+        /// Who answered, when known.
+        by: Option<String>,
+    },
     /// What the checkpoints say after a prompt.
     Checkpoint(Box<CheckpointNote>),
     /// A run ended.
     RunEnd(Box<RunEnd>),
     /// Answered when every event sent before it was handled (what a reply
     /// waits for, so it follows the updates of its turn).
+    #[serde(skip)]
     Flush(oneshot::Sender<()>),
 }
 

@@ -25,6 +25,8 @@ pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) flags: Flags,
     #[command(flatten)]
+    pub(crate) served: Served,
+    #[command(flatten)]
     pub(crate) legacy: Legacy,
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
@@ -44,6 +46,24 @@ pub(crate) struct Output {
     /// Print the run summary (JSON) at the end.
     #[arg(long, help_heading = "Output")]
     pub(crate) summary: bool,
+}
+
+/// Where a run happens: a served session, a worktree of its own.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct Served {
+    /// Start the session at a running `zidane serve` (its URL, `ws://…/acp`,
+    /// or `local` for this user's server) and drive it from here.
+    #[arg(long, value_name = "URL", help_heading = "Session")]
+    pub(crate) remote: Option<String>,
+    /// Work in a new git worktree of this folder (`.zidane/worktrees/NAME`,
+    /// on a branch `zidane/NAME`), so parallel sessions never touch each
+    /// other's files.
+    #[arg(long, value_name = "NAME", help_heading = "Session")]
+    pub(crate) worktree: Option<String>,
+    /// The server's token (default: $ZIDANE_SERVE_TOKEN, else this user's
+    /// server's).
+    #[arg(long, value_name = "TOKEN", help_heading = "Session")]
+    pub(crate) token: Option<String>,
 }
 
 /// The operations that were flags, kept for scripts (hidden from `--help`).
@@ -134,10 +154,17 @@ pub(crate) struct RewindArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve editors over the Agent Client Protocol (JSON-RPC on standard
-    /// input and output).
-    Acp(SettingsArgs),
+    /// input and output); with `--connect URL`, bridge to a running
+    /// `zidane serve` instead.
+    Acp(AcpArgs),
+    /// Drive a served session from this terminal: the same screen as a
+    /// local session; Ctrl-\\ (or Ctrl-D) detaches and the run goes on.
+    Attach(AttachArgs),
     /// Show the configuration in effect, each value with where it comes from.
     Config(SettingsArgs),
+    /// Host sessions that outlive the terminal, for `zidane attach`, editors
+    /// and scripts: ACP over WebSocket at `ws://ADDR/acp`, with a token.
+    Serve(ServeArgs),
     /// Show what the session's context holds before the next request, by
     /// category and piece.
     Context(SettingsArgs),
@@ -208,6 +235,67 @@ pub(crate) enum Command {
 /// The options of a run, for a sub-command that reads the settings.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct SettingsArgs {
+    #[command(flatten)]
+    pub(crate) flags: Flags,
+}
+
+/// `zidane acp`: a server of its own, or a bridge to a running one.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct AcpArgs {
+    /// Bridge standard input and output to the `zidane serve` at URL
+    /// (`local`: this user's), for a client that speaks ACP only over a
+    /// process's pipes.
+    #[arg(long, value_name = "URL")]
+    pub(crate) connect: Option<String>,
+    /// With `--connect`: the server's token.
+    #[arg(long, value_name = "TOKEN", requires = "connect")]
+    pub(crate) token: Option<String>,
+    #[command(flatten)]
+    pub(crate) flags: Flags,
+}
+
+/// `zidane attach`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct AttachArgs {
+    /// The server (default: this user's, from $ZIDANE_HOME/serve.json).
+    #[arg(value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// The session (default: the server's most recent in this folder).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// The server's token (default: $ZIDANE_SERVE_TOKEN, else this user's
+    /// server's).
+    #[arg(long, value_name = "TOKEN")]
+    pub(crate) token: Option<String>,
+}
+
+/// `zidane serve`: where to listen, and the options of its sessions.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (default: 127.0.0.1 on a free port, printed
+    /// and written to $ZIDANE_HOME/serve.json).
+    #[arg(long, value_name = "ADDR", conflicts_with = "socket")]
+    pub(crate) listen: Option<String>,
+    /// A Unix socket to listen on instead (mode 0600).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) socket: Option<PathBuf>,
+    /// TLS: the certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// TLS: the private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// Listen on a non-loopback address without TLS: the token and every
+    /// message travel in clear.
+    #[arg(long)]
+    pub(crate) insecure_no_tls: bool,
+    /// Print the token clients present (made on the first start) and exit.
+    #[arg(long)]
+    pub(crate) print_token: bool,
+    /// Seconds a question (an approval, a form) waits for a client's answer
+    /// before it is declined (default 3600).
+    #[arg(long, value_name = "SECS")]
+    pub(crate) question_timeout: Option<u64>,
     #[command(flatten)]
     pub(crate) flags: Flags,
 }

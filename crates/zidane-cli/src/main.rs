@@ -17,9 +17,12 @@ mod commands;
 mod logging;
 mod out;
 mod print;
+mod remote;
+mod serve;
 mod signals;
 mod tui;
 mod version;
+mod worktree;
 
 use std::process::ExitCode;
 

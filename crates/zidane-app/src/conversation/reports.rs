@@ -3,6 +3,7 @@
 //! tasks, and reports (what fills the context, what it cost). Each answer
 //! is data; the front end words it.
 
+use serde::{Deserialize, Serialize};
 use zidane::agent::{AgentCacheChange, CompactOptions, SegmentSource};
 use zidane::providers::ThinkingLevel;
 
@@ -21,7 +22,7 @@ pub enum CompactOutcome {
 }
 
 /// A model switch and what it costs the prompt cache.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelSwitch {
     /// The model before.
     pub from: String,
@@ -34,7 +35,7 @@ pub struct ModelSwitch {
 }
 
 /// What fills the context window before the next request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ContextReport {
     /// Each category and its estimated tokens.
     pub categories: Vec<(String, u64)>,
@@ -48,7 +49,7 @@ pub struct ContextReport {
 }
 
 /// One model's share of a run's cost.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCost {
     /// The model.
     pub model: String,
@@ -67,7 +68,7 @@ pub struct ModelCost {
 }
 
 /// What the session cost, and the last run by model and sub-agent.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CostReport {
     /// Prompt tokens of every turn of the session (cached or not).
     pub input: u64,
@@ -82,7 +83,7 @@ pub struct CostReport {
 }
 
 /// A skill and whether it is active.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillState {
     /// Its name.
     pub name: String,

@@ -17,7 +17,7 @@ use zidane::tools::{
     ExecutionContext, ExecutionError, ExecutionHandle, FileStat,
 };
 
-use super::Server;
+use super::Connection;
 
 type SharedError = zidane::agent::events::SharedError;
 
@@ -25,7 +25,7 @@ type SharedError = zidane::agent::events::SharedError;
 pub(super) struct ClientFiles {
     pub(super) inner: Arc<dyn ExecutionContext>,
     pub(super) cwd: PathBuf,
-    pub(super) server: Weak<Server>,
+    pub(super) server: Weak<Connection>,
     pub(super) session: String,
     pub(super) read: bool,
     pub(super) write: bool,
@@ -68,7 +68,7 @@ impl ClientFiles {
     /// bounded by the call's timeout and abort.
     async fn in_terminal(
         &self,
-        server: &Server,
+        server: &Connection,
         handle: &ExecutionHandle,
         command: &str,
         options: ExecOptions,
@@ -267,4 +267,38 @@ impl ExecutionContext for ClientFiles {
     ) -> BoxFuture<'a, Option<BackgroundTask>> {
         self.inner.claim_background(handle, task_id, owner)
     }
+}
+
+/// Where a session's tools run when the client offers its files or
+/// terminals: through it (`None` when it offers neither).
+pub(super) fn wrap(
+    client: &Arc<Connection>,
+    session: &str,
+    cwd: &std::path::Path,
+    terminals: &Arc<parking_lot::Mutex<std::collections::HashMap<String, String>>>,
+) -> Option<zidane_app::ExecutionWrap> {
+    let capabilities = client.client.lock().clone();
+    let (read, write, terminal) = (
+        capabilities["fs"]["readTextFile"] == true,
+        capabilities["fs"]["writeTextFile"] == true,
+        capabilities["terminal"] == true,
+    );
+    if !(read || write || terminal) {
+        return None;
+    }
+    let server = Arc::downgrade(client);
+    let (session, cwd, terminals) = (session.to_owned(), cwd.to_owned(), Arc::clone(terminals));
+    Some(Arc::new(move |inner, calls| {
+        Arc::new(ClientFiles {
+            inner,
+            cwd: cwd.clone(),
+            server: server.clone(),
+            session: session.clone(),
+            read,
+            write,
+            terminal,
+            calls,
+            terminals: Arc::clone(&terminals),
+        }) as Arc<dyn ExecutionContext>
+    }))
 }

@@ -1,45 +1,70 @@
-//! `zidane acp`: the agent for editors, over the Agent Client Protocol
-//! (version 1: JSON-RPC 2.0, one message per line on standard input and
-//! output; diagnostics on standard error only).
+//! The Agent Client Protocol (version 1: JSON-RPC 2.0), for editors and
+//! other clients: `zidane acp` speaks it on standard input and output (one
+//! message per line; diagnostics on standard error only), and
+//! `zidane serve` over WebSocket (one message per text frame).
 //!
-//! Each ACP session is a conversation of the program's core, on the shared
-//! sessions file and durable runtime, with the configuration of its folder
-//! (`session.rs`). Its events reach the client as `session/update`
+//! A [`Hub`] holds the sessions, each a conversation of the program's
+//! core in its folder (`hub.rs`); a [`Connection`] is one client, which
+//! opens sessions in the hub and drives them (`session.rs`). A session's
+//! events reach every client attached to it as `session/update`
 //! notifications (`update.rs`), its questions as
-//! `session/request_permission` and `elicitation/create` requests
-//! (`forward.rs`).
+//! `session/request_permission` and `elicitation/create` requests, the
+//! first answer winning (`forward.rs`). Over standard input and output the
+//! hub lives as long as its one client; under `zidane serve` it outlives
+//! them, and a run goes on when its client goes.
 
 mod commands;
+mod extensions;
 mod files;
 mod forward;
+mod hub;
 mod session;
+#[cfg(test)]
+mod tests;
 mod update;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio::sync::oneshot;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::{Notify, oneshot};
 use zidane_app::{Conversation, Events, Flags, Given};
 
+pub(crate) use self::hub::Hub;
 use crate::out::Failure;
 
-/// One ACP session: its conversation and what serves it.
+/// One ACP session: its conversation and the clients attached to it.
 struct Session {
-    pub(super) id: String,
-    pub(super) conversation: Conversation,
-    pub(super) events: Events,
+    id: String,
+    conversation: Conversation,
+    events: Events,
     /// Whether a prompt is being answered.
-    pub(super) busy: Mutex<bool>,
-    pub(super) mode: Mutex<&'static str>,
+    busy: Mutex<bool>,
+    /// Told when a run ends (`busy` turns false).
+    idle: tokio::sync::Notify,
+    mode: Mutex<&'static str>,
     /// Background tasks: the command, whether it runs.
-    pub(super) tasks: Mutex<BTreeMap<String, (String, bool)>>,
+    tasks: Mutex<BTreeMap<String, (String, bool)>>,
     /// The client's terminal each `shell` call ran in.
-    pub(super) terminals: Arc<Mutex<HashMap<String, String>>>,
+    terminals: Arc<Mutex<HashMap<String, String>>>,
+    /// The clients that see it.
+    clients: Mutex<Vec<Weak<Connection>>>,
+    /// The updates of the turn going on, for a client that attaches in the
+    /// middle of it (the turns before are replayed from the sessions file).
+    live: Mutex<Vec<Value>>,
+    /// Questions no client has answered yet, for a client that attaches.
+    questions: Mutex<Vec<Arc<forward::Pending>>>,
+    /// The git worktree it works in, when it has one of its own.
+    worktree: Option<crate::worktree::Worktree>,
+    /// Whether it outlives its clients (`zidane serve`).
+    served: bool,
+    /// How its last run ended (as `_zidane/event` sends it), for a client
+    /// that reconnects after it.
+    last_end: Mutex<Option<Value>>,
 }
 
 impl Session {
@@ -51,127 +76,189 @@ impl Session {
     fn cwd(&self) -> &std::path::Path {
         self.conversation.setup().cwd()
     }
+
+    /// Marks a run going; `false` when one already is.
+    fn begin(&self) -> bool {
+        let mut busy = self.busy.lock();
+        !std::mem::replace(&mut *busy, true)
+    }
+
+    /// Marks the run ended.
+    fn done(&self) {
+        *self.busy.lock() = false;
+        self.idle.notify_waiters();
+    }
+
+    /// Waits until no run is going, then marks one going.
+    async fn begin_when_idle(&self) {
+        loop {
+            let ended = self.idle.notified();
+            if self.begin() {
+                return;
+            }
+            ended.await;
+        }
+    }
+
+    /// The clients still connected.
+    fn clients(&self) -> Vec<Arc<Connection>> {
+        let mut clients = self.clients.lock();
+        clients.retain(|c| c.upgrade().is_some_and(|c| !c.out.is_closed()));
+        clients.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Attaches `client` (once).
+    fn attach(&self, client: &Arc<Connection>) {
+        let mut clients = self.clients.lock();
+        if !clients.iter().any(|c| c.as_ptr() == Arc::as_ptr(client)) {
+            clients.push(Arc::downgrade(client));
+        }
+        client.sessions.lock().insert(self.id.clone());
+    }
+
+    /// Sends `update` to every attached client (`except` one).
+    fn broadcast(&self, update: &Value, except: Option<&Connection>) {
+        for client in self.clients() {
+            if except.is_some_and(|e| std::ptr::eq(e, Arc::as_ptr(&client))) {
+                continue;
+            }
+            client.notify(&self.id, update.clone());
+        }
+    }
 }
 
 /// The protocol version served.
 const PROTOCOL_VERSION: u64 = 1;
 
 /// A JSON-RPC error: the code and the message.
-pub(super) struct RpcError(i64, String);
+struct RpcError(i64, String);
 
 impl RpcError {
-    pub(super) fn params(message: impl Into<String>) -> RpcError {
+    fn params(message: impl Into<String>) -> RpcError {
         RpcError(-32602, message.into())
     }
 
-    pub(super) fn not_found(message: impl Into<String>) -> RpcError {
+    fn not_found(message: impl Into<String>) -> RpcError {
         RpcError(-32002, message.into())
     }
 
-    pub(super) fn internal(message: impl Into<String>) -> RpcError {
+    fn internal(message: impl Into<String>) -> RpcError {
         RpcError(-32603, message.into())
     }
 }
 
 type Reply = Result<Value, RpcError>;
 
-/// The server: the client's channel, the sessions.
-struct Server {
-    flags: Flags,
-    given: Given,
-    runtime: Arc<zidane::durable::CheckpointRuntime>,
-    out: UnboundedSender<Value>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
-    next_id: AtomicI64,
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
-    /// What the client said it can do (`initialize`).
-    client: Mutex<Value>,
-}
-
-/// Serves ACP until the client closes standard input.
-pub(crate) async fn serve(flags: Flags, given: Given) -> Result<(), Failure> {
-    let runtime = zidane_app::open_runtime(flags.store.as_deref())?;
-    let (out, outgoing) = unbounded_channel::<Value>();
-    let (stop, stopping) = oneshot::channel();
-    let writer = tokio::spawn(write_out(outgoing, stopping));
-    let server = Arc::new(Server {
-        flags,
-        given,
-        runtime,
-        out,
-        pending: Mutex::new(HashMap::new()),
-        next_id: AtomicI64::new(1),
-        sessions: Mutex::new(HashMap::new()),
-        client: Mutex::new(Value::Null),
-    });
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    loop {
-        let line = match lines.next_line().await {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                eprintln!("zidane acp: cannot read standard input: {e}");
-                break;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message: Value = match serde_json::from_str(&line) {
-            Ok(message) => message,
-            Err(e) => {
-                server.send(error_reply(Value::Null, RpcError(-32700, format!("not JSON: {e}"))));
-                continue;
-            }
-        };
-        Arc::clone(&server).take(message);
-    }
-    // The client is gone: running turns are suspended (durable, resumable
-    // with `session/load`), the agents end, and so does the process.
-    let sessions: Vec<Arc<Session>> = server.sessions.lock().values().cloned().collect();
-    for session in sessions {
-        session.end().await;
-    }
-    let _ = stop.send(());
-    let _ = writer.await;
-    Ok(())
-}
-
-/// Writes each message on a line of standard output, until `stop` (then
-/// what is queued still goes out).
-async fn write_out(mut outgoing: UnboundedReceiver<Value>, mut stop: oneshot::Receiver<()>) {
-    let mut stdout = tokio::io::stdout();
-    let mut stopped = false;
-    loop {
-        let message = tokio::select! {
-            message = outgoing.recv() => message,
-            _ = &mut stop, if !stopped => {
-                stopped = true;
-                outgoing.close();
-                continue;
-            }
-        };
-        let Some(message) = message else {
-            return;
-        };
-        let mut line = message.to_string();
-        line.push('\n');
-        if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
 fn error_reply(id: Value, RpcError(code, message): RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-impl Server {
-    pub(super) fn send(&self, message: Value) {
-        let _ = self.out.send(message);
+/// Where a connection's messages go: a queue its writer empties. A bounded
+/// queue that fills (a client that stopped reading) closes the connection
+/// rather than growing the server's memory.
+#[derive(Clone)]
+pub(crate) struct Outbox {
+    sender: OutboxSender,
+    closed: Arc<AtomicBool>,
+    closing: Arc<Notify>,
+}
+
+#[derive(Clone)]
+enum OutboxSender {
+    Unbounded(UnboundedSender<Value>),
+    Bounded(mpsc::Sender<Value>),
+}
+
+impl Outbox {
+    /// An unbounded queue (standard output: the client's pipe).
+    pub(crate) fn unbounded() -> (Outbox, UnboundedReceiver<Value>) {
+        let (tx, rx) = unbounded_channel();
+        (Outbox::of(OutboxSender::Unbounded(tx)), rx)
     }
 
-    pub(super) fn notify(&self, session: &str, update: Value) {
+    /// A queue of at most `capacity` messages (a socket).
+    pub(crate) fn bounded(capacity: usize) -> (Outbox, mpsc::Receiver<Value>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (Outbox::of(OutboxSender::Bounded(tx)), rx)
+    }
+
+    fn of(sender: OutboxSender) -> Outbox {
+        Outbox {
+            sender,
+            closed: Arc::default(),
+            closing: Arc::default(),
+        }
+    }
+
+    fn send(&self, message: Value) {
+        if self.is_closed() {
+            return;
+        }
+        let sent = match &self.sender {
+            OutboxSender::Unbounded(tx) => tx.send(message).is_ok(),
+            OutboxSender::Bounded(tx) => tx.try_send(message).is_ok(),
+        };
+        if !sent {
+            self.close();
+        }
+    }
+
+    /// Marks the connection closed (its writer ends it).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.closing.notify_waiters();
+        self.closing.notify_one();
+    }
+
+    /// Whether the connection is closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the connection is closed.
+    pub(crate) async fn closed(&self) {
+        while !self.is_closed() {
+            self.closing.notified().await;
+        }
+    }
+}
+
+/// One client: its channel, what it can do, the sessions it sees.
+pub(crate) struct Connection {
+    hub: Arc<Hub>,
+    out: Outbox,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Option<Value>>>>,
+    next_id: AtomicI64,
+    /// What the client said it can do (`initialize`).
+    client: Mutex<Value>,
+    /// The name it gave (shown on the prompts it sends).
+    name: Mutex<String>,
+    /// Whether it asked for the program's own events (`_zidane/event`).
+    wants_events: AtomicBool,
+    /// The sessions it is attached to.
+    sessions: Mutex<BTreeSet<String>>,
+}
+
+impl Connection {
+    /// A client of `hub` whose messages go to `out`.
+    pub(crate) fn new(hub: Arc<Hub>, out: Outbox) -> Arc<Connection> {
+        Arc::new(Connection {
+            hub,
+            out,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            client: Mutex::new(Value::Null),
+            name: Mutex::new("a client".to_owned()),
+            wants_events: AtomicBool::new(false),
+            sessions: Mutex::new(BTreeSet::new()),
+        })
+    }
+
+    fn send(&self, message: Value) {
+        self.out.send(message);
+    }
+
+    fn notify(&self, session: &str, update: Value) {
         self.send(json!({
             "jsonrpc": "2.0", "method": "session/update",
             "params": { "sessionId": session, "update": update },
@@ -180,12 +267,28 @@ impl Server {
 
     /// Asks the client; its `result` (`None` for an error, or when the
     /// client is gone).
-    pub(super) async fn request(&self, method: &str, params: Value) -> Option<Value> {
+    async fn request(&self, method: &str, params: Value) -> Option<Value> {
+        self.ask(method, params).1.await.ok().flatten()
+    }
+
+    /// Sends a request: its id, and where its `result` arrives.
+    fn ask(&self, method: &str, params: Value) -> (i64, oneshot::Receiver<Option<Value>>) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(id, tx);
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        rx.await.ok().flatten()
+        (id, rx)
+    }
+
+    /// One message from the client, as text: parsed, then taken.
+    pub(crate) fn take_text(self: &Arc<Self>, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(message) => Arc::clone(self).take(message),
+            Err(e) => self.send(error_reply(Value::Null, RpcError(-32700, format!("not JSON: {e}")))),
+        }
     }
 
     /// One message from the client: a request (answered on its own task),
@@ -226,10 +329,7 @@ impl Server {
 
     async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Reply {
         match method {
-            "initialize" => {
-                *self.client.lock() = params.get("clientCapabilities").cloned().unwrap_or(Value::Null);
-                Ok(self.initialize())
-            }
+            "initialize" => Ok(self.initialize(&params)),
             "authenticate" => self.authenticate(),
             "session/new" => self.open(params, None).await,
             "session/load" => {
@@ -245,11 +345,24 @@ impl Server {
             "session/delete" => self.delete(&params).await,
             "session/prompt" => self.prompt(params).await,
             "session/set_mode" => self.set_mode(&params),
+            "_zidane/steer" => self.steer(&params),
+            "_zidane/status" => self.status(&params).await,
+            other if other.starts_with("_zidane/") => self.extension(other, &params).await,
             other => Err(RpcError(-32601, format!("no method `{other}`"))),
         }
     }
 
-    fn initialize(&self) -> Value {
+    fn initialize(&self, params: &Value) -> Value {
+        *self.client.lock() = params.get("clientCapabilities").cloned().unwrap_or(Value::Null);
+        let named = params["clientInfo"]["name"]
+            .as_str()
+            .or_else(|| params["_meta"]["zidane"]["name"].as_str());
+        if let Some(name) = named.filter(|n| !n.trim().is_empty()) {
+            *self.name.lock() = name.to_owned();
+        }
+        if params["_meta"]["zidane"]["events"] == true {
+            self.wants_events.store(true, Ordering::SeqCst);
+        }
         let mut auth = Vec::new();
         if key_missing() {
             auth.push(json!({
@@ -268,11 +381,12 @@ impl Server {
             },
             "authMethods": auth,
             "agentInfo": { "name": "zidane", "title": "zidane", "version": env!("CARGO_PKG_VERSION") },
+            "_meta": { "zidane": { "served": self.hub.served(), "events": true } },
         })
     }
 
     fn authenticate(&self) -> Reply {
-        if key_missing() && self.flags.base_url.is_none() {
+        if key_missing() && self.hub.flags().base_url.is_none() {
             return Err(RpcError(
                 -32000,
                 "no provider key: set ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY where the agent starts"
@@ -281,10 +395,72 @@ impl Server {
         }
         Ok(json!({}))
     }
+
+    /// The client is gone: its pending requests are dropped, and it leaves
+    /// its sessions (which, over standard input and output, end with it).
+    pub(crate) async fn gone(self: &Arc<Self>) {
+        self.out.close();
+        self.pending.lock().clear();
+        let sessions: Vec<String> = std::mem::take(&mut *self.sessions.lock()).into_iter().collect();
+        self.hub.left(self, &sessions).await;
+    }
+}
+
+/// Serves ACP on standard input and output until the client closes its
+/// input.
+pub(crate) async fn serve(flags: Flags, given: Given) -> Result<(), Failure> {
+    let runtime = zidane_app::open_runtime(flags.store.as_deref())?;
+    let hub = Hub::new(flags, given, runtime, false);
+    let (out, outgoing) = Outbox::unbounded();
+    let (stop, stopping) = oneshot::channel();
+    let writer = tokio::spawn(write_out(outgoing, stopping));
+    let connection = Connection::new(hub, out);
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        match lines.next_line().await {
+            Ok(Some(line)) => connection.take_text(&line),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("zidane acp: cannot read standard input: {e}");
+                break;
+            }
+        }
+    }
+    // The client is gone: running turns are suspended (durable, resumable
+    // with `session/load`), the conversations end, and so does the process.
+    connection.gone().await;
+    let _ = stop.send(());
+    let _ = writer.await;
+    Ok(())
+}
+
+/// Writes each message on a line of standard output, until `stop` (then
+/// what is queued still goes out).
+async fn write_out(mut outgoing: UnboundedReceiver<Value>, mut stop: oneshot::Receiver<()>) {
+    let mut stdout = tokio::io::stdout();
+    let mut stopped = false;
+    loop {
+        let message = tokio::select! {
+            message = outgoing.recv() => message,
+            _ = &mut stop, if !stopped => {
+                stopped = true;
+                outgoing.close();
+                continue;
+            }
+        };
+        let Some(message) = message else {
+            return;
+        };
+        let mut line = message.to_string();
+        line.push('\n');
+        if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+            return;
+        }
+    }
 }
 
 /// Milliseconds since the epoch as an RFC 3339 time (UTC).
-pub(super) fn rfc3339(ms: u64) -> String {
+fn rfc3339(ms: u64) -> String {
     let secs = ms / 1000;
     let days = (secs / 86_400) as i64;
     let rest = secs % 86_400;
@@ -307,7 +483,7 @@ pub(super) fn rfc3339(ms: u64) -> String {
     )
 }
 
-pub(super) fn str_param(params: &Value, key: &str) -> Result<String, RpcError> {
+fn str_param(params: &Value, key: &str) -> Result<String, RpcError> {
     params
         .get(key)
         .and_then(Value::as_str)
@@ -326,6 +502,3 @@ fn key_missing() -> bool {
     .iter()
     .all(|k| std::env::var(k).map_or(true, |v| v.trim().is_empty()))
 }
-
-#[cfg(test)]
-mod tests;

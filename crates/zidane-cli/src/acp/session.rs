@@ -1,28 +1,31 @@
-//! ACP sessions: each one a conversation of the program's core in its
-//! folder, opened by `session/new`, `session/load` or `session/resume`,
-//! prompted by `session/prompt`, listed, closed, deleted and switched
-//! between modes.
+//! What a client asks of sessions: open one (new, loaded, resumed, or
+//! attached when the hub holds it already), prompt it, list, close and
+//! delete them, switch modes; and the program's own extensions
+//! (`_zidane/steer`, `_zidane/status`).
 
-use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 use zidane::agent::SessionStore;
 use zidane::providers::{ContentBlock, FinishReason, ImageSource, Role};
-use zidane_app::{Approve, Conversation, Events, Outcome, Setup, Submission};
+use zidane_app::{Approve, Outcome, Submission};
 
-use super::{Reply, RpcError, Server, Session, commands, forward, str_param, update};
+use super::{Connection, Reply, RpcError, Session, commands, str_param, update};
 
-impl Server {
+impl Connection {
+    /// The session `params` names, which this client opened (a served
+    /// session another client opened is loaded first).
     pub(super) fn session(&self, params: &Value) -> Result<Arc<Session>, RpcError> {
         let id = str_param(params, "sessionId")?;
-        self.sessions
-            .lock()
+        self.hub
             .get(&id)
-            .cloned()
-            .ok_or_else(|| RpcError::not_found(format!("no session `{id}` (open it with session/new or session/load)")))
+            .filter(|_| self.sessions.lock().contains(&id))
+            .ok_or_else(|| {
+                RpcError::not_found(format!(
+                    "no session `{id}` open here (open it with session/new, session/load or session/resume)"
+                ))
+            })
     }
 
     /// `session/new` (`load` none), `session/load` (the stored
@@ -30,39 +33,89 @@ impl Server {
     pub(super) async fn open(self: &Arc<Self>, params: Value, load: Option<(String, bool)>) -> Reply {
         let replay = load.as_ref().is_some_and(|(_, replay)| *replay);
         let load = load.map(|(id, _)| id);
-        let cwd = PathBuf::from(str_param(&params, "cwd")?);
+        if let Some(id) = &load
+            && let Some(open) = self.hub.get(id)
+        {
+            // Served: the session lives in the hub; this client attaches.
+            if !self.hub.served() {
+                return Err(RpcError::params(format!("session `{id}` is already open")));
+            }
+            self.attach(&open, replay).await;
+            return Ok(json!({ "modes": modes(*open.mode.lock()) }));
+        }
+        let mut cwd = PathBuf::from(str_param(&params, "cwd")?);
+        let servers = params.get("mcpServers").cloned().unwrap_or(Value::Array(Vec::new()));
+        let servers = servers
+            .as_array()
+            .ok_or_else(|| RpcError::params("mcpServers must be a list"))?
+            .clone();
+        let mut worktree = None;
+        if let Some(id) = &load {
+            let stored = match self.hub.runtime().sqlite().load(id).await {
+                Ok(Some(stored)) => stored,
+                _ => return Err(RpcError::not_found(format!("no session `{id}` in the sessions file"))),
+            };
+            // A served session opens where it was made (its worktree
+            // included), whichever folder the client is in.
+            if self.hub.served()
+                && let Some((folder, tree)) = super::hub::served_place(&stored.metadata)
+            {
+                cwd = folder;
+                worktree = tree;
+            }
+        }
         if !cwd.is_absolute() || !cwd.is_dir() {
             return Err(RpcError::params(format!(
                 "cwd `{}` is not an absolute path to a folder",
                 cwd.display()
             )));
         }
-        let servers = params.get("mcpServers").cloned().unwrap_or(Value::Array(Vec::new()));
-        let servers = servers
-            .as_array()
-            .ok_or_else(|| RpcError::params("mcpServers must be a list"))?
-            .clone();
-        if let Some(id) = &load {
-            let stored = self.runtime.sqlite().load(id).await;
-            if !matches!(stored, Ok(Some(_))) {
-                return Err(RpcError::not_found(format!("no session `{id}` in the sessions file")));
-            }
-            if self.sessions.lock().contains_key(id) {
-                return Err(RpcError::params(format!("session `{id}` is already open")));
-            }
-        }
         let id = load.clone().unwrap_or_else(zidane::agent::new_session_id);
-        let session = self.start(&id, cwd, &servers).await?;
-        self.sessions.lock().insert(id.clone(), Arc::clone(&session));
+        if let Some(name) = params["_meta"]["zidane"]["worktree"].as_str()
+            && load.is_none()
+        {
+            let tree = crate::worktree::Worktree::create(&cwd, name).map_err(RpcError::params)?;
+            cwd.clone_from(&tree.path);
+            worktree = Some(tree);
+        }
+        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree).await?;
+        self.hub.insert(Arc::clone(&session));
+        session.attach(self);
         if load.is_some() {
             self.reopen(&session, replay).await;
         }
         self.notify(&id, commands::advertised(&session));
         let modes = modes(*session.mode.lock());
-        Ok(match load {
+        let mut reply = match load {
             Some(_) => json!({ "modes": modes }),
             None => json!({ "sessionId": id, "modes": modes }),
-        })
+        };
+        if let Some(tree) = &session.worktree {
+            reply["_meta"] = json!({ "zidane": { "worktree": { "path": tree.path, "branch": tree.branch } } });
+        }
+        Ok(reply)
+    }
+
+    /// Attaches to a session the hub holds: its conversation replayed (the
+    /// stored turns, then the turn going on), the commands advertised, and
+    /// the questions waiting for an answer asked.
+    async fn attach(self: &Arc<Self>, session: &Arc<Session>, replay: bool) {
+        session.attach(self);
+        if replay {
+            let turns = session.conversation.stored_turns().await;
+            for update in update::replay(&turns, session.cwd()) {
+                self.notify(&session.id, update);
+            }
+            let live = session.live.lock().clone();
+            for update in live {
+                self.notify(&session.id, update);
+            }
+        }
+        self.notify(&session.id, commands::advertised(session));
+        let waiting = session.questions.lock().clone();
+        for pending in waiting {
+            super::forward::offer(Arc::clone(self), session.id.clone(), pending);
+        }
     }
 
     /// A stored session opened again: its conversation shown (`replay`),
@@ -75,9 +128,9 @@ impl Server {
             }
         }
         if session.conversation.interrupted().await {
-            *session.busy.lock() = true;
+            session.begin();
             let resumed = session.conversation.resume_interrupted().await;
-            *session.busy.lock() = false;
+            session.done();
             session.events.flush().await;
             if let Outcome::Failed(e) = resumed {
                 eprintln!(
@@ -88,86 +141,9 @@ impl Server {
         }
     }
 
-    /// The conversation of session `id` in `cwd`, with the client's MCP
-    /// servers beside the configured ones.
-    async fn start(self: &Arc<Self>, id: &str, cwd: PathBuf, servers: &[Value]) -> Result<Arc<Session>, RpcError> {
-        let mut flags = self.flags.clone();
-        flags.cwd = Some(cwd.clone());
-        flags.session = Some(id.to_owned());
-        let mut settings = zidane_app::config::load(&flags, &self.given, &cwd, zidane_app::config::Asking::Never)
-            .map_err(|e| RpcError::params(e.message()))?;
-        for server in servers {
-            let (name, entry) = mcp_entry(server)?;
-            settings.mcp.retain(|(n, _, _)| *n != name);
-            settings.mcp.push((name, entry, "the ACP client".to_owned()));
-        }
-        let mut setup = Setup::new(settings, Arc::clone(&self.runtime), true)
-            .await
-            .map_err(|e| RpcError::params(e.message()))?;
-        for note in &setup.notes {
-            eprintln!("zidane acp: {note}");
-        }
-        let terminals: Arc<Mutex<HashMap<String, String>>> = Arc::default();
-        setup.wrap_execution = self.client_files(id, &cwd, &terminals);
-        let mode = setup.settings.approve.name();
-        let (events, rx) = Events::channel();
-        let conversation = Conversation::open(Arc::new(setup), id, events.clone(), false)
-            .await
-            .map_err(|e| RpcError::internal(e.message()))?;
-        let mode = match mode {
-            "auto-edit" => "auto-edit",
-            "yolo" => "yolo",
-            _ => "ask",
-        };
-        let session = Arc::new(Session {
-            id: id.to_owned(),
-            conversation,
-            events,
-            busy: Mutex::new(false),
-            mode: Mutex::new(mode),
-            tasks: Mutex::new(BTreeMap::new()),
-            terminals,
-        });
-        tokio::spawn(forward::forward(Arc::clone(self), Arc::downgrade(&session), rx));
-        Ok(session)
-    }
-
-    /// Where a session's tools run when the client offers its files or
-    /// terminals: through it.
-    fn client_files(
-        self: &Arc<Self>,
-        id: &str,
-        cwd: &std::path::Path,
-        terminals: &Arc<Mutex<HashMap<String, String>>>,
-    ) -> Option<zidane_app::ExecutionWrap> {
-        let client = self.client.lock().clone();
-        let (read, write, terminal) = (
-            client["fs"]["readTextFile"] == true,
-            client["fs"]["writeTextFile"] == true,
-            client["terminal"] == true,
-        );
-        if !(read || write || terminal) {
-            return None;
-        }
-        let server = Arc::downgrade(self);
-        let (session, cwd, terminals) = (id.to_owned(), cwd.to_owned(), Arc::clone(terminals));
-        Some(Arc::new(move |inner, calls| {
-            Arc::new(super::files::ClientFiles {
-                inner,
-                cwd: cwd.clone(),
-                server: server.clone(),
-                session: session.clone(),
-                read,
-                write,
-                terminal,
-                calls,
-                terminals: Arc::clone(&terminals),
-            }) as Arc<dyn zidane::tools::ExecutionContext>
-        }))
-    }
-
-    /// `session/prompt`: a built-in command answered, or a prompt through
-    /// the conversation's pipeline.
+    /// `session/prompt`: a built-in command answered, a prompt through the
+    /// conversation's pipeline, or, while a run goes on in a served
+    /// session, a steer for its next turn.
     pub(super) async fn prompt(self: &Arc<Self>, params: Value) -> Reply {
         let session = self.session(&params)?;
         let blocks = params
@@ -175,19 +151,55 @@ impl Server {
             .and_then(Value::as_array)
             .ok_or_else(|| RpcError::params("prompt must be a list of content blocks"))?;
         let (text, parts) = prompt_content(blocks)?;
-        {
-            let mut busy = session.busy.lock();
-            if *busy {
+        if !session.begin() {
+            if !self.hub.served() {
                 return Err(RpcError::params(format!(
                     "a prompt is already running in session `{}`; send session/cancel first",
                     session.id
                 )));
             }
-            *busy = true;
+            if let Some(steered) = self.steer_running(&session, &text)? {
+                return Ok(steered);
+            }
+            // The run was ending: the prompt runs once it has.
+            session.begin_when_idle().await;
         }
+        session.live.lock().clear();
+        self.echo(&session, &text);
         let reply = self.answer(&session, text, parts).await;
-        *session.busy.lock() = false;
+        session.done();
         reply
+    }
+
+    /// A prompt while a run goes on in a served session: it steers the
+    /// run (the client is told so), or, when the run takes no more
+    /// (it is ending), `None`.
+    fn steer_running(&self, session: &Session, text: &str) -> Result<Option<Value>, RpcError> {
+        let expanded = session
+            .conversation
+            .steering_text(text)
+            .map_err(|e| RpcError::params(e.message()))?;
+        let id = format!("steer-{}", zidane_app::now_ms());
+        if !session.conversation.steer(&expanded, &id) {
+            return Ok(None);
+        }
+        self.echo(session, text);
+        Ok(Some(
+            json!({ "stopReason": "end_turn", "_meta": { "zidane": { "steered": true } } }),
+        ))
+    }
+
+    /// What this client typed, shown to the session's other clients (and
+    /// to one attaching during the turn), with the client's name.
+    fn echo(&self, session: &Session, text: &str) {
+        let name = self.name.lock().clone();
+        let update = json!({
+            "sessionUpdate": "user_message_chunk",
+            "content": { "type": "text", "text": text },
+            "_meta": { "zidane": { "client": name } },
+        });
+        session.live.lock().push(update.clone());
+        session.broadcast(&update, Some(self));
     }
 
     async fn answer(&self, session: &Session, text: String, parts: Vec<ContentBlock>) -> Reply {
@@ -203,7 +215,14 @@ impl Server {
         let outcome = session.conversation.submit(submission).await;
         session.events.flush().await;
         match outcome {
-            Ok(Outcome::Ran(out)) => Ok(json!({ "stopReason": stop_reason(session, &out) })),
+            Ok(Outcome::Ran(out)) => {
+                let mut reply = json!({ "stopReason": stop_reason(session, &out) });
+                // The program's own clients show the run's figures.
+                if self.wants_events.load(std::sync::atomic::Ordering::SeqCst) {
+                    reply["_meta"] = json!({ "zidane": { "output": out } });
+                }
+                Ok(reply)
+            }
             Ok(Outcome::Blocked(reason)) => {
                 self.say(&session.id, &reason);
                 Ok(json!({ "stopReason": "refusal" }))
@@ -225,9 +244,11 @@ impl Server {
 
     /// `session/list`: the stored sessions (of `cwd`, when given), the most
     /// recent first; a session is listed once a prompt recorded its folder.
+    /// A session with a worktree of its own says its branch and whether it
+    /// has changes.
     pub(super) async fn list(&self, params: &Value) -> Reply {
         let cwd = params.get("cwd").and_then(Value::as_str);
-        let store = self.runtime.sqlite();
+        let store = self.hub.runtime().sqlite();
         let mut listed = store
             .list()
             .await
@@ -239,51 +260,94 @@ impl Server {
             let Ok(Some(stored)) = store.load(&info.id).await else {
                 continue;
             };
-            let Some(folder) = stored.metadata.get(zidane_app::FOLDER_KEY).and_then(Value::as_str) else {
-                continue;
+            let served = super::hub::served_place(&stored.metadata);
+            let folder = stored.metadata.get(zidane_app::FOLDER_KEY).and_then(Value::as_str);
+            let folder = match (folder, &served) {
+                (Some(folder), _) => folder.to_owned(),
+                (None, Some((folder, _))) => folder.to_string_lossy().into_owned(),
+                (None, None) => continue,
             };
-            if cwd.is_some_and(|c| c != folder) {
+            let tree = served.and_then(|(_, tree)| tree);
+            let matches = |c: &str| c == folder || tree.as_ref().is_some_and(|t| t.repo.to_string_lossy() == c);
+            if cwd.is_some_and(|c| !matches(c)) {
                 continue;
             }
-            sessions.push(json!({
+            let mut entry = json!({
                 "sessionId": info.id,
                 "cwd": folder,
                 "title": info.title,
                 "updatedAt": super::rfc3339(info.updated_at.as_millis()),
-            }));
+            });
+            let state = self.hub.get(&info.id).map(|s| {
+                if !s.questions.lock().is_empty() {
+                    "waiting"
+                } else if *s.busy.lock() {
+                    "running"
+                } else {
+                    "open"
+                }
+            });
+            let state = state.unwrap_or(if info.interrupted { "interrupted" } else { "stored" });
+            let mut zidane = json!({ "state": state });
+            if let Some(tree) = &tree {
+                zidane["worktree"] = json!({ "path": tree.path, "branch": tree.branch, "changed": tree.changed() });
+            }
+            entry["_meta"] = json!({ "zidane": zidane });
+            sessions.push(entry);
         }
         Ok(json!({ "sessions": sessions }))
     }
 
-    /// `session/close`: a running turn is suspended (resumable), the
-    /// conversation ends.
+    /// `session/close`: the client leaves the session. Over standard input
+    /// and output that ends it (a running turn suspended, resumable); a
+    /// served session goes on for its other clients, and for this one when
+    /// it loads it again.
     pub(super) async fn close(&self, params: &Value) -> Reply {
         let session = self.session(params)?;
         self.sessions.lock().remove(&session.id);
+        if self.hub.served() {
+            session
+                .clients
+                .lock()
+                .retain(|c| c.upgrade().is_some_and(|c| !std::ptr::eq(Arc::as_ptr(&c), self)));
+            return Ok(json!({}));
+        }
+        self.hub.remove(&session.id);
         session.end().await;
         Ok(json!({}))
     }
 
-    /// `session/delete`: the session (closed first when open), its turns,
-    /// checkpoints and background output.
+    /// `session/delete`: the session (ended first when open), its turns,
+    /// checkpoints and background output. A worktree of its own goes with
+    /// it when it has no uncommitted work; one that has is kept and named
+    /// (`_meta.zidane.removeWorktree: "force"` removes it anyway).
     pub(super) async fn delete(&self, params: &Value) -> Reply {
         let id = str_param(params, "sessionId")?;
-        if self.sessions.lock().contains_key(&id) {
-            self.close(params).await?;
+        let mut kept = None;
+        if let Some(session) = self.hub.remove(&id) {
+            session.end().await;
+            if let Some(tree) = &session.worktree {
+                let force = params["_meta"]["zidane"]["removeWorktree"] == "force";
+                kept = tree.remove(force).err();
+            }
         }
-        let store = self.runtime.sqlite();
+        let store = self.hub.runtime().sqlite();
         match store.delete_session(&id).await {
             Ok(true) => {
                 zidane_app::checkpoints::remove_task_output(store, &id);
-                Ok(json!({}))
+                Ok(match kept {
+                    Some(why) => json!({ "_meta": { "zidane": { "worktreeKept": why } } }),
+                    None => json!({}),
+                })
             }
             Ok(false) => Err(RpcError::not_found(format!("no session `{id}`"))),
             Err(e) => Err(RpcError::internal(format!("cannot delete session `{id}`: {e}"))),
         }
     }
 
+    /// `session/cancel` of a session this client opened.
     pub(super) fn cancel(&self, id: &str) {
-        let Some(session) = self.sessions.lock().get(id).cloned() else {
+        let Some(session) = self.hub.get(id).filter(|_| self.sessions.lock().contains(id)) else {
             return;
         };
         tokio::spawn(async move {
@@ -307,11 +371,53 @@ impl Server {
         *session.mode.lock() = mode;
         *session.conversation.setup().approve.lock() = Approve::from_name(mode).unwrap_or(Approve::Ask);
         session.conversation.set_planning(mode == "plan");
-        self.notify(
-            &session.id,
-            json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode }),
-        );
+        let update = json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode });
+        session.broadcast(&update, None);
         Ok(json!({}))
+    }
+
+    /// `_zidane/steer` (`followUp`: for when the run would otherwise end):
+    /// `queued` is whether the running run takes it.
+    pub(super) fn steer(&self, params: &Value) -> Reply {
+        let session = self.session(params)?;
+        let text = str_param(params, "text")?;
+        // A `/command` steers with what it stands for.
+        let text = session
+            .conversation
+            .steering_text(&text)
+            .map_err(|e| RpcError::params(e.message()))?;
+        let id = params["id"]
+            .as_str()
+            .map_or_else(|| format!("steer-{}", zidane_app::now_ms()), str::to_owned);
+        let queued = if params["followUp"] == true {
+            session.conversation.follow_up(&text, &id)
+        } else {
+            session.conversation.steer(&text, &id)
+        };
+        if queued {
+            self.echo(&session, &text);
+        }
+        Ok(json!({ "queued": queued, "id": id }))
+    }
+
+    /// `_zidane/status`: the figures a status line shows.
+    pub(super) async fn status(&self, params: &Value) -> Reply {
+        let session = self.session(params)?;
+        let conversation = &session.conversation;
+        let setup = conversation.setup();
+        Ok(json!({
+            "model": conversation.model(),
+            "window": setup.window_tokens(),
+            "contextUsed": conversation.context_used().await,
+            "cacheExpiresAt": conversation.agent().cache_expires_at().map(|t| t.as_millis()),
+            "approve": setup.approve.lock().name(),
+            "sandbox": setup.settings.sandbox.map_or("workspace-write", |s| s.name()),
+            "planning": conversation.planning(),
+            "running": *session.busy.lock(),
+            "cwd": setup.cwd(),
+            "clients": session.clients().len(),
+            "lastEnd": session.last_end.lock().clone(),
+        }))
     }
 }
 
@@ -337,33 +443,6 @@ fn stop_reason(session: &Session, out: &zidane::agent::RunOutput) -> &'static st
         Some(FinishReason::Refusal) => "refusal",
         _ => "end_turn",
     }
-}
-
-/// An ACP MCP server as an entry of the `mcpServers` shape.
-fn mcp_entry(server: &Value) -> Result<(String, Value), RpcError> {
-    let name = str_param(server, "name")?;
-    let pairs = |key: &str| -> serde_json::Map<String, Value> {
-        server[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| Some((p["name"].as_str()?.to_owned(), Value::from(p["value"].as_str()?))))
-            .collect()
-    };
-    let entry = if let Some(command) = server["command"].as_str() {
-        json!({ "command": command, "args": server["args"].clone(), "env": pairs("env") })
-    } else if let Some(url) = server["url"].as_str() {
-        let mut entry = json!({ "url": url, "headers": pairs("headers") });
-        if server["type"] == "sse" {
-            entry["type"] = json!("sse");
-        }
-        entry
-    } else {
-        return Err(RpcError::params(format!(
-            "MCP server `{name}` has neither a command nor a url"
-        )));
-    };
-    Ok((name, entry))
 }
 
 /// The prompt's text and attachments: text as is, resource links as

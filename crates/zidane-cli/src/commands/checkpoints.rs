@@ -147,7 +147,7 @@ fn show_report(report: &RewindReport) -> String {
 }
 
 /// What a rewind would do, as the person reads it before it is applied.
-fn show_rewind(plan: &RewindPlan) -> String {
+pub(crate) fn show_rewind(plan: &RewindPlan) -> String {
     let mut text = format!(
         "Rewind to checkpoint {} (before \"{}\", {}):\n",
         plan.index,

@@ -2,7 +2,7 @@
 //! program ends ([`Failure`]), writing to standard output ([`emit`]), and
 //! loading the settings of the folder.
 
-mod checkpoints;
+pub(crate) mod checkpoints;
 mod config;
 mod listings;
 mod mcp;
@@ -43,6 +43,7 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         prompt,
         output,
         flags,
+        served,
         legacy,
         command: sub,
     } = cli;
@@ -61,10 +62,22 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         }
     };
     match sub {
-        None => run::run(prompt, &output, flags, given).await,
-        Some(Command::Acp(args)) => {
+        None => run::run(prompt, &output, flags, given, &served).await,
+        Some(Command::Acp(args)) => match args.connect {
+            Some(url) => {
+                let target = crate::remote::Target::find(local(&url), args.token.as_deref()).map_err(Failure::usage)?;
+                crate::remote::bridge::run(target).await
+            }
+            None => {
+                let later = sub_given();
+                crate::acp::serve(flags.merged(args.flags, &later), given.merged(later)).await
+            }
+        },
+        Some(Command::Attach(args)) => attach(args, &flags).await,
+        Some(Command::Serve(args)) => {
             let later = sub_given();
-            crate::acp::serve(flags.merged(args.flags, &later), given.merged(later)).await
+            let flags = flags.merged(args.flags.clone(), &later);
+            crate::serve::run(args, flags, given.merged(later)).await
         }
         Some(Command::Config(args)) => {
             let later = sub_given();
@@ -113,6 +126,25 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         Some(Command::Skills { place }) => listings::skills(&place.over(flags), &given),
         Some(Command::Commands { place }) => listings::commands(&place.over(flags), &given),
     }
+}
+
+/// `local` (this user's server) as no URL.
+pub(crate) fn local(url: &str) -> Option<&str> {
+    (url != "local").then_some(url)
+}
+
+/// `zidane attach`: a served session (the most recent in this folder when
+/// none is named) in this terminal.
+async fn attach(args: crate::cli::AttachArgs, flags: &Flags) -> Result<(), Failure> {
+    let target = crate::remote::Target::find(args.url.as_deref().and_then(local), args.token.as_deref())
+        .map_err(Failure::usage)?;
+    let id = match args.session.or_else(|| flags.session.clone()) {
+        Some(id) => id,
+        None => crate::remote::latest(&target, &cwd(flags)?)
+            .await
+            .map_err(Failure::usage)?,
+    };
+    crate::tui::attach(target, crate::remote::session::Opening::Attach(id), String::new()).await
 }
 
 /// `/undo` and `/rewind [N]` of the interactive session (`Some(0)`: the

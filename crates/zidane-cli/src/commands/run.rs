@@ -8,10 +8,24 @@ use std::sync::Arc;
 use zidane_app::{Flags, Given, Setup};
 
 use super::Failure;
-use crate::cli::Output;
+use crate::cli::{Output, Served};
 
-/// Runs the prompt `words` (or opens the session).
-pub(crate) async fn run(words: Vec<String>, output: &Output, flags: Flags, given: Given) -> Result<(), Failure> {
+/// Runs the prompt `words` (or opens the session), here or at a server.
+pub(crate) async fn run(
+    words: Vec<String>,
+    output: &Output,
+    mut flags: Flags,
+    given: Given,
+    served: &Served,
+) -> Result<(), Failure> {
+    if let Some(url) = &served.remote {
+        return remote(words, output, &flags, served, url).await;
+    }
+    if let Some(name) = &served.worktree {
+        let tree = crate::worktree::Worktree::create(&super::cwd(&flags)?, name).map_err(Failure::usage)?;
+        eprintln!("zidane: working in {} (branch {})", tree.path.display(), tree.branch);
+        flags.cwd = Some(tree.path);
+    }
     let settings = super::settings(&flags, &given, true)?;
     let runtime = zidane_app::open_runtime(settings.store.as_deref())?;
     let prompt = read_prompt(&words)?;
@@ -44,6 +58,26 @@ pub(crate) async fn start(
         return crate::tui::run(setup, session, prompt).await;
     }
     crate::print::one_shot(setup, session, prompt, output).await
+}
+
+/// `--remote URL`: a new session at the server, driven from this terminal
+/// (from a script: printed as `-p` prints; the run goes on at the server if
+/// this process stops).
+async fn remote(words: Vec<String>, output: &Output, flags: &Flags, served: &Served, url: &str) -> Result<(), Failure> {
+    let target = crate::remote::Target::find(super::local(url), served.token.as_deref()).map_err(Failure::usage)?;
+    let prompt = read_prompt(&words)?;
+    let cwd = std::fs::canonicalize(super::cwd(flags)?).map_err(|e| Failure::usage(e.to_string()))?;
+    let opening = crate::remote::session::Opening::New {
+        cwd,
+        worktree: served.worktree.clone(),
+    };
+    if interactive(output, flags) {
+        return crate::tui::attach(target, opening, prompt).await;
+    }
+    if prompt.trim().is_empty() {
+        return Err(Failure::usage("give a prompt to start at the server"));
+    }
+    crate::print::remote_one_shot(target, opening, prompt, output).await
 }
 
 /// Whether this run is an interactive session: a terminal on both ends,

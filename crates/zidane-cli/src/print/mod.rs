@@ -17,7 +17,7 @@ use zidane::agent::AgentStats;
 use zidane::providers::ToolResultContent;
 use zidane_app::{ChildRef, Event, ToolCallEvent, ToolResultEvent};
 
-pub(crate) use self::run::one_shot;
+pub(crate) use self::run::{one_shot, remote_one_shot};
 
 #[derive(Default)]
 struct State {

@@ -62,6 +62,49 @@ pub(crate) async fn one_shot(setup: Arc<Setup>, session: &str, prompt: String, o
     )
 }
 
+/// `zidane --remote URL -p "…"`: the prompt in a new session of the
+/// server, printed as a local one is. The session's id goes to standard
+/// error first; stopping this process leaves the run going at the server.
+pub(crate) async fn remote_one_shot(
+    target: crate::remote::Target,
+    opening: crate::remote::session::Opening,
+    prompt: String,
+    output: &Output,
+) -> Result<(), Failure> {
+    let (events, rx) = Events::channel();
+    let printer = Printer::new(
+        output.json,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()) && !output.json,
+    );
+    let rendering = tokio::spawn(render(printer.clone(), rx));
+    let url = target.url.clone();
+    let session = crate::remote::session::RemoteSession::open(target, opening, "zidane -p", events.clone())
+        .await
+        .map_err(Failure::run)?;
+    let id = session.id().to_owned();
+    eprintln!("zidane: session {id} at {url} (follow it elsewhere with `zidane attach --session {id}`)");
+    let outcome = session.submit(&prompt).await?;
+    session.detach();
+    events.flush().await;
+    rendering.abort();
+    match outcome {
+        Outcome::Ran(out) => {
+            printer.finish(&out.stats, &id);
+            if out.suspended {
+                return Err(Failure::interrupted(format!(
+                    "the run was suspended at the server (session {id})"
+                )));
+            }
+            Ok(())
+        }
+        Outcome::Failed(message) | Outcome::Blocked(message) => {
+            printer.failed(&message, &id);
+            Err(Failure::run(message))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Prints the events, answering questions on the terminal.
 async fn render(printer: Printer, mut rx: UnboundedReceiver<Event>) {
     while let Some(event) = rx.recv().await {

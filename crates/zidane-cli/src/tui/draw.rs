@@ -232,14 +232,19 @@ impl Session {
     /// The status line.
     pub(super) fn status(&self) -> String {
         let mut parts = Vec::new();
-        let model = self.conversation.model();
+        // A lost connection comes first, where a narrow terminal shows it.
+        let connection = self.link.connection();
+        if let Some(lost) = connection.as_ref().filter(|c| !c.starts_with("attached")) {
+            parts.push(lost.clone());
+        }
+        let model = self.link.model();
         match &self.fallback {
             Some(f) if *f != model => parts.push(format!("{model} → {f}")),
             _ => parts.push(model),
         }
-        if let (Some(used), Some(window)) = (self.context_used, self.setup.window.as_ref()) {
-            let pct = (used * 100 / u64::from(window.tokens.max(1))).min(999);
-            parts.push(format!("ctx {pct}% of {}", tokens(u64::from(window.tokens))));
+        if let (Some(used), Some(window)) = (self.context_used, self.link.window()) {
+            let pct = (used * 100 / u64::from(window.max(1))).min(999);
+            parts.push(format!("ctx {pct}% of {}", tokens(u64::from(window))));
         }
         parts.push(format!(
             "{} in / {} out",
@@ -249,7 +254,7 @@ impl Session {
         if self.totals.priced {
             parts.push(format!("${:.4}", self.totals.cost));
         }
-        if let Some(at) = self.conversation.agent().cache_expires_at() {
+        if let Some(at) = self.link.cache_expires_at() {
             let now = zidane::providers::Timestamp::now();
             if at > now {
                 let left = at.since(now).as_secs();
@@ -266,18 +271,12 @@ impl Session {
         if queued > 0 {
             parts.push(format!("{queued} queued"));
         }
-        let approve = self.setup.approve.lock().name();
-        parts.push(format!("approve {approve}"));
-        parts.push(format!("sandbox {}", self.sandbox_mode()));
-        parts.join(" · ")
-    }
-
-    fn sandbox_mode(&self) -> &'static str {
-        match self.setup.settings.sandbox {
-            Some(zidane_app::SandboxFlag::Off) => "off",
-            Some(zidane_app::SandboxFlag::ReadOnly) => "read-only",
-            _ => "workspace-write",
+        parts.push(format!("approve {}", self.link.approve()));
+        parts.push(format!("sandbox {}", self.link.sandbox()));
+        if let Some(attached) = connection.filter(|c| c.starts_with("attached")) {
+            parts.push(attached);
         }
+        parts.join(" · ")
     }
 }
 

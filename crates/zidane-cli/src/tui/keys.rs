@@ -52,6 +52,18 @@ impl Session {
         match key.code {
             KeyCode::Char('c') if ctrl => self.ctrl_c(),
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            // Ctrl-\ (the terminal sends 0x1c, read as Ctrl-4 by some).
+            KeyCode::Char('\\' | '4') if ctrl => {
+                if self.link.remote().is_some() {
+                    self.quit = true;
+                } else {
+                    let line = self
+                        .paint
+                        .dim("(Ctrl-\\ detaches from a served session; this one is local)");
+                    self.draw(vec![line]);
+                    return;
+                }
+            }
             KeyCode::Char('t') if ctrl => {
                 self.show_thinking = !self.show_thinking;
                 let line = if self.show_thinking {
@@ -108,9 +120,9 @@ impl Session {
             return;
         }
         self.interrupting = true;
-        let conversation = self.conversation.clone();
+        let link = self.link.clone();
         tokio::spawn(async move {
-            conversation.suspend().await;
+            link.suspend().await;
         });
     }
 
@@ -217,7 +229,7 @@ impl Session {
         let (start, word) = self.editor.word();
         let word = word.to_owned();
         let candidates: Vec<String> = if let Some(partial) = word.strip_prefix('@') {
-            zidane_app::attach::complete_path(self.setup.cwd(), partial)
+            zidane_app::attach::complete_path(&self.link.cwd(), partial)
                 .into_iter()
                 .map(|p| format!("@{p}"))
                 .collect()

@@ -11,7 +11,9 @@
 mod draw;
 mod editor;
 mod keys;
+mod link;
 mod markdown;
+mod ops;
 mod prompt;
 mod screen;
 mod slash;
@@ -27,6 +29,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use zidane_app::{Ask, Conversation, Error, Event, Events, Form, Outcome, Setup};
+
+use self::link::Link;
 
 use self::editor::{Editor, History};
 use self::markdown::Markdown;
@@ -114,8 +118,10 @@ type RunResult = Result<Outcome, Error>;
 
 /// The session and its interface.
 struct Session {
-    setup: Arc<Setup>,
-    conversation: Conversation,
+    /// What every local conversation is built from (`None`: attached to a
+    /// served session).
+    setup: Option<Arc<Setup>>,
+    link: Link,
     /// Where every conversation of the session sends its events.
     events: Events,
     screen: Screen,
@@ -156,57 +162,91 @@ struct Session {
 /// quits, starting with `prompt` (or, with `--resume` and no prompt,
 /// continuing an interrupted run).
 pub(crate) async fn run(setup: Arc<Setup>, id: &str, prompt: String) -> Result<(), Failure> {
-    let (events, mut rx) = Events::channel();
+    let (events, rx) = Events::channel();
     let conversation = Conversation::open(Arc::clone(&setup), id, events.clone(), true).await?;
     crate::out::tell(conversation.notes());
-    let paint = Paint::from_env();
     let history = History::open(setup.store.path().parent(), &setup.settings.paths.root);
-    let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
-    let cols = usize::from(screen.cols);
-    let mut session = Session {
-        setup,
-        conversation,
-        events,
-        screen,
-        paint,
-        editor: Editor::new(history),
-        md: Markdown::new(paint, cols),
-        thinking: String::new(),
-        show_thinking: false,
-        waiting: false,
-        live: Live::Working,
-        run: None,
-        run_started: Instant::now(),
-        fallback: None,
-        queued: Vec::new(),
-        later: Vec::new(),
-        next_id: 0,
-        tasks: BTreeMap::new(),
-        mcp: BTreeMap::new(),
-        spawns: HashMap::new(),
-        totals: Totals::default(),
-        context_used: None,
-        asks: VecDeque::new(),
-        forms: VecDeque::new(),
-        field: String::new(),
-        reason: None,
-        picker: None,
-        quit_armed: None,
-        interrupting: false,
-        quit: false,
-    };
-    session.welcome().await;
-    if !prompt.trim().is_empty() {
-        session.submit_prompt(prompt).await;
-    } else if session.setup.settings.resume {
-        session.continue_interrupted();
-    }
-    session.draw(Vec::new());
-    session.event_loop(&mut rx).await;
-    session.end(rx).await
+    let resume = setup.settings.resume;
+    let session = Session::new(Some(setup), Link::Local(conversation), events, history)?;
+    session.go(rx, prompt, resume).await
+}
+
+/// The interactive session on a served session (`zidane attach`): the run
+/// goes on at the server when this terminal goes.
+pub(crate) async fn attach(
+    target: crate::remote::Target,
+    opening: crate::remote::session::Opening,
+    prompt: String,
+) -> Result<(), Failure> {
+    let (events, rx) = Events::channel();
+    let name = format!(
+        "{}@terminal",
+        std::env::var("USER").unwrap_or_else(|_| "someone".into())
+    );
+    let remote = crate::remote::session::RemoteSession::open(target, opening, &name, events.clone())
+        .await
+        .map_err(Failure::run)?;
+    let history = History::open(
+        zidane_app::paths::user_dir().as_deref(),
+        &std::env::current_dir().unwrap_or_default(),
+    );
+    let session = Session::new(None, Link::Remote(remote), events, history)?;
+    session.go(rx, prompt, false).await
 }
 
 impl Session {
+    fn new(setup: Option<Arc<Setup>>, link: Link, events: Events, history: History) -> Result<Session, Failure> {
+        let paint = Paint::from_env();
+        let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
+        let cols = usize::from(screen.cols);
+        Ok(Session {
+            setup,
+            link,
+            events,
+            screen,
+            paint,
+            editor: Editor::new(history),
+            md: Markdown::new(paint, cols),
+            thinking: String::new(),
+            show_thinking: false,
+            waiting: false,
+            live: Live::Working,
+            run: None,
+            run_started: Instant::now(),
+            fallback: None,
+            queued: Vec::new(),
+            later: Vec::new(),
+            next_id: 0,
+            tasks: BTreeMap::new(),
+            mcp: BTreeMap::new(),
+            spawns: HashMap::new(),
+            totals: Totals::default(),
+            context_used: None,
+            asks: VecDeque::new(),
+            forms: VecDeque::new(),
+            field: String::new(),
+            reason: None,
+            picker: None,
+            quit_armed: None,
+            interrupting: false,
+            quit: false,
+        })
+    }
+
+    /// Welcomes, starts `prompt` (or continues an interrupted run), and
+    /// serves keys and events until the person quits.
+    async fn go(mut self, mut rx: UnboundedReceiver<Event>, prompt: String, resume: bool) -> Result<(), Failure> {
+        self.welcome().await;
+        if !prompt.trim().is_empty() {
+            self.submit_prompt(prompt).await;
+        } else if resume {
+            self.continue_interrupted();
+        }
+        self.draw(Vec::new());
+        self.event_loop(&mut rx).await;
+        self.end(rx).await
+    }
+
     async fn event_loop(&mut self, rx: &mut UnboundedReceiver<Event>) {
         let mut keys = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -262,7 +302,7 @@ impl Session {
 
     /// The first lines: where the session is, how to get help.
     async fn welcome(&mut self) {
-        let turns = self.conversation.stored_turns().await.len();
+        let (turns, _, _) = self.link.summary().await;
         let resumed = if turns > 0 {
             format!(" · resumed with {turns} messages")
         } else {
@@ -270,8 +310,8 @@ impl Session {
         };
         let line = format!(
             "zidane · {} · session {}{resumed} · /help for commands, Esc interrupts, Ctrl-D quits",
-            self.setup.cwd().display(),
-            self.conversation.id()
+            self.link.cwd().display(),
+            self.link.id()
         );
         let line = self.paint.dim(&line);
         self.refresh_context().await;
@@ -280,16 +320,16 @@ impl Session {
 
     /// `--resume` with no prompt: the interrupted run, continued.
     fn continue_interrupted(&mut self) {
-        let conversation = self.conversation.clone();
+        let link = self.link.clone();
         self.waiting = true;
         self.live = Live::Working;
         self.run_started = Instant::now();
-        self.run = Some(tokio::spawn(async move { Ok(conversation.resume_interrupted().await) }));
+        self.run = Some(tokio::spawn(async move { Ok(link.resume_interrupted().await) }));
     }
 
     /// The context's size before the next request, estimated.
     async fn refresh_context(&mut self) {
-        if let Some(used) = self.conversation.context_used().await {
+        if let Some(used) = self.link.context_used().await {
             self.context_used = Some(used);
         }
     }
@@ -332,12 +372,15 @@ impl Session {
         for form in self.forms.drain(..) {
             form.form.answer(zidane::mcp::ElicitationAnswer::Cancel);
         }
-        if let Some(run) = self.run.take() {
-            self.conversation.suspend().await;
+        let attached = self.link.remote().is_some();
+        if let Some(run) = self.run.take()
+            && !attached
+        {
+            self.link.suspend().await;
             let _ = run.await;
         }
         self.screen.leave();
-        self.conversation.end().await;
+        self.link.end().await;
         // What ending said (a hook's message, traces that could not be
         // sent) is printed now that the terminal is given back.
         while let Ok(event) = rx.try_recv() {
@@ -345,8 +388,12 @@ impl Session {
                 eprintln!("zidane: {line}");
             }
         }
-        let id = self.conversation.id();
-        eprintln!("session {id} (continue with `zidane --resume --session {id}`)");
+        let id = self.link.id();
+        if attached {
+            eprintln!("detached from session {id}; it goes on at the server (`zidane attach --session {id}`)");
+        } else {
+            eprintln!("session {id} (continue with `zidane --resume --session {id}`)");
+        }
         Ok(())
     }
 }

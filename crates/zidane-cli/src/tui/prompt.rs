@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use zidane_app::{Outcome, Submission};
+use zidane_app::Outcome;
 
 use super::screen::Hue;
 use super::{Live, Queued, RunResult, Session, first_lines};
@@ -55,11 +55,7 @@ impl Session {
     fn queue(&mut self, text: String, follow_up: bool) {
         self.next_id += 1;
         let id = format!("typed-{}", self.next_id);
-        let queued = if follow_up {
-            self.conversation.follow_up(&text, &id)
-        } else {
-            self.conversation.steer(&text, &id)
-        };
+        let queued = self.link.queue(&text, &id, follow_up);
         if queued {
             self.queued.push(Queued { id, text, follow_up });
         } else {
@@ -101,14 +97,12 @@ impl Session {
 
     /// Starts a run of `text` through the pipeline.
     fn start(&mut self, text: String) {
-        let conversation = self.conversation.clone();
+        let link = self.link.clone();
         self.waiting = true;
         self.live = Live::Working;
         self.interrupting = false;
         self.run_started = Instant::now();
-        self.run = Some(tokio::spawn(async move {
-            conversation.submit(Submission::text(text)).await
-        }));
+        self.run = Some(tokio::spawn(async move { link.submit(text).await }));
     }
 
     pub(super) async fn on_run_end(&mut self, result: Result<RunResult, tokio::task::JoinError>) {

@@ -51,6 +51,16 @@ impl Session {
             }
             Event::Question(Question::Call(ask)) => self.asks.push_back(ask),
             Event::Question(Question::Form(form)) => self.forms.push_back(FormState::new(form)),
+            Event::Answered { call_id, by } => {
+                if call_id.is_empty() {
+                    self.forms.pop_front();
+                } else {
+                    self.asks.retain(|ask| ask.call.call_id != call_id);
+                }
+                let by = by.map(|b| format!(" by {b}")).unwrap_or_default();
+                let line = self.paint.dim(&format!("(answered{by} on another client)"));
+                commit.push(line);
+            }
             Event::Flush(done) => {
                 let _ = done.send(());
             }

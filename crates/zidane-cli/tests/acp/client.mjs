@@ -1,9 +1,13 @@
 // A client on the official ACP TypeScript SDK driving `zidane acp`: the
-// test `acp::the_official_client_drives_the_agent` runs it and reads the
-// report it prints last (one JSON line).
+// tests `acp::the_official_client_drives_the_agent` and
+// `serve::the_official_client_over_a_websocket` run it and read the report
+// it prints last (one JSON line).
 //
 // ACP_SDK: the SDK's entry file; ZIDANE_BIN, ZIDANE_HOME, BASE_URL, WORK:
-// the binary, its home, the loopback model and the working folder.
+// the binary, its home, the loopback model and the working folder. With
+// SERVE_URL and SERVE_TOKEN, each connection is a WebSocket to that
+// `zidane serve` (the token as a subprotocol, as a browser sends it)
+// instead of a fresh `zidane acp`.
 
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -11,14 +15,54 @@ import { Readable, Writable } from "node:stream";
 const acp = await import(process.env.ACP_SDK);
 const work = process.env.WORK;
 
-/** Runs `op` against a fresh `zidane acp`, then ends the process. */
-async function withAgent(op) {
+/** A WebSocket as the SDK's stream of messages; `closed` resolves when it closes. */
+async function webSocketStream(url, token) {
+  const socket = new WebSocket(url, ["zidane.v1", `zidane.token.${token}`]);
+  await new Promise((opened, failed) => {
+    socket.onopen = opened;
+    socket.onerror = () => failed(new Error(`cannot connect to ${url}`));
+  });
+  const closed = new Promise((done) => socket.addEventListener("close", done));
+  const readable = new ReadableStream({
+    start(controller) {
+      socket.onmessage = (event) => controller.enqueue(JSON.parse(event.data));
+      socket.addEventListener("close", () => {
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the reader.
+        }
+      });
+    },
+  });
+  const writable = new WritableStream({
+    write(message) {
+      socket.send(JSON.stringify(message));
+    },
+  });
+  return { stream: { readable, writable }, close: () => socket.close(), closed };
+}
+
+/** The SDK's stream to a fresh `zidane acp`, or to the server. */
+async function connect() {
+  if (process.env.SERVE_URL) {
+    return webSocketStream(process.env.SERVE_URL, process.env.SERVE_TOKEN);
+  }
   const child = spawn(process.env.ZIDANE_BIN, ["--base-url", process.env.BASE_URL, "acp"], {
     cwd: work,
     env: { ...process.env, ZIDANE_APPROVE: "ask" },
     stdio: ["pipe", "pipe", "inherit"],
   });
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  return {
+    stream: acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout)),
+    close: () => child.stdin.end(),
+    closed: new Promise((done) => child.once("exit", done)),
+  };
+}
+
+/** Runs `op` on a fresh connection, then closes it. */
+async function withAgent(op) {
+  const { stream, close, closed } = await connect();
   const seen = { updates: [], permission: null };
   const app = acp
     .client({ name: "zidane-acp-test" })
@@ -33,8 +77,8 @@ async function withAgent(op) {
   try {
     return await app.connectWith(stream, (ctx) => op(ctx, seen));
   } finally {
-    child.stdin.end();
-    await new Promise((done) => child.once("exit", done));
+    close();
+    await closed;
   }
 }
 

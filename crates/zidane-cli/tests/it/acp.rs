@@ -27,14 +27,14 @@ fn sdk() -> PathBuf {
 }
 
 /// Checks messages against the schema's definitions.
-struct Schema {
+pub(super) struct Schema {
     agent_response: jsonschema::Validator,
     agent_notification: jsonschema::Validator,
     agent_request: jsonschema::Validator,
 }
 
 impl Schema {
-    fn load() -> Schema {
+    pub(super) fn load() -> Schema {
         let text = std::fs::read_to_string(sdk().join("schema/v1/schema.json")).unwrap();
         let schema: Value = serde_json::from_str(&text).unwrap();
         let of = |name: &str| {
@@ -49,7 +49,7 @@ impl Schema {
     }
 
     /// Panics with the schema's complaint when `message` is not valid.
-    fn check(&self, message: &Value) {
+    pub(super) fn check(&self, message: &Value) {
         let validator = match (message.get("method"), message.get("id")) {
             (Some(_), Some(_)) => &self.agent_request,
             (Some(_), None) => &self.agent_notification,
@@ -77,17 +77,78 @@ pub(super) struct Agent {
     /// The terminals opened: the command's process, then its output and
     /// exit code.
     terminals: Vec<(Option<Child>, String, Option<i32>)>,
+    /// The server the bridge reaches, when served.
+    server: Option<super::serve::Served>,
 }
+
+/// How a scenario reaches the agent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Transport {
+    /// `zidane acp` over its standard input and output.
+    Stdio,
+    /// `zidane serve`, through `zidane acp --connect`.
+    Served,
+}
+
+/// A scenario run both ways: a test of each name in a module of the
+/// scenario's name.
+macro_rules! both_ways {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use super::Transport;
+            #[tokio::test(flavor = "multi_thread")]
+            async fn over_stdio() {
+                super::$scenario(Transport::Stdio).await;
+            }
+            #[tokio::test(flavor = "multi_thread")]
+            async fn served() {
+                super::$scenario(Transport::Served).await;
+            }
+        }
+    )*};
+}
+
+both_ways!(
+    a_prompt_turn_with_a_permission_and_a_diff,
+    a_plan_and_the_modes,
+    bad_input_gets_errors_and_the_agent_goes_on,
+    cancel_stops_the_turn_and_the_session_goes_on,
+    slash_commands_over_acp,
+    sessions_listed_closed_and_resumed,
+);
 
 impl Agent {
     pub(super) fn start(setup: &Setup, env: &[(&str, &str)]) -> Agent {
+        Agent::spawn(setup, env, &["--base-url", &setup.url, "acp"])
+    }
+
+    /// The agent `transport` says: `zidane acp`, or a `zidane serve` (with
+    /// `env`) reached through `acp --connect`.
+    pub(super) async fn through(transport: Transport, setup: &Setup, env: &[(&str, &str)]) -> Agent {
+        match transport {
+            Transport::Stdio => Agent::start(setup, env),
+            Transport::Served => {
+                let server = super::serve::Served::start(setup, env, &[]).await;
+                let mut agent = Agent::bridge(setup, &server.url, &[]);
+                agent.server = Some(server);
+                agent
+            }
+        }
+    }
+
+    /// `zidane acp --connect URL`: a stdio client bridged to a server.
+    pub(super) fn bridge(setup: &Setup, url: &str, env: &[(&str, &str)]) -> Agent {
+        Agent::spawn(setup, env, &["acp", "--connect", url])
+    }
+
+    fn spawn(setup: &Setup, env: &[(&str, &str)], args: &[&str]) -> Agent {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"));
         cmd.env_remove("OPENAI_API_KEY")
             .env_remove("OPENROUTER_API_KEY")
             .env("ANTHROPIC_API_KEY", "sk-test")
             .env("ZIDANE_HOME", setup.home.path())
             .env("ZIDANE_APPROVE", "ask")
-            .args(["--base-url", &setup.url, "acp"])
+            .args(args)
             .current_dir(setup.work.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -109,6 +170,7 @@ impl Agent {
             permission: "allow_once",
             buffers: std::collections::HashMap::new(),
             terminals: Vec::new(),
+            server: None,
         }
     }
 
@@ -262,11 +324,10 @@ pub(super) fn prompt(session: &str, text: &str) -> Value {
 /// A turn with an edit the client allows: the tool call goes pending, in
 /// progress, completed, with a diff; the text streams; the stop reason is
 /// `end_turn`; every message is valid ACP.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_prompt_turn_with_a_permission_and_a_diff() {
+async fn a_prompt_turn_with_a_permission_and_a_diff(transport: Transport) {
     let setup = Setup::new().await;
     std::fs::write(setup.work.path().join("lib.rs"), "let a = 1;\n").unwrap();
-    let mut agent = Agent::start(&setup, &[KEY]);
+    let mut agent = Agent::through(transport, &setup, &[KEY]).await;
     let session = agent.open(setup.work.path()).await;
     // The edit tool edits what was read.
     agent
@@ -333,10 +394,9 @@ async fn a_prompt_turn_with_a_permission_and_a_diff() {
 }
 
 /// `todowrite` becomes a plan; `session/set_mode` reports the mode.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_plan_and_the_modes() {
+async fn a_plan_and_the_modes(transport: Transport) {
     let setup = Setup::new().await;
-    let mut agent = Agent::start(&setup, &[KEY]);
+    let mut agent = Agent::through(transport, &setup, &[KEY]).await;
     let session = agent.open(setup.work.path()).await;
     let set = agent
         .call("session/set_mode", json!({ "sessionId": session, "modeId": "yolo" }))
@@ -374,10 +434,9 @@ async fn a_plan_and_the_modes() {
 
 /// Bad input gets the protocol's error shape, and the process keeps
 /// serving.
-#[tokio::test(flavor = "multi_thread")]
-async fn bad_input_gets_errors_and_the_agent_goes_on() {
+async fn bad_input_gets_errors_and_the_agent_goes_on(transport: Transport) {
     let setup = Setup::new().await;
-    let mut agent = Agent::start(&setup, &[KEY]);
+    let mut agent = Agent::through(transport, &setup, &[KEY]).await;
     agent.raw("{not json").await;
     let parse = agent.next_message().await;
     assert_eq!(parse["error"]["code"], -32700);
@@ -408,9 +467,9 @@ async fn bad_input_gets_errors_and_the_agent_goes_on() {
 /// A yolo agent with a session whose prompt runs a command that says it
 /// started (through a FIFO), then sleeps: the agent, the session and the
 /// prompt's request id, once the command runs.
-async fn running_command(setup: &Setup) -> (Agent, String, i64) {
+async fn running_command(setup: &Setup, transport: Transport) -> (Agent, String, i64) {
     let gate = super::started_fifo(setup.work.path());
-    let mut agent = Agent::start(setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]);
+    let mut agent = Agent::through(transport, setup, &[KEY, ("ZIDANE_APPROVE", "yolo")]).await;
     let session = agent.open(setup.work.path()).await;
     let command = json!({"command": format!("echo started > {} && sleep 600", gate.display())});
     let id = agent.next;
@@ -428,12 +487,15 @@ async fn running_command(setup: &Setup) -> (Agent, String, i64) {
 /// `session/cancel` stops a running command: the turn ends `cancelled`, a
 /// second prompt meanwhile is refused, and the next prompt continues the
 /// session with the cut-off call answered.
-#[tokio::test(flavor = "multi_thread")]
-async fn cancel_stops_the_turn_and_the_session_goes_on() {
+/// (Served, the prompt meanwhile steers the run instead.)
+async fn cancel_stops_the_turn_and_the_session_goes_on(transport: Transport) {
     let setup = Setup::new().await;
-    let (mut agent, session, id) = running_command(&setup).await;
+    let (mut agent, session, id) = running_command(&setup, transport).await;
     let busy = agent.call("session/prompt", prompt(&session, "meanwhile")).await;
-    assert_eq!(busy["error"]["code"], -32602, "{busy}");
+    match transport {
+        Transport::Stdio => assert_eq!(busy["error"]["code"], -32602, "{busy}"),
+        Transport::Served => assert_eq!(busy["result"]["_meta"]["zidane"]["steered"], true, "{busy}"),
+    }
     agent
         .send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}))
         .await;
@@ -452,7 +514,7 @@ async fn cancel_stops_the_turn_and_the_session_goes_on() {
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_mid_prompt_then_loaded_in_a_new_process() {
     let setup = Setup::new().await;
-    let (mut agent, session, _) = running_command(&setup).await;
+    let (mut agent, session, _) = running_command(&setup, Transport::Stdio).await;
     let pid = agent.child.id().unwrap();
     assert!(
         std::process::Command::new("kill")
@@ -504,7 +566,7 @@ async fn killed_mid_prompt_then_loaded_in_a_new_process() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_disconnects_mid_turn() {
     let setup = Setup::new().await;
-    let (agent, _, _) = running_command(&setup).await;
+    let (agent, _, _) = running_command(&setup, Transport::Stdio).await;
     let Agent { mut child, stdin, .. } = agent;
     drop(stdin);
     let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
@@ -524,25 +586,7 @@ async fn a_client_that_disconnects_mid_turn() {
 async fn the_official_client_drives_the_agent() {
     let setup = Setup::new().await;
     std::fs::write(setup.work.path().join("lib.rs"), "let a = 1;\n").unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
-    let out = tokio::time::timeout(
-        Duration::from_secs(120),
-        tokio::process::Command::new("node")
-            .arg(&script)
-            .env("ACP_SDK", sdk().join("dist/v1/stable/acp.js"))
-            .env("ZIDANE_BIN", env!("CARGO_BIN_EXE_zidane"))
-            .env("ZIDANE_HOME", setup.home.path())
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("BASE_URL", &setup.url)
-            .env("WORK", setup.work.path())
-            .output(),
-    )
-    .await
-    .expect("the client did not finish within 120 s")
-    .unwrap();
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let report = official_client(&setup, &[]).await;
     assert_eq!(report["permission"], "allow_always", "{report}");
     assert_eq!(
         report["stops"],
@@ -555,12 +599,36 @@ async fn the_official_client_drives_the_agent() {
     assert_eq!(report["afterLoad"], "end_turn", "{report}");
 }
 
+/// `tests/acp/client.mjs` on the official SDK, with `env` (`SERVE_URL`
+/// and `SERVE_TOKEN`: over a WebSocket to that server): its report.
+pub(super) async fn official_client(setup: &Setup, env: &[(&str, &str)]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp/client.mjs");
+    let mut node = tokio::process::Command::new("node");
+    node.arg("--experimental-websocket")
+        .arg(&script)
+        .env("ACP_SDK", sdk().join("dist/v1/stable/acp.js"))
+        .env("ZIDANE_BIN", env!("CARGO_BIN_EXE_zidane"))
+        .env("ZIDANE_HOME", setup.home.path())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("BASE_URL", &setup.url)
+        .env("WORK", setup.work.path());
+    for (k, v) in env {
+        node.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), node.output())
+        .await
+        .expect("the client did not finish within 120 s")
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
 /// Slash commands are advertised and answered: `/model` switches the next
 /// turns' model, `/cost` tells the session's tokens.
-#[tokio::test(flavor = "multi_thread")]
-async fn slash_commands_over_acp() {
+async fn slash_commands_over_acp(transport: Transport) {
     let setup = Setup::new().await;
-    let mut agent = Agent::start(&setup, &[KEY]);
+    let mut agent = Agent::through(transport, &setup, &[KEY]).await;
     let session = agent.open(setup.work.path()).await;
     let advertised = agent
         .updates()
@@ -673,10 +741,9 @@ async fn commands_run_in_the_clients_terminal() {
 
 /// `session/list` gives the folder's sessions; `session/close` ends one
 /// and `session/resume` opens it again without replaying it.
-#[tokio::test(flavor = "multi_thread")]
-async fn sessions_listed_closed_and_resumed() {
+async fn sessions_listed_closed_and_resumed(transport: Transport) {
     let setup = Setup::new().await;
-    let mut agent = Agent::start(&setup, &[KEY]);
+    let mut agent = Agent::through(transport, &setup, &[KEY]).await;
     let session = agent.open(setup.work.path()).await;
     agent.call("session/prompt", prompt(&session, "first words")).await;
     let listed = agent.call("session/list", json!({ "cwd": setup.work.path() })).await;

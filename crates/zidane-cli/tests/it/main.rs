@@ -15,6 +15,7 @@ mod checkpoints;
 mod conventions;
 mod frontends;
 mod hooks;
+mod serve;
 mod session;
 mod window;
 

@@ -33,7 +33,7 @@ pub(super) struct Term {
 }
 
 impl Term {
-    fn start(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str], size: (u16, u16)) -> Term {
+    pub(super) fn start(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str], size: (u16, u16)) -> Term {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: size.1,
@@ -162,6 +162,29 @@ impl Term {
                 pixel_height: 0,
             })
             .unwrap();
+    }
+
+    /// Types `keys` as they are.
+    pub(super) fn type_keys(&mut self, keys: &str) {
+        self.send(keys);
+    }
+
+    /// Waits for the program to end with code 0: all it wrote.
+    pub(super) fn finish(mut self) -> String {
+        self.wait_until_done();
+        assert_eq!(self.child.wait().unwrap().exit_code(), 0);
+        String::from_utf8_lossy(&self.shared.0.lock().unwrap().raw).into_owned()
+    }
+
+    fn wait_until_done(&self) {
+        let (lock, ready) = &*self.shared;
+        let mut s = lock.lock().unwrap();
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !s.done {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "the program did not end");
+            s = ready.wait_timeout(s, left).unwrap().0;
+        }
     }
 
     /// Ctrl-D on the empty input: the program ends, with code 0.
