@@ -155,7 +155,7 @@ impl ZidaneAgent {
     }
 
     /// Runs the `spawn` tool's children as `ZidaneAgent` invocations of
-    /// their own (keyed `<session>/spawn-<call id>`), started through the
+    /// their own (keyed `<session>/spawn-<call id>@<run id>`), started through the
     /// Restate ingress at `url` (`http://host:8080`): a child in flight at a
     /// crash then resumes in its own invocation instead of starting over.
     /// The child is built by the same factory from its key, with `spawn`'s

@@ -60,6 +60,7 @@ static OTHER_DONE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 fn tools(log: PathBuf, hang: bool) -> ToolSet {
     let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log);
     ToolSet::new()
+        .with(zidane_tools::spawn())
         .with(
             FnTool::new(
                 "write_note",
@@ -209,6 +210,13 @@ async fn durable_child_helper() {
             Script::answer("SUMMARY FROM THE DEAD PROCESS"),
             hanging_stream(),
         ],
+        "spawned" => vec![
+            Script::new()
+                .tool_call(0, "c1", "spawn", json!({"task": "Count the notes."}))
+                .usage(10, 5)
+                .end(FinishReason::ToolCalls),
+            Script::answer("THE CHILD COUNTED THREE"),
+        ],
         other => panic!("unknown case {other}"),
     };
     let p = provider(scripts);
@@ -218,7 +226,7 @@ async fn durable_child_helper() {
     let rt: Arc<dyn CheckpointBackend> = if on_postgres() {
         // Every record is written as its step finishes there.
         runtime(Path::new(&db)).await
-    } else if case == "after_model" || case == "safe_call" {
+    } else if case == "after_model" || case == "safe_call" || case == "spawned" {
         Arc::new(
             CheckpointRuntime::open_with(
                 Path::new(&db),
@@ -272,6 +280,16 @@ async fn durable_child_helper() {
             agent.hooks().on_sync::<CompactStart, _>(|_, _| {
                 ready();
                 Ok(())
+            });
+        }
+        "spawned" => {
+            // The child finished (its run is recorded as completed); the
+            // process dies before the parent's spawn call is recorded.
+            agent.hooks().on_sync::<zidane_core::events::SpawnComplete, _>(|_, _| {
+                ready();
+                loop {
+                    std::thread::park();
+                }
             });
         }
         "summarized" => {
@@ -1399,4 +1417,42 @@ async fn killed_after_the_summary_the_resumed_run_keeps_that_summary() {
     ));
     assert_eq!(effects(&log), vec!["write:c1", "write:c2"]);
     assert_eq!(texts(&r.turns).last().unwrap(), &(Role::Assistant, "done".to_owned()));
+}
+
+/// Killed after a sub-agent finished but before the parent's spawn call was
+/// recorded: the resumed parent (a new process) starts the same child,
+/// which answers from its finished run at once, without asking its model
+/// again; the parent reads that answer.
+#[tokio::test]
+async fn killed_after_a_child_finished_the_resumed_parent_gets_its_answer() {
+    let (_dir, db, log) = crash("spawned");
+    let rt = runtime(&db).await;
+    let sessions: Vec<String> = rt
+        .session_store()
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let run = rt.session_store().load("s").await.unwrap().unwrap().runs[0].id.clone();
+    let child = zidane_agent::child_session_id("s", "c1", &run);
+    assert!(
+        sessions.contains(&child),
+        "the child's session is named after the call and the run: {sessions:?}"
+    );
+    assert_eq!(zidane_agent::spawning_call_id(&child), Some("c1"));
+    // Asked again, the child would take this answer (and the parent would
+    // have none).
+    let resumed = tokio::time::timeout(
+        Duration::from_secs(60),
+        resume(&db, &log, vec![Script::answer("The child counted three.")]),
+    )
+    .await
+    .expect("the resumed parent hung");
+    assert_eq!(resumed.requests.len(), 1, "only the parent's next turn was asked");
+    let results = results(resumed.requests[0].messages.last().unwrap().content());
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1.starts_with("THE CHILD COUNTED THREE"), "{results:?}");
+    assert_eq!(texts(&resumed.turns).last().unwrap().1, "The child counted three.");
 }

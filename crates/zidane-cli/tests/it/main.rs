@@ -16,6 +16,7 @@ mod conventions;
 mod frontends;
 mod hooks;
 mod session;
+mod subagents;
 mod window;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
