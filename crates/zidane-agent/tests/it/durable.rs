@@ -63,6 +63,21 @@ fn tools(log: PathBuf, hang: bool) -> ToolSet {
         .with(zidane_tools::spawn())
         .with(
             FnTool::new(
+                "hang_par",
+                "Runs long, beside others, safely",
+                json!({"type": "object"}),
+                move |_i, _cx| async move {
+                    if hang {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(ToolOutput::text("done"))
+                },
+            )
+            .parallel()
+            .safe(),
+        )
+        .with(
+            FnTool::new(
                 "write_note",
                 "Writes a note",
                 json!({"type": "object"}),
@@ -198,6 +213,11 @@ async fn durable_child_helper() {
         "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
         "safe_call" | "safe_call_windowed" | "approved" => vec![calls(&[("c1", "hang_safe")])],
         "decided" => vec![calls(&[("c1", "hang_safe")]), Script::answer(r#"{"probability": 0.9}"#)],
+        "decided_two" => vec![
+            calls(&[("c1", "hang_par"), ("c2", "hang_par")]),
+            Script::answer(r#"{"probability": 0.2}"#),
+            Script::answer(r#"{"probability": 0.7}"#),
+        ],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
@@ -260,6 +280,10 @@ async fn durable_child_helper() {
     let agent = create_agent(options).unwrap();
     if case == "decided" {
         deciding(&agent, &log);
+    }
+    if case == "decided_two" {
+        // c2's question first, then c1's; READY once both are answered.
+        deciding_in_order(&agent, &log, "c2", true);
     }
     match case.as_str() {
         "stream" | "between" => {
@@ -1334,6 +1358,67 @@ fn deciding(agent: &zidane_agent::Agent, log: &Path) {
             Ok(())
         })
     });
+}
+
+/// A gate handler that asks, for each `hang_par` call, whether it is safe:
+/// the call `first` asks first, the other once `first` has its answer
+/// (with `announce`, the child says READY then).
+fn deciding_in_order(agent: &zidane_agent::Agent, log: &Path, first: &'static str, announce: bool) {
+    use zidane_agent::DecideHookContext;
+    let log = log.to_path_buf();
+    let answered = Arc::new(tokio::sync::Notify::new());
+    agent.hooks().on::<zidane_core::events::ToolGate, _>(move |ev, cx| {
+        let (log, answered) = (log.clone(), Arc::clone(&answered));
+        Box::pin(async move {
+            if ev.name() != "hang_par" {
+                return Ok(());
+            }
+            let id = ev.call_id().to_owned();
+            if id != first {
+                answered.notified().await;
+            }
+            let question = zidane_agent::DecisionRequest::Predicate {
+                question: format!("Is call `{id}` safe to run?"),
+            };
+            let shown = match cx.try_decide(question).await {
+                Ok(r) => r.answers.map(|a| a["probability"].to_string()).unwrap_or_default(),
+                Err(e) => format!("error: {e}"),
+            };
+            effect(&log, &format!("decided:{id}:{shown}"));
+            if id == first {
+                answered.notify_one();
+            } else if announce {
+                ready();
+            }
+            Ok(())
+        })
+    });
+}
+
+/// Two decisions of one kind in one turn, asked in one order before the
+/// crash and in the other after it: each question gets its own recorded
+/// answer back, not the one recorded at its place in the order.
+#[tokio::test]
+async fn two_decisions_of_a_turn_keep_their_answers_in_another_order() {
+    let (_dir, db, log) = crash("decided_two");
+    assert_eq!(effects(&log), ["decided:c2:0.2", "decided:c1:0.7"]);
+    // Asked again, a decision would take this answer (and fail).
+    let p = provider(vec![Script::answer("done")]);
+    let rt = runtime(&db).await;
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
+    deciding_in_order(&agent, &log, "c1", false);
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "done");
+    assert_eq!(
+        effects(&log)[2..],
+        ["decided:c1:0.7", "decided:c2:0.2"],
+        "each question's own answer"
+    );
+    assert_eq!(p.requests().len(), 1, "only the model's next turn was asked");
 }
 
 /// A decision asked before the crash is answered from its record after
