@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use zidane_core::durable::{Durability, Step, StepKey, StepKind, StepValue};
+use zidane_core::durable::{Durability, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_core::events::{
-    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
+    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError,
+    RestoredCall, SharedError,
 };
 use zidane_core::events::{CompactEndInit, CompactProgressInit, CompactRestoreInit, CompactStartInit};
 use zidane_core::seams::{CompactCheck, Compactor};
@@ -142,7 +143,7 @@ impl Compaction {
         }
         let turns = &pruned[..];
 
-        let summary = match self.summary(agent, turns, cut, reason, signal, step).await {
+        let summary = match self.summary(agent, turns, cut, reason, signal, step.clone()).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
                 agent.observe(&mut unfinished(reason, None)).await;
@@ -155,14 +156,7 @@ impl Compaction {
             }
         };
 
-        // What comes back after the summary: the host's additions, then the
-        // most recently read files.
-        let session = agent.session();
-        let session_id = session.as_ref().map(|s| s.id.clone());
-        let mut restore = CompactRestore::new(CompactRestoreInit { session, session_id });
-        agent.observe(&mut restore).await;
-        let mut calls = restore.take_added();
-        calls.extend(self.recent_files(agent).await);
+        let mut calls = self.restored(agent, step).await;
         // What comes back takes at most a fifth of the window.
         let mut budget = (window as usize).saturating_mul(4) / 5;
         if window > 0 {
@@ -204,7 +198,7 @@ impl Compaction {
         replaced: u32,
         stubs: u32,
         summary: Option<String>,
-        calls: Vec<zidane_core::events::RestoredCall>,
+        calls: Vec<RestoredCall>,
     ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
         if let Err(error) = agent.persist_replacement(&replacement).await {
             agent.observe(&mut unfinished(reason, Some(Arc::clone(&error)))).await;
@@ -229,6 +223,69 @@ impl Compaction {
         });
         agent.observe(&mut end).await;
         Ok((Some(replacement), result))
+    }
+
+    /// What comes back after the summary: the host's additions
+    /// (`compact:restore`), then the most recently read files. Within a
+    /// run, a durable step of its own beside the summary's: a resumed or
+    /// replayed run re-attaches what the first attempt did (the files may
+    /// have changed since, the handlers may add something else), and the
+    /// hook does not fire again.
+    async fn restored(&self, agent: &Agent, summary_step: Option<StepKey>) -> Vec<RestoredCall> {
+        let Some(mut key) = summary_step else {
+            return self.restore(agent).await;
+        };
+        key.name = format!("{}:restore", key.name);
+        let runtime = Arc::clone(&agent.run_loop().config().runtime);
+        let run_id = key.run_id.clone();
+        let work = async {
+            let calls = self.restore(agent).await;
+            let value = serde_json::to_value(&calls).map_err(|e| Arc::new(e) as SharedError)?;
+            Ok(StepValue::Decision(value))
+        };
+        let step = Step {
+            key,
+            durability: Durability::Safe,
+        };
+        let recorded = match runtime.step(step, Box::pin(work)).await {
+            Ok(value) => value,
+            Err(StepError::Record { error, value }) => {
+                tracing::warn!(target: "zidane", "what the compaction re-attaches could not be recorded: {error}");
+                *value
+            }
+            Err(e) => {
+                tracing::warn!(target: "zidane", "what the compaction re-attaches is left out: {e}");
+                return Vec::new();
+            }
+        };
+        if let Err(e) = runtime.sync(&run_id).await {
+            tracing::warn!(target: "zidane", "what the compaction re-attaches could not be recorded: {e}");
+        }
+        match recorded {
+            StepValue::Decision(value) => serde_json::from_value(value).unwrap_or_else(|e| {
+                tracing::warn!(target: "zidane", "the recorded re-attachments are not calls: {e}");
+                Vec::new()
+            }),
+            other => {
+                tracing::warn!(
+                    target: "zidane",
+                    "the recorded re-attachments are a {} value, not calls",
+                    other.kind_name()
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// The re-attachments, asked and read now.
+    async fn restore(&self, agent: &Agent) -> Vec<RestoredCall> {
+        let session = agent.session();
+        let session_id = session.as_ref().map(|s| s.id.clone());
+        let mut restore = CompactRestore::new(CompactRestoreInit { session, session_id });
+        agent.observe(&mut restore).await;
+        let mut calls = restore.take_added();
+        calls.extend(self.recent_files(agent).await);
+        calls
     }
 
     /// What the summary request asks, with a manual compaction's focus.
@@ -379,7 +436,7 @@ impl Compaction {
         Ok(text)
     }
 
-    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_core::events::RestoredCall> {
+    async fn recent_files(&self, agent: &Agent) -> Vec<RestoredCall> {
         let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
         let mut entries: Vec<(String, u64)> = {
             let read_state = agent.run_loop().config().read_state.lock();
@@ -392,7 +449,7 @@ impl Compaction {
         let mut calls = Vec::new();
         for (path, _) in entries.into_iter().take(limit) {
             if let Ok(bytes) = agent.execution().read_file(&handle, &path).await {
-                calls.push(zidane_core::events::RestoredCall {
+                calls.push(RestoredCall {
                     name: "read_file".into(),
                     input: json!({ "path": path }),
                     output: String::from_utf8_lossy(&bytes).into_owned(),

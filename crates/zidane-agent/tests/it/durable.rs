@@ -219,6 +219,13 @@ async fn durable_child_helper() {
             Script::answer(r#"{"probability": 0.7}"#),
         ],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
+        "read" => vec![
+            Script::new()
+                .tool_call(0, "c1", "read_file", json!({"path": "notes.txt"}))
+                .usage(10, 5)
+                .end(FinishReason::ToolCalls),
+            hanging_stream(),
+        ],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
             with_input(calls(&[("c2", "write_note")]), 700),
@@ -272,6 +279,11 @@ async fn durable_child_helper() {
     if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
     }
+    if case == "read" {
+        let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work_folder(Path::new(&db))));
+        options.tools = preset.tools;
+        options.execution = Some(preset.execution);
+    }
     if case == "approved" {
         let (interceptors, approver) = asking(&log);
         options.interceptors = interceptors;
@@ -286,7 +298,7 @@ async fn durable_child_helper() {
         deciding_in_order(&agent, &log, "c2", true);
     }
     match case.as_str() {
-        "stream" | "between" => {
+        "stream" | "between" | "read" => {
             agent.hooks().on_sync::<StreamText, _>(|_, _| {
                 ready();
                 Ok(())
@@ -366,6 +378,63 @@ async fn durable_child_helper() {
         return;
     }
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+/// The folder the file tools of the `read` case work in, beside the store.
+fn work_folder(db: &Path) -> PathBuf {
+    let folder = db.parent().unwrap().join("work");
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
+/// Killed after the model read a file (in the next model call): the
+/// resumed run, in a new process, knows the file was read, so the model's
+/// `edit` of it is not refused as a change to a file it never read.
+#[tokio::test]
+async fn after_a_resume_a_file_read_before_the_crash_can_be_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let work = work_folder(&db);
+    std::fs::write(work.join("notes.txt"), "first line\n").unwrap();
+    let mut child = start_child("read", &db, &log);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let p = provider(vec![
+        Script::new()
+            .tool_call(
+                0,
+                "c2",
+                "edit",
+                json!({"path": "notes.txt", "old_string": "first", "new_string": "edited"}),
+            )
+            .usage(10, 5)
+            .end(FinishReason::ToolCalls),
+        Script::answer("edited"),
+    ]);
+    let rt = runtime(&db).await;
+    let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(&work));
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(preset.execution),
+        ..durable_options(&p, rt, log, false)
+    })
+    .unwrap();
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "edited");
+    let requests = p.requests();
+    let edited = results(requests[1].messages.last().unwrap().content());
+    assert_eq!(edited.len(), 1);
+    assert!(!edited[0].2, "the edit was not refused: {edited:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "edited line\n"
+    );
 }
 
 /// An interceptor that asks about every call, and an approver that says yes

@@ -426,6 +426,17 @@ impl RunLoop {
                 BTreeMap::new()
             }
         };
+        // What the conversation read before this process: `edit` of a file
+        // read then is not refused, and a re-read of it is deduplicated.
+        let prefix = zidane_core::read_state::READ_STATE_PREFIX;
+        if loaded
+            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+        {
+            let turns = self.inner.lock().turns.clone();
+            zidane_core::read_state::hydrate_read_state_from_tool_state(&self.inner.config.read_state, &loaded, &turns);
+        }
         let committed = Arc::new(Mutex::new(loaded));
         self.inner.lock().committed_tool_state = Some(Arc::clone(&committed));
         committed
