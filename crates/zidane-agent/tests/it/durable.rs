@@ -10,6 +10,7 @@ use std::time::Duration;
 use zidane_core::durable::CheckpointBackend;
 
 use serde_json::json;
+use zidane_agent::checkpoints::RewindOptions;
 use zidane_agent::{
     AgentError, AgentOptions, AgentRunOptions, AutoCompact, CheckpointOptions, CheckpointRuntime, DurableOptions,
     DurableResumeOptions, SuspendOptions, create_agent,
@@ -219,6 +220,7 @@ async fn durable_child_helper() {
             Script::answer(r#"{"probability": 0.7}"#),
         ],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
+        "held" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
         "read" => vec![
             Script::new()
                 .tool_call(0, "c1", "read_file", json!({"path": "notes.txt"}))
@@ -279,6 +281,9 @@ async fn durable_child_helper() {
     if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
     }
+    if case == "held" {
+        options.checkpoints = Some(folder_checkpoints(Path::new(&db)));
+    }
     if case == "read" {
         let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work_folder(Path::new(&db))));
         options.tools = preset.tools;
@@ -298,7 +303,7 @@ async fn durable_child_helper() {
         deciding_in_order(&agent, &log, "c2", true);
     }
     match case.as_str() {
-        "stream" | "between" | "read" => {
+        "stream" | "between" | "read" | "held" => {
             agent.hooks().on_sync::<StreamText, _>(|_, _| {
                 ready();
                 Ok(())
@@ -378,6 +383,76 @@ async fn durable_child_helper() {
         return;
     }
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+/// Folder checkpoints of the work folder beside the store, kept in a
+/// SQLite file of their own (on either backend).
+fn folder_checkpoints(db: &Path) -> Arc<zidane_agent::checkpoints::Checkpoints> {
+    let store = zidane_agent::SqliteStore::open(db.parent().unwrap().join("checkpoints.db")).unwrap();
+    Arc::new(zidane_agent::checkpoints::Checkpoints::new(
+        Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
+        zidane_agent::checkpoints::CheckpointsConfig::new(work_folder(db)),
+    ))
+}
+
+/// While another process holds the session (its run waits for the model),
+/// a rewind, a file-restoring fork and a metadata key from this process
+/// are refused and change nothing: the holder's conversation is not cut
+/// and its run is not marked aborted under it. Once the holder is gone the
+/// rewind goes through, in one write: the branch holds the whole
+/// conversation, the session the turns before the checkpoint.
+#[tokio::test]
+async fn a_rewind_from_a_second_process_waits_for_the_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let mut holder = start_child("held", &db, &log);
+
+    let p = provider(vec![]);
+    let rt = runtime(&db).await;
+    let agent = create_agent(AgentOptions {
+        checkpoints: Some(folder_checkpoints(&db)),
+        ..durable_options(&p, rt.clone(), log.clone(), false)
+    })
+    .unwrap();
+    let conversation = RewindOptions {
+        code: false,
+        ..Default::default()
+    };
+    let refused = agent.rewind(1, conversation).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let refused = agent.fork(Some(1), "s-with-files", true).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let refused = agent.set_session_meta("note", json!("mine")).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let session = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(session.turns.len(), 3, "the holder's conversation is whole");
+    assert_eq!(
+        session.runs.iter().map(|r| (r.status, r.resumable)).collect::<Vec<_>>(),
+        [(SessionRunStatus::Running, true)],
+        "the holder's run is still its own"
+    );
+    assert!(!session.metadata.contains_key("note"));
+    // A fork of the conversation alone takes nothing from the holder.
+    let forked = agent.fork(None, "s-copy", false).await.unwrap();
+    assert_eq!(forked.turns, 3);
+
+    holder.kill().unwrap(); // SIGKILL
+    holder.wait().unwrap();
+    let outcome = agent.rewind(1, conversation).await.unwrap();
+    assert_eq!(outcome.turns_kept, Some(0));
+    let branch = outcome.branch.unwrap();
+    let store = rt.session_store();
+    assert_eq!(store.load(&branch).await.unwrap().unwrap().turns.len(), 3);
+    let session = store.load("s").await.unwrap().unwrap();
+    assert!(session.turns.is_empty());
+    assert_eq!(session.metadata.get("rewoundBranch"), Some(&json!(branch)));
+    assert_eq!(
+        session.runs.iter().map(|r| (r.status, r.resumable)).collect::<Vec<_>>(),
+        [(SessionRunStatus::Aborted, false)],
+        "the dead holder's run past the cut is over"
+    );
+    agent.set_session_meta("note", json!("mine")).await.unwrap();
 }
 
 /// The folder the file tools of the `read` case work in, beside the store.
