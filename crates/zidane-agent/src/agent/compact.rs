@@ -357,37 +357,40 @@ impl Compaction {
         // When the history still starts with the last request, resend that
         // request (same system, tools and messages) with the instruction, so
         // the provider reads it from its prompt cache.
+        let window = u64::from(self.window());
+        let fits = |r: &StreamOptions| {
+            window == 0
+                || estimate_tokens(&serde_json::to_string(&r.messages).unwrap_or_default())
+                    + estimate_tokens(r.system.as_deref().unwrap_or_default())
+                    + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
+                    + window / 8
+                    <= window
+        };
+        let fresh = || {
+            let config = agent.run_loop().config();
+            let model = config.default_model_for(provider.as_ref());
+            let mut messages = history[..cut].to_vec();
+            messages.push(instruction.clone());
+            let mut r = StreamOptions::new(model, messages);
+            r.system = config.system.clone();
+            r
+        };
         let mut request = match last.as_deref() {
+            // Not when that request is what overflowed the window.
             Some(last)
                 if history.len() >= last.messages.len() && history[..last.messages.len()] == last.messages[..] =>
             {
                 let mut r = last.clone();
-                r.messages.push(instruction);
-                r
+                r.messages.push(instruction.clone());
+                if fits(&r) { r } else { fresh() }
             }
-            _ => {
-                let config = agent.run_loop().config();
-                let model = config.default_model_for(provider.as_ref());
-                let mut messages = history[..cut].to_vec();
-                messages.push(instruction);
-                let mut r = StreamOptions::new(model, messages);
-                r.system = config.system.clone();
-                r
-            }
+            _ => fresh(),
         };
         request.response_schema = None;
         request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
         // The summary request fits the window: the oldest messages go first
         // when it would not, and the summary gets an eighth of the window.
-        let window = u64::from(self.window());
         if window > 0 {
-            let fits = |r: &StreamOptions| {
-                estimate_tokens(&serde_json::to_string(&r.messages).unwrap_or_default())
-                    + estimate_tokens(r.system.as_deref().unwrap_or_default())
-                    + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
-                    + window / 8
-                    <= window
-            };
             if !fits(&request) {
                 request.tools.clear();
                 request.tool_choice = None;
@@ -404,6 +407,24 @@ impl Compaction {
                 {
                     request.messages.remove(0);
                 }
+            }
+            // What is left may be one answer longer than the window: its
+            // head is summarized.
+            if !fits(&request) {
+                let spare = (window.saturating_mul(3) / 4) as usize * 4;
+                if let Some(first) = request.messages.first_mut() {
+                    cut_text(first, spare);
+                }
+            }
+            // A request starts with the person's turn.
+            if request
+                .messages
+                .first()
+                .is_some_and(|m| m.role() == zidane_provider::Role::Assistant)
+            {
+                request
+                    .messages
+                    .insert(0, Message::user("[The conversation before this point was left out.]"));
             }
             let cap = u32::try_from((window / 8).clamp(256, 4096)).unwrap_or(4096);
             request.max_tokens = Some(request.max_tokens.map_or(cap, |m| m.min(cap)));
@@ -460,6 +481,27 @@ impl Compaction {
     }
 }
 
+/// Cuts the text of `message` to at most `bytes` bytes in all (its first
+/// text blocks kept, the rest emptied), with a note where it was cut.
+fn cut_text(message: &mut Message, bytes: usize) {
+    let mut left = bytes;
+    for block in message.content_mut() {
+        if let zidane_provider::ContentBlock::Text { text } = block {
+            if text.len() <= left {
+                left -= text.len();
+                continue;
+            }
+            let mut end = left;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str("\n[… cut to fit the context window]");
+            left = 0;
+        }
+    }
+}
+
 struct Release<'a>(&'a AtomicBool);
 
 impl Drop for Release<'_> {
@@ -468,15 +510,46 @@ impl Drop for Release<'_> {
     }
 }
 
+impl Compaction {
+    /// An automatic compaction of `check`'s conversation keeping the last
+    /// `keep` turns, as the durable step `name`; a failure counts against
+    /// the circuit breaker.
+    async fn auto_compact(&self, check: &CompactCheck<'_>, keep: usize, name: &str) -> Option<Vec<SessionTurn>> {
+        let agent = self.agent()?;
+        let step = StepKey {
+            run_id: check.run_id.to_owned(),
+            turn: check.turn,
+            kind: StepKind::Decision,
+            name: name.to_owned(),
+        };
+        match self
+            .compact(&agent, check.turns, keep, CompactReason::Auto, check.signal, Some(step))
+            .await
+        {
+            Ok((turns, _)) => {
+                self.failures.store(0, Ordering::Release);
+                turns
+            }
+            Err(e) => {
+                // The run goes on with the full history; after too many
+                // failures auto-compaction stops trying.
+                self.failures.fetch_add(1, Ordering::AcqRel);
+                tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
+                None
+            }
+        }
+    }
+}
+
 impl Compactor for Compaction {
-    fn wants_check(&self, last_input_tokens: Option<u64>) -> bool {
+    fn wants_check(&self, expected_input_tokens: Option<u64>) -> bool {
         let Some(auto) = self.auto.as_ref() else {
             return false;
         };
         let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
         self.failures.load(Ordering::Acquire) < auto.max_failures
             && window > 0
-            && last_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
+            && expected_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
     }
 
     fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
@@ -486,40 +559,31 @@ impl Compactor for Compaction {
                 return None; // the circuit breaker is open
             }
             let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
-            let used = check.last_input_tokens?;
+            let used = check.expected_input_tokens.or(check.last_input_tokens)?;
             if window == 0 || (used as f64) < auto.threshold * f64::from(window) {
                 return None;
             }
-            let agent = self.agent()?;
-            let step = StepKey {
-                run_id: check.run_id.to_owned(),
-                turn: check.turn,
-                kind: StepKind::Decision,
-                name: "compaction".into(),
-            };
-            match self
-                .compact(
-                    &agent,
-                    check.turns,
-                    auto.keep_turns,
-                    CompactReason::Auto,
-                    check.signal,
-                    Some(step),
-                )
-                .await
-            {
-                Ok((turns, _)) => {
-                    self.failures.store(0, Ordering::Release);
-                    turns
-                }
-                Err(e) => {
-                    // The run goes on with the full history; after too many
-                    // failures auto-compaction stops trying.
-                    self.failures.fetch_add(1, Ordering::AcqRel);
-                    tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
-                    None
-                }
+            // A request that would not fit at all keeps only the newest turn
+            // (a long answer before a new prompt is summarized too); one
+            // that only crossed the threshold keeps the usual tail.
+            let keep = if used >= u64::from(window) { 1 } else { auto.keep_turns };
+            self.auto_compact(&check, keep, "compaction").await
+        })
+    }
+
+    /// Also without auto-compaction: a run the provider refuses for its
+    /// size is saved by a summary rather than ended (as `context:overflow`
+    /// protects runs that never opted into compaction).
+    fn on_overflow<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
+        Box::pin(async move {
+            let max_failures = self
+                .auto
+                .as_ref()
+                .map_or(AutoCompact::default().max_failures, |a| a.max_failures);
+            if self.failures.load(Ordering::Acquire) >= max_failures {
+                return None;
             }
+            self.auto_compact(&check, 1, "compaction:overflow").await
         })
     }
 }

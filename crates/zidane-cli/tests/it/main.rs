@@ -16,6 +16,7 @@ mod conventions;
 mod frontends;
 mod hooks;
 mod session;
+mod small_window;
 mod subagents;
 mod window;
 
