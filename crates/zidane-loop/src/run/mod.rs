@@ -689,6 +689,13 @@ impl RunLoop {
                 .await;
                 Flow::Continue
             }
+            // A message that came while the end was decided keeps the run
+            // going (a follow-up now, steers at the next turn); after this
+            // none is taken.
+            Ok(None) if self.close_queues() => {
+                self.inject_queued(true).await;
+                Flow::Continue
+            }
             Ok(None) => Flow::End(Ending::Completed),
             Err(kind) => Flow::End(Ending::Failed(kind)),
         }
