@@ -150,6 +150,9 @@ impl RunSpawner {
             hooks: inner.spawn.hooks.clone(),
             interceptors: inner.interceptors.clone(),
             approve_tool_call: inner.approver.clone(),
+            // A child decides where its parent does (and not at all when
+            // the parent's decisions are off).
+            decisions: inner.decisions.clone(),
             behavior: config.behavior.clone(),
             cache_ttl: inner.cache_ttl,
             clock: Some(Arc::clone(&inner.clock)),
