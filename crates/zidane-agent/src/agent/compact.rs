@@ -337,21 +337,16 @@ impl Compaction {
         }
     }
 
-    async fn summarize(
+    /// The summary request of `turns[..cut]`, cut to fit the window with
+    /// an eighth of it left for the summary.
+    fn summary_request(
         &self,
         agent: &Agent,
+        provider: &dyn Provider,
         turns: &[SessionTurn],
         cut: usize,
-        reason: CompactReason,
-        signal: &AbortSignal,
-    ) -> Result<String, AgentError> {
+    ) -> StreamOptions {
         let (_, last) = agent.run_loop().last_request();
-        // The summary goes where the last request went (a fallback provider
-        // keeps the cache the primary does not have).
-        let provider = agent
-            .run_loop()
-            .last_provider()
-            .unwrap_or_else(|| Arc::clone(&self.provider));
         let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
         let instruction = self.instruction();
         // When the history still starts with the last request, resend that
@@ -368,7 +363,7 @@ impl Compaction {
         };
         let fresh = || {
             let config = agent.run_loop().config();
-            let model = config.default_model_for(provider.as_ref());
+            let model = config.default_model_for(provider);
             let mut messages = history[..cut].to_vec();
             messages.push(instruction.clone());
             let mut r = StreamOptions::new(model, messages);
@@ -429,6 +424,24 @@ impl Compaction {
             let cap = u32::try_from((window / 8).clamp(256, 4096)).unwrap_or(4096);
             request.max_tokens = Some(request.max_tokens.map_or(cap, |m| m.min(cap)));
         }
+        request
+    }
+
+    async fn summarize(
+        &self,
+        agent: &Agent,
+        turns: &[SessionTurn],
+        cut: usize,
+        reason: CompactReason,
+        signal: &AbortSignal,
+    ) -> Result<String, AgentError> {
+        // The summary goes where the last request went (a fallback provider
+        // keeps the cache the primary does not have).
+        let provider = agent
+            .run_loop()
+            .last_provider()
+            .unwrap_or_else(|| Arc::clone(&self.provider));
+        let request = self.summary_request(agent, provider.as_ref(), turns, cut);
         let mut stream = provider.stream(&request, signal.clone());
         let mut acc = MessageAccumulator::new();
         let mut chars = 0usize;
