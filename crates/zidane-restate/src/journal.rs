@@ -1140,6 +1140,42 @@ impl Driver {
         Ok(())
     }
 
+    /// A control message's entry. Handed to the run before it was written
+    /// (live), and again on each replay when the run took it then (each
+    /// attempt's run is a new one); a suspend stopped only the attempt it
+    /// reached.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_control(
+        &mut self,
+        ctx: &ObjectContext<'_>,
+        control: Control,
+        seq: Option<u64>,
+        reply_to: Option<String>,
+        id: Option<String>,
+        accepted: bool,
+        again: bool,
+    ) {
+        if let Some(seq) = seq {
+            self.journaled_seq = Some(self.journaled_seq.map_or(seq, |last| last.max(seq)));
+        }
+        if let Some(id) = id.filter(|_| !again) {
+            self.control_ids.push_back((id, accepted));
+            while self.control_ids.len() > CONTROL_IDS_KEPT {
+                self.control_ids.pop_front();
+            }
+            ctx.set(CONTROL_IDS_KEY, Json(self.control_ids.clone()));
+        }
+        // The inbox answers its caller whether the run took the message
+        // (issued again, as a replayed command, on a replay).
+        if let Some(inbox) = reply_to {
+            ctx.invocation_handle(inbox).signal(TAKEN_SIGNAL).resolve(accepted);
+        }
+        let replayed = !self.live && accepted && !again && control != Control::Suspend;
+        if let (true, Some(apply)) = (replayed, &self.apply) {
+            apply(&control);
+        }
+    }
+
     /// Applies an entry to what the driver knows, and issues the K/V writes
     /// it carries (the same on every attempt: they are made from the entry).
     /// A step's value is handed back with its key.
@@ -1200,9 +1236,6 @@ impl Driver {
                 ctx.set(TURN_COUNT_KEY, end as u64);
                 self.stored_turns = if replace { end } else { self.stored_turns.max(end) };
             }
-            // Handed to the run before it was written (live), and again on
-            // each replay when the run took it then (each attempt's run is a
-            // new one); a suspend stopped only the attempt it reached.
             Entry::Control {
                 control,
                 seq,
@@ -1210,27 +1243,7 @@ impl Driver {
                 id,
                 accepted,
                 again,
-            } => {
-                if let Some(seq) = seq {
-                    self.journaled_seq = Some(self.journaled_seq.map_or(seq, |last| last.max(seq)));
-                }
-                if let Some(id) = id.filter(|_| !again) {
-                    self.control_ids.push_back((id, accepted));
-                    while self.control_ids.len() > CONTROL_IDS_KEPT {
-                        self.control_ids.pop_front();
-                    }
-                    ctx.set(CONTROL_IDS_KEY, Json(self.control_ids.clone()));
-                }
-                // The inbox answers its caller whether the run took the
-                // message (issued again, as a replayed command, on a replay).
-                if let Some(inbox) = reply_to {
-                    ctx.invocation_handle(inbox).signal(TAKEN_SIGNAL).resolve(accepted);
-                }
-                let replayed = !self.live && accepted && !again && control != Control::Suspend;
-                if let (true, Some(apply)) = (replayed, &self.apply) {
-                    apply(&control);
-                }
-            }
+            } => self.apply_control(ctx, control, seq, reply_to, id, accepted, again),
             Entry::Meta { key, value } => {
                 ctx.set(&meta_key(&key), Json(value.clone()));
                 if !self.live {
