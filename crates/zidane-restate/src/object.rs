@@ -125,7 +125,7 @@ pub struct Delivery {
     /// decided to end, no such call), or it has not answered yet (then
     /// `pending`).
     pub delivered: bool,
-    /// The run did not answer within [`TAKE_WAIT`] (it may be between two
+    /// The run did not answer within ten seconds (it may be between two
     /// attempts): it may still take the message. Sent again with the same
     /// id, the message is answered as the run took it, never taken twice.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
