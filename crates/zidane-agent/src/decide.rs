@@ -61,6 +61,14 @@ impl DecisionRequest {
         }
     }
 
+    /// What names the question in a step key: the first 16 hex digits of
+    /// the SHA-256 of its prompt (which holds the kind, the question and
+    /// its options or range), the same in every process.
+    pub(crate) fn digest(&self) -> String {
+        let digest = ring::digest::digest(&ring::digest::SHA256, self.prompt().as_bytes());
+        digest.as_ref()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     pub(crate) fn prompt(&self) -> String {
         match self {
             DecisionRequest::Predicate { question } => format!(
@@ -99,6 +107,30 @@ impl DecisionRequest {
                 _ => Err(format!("no score between {min} and {max} in the answer")),
             },
         }
+    }
+}
+
+/// The decisions asked in the current loop turn of a run: how many times
+/// each question was asked.
+#[derive(Debug, Default)]
+pub(crate) struct AskedInTurn {
+    run_id: String,
+    turn: u32,
+    asked: std::collections::HashMap<String, u32>,
+}
+
+impl AskedInTurn {
+    /// Counts one more asking of `question` in `run_id`'s loop turn `turn`
+    /// (a new turn starts the count again); how many came before it.
+    pub(crate) fn ask(&mut self, run_id: &str, turn: u32, question: &str) -> u32 {
+        if self.run_id != run_id || self.turn != turn {
+            self.run_id = run_id.to_owned();
+            self.turn = turn;
+            self.asked.clear();
+        }
+        let n = self.asked.entry(question.to_owned()).or_insert(0);
+        *n += 1;
+        *n - 1
     }
 }
 

@@ -66,4 +66,6 @@ pub use skills::{
 #[cfg(feature = "sqlite")]
 pub use sqlite::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, OpenError, SqliteStore, Synchronous};
 pub use stream::{RunEvent, RunStream};
-pub use subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
+pub use subagents::{
+    CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id, spawning_call_id,
+};

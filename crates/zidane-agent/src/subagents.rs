@@ -135,3 +135,24 @@ impl SpawnConfig {
 
 /// What separates a durable child's session id from its parent's.
 pub const CHILD_SESSION_MARK: &str = "/spawn-";
+
+/// What separates, in a durable child's session id, the spawning call's id
+/// from the spawning run's.
+const CHILD_RUN_MARK: char = '@';
+
+/// The session of the child that call `call_id` of run `run_id` spawns
+/// from session `parent`: `<parent>/spawn-<call id>@<run id>`. The run is
+/// part of it because a call id alone is not unique across runs: a model
+/// server may number its calls per process, or per answer, so a later run
+/// (another process, another replica) could name an earlier run's child.
+/// A resumed run keeps its id, so it finds its own children again.
+pub fn child_session_id(parent: &str, call_id: &str, run_id: &str) -> String {
+    format!("{parent}{CHILD_SESSION_MARK}{call_id}{CHILD_RUN_MARK}{run_id}")
+}
+
+/// The spawning call's id, when `session_id` names a sub-agent's session
+/// (what a host showing the child next to its `spawn` call looks up).
+pub fn spawning_call_id(session_id: &str) -> Option<&str> {
+    let (_, child) = session_id.rsplit_once(CHILD_SESSION_MARK)?;
+    Some(child.rsplit_once(CHILD_RUN_MARK).map_or(child, |(call, _)| call))
+}

@@ -311,3 +311,134 @@ pub async fn scripted_server(
     });
     Ok(format!("http://{addr}"))
 }
+
+/// A request a [`windowed_server`] was sent: its prompt as the server
+/// counted it, and whether it was refused for the window.
+#[derive(Debug, Clone)]
+pub struct WindowedRequest {
+    /// The request body.
+    pub body: String,
+    /// Its prompt in tokens, as the server counts them.
+    pub prompt_tokens: u64,
+    /// Refused: the prompt did not fit the window.
+    pub refused: bool,
+}
+
+/// What a [`windowed_server`] answers a request that fits: the answer's
+/// text (cut where the window ends, as llama.cpp stops generating there).
+pub type WindowedAnswer = fn(&str) -> String;
+
+/// A loopback model with a context window, as llama.cpp serves one: OpenAI
+/// chat completions at `/v1/chat/completions` (streamed, with usage) and
+/// `GET /props` naming the window (`n_ctx`). A request's prompt is counted
+/// at one token per four bytes of its system prompt and message texts; one
+/// larger than `window` is refused as llama.cpp refuses it (HTTP 400,
+/// `exceed_context_size_error`, with `n_prompt_tokens` and `n_ctx`), and an
+/// answer is cut where prompt and answer together fill the window
+/// (`finish_reason: "length"`). Returns the base URL (`http://…/v1`) and the
+/// requests, in order.
+pub async fn windowed_server(
+    window: u64,
+    answer: WindowedAnswer,
+) -> std::io::Result<(String, Arc<Mutex<Vec<WindowedRequest>>>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let requests: Arc<Mutex<Vec<WindowedRequest>>> = Arc::default();
+    let seen = Arc::clone(&requests);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = read_request(&mut stream, &mut buf).await {
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    let body = String::from_utf8_lossy(&buf[head_end..head_end + len]).into_owned();
+                    buf.drain(..head_end + len);
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                    let (status, kind, payload) = if path.ends_with("/props") {
+                        (200, "application/json", json!({"n_ctx": window}).to_string())
+                    } else {
+                        let prompt = prompt_tokens(&body);
+                        let refused = prompt > window;
+                        seen.lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push(WindowedRequest {
+                                body: body.clone(),
+                                prompt_tokens: prompt,
+                                refused,
+                            });
+                        if refused {
+                            let error = json!({"error": {
+                                "code": 400,
+                                "message": format!("the request exceeds the available context size ({prompt} tokens, the context holds {window}), try increasing it"),
+                                "type": "exceed_context_size_error",
+                                "n_prompt_tokens": prompt,
+                                "n_ctx": window,
+                            }});
+                            (400, "application/json", error.to_string())
+                        } else {
+                            let room = (window - prompt) as usize * 4;
+                            let mut text = answer(&body);
+                            let cut = text.len() > room;
+                            if cut {
+                                let mut end = room;
+                                while !text.is_char_boundary(end) {
+                                    end -= 1;
+                                }
+                                text.truncate(end);
+                            }
+                            (200, "text/event-stream", chat_stream(&text, prompt, cut))
+                        }
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{payload}",
+                        payload.len()
+                    );
+                    if stream.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    Ok((format!("http://{addr}/v1"), requests))
+}
+
+/// The prompt of a chat completions request in tokens, as
+/// [`windowed_server`] counts them.
+fn prompt_tokens(body: &str) -> u64 {
+    let Ok(request) = serde_json::from_str::<serde_json::Value>(body) else {
+        return 0;
+    };
+    let mut bytes = 0;
+    for message in request["messages"].as_array().into_iter().flatten() {
+        match &message["content"] {
+            serde_json::Value::String(text) => bytes += text.len(),
+            serde_json::Value::Array(parts) => {
+                bytes += parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .map(str::len)
+                    .sum::<usize>();
+            }
+            _ => {}
+        }
+        bytes += message["tool_calls"]
+            .as_array()
+            .map_or(0, |c| serde_json::Value::from(c.clone()).to_string().len());
+    }
+    bytes += request["tools"]
+        .as_array()
+        .map_or(0, |t| serde_json::Value::from(t.clone()).to_string().len());
+    (bytes / 4) as u64
+}
+
+/// An OpenAI chat completions stream of `text`, with its usage.
+fn chat_stream(text: &str, prompt: u64, cut: bool) -> String {
+    let chunks = [
+        json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]}),
+        json!({"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": if cut { "length" } else { "stop" }}]}),
+        json!({"id": "c", "model": "m", "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": text.len() / 4}}),
+    ];
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect::<String>() + "data: [DONE]\n\n"
+}

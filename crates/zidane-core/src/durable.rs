@@ -351,6 +351,62 @@ pub trait CheckpointBackend: DurableRuntime {
 
     /// Records (inserts or updates) a run, fenced.
     fn save_run<'a>(&'a self, session_id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Makes `writes`, in order, in one transaction fenced on this
+    /// process's lease of `session_id`: all of them or none, and none once
+    /// another process took the lease. What the agent writes outside a run
+    /// goes through it (a rewind: the branch, the cut and the runs past it;
+    /// a fork's new session; a metadata key), so a crash never leaves half
+    /// of it and a second process never writes under a live holder.
+    fn write_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        writes: Vec<SessionWrite>,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+}
+
+/// One write of [`CheckpointBackend::write_session`]. The session a write
+/// names is the leased one, or one it creates. (Not `non_exhaustive`: a
+/// backend must make every kind of write.)
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionWrite {
+    /// Creates the session `id` (a branch, a fork); the write fails when it
+    /// exists.
+    Create {
+        /// The new session.
+        id: String,
+    },
+    /// Appends turns to the session `id`.
+    AppendTurns {
+        /// The session.
+        id: String,
+        /// The turns.
+        turns: Vec<SessionTurn>,
+    },
+    /// Keeps the first `keep` turns of the session `id`.
+    Truncate {
+        /// The session.
+        id: String,
+        /// How many turns stay.
+        keep: usize,
+    },
+    /// Sets a metadata key of the session `id`.
+    SetMeta {
+        /// The session.
+        id: String,
+        /// The key.
+        key: String,
+        /// Its value.
+        value: Value,
+    },
+    /// Records (inserts or replaces) a run of the session `id`; a run that
+    /// is no longer resumable loses its step records.
+    SaveRun {
+        /// The session.
+        id: String,
+        /// The run.
+        run: SessionRun,
+    },
 }
 
 /// A runtime answered a step with the value of another kind of step (a

@@ -587,7 +587,8 @@ impl ToolState {
 }
 
 /// What a tool knows of a file it read: for read dedup and read-before-edit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ReadStateEntry {
     /// Content hash when read.
     pub hash: u32,

@@ -240,8 +240,34 @@ fn text_stream(provider: &Arc<dyn Provider>, options: &StreamOptions, signal: Ab
     })
 }
 
-/// Numbers the calls read from text (their ids are the process's own).
+/// Numbers the answers whose calls are read from text, in this process.
 static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What makes this process's call ids its own: a random value drawn once.
+/// A counter alone starts again at 0 in every process, so a session
+/// resumed by another process (or served by another replica) would hold
+/// two calls of one id, and a sub-agent or a step record keyed by the call
+/// would be taken for an earlier one.
+fn process_nonce() -> u64 {
+    static NONCE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *NONCE.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        // `RandomState` is seeded from the operating system's randomness;
+        // the process id and the time only add to it.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        if let Ok(since) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            hasher.write_u128(since.as_nanos());
+        }
+        hasher.finish()
+    })
+}
+
+/// The id of the `n`th call read from an answer (`stamp` numbers the
+/// answer in this process): unique across processes and replicas.
+pub(crate) fn text_call_id(stamp: u64, n: usize) -> String {
+    format!("text_call_{:012x}_{stamp}_{n}", process_nonce() & 0xFFFF_FFFF_FFFF)
+}
 
 /// Holds the text back, then gives it and the calls found in it.
 struct TextMode {
@@ -287,7 +313,7 @@ impl Stream for TextMode {
                     for (n, (name, arguments)) in calls.into_iter().enumerate() {
                         self.out.push_back(StreamEvent::ToolCallStart {
                             index,
-                            id: format!("text_call_{stamp}_{n}"),
+                            id: text_call_id(stamp, n),
                             name,
                         });
                         self.out

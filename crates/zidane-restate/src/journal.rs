@@ -117,6 +117,9 @@ pub enum Control {
         /// Why.
         reason: Option<String>,
     },
+    /// `Agent::suspend`: the attempt stops, and Restate runs the
+    /// invocation again from its journal (where this entry does nothing).
+    Suspend,
 }
 
 /// One journal entry.
@@ -146,6 +149,16 @@ enum Entry {
         /// The inbox invocation waiting to hear that the run took it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<String>,
+        /// The id the client gave the message.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// Whether the run took it (a turn reads it); what the inbox answers.
+        #[serde(default = "taken", skip_serializing_if = "is_taken")]
+        accepted: bool,
+        /// A message whose id the run took before: answered as that one
+        /// was, not applied again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        again: bool,
     },
     /// A session metadata value (the running background tasks, say).
     Meta { key: String, value: Value },
@@ -446,10 +459,35 @@ pub(crate) struct Start {
     pub turns: usize,
     /// The committed tool state.
     pub tool_state: BTreeMap<String, Value>,
+    /// The ids of the control messages runs of the session took, and
+    /// whether each was taken (read from K/V state).
+    pub control_ids: ControlIds,
 }
 
-/// Applies journaled control messages to the run.
-pub(crate) type ApplyControl = Arc<dyn Fn(&Control) + Send + Sync>;
+/// The ids of the control messages a session's runs took, newest last, and
+/// whether a turn read each; what a client's retry with the same id is
+/// answered from. At most [`CONTROL_IDS_KEPT`].
+pub(crate) type ControlIds = std::collections::VecDeque<(String, bool)>;
+
+/// How many control message ids a session keeps.
+pub(crate) const CONTROL_IDS_KEPT: usize = 256;
+
+/// The K/V key of the session's [`ControlIds`].
+pub(crate) const CONTROL_IDS_KEY: &str = "control-ids";
+
+/// The default of a journaled control message's `accepted` (entries
+/// journaled before it was recorded were applied).
+fn taken() -> bool {
+    true
+}
+
+fn is_taken(accepted: &bool) -> bool {
+    *accepted
+}
+
+/// Hands a control message to the run: whether it took it (a turn reads
+/// it, the call is cancelled, the run stops).
+pub(crate) type ApplyControl = Arc<dyn Fn(&Control) -> bool + Send + Sync>;
 
 /// Hears, when an attempt goes live, the session metadata earlier attempts
 /// journaled after this one's run started.
@@ -472,8 +510,10 @@ pub(crate) struct Driver {
     replaces_asked: usize,
     tool_state: BTreeMap<String, Value>,
     /// Control messages that came while the journal replayed, with their
-    /// inbox place.
-    pending_controls: Vec<(Control, Option<u64>, Option<String>)>,
+    /// inbox place and id.
+    pending_controls: Vec<Received>,
+    /// The ids of the control messages the session's runs took.
+    control_ids: ControlIds,
     /// The last inbox message the journal holds (read or written).
     journaled_seq: Option<u64>,
     /// The inbox message awaited next.
@@ -511,7 +551,10 @@ fn sends_with_next(entry: &Entry) -> bool {
     any_in(entry, |e| {
         matches!(
             e,
-            Entry::Turns { .. } | Entry::Meta { .. } | Entry::Control { reply_to: Some(_), .. }
+            Entry::Turns { .. }
+                | Entry::Meta { .. }
+                | Entry::Control { reply_to: Some(_), .. }
+                | Entry::Control { id: Some(_), .. }
         )
     })
 }
@@ -566,14 +609,27 @@ pub(crate) fn signal_name(seq: u64) -> String {
     format!("control-{seq}")
 }
 
-/// What the inbox signals a run: a control message, its place, and the
-/// inbox invocation to tell once it is journaled.
+/// What the inbox signals a run: a control message, its place, the inbox
+/// invocation to tell once it is journaled, and the client's id for it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Signal {
     pub seq: u64,
     pub control: Control,
     pub reply_to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// A control message as the driver receives it.
+pub(crate) struct Received {
+    control: Control,
+    /// Its place among the inbox's messages (`None`: not through it).
+    seq: Option<u64>,
+    /// The inbox invocation that waits to hear whether the run took it.
+    reply_to: Option<String>,
+    /// The client's id for it.
+    id: Option<String>,
 }
 
 /// The signal the inbox waits for: the run journaled its message.
@@ -597,6 +653,7 @@ impl Driver {
             replaces_asked: 0,
             tool_state: start.tool_state,
             pending_controls: Vec::new(),
+            control_ids: start.control_ids,
             journaled_seq: None,
             next_seq: 0,
             replayed_meta: BTreeMap::new(),
@@ -680,16 +737,23 @@ impl Driver {
                     }
                 }, if signal.is_some() => {
                     match received {
-                        Ok(Json(Signal { seq, control, reply_to })) => {
+                        Ok(Json(Signal { seq, control, reply_to, id })) => {
                             self.next_seq = seq + 1;
-                            self.control(ctx, control, Some(seq), Some(reply_to)).await;
+                            let received = Received { control, seq: Some(seq), reply_to: Some(reply_to), id };
+                            self.control(ctx, received).await;
                         }
                         Err(e) => {
                             // Only a cancellation fails a signal: Restate's
                             // own abort of the invocation.
                             listening = false;
                             let reason = format!("the invocation was cancelled ({})", e.message());
-                            self.control(ctx, Control::Abort { reason: Some(reason) }, None, None).await;
+                            let abort = Received {
+                                control: Control::Abort { reason: Some(reason) },
+                                seq: None,
+                                reply_to: None,
+                                id: None,
+                            };
+                            self.control(ctx, abort).await;
                         }
                     }
                 }
@@ -810,26 +874,52 @@ impl Driver {
         }
     }
 
-    /// A control message: journaled, then handed to the run. One that
-    /// arrives while the invocation replays waits until it goes live (an
-    /// entry cannot be written before the journal's end).
-    async fn control(&mut self, ctx: &ObjectContext<'_>, control: Control, seq: Option<u64>, reply_to: Option<String>) {
+    /// A control message: handed to the run, then journaled with whether
+    /// the run took it (what the inbox answers). One that arrives while the
+    /// invocation replays waits until it goes live (an entry cannot be
+    /// written before the journal's end).
+    async fn control(&mut self, ctx: &ObjectContext<'_>, received: Received) {
         if self.check_suspended() {
             return;
         }
         if !self.live {
-            self.pending_controls.push((control, seq, reply_to));
+            self.pending_controls.push(received);
             return;
         }
+        self.take_control(ctx, received).await;
+    }
+
+    /// Hands a control message to the run and journals it. A message whose
+    /// id a run of the session took before is not handed over again: it
+    /// is answered as that one was.
+    async fn take_control(&mut self, ctx: &ObjectContext<'_>, received: Received) {
+        let Received {
+            control,
+            seq,
+            reply_to,
+            id,
+        } = received;
         if self.already_journaled(seq) {
             return;
         }
-        if self
-            .write(ctx, Entry::Control { control, seq, reply_to })
-            .await
-            .is_err()
-        {
-            tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
+        let earlier = id
+            .as_deref()
+            .and_then(|id| self.control_ids.iter().find(|(known, _)| known == id))
+            .map(|(_, accepted)| *accepted);
+        let (accepted, again) = match earlier {
+            Some(accepted) => (accepted, true),
+            None => (self.apply.as_ref().is_some_and(|apply| apply(&control)), false),
+        };
+        let entry = Entry::Control {
+            control,
+            seq,
+            reply_to,
+            id,
+            accepted,
+            again,
+        };
+        if self.write(ctx, entry).await.is_err() {
+            tracing::warn!(target: "zidane", "a control message could not be journaled");
         }
     }
 
@@ -979,17 +1069,8 @@ impl Driver {
     }
 
     async fn flush_controls(&mut self, ctx: &ObjectContext<'_>) {
-        for (control, seq, reply_to) in std::mem::take(&mut self.pending_controls) {
-            if self.already_journaled(seq) {
-                continue;
-            }
-            if self
-                .write(ctx, Entry::Control { control, seq, reply_to })
-                .await
-                .is_err()
-            {
-                tracing::warn!(target: "zidane", "a control message could not be journaled and was dropped");
-            }
+        for received in std::mem::take(&mut self.pending_controls) {
+            self.take_control(ctx, received).await;
         }
     }
 
@@ -1059,6 +1140,42 @@ impl Driver {
         Ok(())
     }
 
+    /// A control message's entry. Handed to the run before it was written
+    /// (live), and again on each replay when the run took it then (each
+    /// attempt's run is a new one); a suspend stopped only the attempt it
+    /// reached.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_control(
+        &mut self,
+        ctx: &ObjectContext<'_>,
+        control: Control,
+        seq: Option<u64>,
+        reply_to: Option<String>,
+        id: Option<String>,
+        accepted: bool,
+        again: bool,
+    ) {
+        if let Some(seq) = seq {
+            self.journaled_seq = Some(self.journaled_seq.map_or(seq, |last| last.max(seq)));
+        }
+        if let Some(id) = id.filter(|_| !again) {
+            self.control_ids.push_back((id, accepted));
+            while self.control_ids.len() > CONTROL_IDS_KEPT {
+                self.control_ids.pop_front();
+            }
+            ctx.set(CONTROL_IDS_KEY, Json(self.control_ids.clone()));
+        }
+        // The inbox answers its caller whether the run took the message
+        // (issued again, as a replayed command, on a replay).
+        if let Some(inbox) = reply_to {
+            ctx.invocation_handle(inbox).signal(TAKEN_SIGNAL).resolve(accepted);
+        }
+        let replayed = !self.live && accepted && !again && control != Control::Suspend;
+        if let (true, Some(apply)) = (replayed, &self.apply) {
+            apply(&control);
+        }
+    }
+
     /// Applies an entry to what the driver knows, and issues the K/V writes
     /// it carries (the same on every attempt: they are made from the entry).
     /// A step's value is handed back with its key.
@@ -1119,21 +1236,14 @@ impl Driver {
                 ctx.set(TURN_COUNT_KEY, end as u64);
                 self.stored_turns = if replace { end } else { self.stored_turns.max(end) };
             }
-            // Handed to the run when written, and again on each replay
-            // (each attempt's run is a new one).
-            Entry::Control { control, seq, reply_to } => {
-                if let Some(seq) = seq {
-                    self.journaled_seq = Some(self.journaled_seq.map_or(seq, |last| last.max(seq)));
-                }
-                // The inbox answers its caller once the run has the
-                // message (issued again, as a replayed command, on a replay).
-                if let Some(inbox) = reply_to {
-                    ctx.invocation_handle(inbox).signal(TAKEN_SIGNAL).resolve(true);
-                }
-                if let Some(apply) = &self.apply {
-                    apply(&control);
-                }
-            }
+            Entry::Control {
+                control,
+                seq,
+                reply_to,
+                id,
+                accepted,
+                again,
+            } => self.apply_control(ctx, control, seq, reply_to, id, accepted, again),
             Entry::Meta { key, value } => {
                 ctx.set(&meta_key(&key), Json(value.clone()));
                 if !self.live {
@@ -1370,6 +1480,7 @@ mod tests {
         let (mut driver, _handles) = Driver::new(Start {
             turns: 0,
             tool_state: BTreeMap::new(),
+            control_ids: ControlIds::new(),
         });
         driver
             .results
@@ -1423,6 +1534,7 @@ mod tests {
         let (mut driver, _handles) = Driver::new(Start {
             turns: 0,
             tool_state: BTreeMap::new(),
+            control_ids: ControlIds::new(),
         });
         let call = ContentBlock::ToolUse {
             id: "a".into(),

@@ -3,14 +3,14 @@
 //! `run` is exclusive: Restate runs one invocation per key at a time, so
 //! runs of one session queue behind each other and no lease is needed. The
 //! other handlers are shared and run beside it: `turns` and `toolState`
-//! read the session from K/V state; `steer`, `followUp`, `abort` and
-//! `cancelTool` hand a message to the run in flight through Restate (the
-//! [`ZidaneInbox`] object numbers it and signals the run's invocation), so
-//! they reach it whichever replica serves them; `suspend` stops the attempt
-//! of the process that serves it.
+//! read the session from K/V state; `steer`, `followUp`, `abort`,
+//! `cancelTool` and `suspend` hand a message to the run in flight through
+//! Restate (the [`ZidaneInbox`] object numbers it and signals the run's
+//! invocation), so they reach it whichever replica serves them, and answer
+//! whether the run took it.
 
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use restate_sdk::context::{
@@ -30,8 +30,8 @@ use zidane_provider::{BoxFuture, SessionTurn};
 
 use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
-    Control, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Signal, Start, TAKEN_SIGNAL,
-    TOOL_STATE_KEY, TURN_COUNT_KEY, meta_key, signal_name, turn_key,
+    CONTROL_IDS_KEY, Control, ControlIds, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Signal,
+    Start, TAKEN_SIGNAL, TOOL_STATE_KEY, TURN_COUNT_KEY, meta_key, signal_name, turn_key,
 };
 use zidane_agent::checkpoints::Checkpoints;
 use zidane_core::checkpoint::{JournaledSnapshot, Snapshot};
@@ -82,15 +82,22 @@ pub struct JournalCounts {
 pub struct MessageRequest {
     /// The message.
     pub text: String,
+    /// An id of the client's choosing: a message sent again with the same
+    /// id (a retry) is answered as the first was, and taken once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
-/// `abort`'s and `suspend`'s input.
+/// `abort`'s input.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AbortRequest {
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An id of the client's choosing (see [`MessageRequest::id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// `cancelTool`'s input.
@@ -102,16 +109,36 @@ pub struct CancelToolRequest {
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An id of the client's choosing (see [`MessageRequest::id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// Whether a message reached a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
-    /// `true`: the message is on its way to the session's run in flight,
-    /// durably (Restate delivers it, whichever replica runs it). `false`: no
-    /// run of this session is in flight (for `suspend`: in this process).
+    /// `true`: the session's run in flight took the message, wherever it
+    /// runs: a turn of it reads a steer or a follow-up (unless the run is
+    /// stopped first), an abort or a suspend stops it, a cancel reaches
+    /// the call. `false`: it did not (no run is in flight, the run already
+    /// decided to end, no such call), or it has not answered yet (then
+    /// `pending`).
     pub delivered: bool,
+    /// The run did not answer within ten seconds (it may be between two
+    /// attempts): it may still take the message. Sent again with the same
+    /// id, the message is answered as the run took it, never taken twice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+}
+
+impl Delivery {
+    fn answered(delivered: bool) -> Self {
+        Delivery {
+            delivered,
+            pending: false,
+        }
+    }
 }
 
 /// The K/V key of the run invocation in flight, for the control handlers.
@@ -128,18 +155,14 @@ pub struct InboxMessage {
     pub invocation: String,
     /// The message.
     pub control: Control,
-}
-
-/// A run in flight in this process, as `suspend` reaches it.
-struct Running {
-    suspend: watch::Sender<bool>,
-    agent: Arc<Agent>,
+    /// The client's id for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// The Virtual Object `ZidaneAgent`: one per session id.
 pub struct ZidaneAgent {
     factory: AgentFactory,
-    running: Arc<Mutex<HashMap<String, Running>>>,
     /// The Restate ingress, where `spawn` starts children as invocations.
     ingress: Option<String>,
 }
@@ -149,13 +172,12 @@ impl ZidaneAgent {
     pub fn new(factory: impl Fn(&str) -> Result<AgentOptions, String> + Send + Sync + 'static) -> Self {
         ZidaneAgent {
             factory: Arc::new(factory),
-            running: Arc::default(),
             ingress: None,
         }
     }
 
     /// Runs the `spawn` tool's children as `ZidaneAgent` invocations of
-    /// their own (keyed `<session>/spawn-<call id>`), started through the
+    /// their own (keyed `<session>/spawn-<call id>@<run id>`), started through the
     /// Restate ingress at `url` (`http://host:8080`): a child in flight at a
     /// crash then resumes in its own invocation instead of starting over.
     /// The child is built by the same factory from its key, with `spawn`'s
@@ -165,31 +187,39 @@ impl ZidaneAgent {
         self.ingress = Some(url.into());
         self
     }
-
-    fn running(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Running>> {
-        self.running.lock()
-    }
 }
 
 /// Hands `control` to the session's run in flight through the inbox,
 /// which numbers it and signals the run's invocation (wherever it runs).
-async fn deliver(ctx: &SharedObjectContext<'_>, control: Control) -> HandlerResult<Json<Delivery>> {
+/// A message with an id a run of the session took is answered from the
+/// session's state, without sending it again.
+async fn deliver(ctx: &SharedObjectContext<'_>, control: Control, id: Option<String>) -> HandlerResult<Json<Delivery>> {
+    if let Some(id) = &id
+        && let Some(Json(taken)) = ctx.get::<Json<ControlIds>>(CONTROL_IDS_KEY).await?
+        && let Some((_, accepted)) = taken.iter().find(|(known, _)| known == id)
+    {
+        return Ok(Json(Delivery::answered(*accepted)));
+    }
     let Some(invocation) = ctx.get::<String>(RUN_INVOCATION_KEY).await? else {
-        return Ok(Json(Delivery { delivered: false }));
+        return Ok(Json(Delivery::answered(false)));
     };
     let delivery = ctx
         .request::<Json<InboxMessage>, Json<Delivery>>(
             RequestTarget::object(INBOX_NAME, ctx.key(), "deliver"),
-            Json(InboxMessage { invocation, control }),
+            Json(InboxMessage {
+                invocation,
+                control,
+                id,
+            }),
         )
         .call()
         .await?;
     Ok(delivery)
 }
 
-/// How long the inbox waits for a run to take a message before it answers
-/// `{"delivered": false}` (the run ended first, or is between attempts and
-/// takes it when Restate runs it again).
+/// How long the inbox waits for a run to say whether it took a message
+/// before it answers `{"delivered": false, "pending": true}` (the run is
+/// between attempts, and answers when Restate runs it again).
 pub const TAKE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The Virtual Object `ZidaneInbox`, one per session: it numbers the
@@ -205,7 +235,11 @@ impl ZidaneInbox {
     /// control message.
     #[handler]
     async fn deliver(&self, ctx: ObjectContext<'_>, message: Json<InboxMessage>) -> HandlerResult<Json<Delivery>> {
-        let InboxMessage { invocation, control } = message.into_inner();
+        let InboxMessage {
+            invocation,
+            control,
+            id,
+        } = message.into_inner();
         let seq = match ctx.get::<String>("invocation").await? {
             Some(current) if current == invocation => ctx.get::<u64>("next").await?.unwrap_or(0),
             _ => {
@@ -216,15 +250,21 @@ impl ZidaneInbox {
         let reply_to = ctx.invocation_id().to_owned();
         ctx.invocation_handle(invocation)
             .signal(signal_name(seq))
-            .resolve(Json(Signal { seq, control, reply_to }));
+            .resolve(Json(Signal {
+                seq,
+                control,
+                reply_to,
+                id,
+            }));
         ctx.set("next", seq + 1);
-        // The run says when it has journaled the message.
+        // The run says, once it has journaled the message, whether it took
+        // it.
         let taken = ctx.signal::<bool>(TAKEN_SIGNAL);
-        let delivered = restate_sdk::select! {
-            taken = taken => taken.unwrap_or(false),
-            _ = ctx.sleep(TAKE_WAIT) => false,
+        let delivery = restate_sdk::select! {
+            taken = taken => Delivery::answered(taken.unwrap_or(false)),
+            _ = ctx.sleep(TAKE_WAIT) => Delivery { delivered: false, pending: true },
         };
-        Ok(Json(Delivery { delivered }))
+        Ok(Json(delivery))
     }
 }
 
@@ -277,9 +317,15 @@ impl ZidaneAgent {
             metadata.insert(BACKGROUND_TASKS_KEY.to_owned(), tasks.into_inner());
         }
 
+        let control_ids = ctx
+            .get::<Json<ControlIds>>(CONTROL_IDS_KEY)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
         let (mut driver, handles) = Driver::new(Start {
             turns: turns.len(),
             tool_state: tool_state.clone(),
+            control_ids,
         });
         let mut options = (self.factory)(&key).map_err(TerminalError::new)?;
         options.replay_runtime = Some(Arc::clone(&handles.runtime) as Arc<dyn zidane_core::seams::DurableRuntime>);
@@ -331,9 +377,10 @@ impl ZidaneAgent {
         // nothing before the run can fail the invocation).
         ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
         let taking_back = Arc::clone(&agent);
+        let suspend = handles.suspend.clone();
         driver.attach(
             ReplayTracker::new(agent.hooks().clone()),
-            Arc::new(move |control: &Control| apply(&applied, control)),
+            Arc::new(move |control: &Control| apply(&applied, &suspend, control)),
             // The background tasks an earlier attempt started: the process
             // that ran them may be gone, and the model hears of each.
             Box::new(move |mut meta| {
@@ -341,13 +388,6 @@ impl ZidaneAgent {
                     tokio::spawn(async move { taking_back.take_back_tasks(tasks).await });
                 }
             }),
-        );
-        self.running().insert(
-            key.clone(),
-            Running {
-                suspend: handles.suspend.clone(),
-                agent: Arc::clone(&agent),
-            },
         );
 
         let mut run_options = AgentRunOptions::prompt(request.prompt);
@@ -365,14 +405,6 @@ impl ZidaneAgent {
             let _ = finished_rx.await;
         });
         let (result, ()) = tokio::join!(run, drive);
-        {
-            // An attempt that lost its Restate connection may still be
-            // ending while the next one runs here: each removes only itself.
-            let mut running = self.running();
-            if running.get(&key).is_some_and(|r| Arc::ptr_eq(&r.agent, &agent)) {
-                running.remove(&key);
-            }
-        }
         agent.destroy().await;
         drop(handles);
 
@@ -447,8 +479,8 @@ impl ZidaneAgent {
         ctx: SharedObjectContext<'_>,
         message: Json<MessageRequest>,
     ) -> HandlerResult<Json<Delivery>> {
-        let text = message.into_inner().text;
-        deliver(&ctx, Control::Steer { text }).await
+        let MessageRequest { text, id } = message.into_inner();
+        deliver(&ctx, Control::Steer { text }, id).await
     }
 
     /// `Agent::follow_up` on the run in flight.
@@ -458,15 +490,15 @@ impl ZidaneAgent {
         ctx: SharedObjectContext<'_>,
         message: Json<MessageRequest>,
     ) -> HandlerResult<Json<Delivery>> {
-        let text = message.into_inner().text;
-        deliver(&ctx, Control::FollowUp { text }).await
+        let MessageRequest { text, id } = message.into_inner();
+        deliver(&ctx, Control::FollowUp { text }, id).await
     }
 
     /// `Agent::abort_with` on the run in flight: it ends as aborted.
     #[handler]
     async fn abort(&self, ctx: SharedObjectContext<'_>, request: Json<AbortRequest>) -> HandlerResult<Json<Delivery>> {
-        let reason = request.into_inner().reason;
-        deliver(&ctx, Control::Abort { reason }).await
+        let AbortRequest { reason, id } = request.into_inner();
+        deliver(&ctx, Control::Abort { reason }, id).await
     }
 
     /// `Agent::cancel_tool` on the run in flight.
@@ -476,44 +508,43 @@ impl ZidaneAgent {
         ctx: SharedObjectContext<'_>,
         request: Json<CancelToolRequest>,
     ) -> HandlerResult<Json<Delivery>> {
-        let CancelToolRequest { call_id, reason } = request.into_inner();
-        deliver(&ctx, Control::CancelTool { call_id, reason }).await
+        let CancelToolRequest { call_id, reason, id } = request.into_inner();
+        deliver(&ctx, Control::CancelTool { call_id, reason }, id).await
     }
 
-    /// Stops the run in flight without a trace in its journal: the
-    /// invocation fails with a retryable error, and Restate runs it again
-    /// from its journal.
+    /// Stops the attempt of the run in flight, wherever it runs: its
+    /// journal takes nothing after the suspend's own entry, the invocation
+    /// fails with a retryable error, and Restate runs it again from its
+    /// journal (where the suspend does nothing).
     #[handler]
     async fn suspend(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Delivery>> {
-        let agent = {
-            let running = self.running();
-            let Some(run) = running.get(ctx.key()) else {
-                return Ok(Json(Delivery { delivered: false }));
-            };
-            // The journal takes nothing more from this attempt, whatever
-            // the run does while it stops.
-            let _ = run.suspend.send(true);
-            Arc::clone(&run.agent)
-        };
-        // On a replay runtime, `Agent::suspend` aborts the run. It resolves
-        // once the run stopped, which this answer does not wait for.
-        tokio::spawn(async move { agent.suspend(zidane_agent::SuspendOptions::default()).await });
-        Ok(Json(Delivery { delivered: true }))
+        deliver(&ctx, Control::Suspend, None).await
     }
 }
 
-/// Hands a journaled control message to the run.
-fn apply(agent: &Agent, control: &Control) {
+/// Hands a control message to the run: whether it took it.
+fn apply(agent: &Arc<Agent>, suspend: &watch::Sender<bool>, control: &Control) -> bool {
     match control {
-        Control::Steer { text } => {
-            let _ = agent.steer(text.as_str(), QueuedMessageOptions::default());
+        Control::Steer { text } => agent.steer(text.as_str(), QueuedMessageOptions::default()),
+        Control::FollowUp { text } => agent.follow_up(text.as_str(), QueuedMessageOptions::default()),
+        Control::Abort { reason } => {
+            let running = agent.is_running();
+            agent.abort_with(reason.as_deref().unwrap_or("aborted"));
+            running
         }
-        Control::FollowUp { text } => {
-            let _ = agent.follow_up(text.as_str(), QueuedMessageOptions::default());
-        }
-        Control::Abort { reason } => agent.abort_with(reason.as_deref().unwrap_or("aborted")),
-        Control::CancelTool { call_id, reason } => {
-            let _ = agent.cancel_tool(call_id, reason.as_deref());
+        Control::CancelTool { call_id, reason } => agent.cancel_tool(call_id, reason.as_deref()),
+        Control::Suspend => {
+            if !agent.is_running() {
+                return false;
+            }
+            // The journal takes nothing more from this attempt, whatever
+            // the run does while it stops.
+            let _ = suspend.send(true);
+            // On a replay runtime, `Agent::suspend` aborts the run; it
+            // resolves once the run stopped, which nobody waits for here.
+            let agent = Arc::clone(agent);
+            tokio::spawn(async move { agent.suspend(zidane_agent::SuspendOptions::default()).await });
+            true
         }
     }
 }

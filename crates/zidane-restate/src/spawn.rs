@@ -1,8 +1,8 @@
 //! Sub-agents as their own invocations: the `spawn` tool of a run on
 //! Restate starts the child as a `run` of the `ZidaneAgent` object keyed by
-//! its own session (`<parent session>/spawn-<call id>`), through the
-//! ingress, with the spawning call's id as the idempotency key, and waits
-//! for its answer. The child is journaled in its own invocation, so a child
+//! its own session (`<parent session>/spawn-<call id>@<run id>`), through
+//! the ingress, with that session as the idempotency key, and waits for its
+//! answer. The child is journaled in its own invocation, so a child
 //! in flight when the service dies resumes there; the parent's `spawn` call
 //! (a safe step) runs again on replay, sends the same request, and Restate
 //! hands back the same invocation instead of starting another. What led to
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use zidane_agent::CHILD_SESSION_MARK;
+use zidane_agent::{CHILD_SESSION_MARK, child_session_id};
 use zidane_core::events::ChildRunStats;
 use zidane_core::seams::{ChildLedger, DurableRuntime, SpawnError, SpawnRequest, SpawnResult, Spawner};
 use zidane_provider::{AbortSignal, BoxFuture, ErrorKind, HttpClient, RequestBody, Timeouts};
@@ -135,7 +135,10 @@ impl Spawner for InvocationSpawner {
                     max: self.max_depth,
                 });
             }
-            let child = format!("{}{CHILD_SESSION_MARK}{}", self.session, request.call_id);
+            // The spawning run is part of the child's identity: a call id
+            // alone may come again in a later run (another invocation of
+            // this session, on this replica or another).
+            let child = child_session_id(&self.session, &request.call_id, &request.parent_run_id);
             let key = segment(&child);
             let started = Instant::now();
             let run = RunRequest {
@@ -143,8 +146,9 @@ impl Spawner for InvocationSpawner {
                 system: None,
                 max_turns: None,
             };
-            // The child is keyed by the call's id: the model's value that
-            // named it is in the journal before the child exists, so a
+            // The child is keyed by the call's id and the run's: the
+            // model's value that named the call is in the journal before
+            // the child exists, and the run's id is the invocation's, so a
             // replay asks for this child, not for one of another answer.
             self.journal.sync(&request.parent_run_id).await.map_err(|e| {
                 failed(format!(
@@ -156,7 +160,7 @@ impl Spawner for InvocationSpawner {
                 .request(
                     "POST",
                     &format!("/ZidaneAgent/{key}/run/send"),
-                    &[("idempotency-key", format!("spawn-{}", request.call_id))],
+                    &[("idempotency-key", key.clone())],
                     Some(json!(run)),
                 )
                 .await?;

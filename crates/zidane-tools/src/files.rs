@@ -56,9 +56,11 @@ async fn read_existing(ws: &Workspace, key: &str) -> Result<Option<Vec<u8>>, Too
     }
 }
 
+/// The read, in the map and in the call's durable tool state (so a
+/// resumed run knows what was read before it).
 fn record_read(cx: &ToolContext, key: String, hash: u32, range: Option<(u64, u64)>) {
-    let mut map = cx.read_state().lock();
-    map.insert(
+    zidane_core::read_state::record_read(
+        cx,
         key,
         ReadStateEntry {
             hash,

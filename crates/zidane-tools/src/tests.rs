@@ -951,3 +951,50 @@ async fn the_presets_shell_is_confined_to_its_folder_by_default() {
     let strict = crate::try_basic(options).unwrap();
     assert!(strict.confinement.is_confined());
 }
+
+/// A read is staged in the call's durable tool state with its call: a
+/// replayed call (whose body does not run) fills the map from it, and a
+/// later process takes it back while the conversation holds the call.
+#[tokio::test]
+async fn a_read_is_kept_in_tool_state_with_its_call() {
+    use zidane_core::read_state::{apply_read_writes, hydrate_read_state_from_tool_state};
+    let rig = rig();
+    let tool = rig.preset.tools.get("read_file").unwrap();
+    let cx = ToolContext::detached("read_file", "call_7", AbortSignal::never())
+        .with_read_state(rig.reads.clone())
+        .with_workspace(rig.workspace.clone());
+    tool.execute(json!({"path": "README.md"}), cx.clone()).await.unwrap();
+    let read = rig.reads.lock().get("README.md").cloned().unwrap();
+    let ops = cx.state().take_staged();
+    assert_eq!(ops.len(), 1, "{ops:?}");
+
+    let replayed = ReadStateMap::default();
+    apply_read_writes(&replayed, &ops);
+    assert_eq!(replayed.lock().get("README.md"), Some(&read));
+
+    let mut state = std::collections::BTreeMap::new();
+    zidane_core::tool::apply_ops(&mut state, &ops);
+    let turn = |content: Vec<zidane_provider::ContentBlock>| zidane_provider::SessionTurn {
+        id: "t".into(),
+        role: zidane_provider::Role::Assistant,
+        content: content.into(),
+        created_at: zidane_provider::Timestamp::from_millis(0),
+        usage: None,
+    };
+    let holding = turn(vec![zidane_provider::ContentBlock::ToolUse {
+        id: "call_7".into(),
+        name: "read_file".into(),
+        input: json!({"path": "README.md"}),
+    }]);
+    let later = ReadStateMap::default();
+    hydrate_read_state_from_tool_state(&later, &state, &[holding]);
+    assert_eq!(later.lock().get("README.md"), Some(&read));
+    // A conversation that no longer holds the read (rewound, summarized).
+    let rewound = ReadStateMap::default();
+    hydrate_read_state_from_tool_state(
+        &rewound,
+        &state,
+        &[turn(vec![zidane_provider::ContentBlock::text("hi")])],
+    );
+    assert!(rewound.lock().is_empty());
+}

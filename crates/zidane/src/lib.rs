@@ -532,7 +532,9 @@ pub mod agent {
     pub use zidane_agent::{
         BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
     };
-    pub use zidane_agent::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
+    pub use zidane_agent::{
+        CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id, spawning_call_id,
+    };
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::{OpenError, SqliteStore};
     #[cfg(feature = "postgres")]

@@ -51,7 +51,13 @@ impl Background {
     }
 
     /// Waits until every start and exit reported so far is on the bus.
+    /// An agent whose task never started (it never bound its handle: a
+    /// sub-agent answered from a run an earlier process finished) has
+    /// nothing on its way to the bus, and no task to answer the flush.
     pub(crate) async fn flush(&self) {
+        if self.rx.lock().is_some() {
+            return;
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
         if self.tx.send(Note::Flush(tx)).is_ok() {
             let _ = rx.await;

@@ -257,7 +257,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         skills,
         durable: options.durable,
         decisions: options.decisions,
-        decision_count: Mutex::new((String::new(), 0, 0)),
+        decision_count: Mutex::default(),
         name: options.name,
         spawn: options.spawn,
         spawner: options.spawner,

@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use zidane_core::durable::{Durability, Step, StepKey, StepKind, StepValue};
+use zidane_core::durable::{Durability, Step, StepError, StepKey, StepKind, StepValue};
 use zidane_core::events::{
-    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError, SharedError,
+    CompactEnd, CompactProgress, CompactReason, CompactRestore, CompactStart, CompactStatus, MessageError,
+    RestoredCall, SharedError,
 };
 use zidane_core::events::{CompactEndInit, CompactProgressInit, CompactRestoreInit, CompactStartInit};
 use zidane_core::seams::{CompactCheck, Compactor};
@@ -142,7 +143,7 @@ impl Compaction {
         }
         let turns = &pruned[..];
 
-        let summary = match self.summary(agent, turns, cut, reason, signal, step).await {
+        let summary = match self.summary(agent, turns, cut, reason, signal, step.clone()).await {
             Ok(s) => s,
             Err(_) if signal.is_aborted() => {
                 agent.observe(&mut unfinished(reason, None)).await;
@@ -155,14 +156,7 @@ impl Compaction {
             }
         };
 
-        // What comes back after the summary: the host's additions, then the
-        // most recently read files.
-        let session = agent.session();
-        let session_id = session.as_ref().map(|s| s.id.clone());
-        let mut restore = CompactRestore::new(CompactRestoreInit { session, session_id });
-        agent.observe(&mut restore).await;
-        let mut calls = restore.take_added();
-        calls.extend(self.recent_files(agent).await);
+        let mut calls = self.restored(agent, step).await;
         // What comes back takes at most a fifth of the window.
         let mut budget = (window as usize).saturating_mul(4) / 5;
         if window > 0 {
@@ -204,7 +198,7 @@ impl Compaction {
         replaced: u32,
         stubs: u32,
         summary: Option<String>,
-        calls: Vec<zidane_core::events::RestoredCall>,
+        calls: Vec<RestoredCall>,
     ) -> Result<(Option<Vec<SessionTurn>>, CompactionResult), AgentError> {
         if let Err(error) = agent.persist_replacement(&replacement).await {
             agent.observe(&mut unfinished(reason, Some(Arc::clone(&error)))).await;
@@ -229,6 +223,69 @@ impl Compaction {
         });
         agent.observe(&mut end).await;
         Ok((Some(replacement), result))
+    }
+
+    /// What comes back after the summary: the host's additions
+    /// (`compact:restore`), then the most recently read files. Within a
+    /// run, a durable step of its own beside the summary's: a resumed or
+    /// replayed run re-attaches what the first attempt did (the files may
+    /// have changed since, the handlers may add something else), and the
+    /// hook does not fire again.
+    async fn restored(&self, agent: &Agent, summary_step: Option<StepKey>) -> Vec<RestoredCall> {
+        let Some(mut key) = summary_step else {
+            return self.restore(agent).await;
+        };
+        key.name = format!("{}:restore", key.name);
+        let runtime = Arc::clone(&agent.run_loop().config().runtime);
+        let run_id = key.run_id.clone();
+        let work = async {
+            let calls = self.restore(agent).await;
+            let value = serde_json::to_value(&calls).map_err(|e| Arc::new(e) as SharedError)?;
+            Ok(StepValue::Decision(value))
+        };
+        let step = Step {
+            key,
+            durability: Durability::Safe,
+        };
+        let recorded = match runtime.step(step, Box::pin(work)).await {
+            Ok(value) => value,
+            Err(StepError::Record { error, value }) => {
+                tracing::warn!(target: "zidane", "what the compaction re-attaches could not be recorded: {error}");
+                *value
+            }
+            Err(e) => {
+                tracing::warn!(target: "zidane", "what the compaction re-attaches is left out: {e}");
+                return Vec::new();
+            }
+        };
+        if let Err(e) = runtime.sync(&run_id).await {
+            tracing::warn!(target: "zidane", "what the compaction re-attaches could not be recorded: {e}");
+        }
+        match recorded {
+            StepValue::Decision(value) => serde_json::from_value(value).unwrap_or_else(|e| {
+                tracing::warn!(target: "zidane", "the recorded re-attachments are not calls: {e}");
+                Vec::new()
+            }),
+            other => {
+                tracing::warn!(
+                    target: "zidane",
+                    "the recorded re-attachments are a {} value, not calls",
+                    other.kind_name()
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// The re-attachments, asked and read now.
+    async fn restore(&self, agent: &Agent) -> Vec<RestoredCall> {
+        let session = agent.session();
+        let session_id = session.as_ref().map(|s| s.id.clone());
+        let mut restore = CompactRestore::new(CompactRestoreInit { session, session_id });
+        agent.observe(&mut restore).await;
+        let mut calls = restore.take_added();
+        calls.extend(self.recent_files(agent).await);
+        calls
     }
 
     /// What the summary request asks, with a manual compaction's focus.
@@ -280,57 +337,55 @@ impl Compaction {
         }
     }
 
-    async fn summarize(
+    /// The summary request of `turns[..cut]`, cut to fit the window with
+    /// an eighth of it left for the summary.
+    fn summary_request(
         &self,
         agent: &Agent,
+        provider: &dyn Provider,
         turns: &[SessionTurn],
         cut: usize,
-        reason: CompactReason,
-        signal: &AbortSignal,
-    ) -> Result<String, AgentError> {
+    ) -> StreamOptions {
         let (_, last) = agent.run_loop().last_request();
-        // The summary goes where the last request went (a fallback provider
-        // keeps the cache the primary does not have).
-        let provider = agent
-            .run_loop()
-            .last_provider()
-            .unwrap_or_else(|| Arc::clone(&self.provider));
         let history: Vec<Message> = turns.iter().map(SessionTurn::to_message).collect();
         let instruction = self.instruction();
         // When the history still starts with the last request, resend that
         // request (same system, tools and messages) with the instruction, so
         // the provider reads it from its prompt cache.
+        let window = u64::from(self.window());
+        let fits = |r: &StreamOptions| {
+            window == 0
+                || estimate_tokens(&serde_json::to_string(&r.messages).unwrap_or_default())
+                    + estimate_tokens(r.system.as_deref().unwrap_or_default())
+                    + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
+                    + window / 8
+                    <= window
+        };
+        let fresh = || {
+            let config = agent.run_loop().config();
+            let model = config.default_model_for(provider);
+            let mut messages = history[..cut].to_vec();
+            messages.push(instruction.clone());
+            let mut r = StreamOptions::new(model, messages);
+            r.system = config.system.clone();
+            r
+        };
         let mut request = match last.as_deref() {
+            // Not when that request is what overflowed the window.
             Some(last)
                 if history.len() >= last.messages.len() && history[..last.messages.len()] == last.messages[..] =>
             {
                 let mut r = last.clone();
-                r.messages.push(instruction);
-                r
+                r.messages.push(instruction.clone());
+                if fits(&r) { r } else { fresh() }
             }
-            _ => {
-                let config = agent.run_loop().config();
-                let model = config.default_model_for(provider.as_ref());
-                let mut messages = history[..cut].to_vec();
-                messages.push(instruction);
-                let mut r = StreamOptions::new(model, messages);
-                r.system = config.system.clone();
-                r
-            }
+            _ => fresh(),
         };
         request.response_schema = None;
         request.tool_choice = Some(zidane_provider::ToolChoice::None).filter(|_| !request.tools.is_empty());
         // The summary request fits the window: the oldest messages go first
         // when it would not, and the summary gets an eighth of the window.
-        let window = u64::from(self.window());
         if window > 0 {
-            let fits = |r: &StreamOptions| {
-                estimate_tokens(&serde_json::to_string(&r.messages).unwrap_or_default())
-                    + estimate_tokens(r.system.as_deref().unwrap_or_default())
-                    + estimate_tokens(&serde_json::to_string(&r.tools).unwrap_or_default())
-                    + window / 8
-                    <= window
-            };
             if !fits(&request) {
                 request.tools.clear();
                 request.tool_choice = None;
@@ -348,9 +403,45 @@ impl Compaction {
                     request.messages.remove(0);
                 }
             }
+            // What is left may be one answer longer than the window: its
+            // head is summarized.
+            if !fits(&request) {
+                let spare = (window.saturating_mul(3) / 4) as usize * 4;
+                if let Some(first) = request.messages.first_mut() {
+                    cut_text(first, spare);
+                }
+            }
+            // A request starts with the person's turn.
+            if request
+                .messages
+                .first()
+                .is_some_and(|m| m.role() == zidane_provider::Role::Assistant)
+            {
+                request
+                    .messages
+                    .insert(0, Message::user("[The conversation before this point was left out.]"));
+            }
             let cap = u32::try_from((window / 8).clamp(256, 4096)).unwrap_or(4096);
             request.max_tokens = Some(request.max_tokens.map_or(cap, |m| m.min(cap)));
         }
+        request
+    }
+
+    async fn summarize(
+        &self,
+        agent: &Agent,
+        turns: &[SessionTurn],
+        cut: usize,
+        reason: CompactReason,
+        signal: &AbortSignal,
+    ) -> Result<String, AgentError> {
+        // The summary goes where the last request went (a fallback provider
+        // keeps the cache the primary does not have).
+        let provider = agent
+            .run_loop()
+            .last_provider()
+            .unwrap_or_else(|| Arc::clone(&self.provider));
+        let request = self.summary_request(agent, provider.as_ref(), turns, cut);
         let mut stream = provider.stream(&request, signal.clone());
         let mut acc = MessageAccumulator::new();
         let mut chars = 0usize;
@@ -379,7 +470,7 @@ impl Compaction {
         Ok(text)
     }
 
-    async fn recent_files(&self, agent: &Agent) -> Vec<zidane_core::events::RestoredCall> {
+    async fn recent_files(&self, agent: &Agent) -> Vec<RestoredCall> {
         let limit = self.auto.as_ref().map_or(5, |a| a.restore_files);
         let mut entries: Vec<(String, u64)> = {
             let read_state = agent.run_loop().config().read_state.lock();
@@ -392,7 +483,7 @@ impl Compaction {
         let mut calls = Vec::new();
         for (path, _) in entries.into_iter().take(limit) {
             if let Ok(bytes) = agent.execution().read_file(&handle, &path).await {
-                calls.push(zidane_core::events::RestoredCall {
+                calls.push(RestoredCall {
                     name: "read_file".into(),
                     input: json!({ "path": path }),
                     output: String::from_utf8_lossy(&bytes).into_owned(),
@@ -400,6 +491,27 @@ impl Compaction {
             }
         }
         calls
+    }
+}
+
+/// Cuts the text of `message` to at most `bytes` bytes in all (its first
+/// text blocks kept, the rest emptied), with a note where it was cut.
+fn cut_text(message: &mut Message, bytes: usize) {
+    let mut left = bytes;
+    for block in message.content_mut() {
+        if let zidane_provider::ContentBlock::Text { text } = block {
+            if text.len() <= left {
+                left -= text.len();
+                continue;
+            }
+            let mut end = left;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push_str("\n[… cut to fit the context window]");
+            left = 0;
+        }
     }
 }
 
@@ -411,15 +523,46 @@ impl Drop for Release<'_> {
     }
 }
 
+impl Compaction {
+    /// An automatic compaction of `check`'s conversation keeping the last
+    /// `keep` turns, as the durable step `name`; a failure counts against
+    /// the circuit breaker.
+    async fn auto_compact(&self, check: &CompactCheck<'_>, keep: usize, name: &str) -> Option<Vec<SessionTurn>> {
+        let agent = self.agent()?;
+        let step = StepKey {
+            run_id: check.run_id.to_owned(),
+            turn: check.turn,
+            kind: StepKind::Decision,
+            name: name.to_owned(),
+        };
+        match self
+            .compact(&agent, check.turns, keep, CompactReason::Auto, check.signal, Some(step))
+            .await
+        {
+            Ok((turns, _)) => {
+                self.failures.store(0, Ordering::Release);
+                turns
+            }
+            Err(e) => {
+                // The run goes on with the full history; after too many
+                // failures auto-compaction stops trying.
+                self.failures.fetch_add(1, Ordering::AcqRel);
+                tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
+                None
+            }
+        }
+    }
+}
+
 impl Compactor for Compaction {
-    fn wants_check(&self, last_input_tokens: Option<u64>) -> bool {
+    fn wants_check(&self, expected_input_tokens: Option<u64>) -> bool {
         let Some(auto) = self.auto.as_ref() else {
             return false;
         };
         let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
         self.failures.load(Ordering::Acquire) < auto.max_failures
             && window > 0
-            && last_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
+            && expected_input_tokens.is_some_and(|used| used as f64 >= auto.threshold * f64::from(window))
     }
 
     fn before_request<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
@@ -429,40 +572,31 @@ impl Compactor for Compaction {
                 return None; // the circuit breaker is open
             }
             let window = auto.context_window.unwrap_or(self.provider.meta().context_window);
-            let used = check.last_input_tokens?;
+            let used = check.expected_input_tokens.or(check.last_input_tokens)?;
             if window == 0 || (used as f64) < auto.threshold * f64::from(window) {
                 return None;
             }
-            let agent = self.agent()?;
-            let step = StepKey {
-                run_id: check.run_id.to_owned(),
-                turn: check.turn,
-                kind: StepKind::Decision,
-                name: "compaction".into(),
-            };
-            match self
-                .compact(
-                    &agent,
-                    check.turns,
-                    auto.keep_turns,
-                    CompactReason::Auto,
-                    check.signal,
-                    Some(step),
-                )
-                .await
-            {
-                Ok((turns, _)) => {
-                    self.failures.store(0, Ordering::Release);
-                    turns
-                }
-                Err(e) => {
-                    // The run goes on with the full history; after too many
-                    // failures auto-compaction stops trying.
-                    self.failures.fetch_add(1, Ordering::AcqRel);
-                    tracing::warn!(target: "zidane", "auto-compaction failed: {e}");
-                    None
-                }
+            // A request that would not fit at all keeps only the newest turn
+            // (a long answer before a new prompt is summarized too); one
+            // that only crossed the threshold keeps the usual tail.
+            let keep = if used >= u64::from(window) { 1 } else { auto.keep_turns };
+            self.auto_compact(&check, keep, "compaction").await
+        })
+    }
+
+    /// Also without auto-compaction: a run the provider refuses for its
+    /// size is saved by a summary rather than ended (as `context:overflow`
+    /// protects runs that never opted into compaction).
+    fn on_overflow<'a>(&'a self, check: CompactCheck<'a>) -> BoxFuture<'a, Option<Vec<SessionTurn>>> {
+        Box::pin(async move {
+            let max_failures = self
+                .auto
+                .as_ref()
+                .map_or(AutoCompact::default().max_failures, |a| a.max_failures);
+            if self.failures.load(Ordering::Acquire) >= max_failures {
+                return None;
             }
+            self.auto_compact(&check, 1, "compaction:overflow").await
         })
     }
 }

@@ -68,7 +68,7 @@ impl Agent {
                         Ok(Ok(message)) => Ok((message.text(), message.usage)),
                     }
                 };
-                match self.decision_step(request.kind(), ask).await {
+                match self.decision_step(&request, ask).await {
                     Ok((text, usage)) => match request.answer(&text) {
                         Ok(answers) => Ok(DecisionResult {
                             ok: true,
@@ -99,25 +99,24 @@ impl Agent {
     }
 
     /// Within a run, the answer as a durable step keyed by the run, the
-    /// loop turn and the decision's place in it: a resumed or replayed run
+    /// loop turn and the question (`decide:<kind>:<digest>:<n>`, `n`
+    /// counting that same question in the turn): a resumed or replayed run
     /// takes the recorded answer instead of asking again (and perhaps
-    /// hearing another). Outside a run it is asked as it is.
+    /// hearing another). Keyed by the question, not by the order of asking:
+    /// decisions asked concurrently (the gates of parallel calls) may come
+    /// in another order on a replay, and must not swap answers. Outside a
+    /// run it is asked as it is.
     async fn decision_step(
         &self,
-        kind: &str,
+        request: &DecisionRequest,
         ask: impl std::future::Future<Output = Result<(String, zidane_provider::TurnUsage), DecisionError>> + Send,
     ) -> Result<(String, zidane_provider::TurnUsage), DecisionError> {
         let Some((run_id, turn)) = self.run_loop().current_turn() else {
             return ask.await;
         };
-        let n = {
-            let mut count = self.inner.decision_count.lock();
-            if count.0 != run_id || count.1 != turn {
-                *count = (run_id.clone(), turn, 0);
-            }
-            count.2 += 1;
-            count.2 - 1
-        };
+        let kind = request.kind();
+        let question = request.digest();
+        let n = self.inner.decision_count.lock().ask(&run_id, turn, &question);
         let runtime = Arc::clone(&self.run_loop().config().runtime);
         let mut failure = None;
         let step = Step {
@@ -125,7 +124,7 @@ impl Agent {
                 run_id: run_id.clone(),
                 turn,
                 kind: StepKind::Decision,
-                name: format!("decide:{kind}:{n}"),
+                name: format!("decide:{kind}:{question}:{n}"),
             },
             durability: Durability::Safe,
         };

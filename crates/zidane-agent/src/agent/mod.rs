@@ -68,9 +68,10 @@ pub(crate) struct Inner {
     /// The checkpoint backend, when runs are durable.
     pub(crate) durable: Option<DurableOptions>,
     pub(crate) decisions: Decisions,
-    /// Decisions asked in the current loop turn: (run, turn, how many), so
-    /// each gets a stable step key.
-    pub(crate) decision_count: Mutex<(String, u32, u32)>,
+    /// Decisions asked in the current loop turn: the run, the turn, and how
+    /// many times each question was asked in it, so each gets a step key
+    /// of its own that does not depend on the order of the others.
+    pub(crate) decision_count: Mutex<crate::decide::AskedInTurn>,
     pub(crate) name: Option<String>,
     /// How `spawn` calls run.
     pub(crate) spawn: crate::subagents::SpawnConfig,

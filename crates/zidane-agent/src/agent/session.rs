@@ -93,7 +93,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Sets a session metadata key (`session:meta`).
+    /// Sets a session metadata key (`session:meta`). A durable agent takes
+    /// its session's lease first (refused with [`AgentError::RunLeaseHeld`]
+    /// while another live process holds it) and writes the key fenced on
+    /// it.
     pub async fn set_session_meta(&self, key: &str, value: Value) -> Result<(), AgentError> {
         self.load_session().await?;
         let Some(id) = self.inner.session.state().as_ref().map(|s| s.id.clone()) else {
@@ -101,7 +104,19 @@ impl Agent {
                 "the agent has no session".into(),
             ))));
         };
-        if let Some(store) = self.inner.session.store() {
+        if let Some(durable) = self.inner.durable.clone() {
+            self.take_lease().await?;
+            let write = zidane_core::durable::SessionWrite::SetMeta {
+                id: id.clone(),
+                key: key.to_owned(),
+                value: value.clone(),
+            };
+            durable
+                .runtime
+                .write_session(&id, vec![write])
+                .await
+                .map_err(AgentError::Store)?;
+        } else if let Some(store) = self.inner.session.store() {
             store.set_meta(&id, key, &value).await.map_err(AgentError::Store)?;
         }
         if let Some(state) = self.inner.session.state().as_mut() {

@@ -4,7 +4,7 @@
 use crate::agent::Agent;
 use crate::options::AgentOptions;
 use crate::run_options::AgentRunOptions;
-use crate::subagents::{CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools};
+use crate::subagents::{SpawnConfig, SubagentDefinition, SubagentTools, child_session_id};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use zidane_core::bubble::install_bubbling;
@@ -150,6 +150,9 @@ impl RunSpawner {
             hooks: inner.spawn.hooks.clone(),
             interceptors: inner.interceptors.clone(),
             approve_tool_call: inner.approver.clone(),
+            // A child decides where its parent does (and not at all when
+            // the parent's decisions are off).
+            decisions: inner.decisions.clone(),
             behavior: config.behavior.clone(),
             cache_ttl: inner.cache_ttl,
             clock: Some(Arc::clone(&inner.clock)),
@@ -171,12 +174,13 @@ impl RunSpawner {
         }
     }
 
-    /// The child's session when the parent's runs are durable:
-    /// `<parent session>/spawn-<call id>`, so a resumed parent finds it.
-    fn child_session(&self, call_id: &str) -> Option<String> {
+    /// The child's session when the parent's runs are durable (see
+    /// [`child_session_id`]), so a resumed parent finds it and no other run
+    /// does.
+    fn child_session(&self, request: &SpawnRequest) -> Option<String> {
         self.parent.inner.durable.as_ref()?;
         let parent = self.parent.inner.session.state().as_ref()?.id.clone();
-        Some(format!("{parent}{CHILD_SESSION_MARK}{call_id}"))
+        Some(child_session_id(&parent, &request.call_id, &request.parent_run_id))
     }
 
     async fn observe<E: zidane_hooks::HookEvent>(&self, event: &mut E) {
@@ -309,7 +313,7 @@ impl RunSpawner {
             parent_run_id: Some(request.parent_run_id.clone()),
             tracing_context: before.tracing_context.clone(),
         };
-        let child_session = self.child_session(&child_id);
+        let child_session = self.child_session(&request);
         let prior = match &child_session {
             Some(id) => self.prior(id).await,
             None => Prior::Fresh,

@@ -45,10 +45,16 @@ impl Agent {
     /// left it is a conflict: nothing changes unless `force`, and then it is
     /// left alone. The folder is checkpointed first, so a rewind can be
     /// rewound. Refused while a run is in progress.
+    ///
+    /// A durable agent takes its session's lease first (refused with
+    /// [`AgentError::RunLeaseHeld`] while another live process holds it:
+    /// that process's folder and conversation are not rewound under it),
+    /// and the conversation side is one transaction fenced on it.
     pub async fn rewind(&self, index: usize, options: RewindOptions) -> Result<RewindOutcome, AgentError> {
         let _busy = self.claim()?;
         let checkpoints = Arc::clone(self.checkpointer()?);
         let session = self.bound_session().await?;
+        self.take_lease().await?;
         let list = checkpoints.list(&session).await?;
         let target =
             list.get(index.wrapping_sub(1))
@@ -71,7 +77,10 @@ impl Agent {
                 return Err(AgentError::SessionIdWithoutStore);
             };
             let keep = target.turn_index.min(turns_now);
-            outcome.branch = super::rewind_conversation(store.as_ref(), &session, keep).await?;
+            outcome.branch = match &self.inner.durable {
+                Some(d) => super::rewind_conversation_leased(&d.runtime, &session, keep).await?,
+                None => super::rewind_conversation(store.as_ref(), &session, keep).await?,
+            };
             let mut turns = self.inner.looped.turns();
             turns.truncate(keep as usize);
             self.inner.looped.set_turns(turns);
@@ -90,6 +99,10 @@ impl Agent {
     /// checkpoint `index` (all of them without one), and with
     /// `restore_files` the folder rewound to that checkpoint. The agent stays
     /// on its own session; run the fork with an agent on the new id.
+    ///
+    /// A durable agent writes the new session in one transaction under its
+    /// lease, and restores files only under its own session's lease (the
+    /// folder is the one that session's holder works in).
     pub async fn fork(
         &self,
         index: Option<usize>,
@@ -99,6 +112,21 @@ impl Agent {
         let _busy = self.claim()?;
         let checkpoints = Arc::clone(self.checkpointer()?);
         let session = self.bound_session().await?;
+        if let Some(d) = &self.inner.durable {
+            if restore_files {
+                self.take_lease().await?;
+            }
+            return Ok(super::fork_session_leased(
+                &d.runtime,
+                &checkpoints,
+                &session,
+                index,
+                new_session_id,
+                restore_files,
+                false,
+            )
+            .await?);
+        }
         let Some(store) = self.inner.session.store() else {
             return Err(AgentError::SessionIdWithoutStore);
         };

@@ -34,7 +34,10 @@ use zidane_core::seams::{Durability, DurableRuntime, Step, StepKey, StepKind, St
 use zidane_hooks::{HookBus, HookScope};
 use zidane_provider::ContentBlock;
 
-pub use conversation::{ForkOutcome, RewindOptions, RewindOutcome, fork_session, rewind_conversation};
+pub use conversation::{
+    ForkOutcome, RewindOptions, RewindOutcome, fork_session, fork_session_leased, rewind_conversation,
+    rewind_conversation_leased,
+};
 pub use plan::{Conflict, RestoreAction, RestoreStep, RewindPlan, RewindReport};
 use scan::{Read, WalkLimits};
 
@@ -133,6 +136,10 @@ pub enum CheckpointError {
     /// A background step failed to finish.
     #[error("a checkpoint task failed: {0}")]
     Task(String),
+    /// Another live process holds the session: a rewind or a fork that
+    /// would write under it is refused.
+    #[error(transparent)]
+    InUse(#[from] zidane_core::durable::RunLeaseHeldError),
 }
 
 /// A prompt's (or a rewind's) changes to the folder.

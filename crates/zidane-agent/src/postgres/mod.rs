@@ -680,6 +680,66 @@ impl SessionStore for PostgresStore {
     }
 }
 
+/// One write of a fenced `write_session`, inside its transaction.
+pub(crate) async fn apply_write(
+    tx: &impl GenericClient,
+    write: zidane_core::durable::SessionWrite,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    use zidane_core::durable::SessionWrite;
+    match write {
+        SessionWrite::Create { id } => {
+            let created = tx
+                .execute(
+                    "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING",
+                    &[&id, &now_ms],
+                )
+                .await
+                .map_err(db)?;
+            if created == 0 {
+                return Err(Arc::new(MessageError(format!("a session `{id}` exists already"))));
+            }
+        }
+        SessionWrite::AppendTurns { id, turns } => {
+            let next = next_index(tx, &id).await?;
+            write_turns(tx, &id, Some(next), &turns, now_ms).await?;
+        }
+        SessionWrite::Truncate { id, keep } => {
+            tx.execute(
+                "DELETE FROM turns WHERE session_id = $1 AND idx >= $2",
+                &[&id, &(keep as i64)],
+            )
+            .await
+            .map_err(db)?;
+            tx.execute("UPDATE sessions SET updated_at = $2 WHERE id = $1", &[&id, &now_ms])
+                .await
+                .map_err(db)?;
+        }
+        SessionWrite::SetMeta { id, key, value } => {
+            let raw: String = tx
+                .query_one("SELECT metadata FROM sessions WHERE id = $1 FOR UPDATE", &[&id])
+                .await
+                .map_err(db)?
+                .get(0);
+            let mut meta: BTreeMap<String, Value> = serde_json::from_str(&raw).unwrap_or_default();
+            meta.insert(key, value);
+            let text = serde_json::to_string(&meta).map_err(err)?;
+            tx.execute("UPDATE sessions SET metadata = $2 WHERE id = $1", &[&id, &text])
+                .await
+                .map_err(db)?;
+        }
+        SessionWrite::SaveRun { id, run } => {
+            upsert_run(tx, &id, &run).await?;
+            if !run.resumable {
+                tx.execute("DELETE FROM steps WHERE run_id = $1", &[&run.id])
+                    .await
+                    .map_err(db)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Inserts or updates a run's record.
 async fn upsert_run(client: &impl GenericClient, id: &str, run: &SessionRun) -> Result<(), StoreError> {
     let body = serde_json::to_string(run).map_err(err)?;

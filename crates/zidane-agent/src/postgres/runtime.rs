@@ -27,8 +27,8 @@ use std::sync::{Arc, Weak};
 use tokio_postgres::{Client, Transaction};
 use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::durable::{
-    CheckpointBackend, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError, StaleEpochError, Step,
-    StepError, StepKey, StepKind, StepRecord, StepValue,
+    CheckpointBackend, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError, SessionWrite,
+    StaleEpochError, Step, StepError, StepKey, StepKind, StepRecord, StepValue,
 };
 use zidane_core::events::SharedError;
 use zidane_core::session::{SessionRun, SessionStore, StoreError};
@@ -436,6 +436,18 @@ impl PostgresRuntime {
         .await
     }
 
+    /// Makes `writes` in one transaction fenced on `session_id`'s lease.
+    async fn write_session(&self, session_id: &str, writes: Vec<SessionWrite>) -> Result<(), StoreError> {
+        let now = self.clock.now_ms() as i64;
+        self.fenced(session_id, async |tx| {
+            for write in writes {
+                super::apply_write(tx, write, now).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Records a run (its start, its end), fenced; a run that is no longer
     /// resumable loses its step records.
     async fn save_run(&self, session_id: &str, run: &SessionRun) -> Result<(), StoreError> {
@@ -662,5 +674,13 @@ impl CheckpointBackend for PostgresRuntime {
 
     fn save_run<'a>(&'a self, session_id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(PostgresRuntime::save_run(self, session_id, run))
+    }
+
+    fn write_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        writes: Vec<SessionWrite>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(PostgresRuntime::write_session(self, session_id, writes))
     }
 }

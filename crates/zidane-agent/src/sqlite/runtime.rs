@@ -41,10 +41,10 @@ use std::time::Duration;
 use rusqlite::{OptionalExtension, Transaction, params};
 use zidane_core::clock::{Clock, SystemClock};
 use zidane_core::durable::{
-    CheckpointBackend, Durability, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError,
+    CheckpointBackend, Durability, DurableMode, DurableRuntime, LeaseError, LeaseInfo, RunLeaseHeldError, SessionWrite,
     StaleEpochError, Step, StepError, StepKey, StepKind, StepRecord, StepValue,
 };
-use zidane_core::events::{SharedError, ToolStateOp};
+use zidane_core::events::{MessageError, SharedError, ToolStateOp};
 
 use crate::durable::Lookup;
 use zidane_provider::{BoxFuture, SessionTurn};
@@ -790,6 +790,18 @@ impl CheckpointRuntime {
         .await
     }
 
+    /// Makes `writes` in one transaction fenced on `session_id`'s lease.
+    async fn write_session(&self, session_id: &str, writes: Vec<SessionWrite>) -> Result<(), StoreError> {
+        let now = self.clock.now_ms() as i64;
+        self.fenced(session_id, move |tx, _| {
+            for write in writes {
+                apply_write(tx, write, now)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Records a run (its start, its end), fenced; a run that is no longer
     /// resumable loses its step records.
     async fn save_run(&self, session_id: &str, run: &SessionRun) -> Result<(), StoreError> {
@@ -838,6 +850,83 @@ impl CheckpointRuntime {
     ) -> Result<T, StoreError> {
         self.writer().fenced(session_id, None, f).await
     }
+}
+
+/// One write of a fenced [`CheckpointRuntime::write_session`].
+fn apply_write(tx: &Transaction<'_>, write: SessionWrite, now: i64) -> Result<(), StoreError> {
+    let touch = |id: &str| {
+        tx.execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, now])
+            .map_err(err)
+    };
+    match write {
+        SessionWrite::Create { id } => {
+            let exists: bool = tx
+                .query_row("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", [&id], |r| {
+                    r.get(0)
+                })
+                .map_err(err)?;
+            if exists {
+                return Err(Arc::new(MessageError(format!("a session `{id}` exists already"))));
+            }
+            tx.execute(
+                "INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)",
+                params![id, now],
+            )
+            .map_err(err)?;
+        }
+        SessionWrite::AppendTurns { id, turns } => {
+            let next: i64 = tx
+                .query_row(
+                    "SELECT COALESCE(MAX(idx) + 1, 0) FROM turns WHERE session_id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+            insert_turns(tx, &id, next, &turns)?;
+            touch(&id)?;
+        }
+        SessionWrite::Truncate { id, keep } => {
+            let keep = keep as i64;
+            tx.execute(
+                "DELETE FROM turn_content WHERE session_id = ?1 AND idx >= ?2",
+                params![id, keep],
+            )
+            .map_err(err)?;
+            tx.execute(
+                "DELETE FROM turns WHERE session_id = ?1 AND idx >= ?2",
+                params![id, keep],
+            )
+            .map_err(err)?;
+            touch(&id)?;
+        }
+        SessionWrite::SetMeta { id, key, value } => {
+            let raw: String = tx
+                .query_row("SELECT metadata FROM sessions WHERE id = ?1", [&id], |r| r.get(0))
+                .map_err(err)?;
+            let mut meta: std::collections::BTreeMap<String, serde_json::Value> =
+                serde_json::from_str(&raw).unwrap_or_default();
+            meta.insert(key, value);
+            tx.execute(
+                "UPDATE sessions SET metadata = ?2 WHERE id = ?1",
+                params![id, serde_json::to_string(&meta).map_err(err)?],
+            )
+            .map_err(err)?;
+        }
+        SessionWrite::SaveRun { id, run } => {
+            let body = serde_json::to_string(&run).map_err(err)?;
+            tx.execute(
+                "INSERT INTO runs (session_id, id, body, started_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
+                params![id, run.id, body, run.started_at.as_millis() as i64],
+            )
+            .map_err(err)?;
+            if !run.resumable {
+                tx.execute("DELETE FROM steps WHERE run_id = ?1", [&run.id])
+                    .map_err(err)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Drop for CheckpointRuntime {
@@ -1103,5 +1192,13 @@ impl CheckpointBackend for CheckpointRuntime {
 
     fn save_run<'a>(&'a self, session_id: &'a str, run: &'a SessionRun) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(CheckpointRuntime::save_run(self, session_id, run))
+    }
+
+    fn write_session<'a>(
+        &'a self,
+        session_id: &'a str,
+        writes: Vec<SessionWrite>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(CheckpointRuntime::write_session(self, session_id, writes))
     }
 }

@@ -985,3 +985,55 @@ async fn the_session_hooks_carry_the_session() {
         ]
     );
 }
+
+/// `get_context_breakdown` with `exact`: the system prompt and the tools
+/// take the provider's own count (Anthropic's `count_tokens`, asked of a
+/// loopback server) of what they add to a one-word request, split in the
+/// estimates' proportions, and are no longer marked estimated; without
+/// `exact` no count is asked.
+#[tokio::test]
+async fn an_exact_breakdown_counts_the_system_and_tools_with_the_provider() {
+    use std::sync::{Arc, Mutex};
+    let counted: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let seen = Arc::clone(&counted);
+    let url = zidane_bench::loopback::scripted_server(move |path, body| {
+        assert!(path.ends_with("/count_tokens"), "only counts are asked: {path}");
+        let request: serde_json::Value = serde_json::from_str(body).unwrap();
+        let scaffold = request.get("system").is_some() || request.get("tools").is_some();
+        seen.lock().unwrap().push(request);
+        serde_json::json!({"input_tokens": if scaffold { 1010 } else { 10 }}).to_string()
+    })
+    .await
+    .unwrap();
+    let provider =
+        zidane_provider::AnthropicProvider::new(zidane_provider::AnthropicConfig::new("sk-test").with_base_url(url))
+            .unwrap();
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider) as Arc<dyn zidane_provider::Provider>],
+        system: Some("You are careful and you explain what you change.".into()),
+        tools: crate::support::echo_tools(),
+        ..Default::default()
+    })
+    .unwrap();
+    let estimated = agent.get_context_breakdown(&ContextOptions::default()).await.unwrap();
+    assert!(counted.lock().unwrap().is_empty(), "an estimate asks nothing");
+    assert!(estimated.categories.iter().all(|c| c.estimated));
+
+    let exact = agent
+        .get_context_breakdown(&ContextOptions {
+            exact: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(counted.lock().unwrap().len(), 2, "with and without the scaffold");
+    let category = |name: &str| exact.categories.iter().find(|c| c.name == name).unwrap().clone();
+    let (system, tools) = (category("system"), category("tools"));
+    assert!(!system.estimated && !tools.estimated);
+    // 1,000 tokens of scaffold, shared as the estimates share it (floored).
+    assert!(
+        (998..=1000).contains(&(system.tokens + tools.tokens)),
+        "{system:?} {tools:?}"
+    );
+    assert!(category("conversation").estimated);
+}

@@ -153,3 +153,116 @@ async fn manual_compaction_resends_the_last_request_for_the_cache() {
         "the next run starts from the compacted history"
     );
 }
+
+/// The model behind [`zidane_bench::loopback::windowed_server`]: an essay
+/// longer than the window holds, a summary when asked for one, and what
+/// the question was about when the conversation still says it.
+fn essayist(body: &str) -> String {
+    if body.contains("Summarize the conversation so far") {
+        return "SUMMARY: the person asked for an essay about lighthouses, and got a long one.".into();
+    }
+    if body.contains("What topic did I ask about?") {
+        let knows = body.contains("lighthouses");
+        return if knows {
+            "You asked about lighthouses."
+        } else {
+            "I do not know."
+        }
+        .into();
+    }
+    "Lighthouses stand where the land ends and the sea begins. ".repeat(1000)
+}
+
+/// An agent on session `s` of `store`, against the windowed server at
+/// `url` (an 8,192-token window the provider knows), compacting
+/// automatically (with the window) or not at all.
+fn windowed_agent(url: &str, store: &Arc<MemoryStore>, auto: bool) -> zidane_agent::Agent {
+    let mut config = zidane_provider::OpenAiConfig::keyless(url, "m");
+    config.context_window = 8192;
+    let provider = zidane_provider::OpenAiProvider::new(config).unwrap();
+    create_agent(AgentOptions {
+        provider: vec![Arc::new(provider) as Arc<dyn zidane_provider::Provider>],
+        auto_compact: auto.then(|| AutoCompact {
+            context_window: Some(8192),
+            ..Default::default()
+        }),
+        session_id: Some("s".into()),
+        store: Some(Arc::clone(store) as Arc<dyn zidane_core::session::SessionStore>),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// A long answer fills the window (prompt and answer together are the
+/// whole of it); the next prompt, in a new process on the session, would
+/// not fit on top of it. The last usage says so, so auto-compaction
+/// summarizes before that request (the lone long answer included), and
+/// the server never refuses one.
+#[tokio::test]
+async fn a_long_answer_that_fills_the_window_is_summarized_before_the_next_prompt() {
+    let (url, requests) = zidane_bench::loopback::windowed_server(8192, essayist).await.unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let first = windowed_agent(&url, &store, true);
+    first
+        .run(AgentRunOptions::prompt("Write an essay about lighthouses."))
+        .await
+        .unwrap();
+    let essay = requests.lock().unwrap()[0].clone();
+    assert!(!essay.refused);
+
+    let second = windowed_agent(&url, &store, true);
+    let output = second
+        .run(AgentRunOptions::prompt("What topic did I ask about?"))
+        .await
+        .unwrap();
+    assert_eq!(output.text, "You asked about lighthouses.");
+    let requests = requests.lock().unwrap().clone();
+    assert!(
+        requests.iter().all(|r| !r.refused),
+        "no request past the window: {:?}",
+        requests.iter().map(|r| r.prompt_tokens).collect::<Vec<_>>()
+    );
+    assert_eq!(requests.len(), 3, "the essay, the summary, the question");
+    assert!(requests[1].body.contains("Summarize the conversation so far"));
+}
+
+/// Without auto-compaction, a request the server refuses as larger than
+/// its window, with no tool result to elide, is saved by a summary and
+/// sent again, instead of ending the run.
+#[tokio::test]
+async fn a_context_overflow_that_compaction_can_save_does_not_end_the_run() {
+    let (url, requests) = zidane_bench::loopback::windowed_server(8192, essayist).await.unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let first = windowed_agent(&url, &store, false);
+    first
+        .run(AgentRunOptions::prompt("Write an essay about lighthouses."))
+        .await
+        .unwrap();
+    let second = windowed_agent(&url, &store, false);
+    let errors = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = Arc::clone(&errors);
+    second
+        .hooks()
+        .on_sync::<zidane_core::events::StreamError, _>(move |_, _| {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(())
+        });
+    let output = second
+        .run(AgentRunOptions::prompt("What topic did I ask about?"))
+        .await
+        .unwrap();
+    assert_eq!(output.text, "You asked about lighthouses.");
+    let requests = requests.lock().unwrap().clone();
+    let refused: Vec<bool> = requests.iter().map(|r| r.refused).collect();
+    assert_eq!(
+        refused,
+        [false, true, false, false],
+        "the essay, the question refused, the summary, the question again"
+    );
+    assert!(requests[2].body.contains("Summarize the conversation so far"));
+    assert_eq!(
+        errors.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the model call did not fail"
+    );
+}

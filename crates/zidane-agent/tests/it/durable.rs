@@ -10,6 +10,7 @@ use std::time::Duration;
 use zidane_core::durable::CheckpointBackend;
 
 use serde_json::json;
+use zidane_agent::checkpoints::RewindOptions;
 use zidane_agent::{
     AgentError, AgentOptions, AgentRunOptions, AutoCompact, CheckpointOptions, CheckpointRuntime, DurableOptions,
     DurableResumeOptions, SuspendOptions, create_agent,
@@ -60,6 +61,22 @@ static OTHER_DONE: tokio::sync::Notify = tokio::sync::Notify::const_new();
 fn tools(log: PathBuf, hang: bool) -> ToolSet {
     let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log);
     ToolSet::new()
+        .with(zidane_tools::spawn())
+        .with(
+            FnTool::new(
+                "hang_par",
+                "Runs long, beside others, safely",
+                json!({"type": "object"}),
+                move |_i, _cx| async move {
+                    if hang {
+                        std::future::pending::<()>().await;
+                    }
+                    Ok(ToolOutput::text("done"))
+                },
+            )
+            .parallel()
+            .safe(),
+        )
         .with(
             FnTool::new(
                 "write_note",
@@ -197,7 +214,20 @@ async fn durable_child_helper() {
         "mid_batch" | "hold" => vec![calls(&[("c1", "write_note"), ("c2", "hang")])],
         "safe_call" | "safe_call_windowed" | "approved" => vec![calls(&[("c1", "hang_safe")])],
         "decided" => vec![calls(&[("c1", "hang_safe")]), Script::answer(r#"{"probability": 0.9}"#)],
+        "decided_two" => vec![
+            calls(&[("c1", "hang_par"), ("c2", "hang_par")]),
+            Script::answer(r#"{"probability": 0.2}"#),
+            Script::answer(r#"{"probability": 0.7}"#),
+        ],
         "between" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
+        "held" => vec![calls(&[("c1", "write_note")]), hanging_stream()],
+        "read" => vec![
+            Script::new()
+                .tool_call(0, "c1", "read_file", json!({"path": "notes.txt"}))
+                .usage(10, 5)
+                .end(FinishReason::ToolCalls),
+            hanging_stream(),
+        ],
         "compaction" => vec![
             with_input(calls(&[("c1", "write_note")]), 100),
             with_input(calls(&[("c2", "write_note")]), 700),
@@ -209,6 +239,13 @@ async fn durable_child_helper() {
             Script::answer("SUMMARY FROM THE DEAD PROCESS"),
             hanging_stream(),
         ],
+        "spawned" => vec![
+            Script::new()
+                .tool_call(0, "c1", "spawn", json!({"task": "Count the notes."}))
+                .usage(10, 5)
+                .end(FinishReason::ToolCalls),
+            Script::answer("THE CHILD COUNTED THREE"),
+        ],
         other => panic!("unknown case {other}"),
     };
     let p = provider(scripts);
@@ -218,7 +255,7 @@ async fn durable_child_helper() {
     let rt: Arc<dyn CheckpointBackend> = if on_postgres() {
         // Every record is written as its step finishes there.
         runtime(Path::new(&db)).await
-    } else if case == "after_model" || case == "safe_call" {
+    } else if case == "after_model" || case == "safe_call" || case == "spawned" {
         Arc::new(
             CheckpointRuntime::open_with(
                 Path::new(&db),
@@ -244,6 +281,14 @@ async fn durable_child_helper() {
     if case == "compaction" || case == "summarized" {
         options.auto_compact = Some(compacting());
     }
+    if case == "held" {
+        options.checkpoints = Some(folder_checkpoints(Path::new(&db)));
+    }
+    if case == "read" {
+        let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work_folder(Path::new(&db))));
+        options.tools = preset.tools;
+        options.execution = Some(preset.execution);
+    }
     if case == "approved" {
         let (interceptors, approver) = asking(&log);
         options.interceptors = interceptors;
@@ -253,8 +298,12 @@ async fn durable_child_helper() {
     if case == "decided" {
         deciding(&agent, &log);
     }
+    if case == "decided_two" {
+        // c2's question first, then c1's; READY once both are answered.
+        deciding_in_order(&agent, &log, "c2", true);
+    }
     match case.as_str() {
-        "stream" | "between" => {
+        "stream" | "between" | "read" | "held" => {
             agent.hooks().on_sync::<StreamText, _>(|_, _| {
                 ready();
                 Ok(())
@@ -272,6 +321,16 @@ async fn durable_child_helper() {
             agent.hooks().on_sync::<CompactStart, _>(|_, _| {
                 ready();
                 Ok(())
+            });
+        }
+        "spawned" => {
+            // The child finished (its run is recorded as completed); the
+            // process dies before the parent's spawn call is recorded.
+            agent.hooks().on_sync::<zidane_core::events::SpawnComplete, _>(|_, _| {
+                ready();
+                loop {
+                    std::thread::park();
+                }
             });
         }
         "summarized" => {
@@ -324,6 +383,133 @@ async fn durable_child_helper() {
         return;
     }
     let _ = agent.run(AgentRunOptions::prompt("Work.")).await;
+}
+
+/// Folder checkpoints of the work folder beside the store, kept in a
+/// SQLite file of their own (on either backend).
+fn folder_checkpoints(db: &Path) -> Arc<zidane_agent::checkpoints::Checkpoints> {
+    let store = zidane_agent::SqliteStore::open(db.parent().unwrap().join("checkpoints.db")).unwrap();
+    Arc::new(zidane_agent::checkpoints::Checkpoints::new(
+        Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
+        zidane_agent::checkpoints::CheckpointsConfig::new(work_folder(db)),
+    ))
+}
+
+/// While another process holds the session (its run waits for the model),
+/// a rewind, a file-restoring fork and a metadata key from this process
+/// are refused and change nothing: the holder's conversation is not cut
+/// and its run is not marked aborted under it. Once the holder is gone the
+/// rewind goes through, in one write: the branch holds the whole
+/// conversation, the session the turns before the checkpoint.
+#[tokio::test]
+async fn a_rewind_from_a_second_process_waits_for_the_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let mut holder = start_child("held", &db, &log);
+
+    let p = provider(vec![]);
+    let rt = runtime(&db).await;
+    let agent = create_agent(AgentOptions {
+        checkpoints: Some(folder_checkpoints(&db)),
+        ..durable_options(&p, rt.clone(), log.clone(), false)
+    })
+    .unwrap();
+    let conversation = RewindOptions {
+        code: false,
+        ..Default::default()
+    };
+    let refused = agent.rewind(1, conversation).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let refused = agent.fork(Some(1), "s-with-files", true).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let refused = agent.set_session_meta("note", json!("mine")).await;
+    assert!(matches!(refused, Err(AgentError::RunLeaseHeld(_))), "{refused:?}");
+    let session = rt.session_store().load("s").await.unwrap().unwrap();
+    assert_eq!(session.turns.len(), 3, "the holder's conversation is whole");
+    assert_eq!(
+        session.runs.iter().map(|r| (r.status, r.resumable)).collect::<Vec<_>>(),
+        [(SessionRunStatus::Running, true)],
+        "the holder's run is still its own"
+    );
+    assert!(!session.metadata.contains_key("note"));
+    // A fork of the conversation alone takes nothing from the holder.
+    let forked = agent.fork(None, "s-copy", false).await.unwrap();
+    assert_eq!(forked.turns, 3);
+
+    holder.kill().unwrap(); // SIGKILL
+    holder.wait().unwrap();
+    let outcome = agent.rewind(1, conversation).await.unwrap();
+    assert_eq!(outcome.turns_kept, Some(0));
+    let branch = outcome.branch.unwrap();
+    let store = rt.session_store();
+    assert_eq!(store.load(&branch).await.unwrap().unwrap().turns.len(), 3);
+    let session = store.load("s").await.unwrap().unwrap();
+    assert!(session.turns.is_empty());
+    assert_eq!(session.metadata.get("rewoundBranch"), Some(&json!(branch)));
+    assert_eq!(
+        session.runs.iter().map(|r| (r.status, r.resumable)).collect::<Vec<_>>(),
+        [(SessionRunStatus::Aborted, false)],
+        "the dead holder's run past the cut is over"
+    );
+    agent.set_session_meta("note", json!("mine")).await.unwrap();
+}
+
+/// The folder the file tools of the `read` case work in, beside the store.
+fn work_folder(db: &Path) -> PathBuf {
+    let folder = db.parent().unwrap().join("work");
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
+/// Killed after the model read a file (in the next model call): the
+/// resumed run, in a new process, knows the file was read, so the model's
+/// `edit` of it is not refused as a change to a file it never read.
+#[tokio::test]
+async fn after_a_resume_a_file_read_before_the_crash_can_be_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let log = dir.path().join("effects.log");
+    let work = work_folder(&db);
+    std::fs::write(work.join("notes.txt"), "first line\n").unwrap();
+    let mut child = start_child("read", &db, &log);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let p = provider(vec![
+        Script::new()
+            .tool_call(
+                0,
+                "c2",
+                "edit",
+                json!({"path": "notes.txt", "old_string": "first", "new_string": "edited"}),
+            )
+            .usage(10, 5)
+            .end(FinishReason::ToolCalls),
+        Script::answer("edited"),
+    ]);
+    let rt = runtime(&db).await;
+    let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(&work));
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(preset.execution),
+        ..durable_options(&p, rt, log, false)
+    })
+    .unwrap();
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "edited");
+    let requests = p.requests();
+    let edited = results(requests[1].messages.last().unwrap().content());
+    assert_eq!(edited.len(), 1);
+    assert!(!edited[0].2, "the edit was not refused: {edited:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "edited line\n"
+    );
 }
 
 /// An interceptor that asks about every call, and an approver that says yes
@@ -1318,6 +1504,67 @@ fn deciding(agent: &zidane_agent::Agent, log: &Path) {
     });
 }
 
+/// A gate handler that asks, for each `hang_par` call, whether it is safe:
+/// the call `first` asks first, the other once `first` has its answer
+/// (with `announce`, the child says READY then).
+fn deciding_in_order(agent: &zidane_agent::Agent, log: &Path, first: &'static str, announce: bool) {
+    use zidane_agent::DecideHookContext;
+    let log = log.to_path_buf();
+    let answered = Arc::new(tokio::sync::Notify::new());
+    agent.hooks().on::<zidane_core::events::ToolGate, _>(move |ev, cx| {
+        let (log, answered) = (log.clone(), Arc::clone(&answered));
+        Box::pin(async move {
+            if ev.name() != "hang_par" {
+                return Ok(());
+            }
+            let id = ev.call_id().to_owned();
+            if id != first {
+                answered.notified().await;
+            }
+            let question = zidane_agent::DecisionRequest::Predicate {
+                question: format!("Is call `{id}` safe to run?"),
+            };
+            let shown = match cx.try_decide(question).await {
+                Ok(r) => r.answers.map(|a| a["probability"].to_string()).unwrap_or_default(),
+                Err(e) => format!("error: {e}"),
+            };
+            effect(&log, &format!("decided:{id}:{shown}"));
+            if id == first {
+                answered.notify_one();
+            } else if announce {
+                ready();
+            }
+            Ok(())
+        })
+    });
+}
+
+/// Two decisions of one kind in one turn, asked in one order before the
+/// crash and in the other after it: each question gets its own recorded
+/// answer back, not the one recorded at its place in the order.
+#[tokio::test]
+async fn two_decisions_of_a_turn_keep_their_answers_in_another_order() {
+    let (_dir, db, log) = crash("decided_two");
+    assert_eq!(effects(&log), ["decided:c2:0.2", "decided:c1:0.7"]);
+    // Asked again, a decision would take this answer (and fail).
+    let p = provider(vec![Script::answer("done")]);
+    let rt = runtime(&db).await;
+    let agent = create_agent(durable_options(&p, rt.clone(), log.clone(), false)).unwrap();
+    deciding_in_order(&agent, &log, "c1", false);
+    let output = agent
+        .resume(DurableResumeOptions::default())
+        .await
+        .unwrap()
+        .expect("there is a run to resume");
+    assert_eq!(output.text, "done");
+    assert_eq!(
+        effects(&log)[2..],
+        ["decided:c1:0.7", "decided:c2:0.2"],
+        "each question's own answer"
+    );
+    assert_eq!(p.requests().len(), 1, "only the model's next turn was asked");
+}
+
 /// A decision asked before the crash is answered from its record after
 /// it: the decision provider is not asked again (it could answer
 /// differently).
@@ -1399,4 +1646,42 @@ async fn killed_after_the_summary_the_resumed_run_keeps_that_summary() {
     ));
     assert_eq!(effects(&log), vec!["write:c1", "write:c2"]);
     assert_eq!(texts(&r.turns).last().unwrap(), &(Role::Assistant, "done".to_owned()));
+}
+
+/// Killed after a sub-agent finished but before the parent's spawn call was
+/// recorded: the resumed parent (a new process) starts the same child,
+/// which answers from its finished run at once, without asking its model
+/// again; the parent reads that answer.
+#[tokio::test]
+async fn killed_after_a_child_finished_the_resumed_parent_gets_its_answer() {
+    let (_dir, db, log) = crash("spawned");
+    let rt = runtime(&db).await;
+    let sessions: Vec<String> = rt
+        .session_store()
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let run = rt.session_store().load("s").await.unwrap().unwrap().runs[0].id.clone();
+    let child = zidane_agent::child_session_id("s", "c1", &run);
+    assert!(
+        sessions.contains(&child),
+        "the child's session is named after the call and the run: {sessions:?}"
+    );
+    assert_eq!(zidane_agent::spawning_call_id(&child), Some("c1"));
+    // Asked again, the child would take this answer (and the parent would
+    // have none).
+    let resumed = tokio::time::timeout(
+        Duration::from_secs(60),
+        resume(&db, &log, vec![Script::answer("The child counted three.")]),
+    )
+    .await
+    .expect("the resumed parent hung");
+    assert_eq!(resumed.requests.len(), 1, "only the parent's next turn was asked");
+    let results = results(resumed.requests[0].messages.last().unwrap().content());
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1.starts_with("THE CHILD COUNTED THREE"), "{results:?}");
+    assert_eq!(texts(&resumed.turns).last().unwrap().1, "The child counted three.");
 }

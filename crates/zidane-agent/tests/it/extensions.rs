@@ -257,3 +257,63 @@ async fn explicit_sub_agents_win_by_name_and_the_extensions_interceptors_run_fir
         vec!["extension", "extension interceptor", "explicit interceptor"]
     );
 }
+
+/// `skill_policies` of two extensions narrow each other and the explicit
+/// policy: a skill one denies or the other does not allow is left out of
+/// the catalog and refused, and the smaller `max_active` holds.
+#[tokio::test]
+async fn extensions_skill_policies_narrow_the_skills_offered() {
+    let p = provider(vec![
+        Script::call("c1", "skill", json!({"name": "gamma"})),
+        Script::answer("ok"),
+    ]);
+    let skills = Extension {
+        name: "skills".into(),
+        skills: vec![skill("alpha"), skill("beta"), skill("gamma"), skill("delta")],
+        skill_policies: vec![zidane_agent::SkillPolicy {
+            deny: vec!["beta".into()],
+            max_active: Some(3),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let narrower = Extension {
+        name: "narrower".into(),
+        skill_policies: vec![zidane_agent::SkillPolicy {
+            allow: Some(vec!["alpha".into(), "beta".into(), "delta".into()]),
+            max_active: Some(1),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let agent = create_agent(AgentOptions {
+        extensions: vec![skills, narrower],
+        ..options(&p)
+    })
+    .unwrap();
+    assert!(matches!(
+        agent.activate_skill("beta").await,
+        Err(zidane_agent::AgentError::Skill(zidane_agent::SkillError::Denied(_)))
+    ));
+    agent.activate_skill("alpha").await.unwrap();
+    assert!(matches!(
+        agent.activate_skill("delta").await,
+        Err(zidane_agent::AgentError::Skill(zidane_agent::SkillError::Full(1)))
+    ));
+    agent.run(AgentRunOptions::prompt("Go.")).await.unwrap();
+    let requests = p.requests();
+    let system = requests[0].system.clone().unwrap_or_default();
+    assert!(
+        system.contains("- alpha (active):") && system.contains("- delta:"),
+        "{system}"
+    );
+    assert!(!system.contains("- beta:") && !system.contains("- gamma:"), "{system}");
+    assert_eq!(
+        requests[1].messages.last().unwrap().content()[0],
+        ContentBlock::ToolResult {
+            tool_use_id: "c1".into(),
+            content: ToolResultContent::Text("the skill `gamma` is not allowed here".into()),
+            is_error: true,
+        }
+    );
+}

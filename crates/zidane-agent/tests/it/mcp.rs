@@ -593,3 +593,68 @@ fn outside_tmp() -> tempfile::TempDir {
         .expect("a folder outside the temporary folder");
     tempfile::tempdir_in(outside).unwrap()
 }
+
+/// `mcp_connector` owns connecting: the agent hands it its servers (each
+/// with the agent's OAuth store filled in) and its bus; one that narrows
+/// the servers' tools and delegates to `connect_mcp_servers` keeps every
+/// `mcp:*` hook firing, and what it connects is what the model is offered.
+#[tokio::test]
+async fn a_custom_connector_connects_the_servers_its_way() {
+    use std::sync::{Arc, Mutex};
+    struct Narrowing(Arc<Mutex<Vec<(String, bool)>>>);
+    impl zidane_mcp::McpConnector for Narrowing {
+        fn connect<'a>(
+            &'a self,
+            configs: &'a [McpServerConfig],
+            hooks: &'a zidane_hooks::HookBus,
+        ) -> zidane_provider::BoxFuture<'a, zidane_mcp::McpConnection> {
+            Box::pin(async move {
+                let mut narrowed = Vec::new();
+                for config in configs {
+                    self.0
+                        .lock()
+                        .unwrap()
+                        .push((config.name.clone(), config.oauth_store.is_some()));
+                    let mut config = config.clone();
+                    config.enabled_tools = Some(vec!["get-sum".into()]);
+                    narrowed.push(config);
+                }
+                zidane_mcp::connect_mcp_servers(&narrowed, hooks).await
+            })
+        }
+    }
+    let p = provider(vec![
+        Script::call("c1", "mcp_everything_get-sum", json!({"a": 2, "b": 3})),
+        Script::answer("ok"),
+    ]);
+    let asked: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![everything()],
+        mcp_connector: Some(Arc::new(Narrowing(Arc::clone(&asked)))),
+        ..options(&p)
+    })
+    .unwrap();
+    let log = record(&agent);
+    agent.run(AgentRunOptions::prompt("Add.")).await.unwrap();
+    assert_eq!(*asked.lock().unwrap(), [("everything".to_owned(), true)]);
+    let requests = p.requests();
+    let first = &requests[0];
+    let offered: Vec<&str> = first
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|n| n.starts_with("mcp_"))
+        .collect();
+    assert_eq!(
+        offered,
+        ["mcp_everything_get-sum"],
+        "the connector's choice, not the config's"
+    );
+    let result = &requests[1].messages[2].content()[0];
+    assert!(
+        matches!(result, ContentBlock::ToolResult { content, is_error: false, .. } if format!("{content:?}").contains('5')),
+        "{result:?}"
+    );
+    assert!(log.lock().unwrap().contains(&"mcp:bootstrap:settled"));
+    agent.destroy().await;
+}

@@ -1190,3 +1190,52 @@ async fn a_busy_childs_events_all_bubble_to_the_parent() {
     .collect();
     assert!(missing.is_empty(), "not bubbled: {missing:?}; seen: {seen:?}");
 }
+
+/// A child decides where its parent does: with the parent's decisions
+/// off, a gate handler on the child's bus that asks `ctx.decide` is told
+/// they are unavailable (the child does not fall back to asking a
+/// provider its parent was told not to ask).
+#[tokio::test(start_paused = true)]
+async fn a_child_takes_its_parents_decisions_settings() {
+    use zidane_agent::DecideHookContext;
+    let provider = Routed::new(vec![spawn_call("s1", "Check it."), Script::answer("done")]).route(
+        "Check it.",
+        vec![
+            Script::call("e1", "echo", json!({"text": "x"})),
+            Script::answer("checked"),
+        ],
+    );
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let a = Arc::clone(&asked);
+    let config = SpawnConfig {
+        hooks: zidane_hooks::HookMap::default().on::<zidane_core::events::ToolGate, _>(move |_, cx| {
+            let a = Arc::clone(&a);
+            Box::pin(async move {
+                let result = cx
+                    .decide(zidane_agent::DecisionRequest::Predicate {
+                        question: "Is echo safe?".into(),
+                    })
+                    .await;
+                a.lock()
+                    .unwrap()
+                    .push(result.reason.unwrap_or_else(|| "answered".into()));
+                Ok(())
+            })
+        }),
+        ..Default::default()
+    };
+    let ran: Arc<Mutex<Vec<String>>> = Arc::default();
+    let agent = create_agent(AgentOptions {
+        provider: vec![Arc::new(provider.clone()) as Arc<dyn Provider>],
+        clock: Some(Arc::new(FixedClock::new(1_700_000_000_000))),
+        tools: tools(Arc::clone(&ran)),
+        spawn: config,
+        decisions: zidane_agent::Decisions::Disabled,
+        ..Default::default()
+    })
+    .unwrap();
+    let output = agent.run(AgentRunOptions::prompt("go")).await.unwrap();
+    assert_eq!(output.text, "done");
+    assert_eq!(*asked.lock().unwrap(), ["unavailable"]);
+    assert_eq!(*ran.lock().unwrap(), ["echo x"]);
+}

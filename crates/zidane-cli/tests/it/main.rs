@@ -17,6 +17,8 @@ mod frontends;
 mod hooks;
 mod serve;
 mod session;
+mod small_window;
+mod subagents;
 mod window;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

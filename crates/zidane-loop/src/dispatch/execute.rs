@@ -169,7 +169,10 @@ impl RunLoop {
                 answered: value.kind_name(),
             }));
         };
-        if !replayed {
+        if replayed {
+            // The body that filled the read-state map did not run.
+            zidane_core::read_state::apply_read_writes(&config.read_state, &done.state);
+        } else {
             self.settle_state(cx, call, &done, landed, &state).await;
         }
         match done.outcome {

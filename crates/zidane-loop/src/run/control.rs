@@ -31,6 +31,9 @@ pub(crate) struct Control {
     /// `suspend` was called: the run stops at the next boundary, keeping
     /// unfinished work pending instead of answering it.
     pub(crate) suspending: bool,
+    /// The run decided to end with nothing queued: a message now would be
+    /// read by no turn, so none is taken.
+    pub(crate) closed: bool,
 }
 
 impl RunLoop {
@@ -66,7 +69,9 @@ impl RunLoop {
 
     /// Queues a message injected as a user turn at the next turn boundary.
     /// Returns `false` (queuing nothing) when no run is in flight, the run is
-    /// aborted, or the prompt is empty.
+    /// aborted or has decided to end, or the prompt is empty: `true` means a
+    /// turn of this run reads it (unless the run is stopped first: an abort,
+    /// the turn cap, a failure).
     #[must_use = "`false` means nothing was queued or cancelled"]
     pub fn steer(&self, prompt: Vec<ContentBlock>, id: Option<String>) -> bool {
         self.queue(prompt, id, false)
@@ -87,7 +92,7 @@ impl RunLoop {
         let Some(control) = state.control.as_mut() else {
             return false;
         };
-        if control.abort.signal().is_aborted() {
+        if control.abort.signal().is_aborted() || control.closed {
             return false;
         }
         let queued = Queued { content, id };
@@ -131,6 +136,21 @@ impl RunLoop {
         state.parked_cancels.clear();
         state.paired = 0;
         true
+    }
+
+    /// The run is about to end: with a message queued it goes on instead
+    /// (`true`); otherwise no message is taken from now on, in the same
+    /// step, so none can be accepted and then read by no turn.
+    pub(crate) fn close_queues(&self) -> bool {
+        let mut state = self.inner.lock();
+        let Some(control) = state.control.as_mut() else {
+            return false;
+        };
+        if !control.steer.is_empty() || !control.follow_up.is_empty() {
+            return true;
+        }
+        control.closed = true;
+        false
     }
 
     /// Injects the queued steers (or one follow-up); returns whether anything

@@ -33,8 +33,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 use zidane_hooks::{HookBus, HookEvent, HookScope};
 use zidane_provider::{
-    AbortController, AbortSignal, AssistantMessage, ContentBlock, FinishReason, Message, Provider, Role, SessionTurn,
-    StreamOptions, TurnUsage,
+    AbortController, AbortSignal, AssistantMessage, ContentBlock, FinishReason, Message, Provider, ProviderError, Role,
+    SessionTurn, StreamOptions, TurnUsage,
 };
 
 use crate::behavior::Behavior;
@@ -143,6 +143,9 @@ pub(crate) struct RunCx {
     /// What gate handlers kept per call (`resumeState`), stored with the
     /// call's step.
     pub(crate) resume_states: Mutex<BTreeMap<String, serde_json::Map<String, Value>>>,
+    /// The current turn compacted the conversation for a context overflow
+    /// (once a turn: a second overflow fails the run).
+    pub(crate) overflow_compacted: bool,
 }
 
 impl RunCx {
@@ -169,6 +172,13 @@ pub(crate) enum TurnFailure {
     Aborted(Option<AssistantMessage>),
     Suspended,
     Failed(RunErrorKind),
+    /// The request is larger than the provider's window and eliding could
+    /// not shrink it: the turn compacts the conversation and asks again
+    /// (`stream:error` has not fired yet).
+    Overflow {
+        error: ProviderError,
+        model: String,
+    },
 }
 
 impl RunLoop {
@@ -339,6 +349,7 @@ impl RunLoop {
             repairs: BTreeMap::new(),
             resumed_turn: options.resume.map(|r| r.turn + 1),
             resume_states: Mutex::default(),
+            overflow_compacted: false,
         };
         if let Some(resume) = options.resume {
             cx.turn = resume.turn;
@@ -426,6 +437,17 @@ impl RunLoop {
                 BTreeMap::new()
             }
         };
+        // What the conversation read before this process: `edit` of a file
+        // read then is not refused, and a re-read of it is deduplicated.
+        let prefix = zidane_core::read_state::READ_STATE_PREFIX;
+        if loaded
+            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(prefix))
+        {
+            let turns = self.inner.lock().turns.clone();
+            zidane_core::read_state::hydrate_read_state_from_tool_state(&self.inner.config.read_state, &loaded, &turns);
+        }
         let committed = Arc::new(Mutex::new(loaded));
         self.inner.lock().committed_tool_state = Some(Arc::clone(&committed));
         committed
@@ -499,22 +521,32 @@ impl RunLoop {
             self.inner.lock().mark = Some((cx.run_id.clone(), cx.turn));
             self.maybe_compact(cx).await;
             let turn_id = self.inner.config.clock.id();
-            let request = match self.build_request(cx, options, &turn_id).await {
-                Ok(r) => r,
-                Err(kind) => return Ending::Failed(kind),
-            };
-            cx.continuing_pause = false;
-            let message = match self.stream_turn(cx, request, &turn_id).await {
-                Ok(message) => message,
-                Err(TurnFailure::Aborted(partial)) => {
-                    if let Some(partial) = partial {
-                        self.finish_turn(cx, partial, &turn_id).await;
-                        self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
+            cx.overflow_compacted = false;
+            let message = loop {
+                let request = match self.build_request(cx, options, &turn_id).await {
+                    Ok(r) => r,
+                    Err(kind) => return Ending::Failed(kind),
+                };
+                cx.continuing_pause = false;
+                match self.stream_turn(cx, request, &turn_id).await {
+                    Ok(message) => break message,
+                    Err(TurnFailure::Aborted(partial)) => {
+                        if let Some(partial) = partial {
+                            self.finish_turn(cx, partial, &turn_id).await;
+                            self.close_pending_calls(INTERRUPT_MESSAGE_FOR_TOOL_USE).await;
+                        }
+                        return aborted(cx);
                     }
-                    return aborted(cx);
+                    Err(TurnFailure::Suspended) => return Ending::Suspended,
+                    Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
+                    // Compacted: the request is built again from the shorter
+                    // conversation.
+                    Err(TurnFailure::Overflow { error, model }) => {
+                        if let Err(kind) = self.compact_for_overflow(cx, &turn_id, error, &model).await {
+                            return Ending::Failed(kind);
+                        }
+                    }
                 }
-                Err(TurnFailure::Suspended) => return Ending::Suspended,
-                Err(TurnFailure::Failed(kind)) => return Ending::Failed(kind),
             };
             let finish = message.finish_reason;
             let has_calls = message.tool_calls().next().is_some() || !message.incomplete_tool_calls.is_empty();
@@ -655,6 +687,13 @@ impl RunLoop {
                     id: None,
                 })
                 .await;
+                Flow::Continue
+            }
+            // A message that came while the end was decided keeps the run
+            // going (a follow-up now, steers at the next turn); after this
+            // none is taken.
+            Ok(None) if self.close_queues() => {
+                self.inject_queued(true).await;
                 Flow::Continue
             }
             Ok(None) => Flow::End(Ending::Completed),

@@ -2,7 +2,9 @@
 //! streaming that carries it out (`stream.rs`).
 //!
 //! In order, a failure is answered by: eliding older tool results (a
-//! context overflow, up to `max_overflow_recoveries` passes); stripping
+//! context overflow, up to `max_overflow_recoveries` passes), then
+//! compacting the conversation (an overflow eliding could not save, once
+//! a turn, when the loop has a compactor); stripping
 //! replayed reasoning the provider rejects (once per call); a retry after
 //! a delay (a retryable error, within the attempt cap of its class,
 //! transport or provider, and `max_total_delay`); the next model of the
@@ -35,6 +37,9 @@ pub(crate) struct Attempts {
     pub(crate) elided: bool,
     /// Rejected reasoning was stripped (once per call).
     pub(crate) repaired: bool,
+    /// A context overflow that eliding cannot save may still be saved by
+    /// compacting the conversation (once per turn, with a compactor).
+    pub(crate) may_compact: bool,
     /// Time waited between attempts, against `max_total_delay`.
     pub(crate) waited: Duration,
 }
@@ -56,6 +61,9 @@ impl Attempts {
 pub(crate) enum Next {
     /// Elide older tool results (pass `pass`) and send again.
     ElideResults { pass: u32 },
+    /// The request is too large and eliding cannot shrink it: compact the
+    /// conversation, then build the request again.
+    Compact,
     /// Strip the replayed reasoning and send again.
     StripReasoning,
     /// Wait `delay`, then send again (attempt `attempt` of `max`).
@@ -89,6 +97,9 @@ pub(crate) fn recover(
         return Next::ElideResults {
             pass: attempts.overflow_passes + 1,
         };
+    }
+    if error.kind() == ErrorKind::ContextExceeded && attempts.may_compact {
+        return Next::Compact;
     }
     if !attempts.repaired && rejects_reasoning(error) {
         return Next::StripReasoning;

@@ -2,8 +2,11 @@
 //! appends, `context:transform`, pairing repair, `system:transform` and
 //! `turn:before`.
 
+use std::sync::Arc;
+
 use zidane_provider::{
-    ContentBlock, DocumentSource, ImageSource, Message, Role, SessionTurn, StreamOptions, TurnUsage,
+    ContentBlock, DocumentSource, ImageSource, Message, ProviderError, Role, SessionTurn, StreamOptions,
+    ToolResultContent, TurnUsage,
 };
 
 use crate::error::RunErrorKind;
@@ -12,7 +15,9 @@ use zidane_core::events::{
     ContentRefBlock, ContentRefResolve, ContentRefResolveInit, ContextTransform, PairingRepair, SystemTransform,
     TurnBefore,
 };
-use zidane_core::events::{PairingRepairInit, SystemTransformInit, TurnBeforeInit};
+use zidane_core::events::{
+    PairingRepairInit, SharedError, StreamError, StreamErrorInit, SystemTransformInit, TurnBeforeInit,
+};
 use zidane_core::seams::CompactCheck;
 
 use super::{RunCx, RunLoop, RunOptions, tracing_warn};
@@ -25,17 +30,16 @@ impl RunLoop {
         };
         // Before this run's first request (a resumed run, a new prompt on a
         // long session), the conversation's last usage says how big the
-        // context is.
-        let last_input_tokens = cx
-            .stats
-            .turn_usage
-            .last()
-            .cloned()
-            .or_else(|| self.last_usage())
-            .map(|u| u.input + u.cache_read + u.cache_creation);
+        // context is. The next request holds that input, the answer to it
+        // and whatever came since.
+        let usage = cx.stats.turn_usage.last().cloned().or_else(|| self.last_usage());
+        let last_input_tokens = usage.as_ref().map(|u| u.input + u.cache_read + u.cache_creation);
+        let expected_input_tokens = last_input_tokens
+            .zip(usage.as_ref())
+            .map(|(input, u)| input + u.output + self.tokens_since_last_usage());
         // Asked first, so a turn copies the transcript only when a
         // compaction may actually happen.
-        if !compactor.wants_check(last_input_tokens) {
+        if !compactor.wants_check(expected_input_tokens) {
             return;
         }
         let turns = self.inner.lock().turns.clone();
@@ -44,11 +48,68 @@ impl RunLoop {
             turn: cx.turn,
             turns: &turns,
             last_input_tokens,
+            expected_input_tokens,
             signal: &cx.signal,
         };
         if let Some(compacted) = compactor.before_request(check).await {
             self.replace_turns(compacted);
         }
+    }
+
+    /// A request the provider refused as larger than its window, which
+    /// eliding could not save: the compactor's overflow compaction, and the
+    /// turn asks again (once). Without one, the model call fails for good
+    /// (`stream:error`).
+    pub(crate) async fn compact_for_overflow(
+        &self,
+        cx: &mut RunCx,
+        turn_id: &str,
+        error: ProviderError,
+        model: &str,
+    ) -> Result<(), RunErrorKind> {
+        cx.overflow_compacted = true;
+        if let Some(compactor) = &self.inner.config.compactor {
+            let turns = self.inner.lock().turns.clone();
+            let check = CompactCheck {
+                run_id: &cx.run_id,
+                turn: cx.turn,
+                turns: &turns,
+                last_input_tokens: None,
+                expected_input_tokens: None,
+                signal: &cx.signal,
+            };
+            if let Some(compacted) = compactor.on_overflow(check).await {
+                self.replace_turns(compacted);
+                return Ok(());
+            }
+        }
+        let shared: SharedError = Arc::new(error.clone());
+        let mut ev = StreamError::new(stream_init!(
+            StreamErrorInit {
+                err: shared,
+                status_code: error.status(),
+                request_id: error.request_id().map(str::to_owned),
+            },
+            cx,
+            turn_id,
+            model
+        ));
+        self.observe(&mut ev).await;
+        Err(RunErrorKind::Provider(error))
+    }
+
+    /// Tokens the conversation gained after its last turn with usage (the
+    /// results and prompts the next request adds), estimated from their
+    /// text (4 bytes a token; an image or a document counts as 1,600).
+    fn tokens_since_last_usage(&self) -> u64 {
+        let state = self.inner.lock();
+        state
+            .turns
+            .iter()
+            .rev()
+            .take_while(|t| t.usage.is_none())
+            .map(|t| approx_tokens(&t.content))
+            .sum()
     }
 
     /// Replaces the conversation (after a compaction).
@@ -323,4 +384,30 @@ impl RunLoop {
         }
         Ok(true)
     }
+}
+
+/// A rough size of some content in tokens: its text at 4 bytes a token,
+/// an image or a document at 1,600.
+fn approx_tokens(content: &[ContentBlock]) -> u64 {
+    const MEDIA: usize = 1600 * 4;
+    let bytes: usize = content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len(),
+            ContentBlock::Thinking { thinking, .. } => thinking.len(),
+            ContentBlock::RedactedThinking { data } => data.len(),
+            ContentBlock::ToolUse { name, input, .. } | ContentBlock::ServerToolUse { name, input, .. } => {
+                name.len() + input.to_string().len()
+            }
+            ContentBlock::ToolResult { content, .. } => match content {
+                ToolResultContent::Text(text) => text.len(),
+                ToolResultContent::Parts(parts) => approx_tokens(parts) as usize * 4,
+            },
+            ContentBlock::ServerToolResult { content, .. } | ContentBlock::Unknown(content) => {
+                content.to_string().len()
+            }
+            ContentBlock::Image { .. } | ContentBlock::Document { .. } | ContentBlock::ContentRef { .. } => MEDIA,
+        })
+        .sum();
+    (bytes / 4) as u64
 }

@@ -190,7 +190,10 @@ impl RunLoop {
         }
         let stream_signal = stream_ctl.signal();
         let mut request = Arc::new(request);
-        let mut attempts = Attempts::default();
+        let mut attempts = Attempts {
+            may_compact: self.inner.config.compactor.is_some() && !cx.overflow_compacted,
+            ..Attempts::default()
+        };
         loop {
             let failed = self.attempt(cx, &mut request, turn_id, &stream_signal).await?;
             let failed = match failed {
@@ -355,6 +358,12 @@ impl RunLoop {
                     if self.elide(cx, request, turn_id, pass, &shared).await {
                         return Ok(());
                     }
+                }
+                Next::Compact => {
+                    return Err(TurnFailure::Overflow {
+                        error: failed.error,
+                        model: request.model.clone(),
+                    });
                 }
                 Next::StripReasoning => {
                     attempts.repaired = true;

@@ -502,6 +502,47 @@ async fn run_before_end_follow_up_keeps_the_run_going_once() {
     insta::assert_json_snapshot!(snapshot);
 }
 
+/// A message that arrives while the run decides to end (in a
+/// `run:beforeEnd` handler) is read by a turn; once the run has decided, a
+/// message is refused (`false`) instead of taken and read by no turn.
+#[tokio::test(start_paused = true)]
+async fn a_message_is_taken_only_while_a_turn_will_read_it() {
+    let h = harness(
+        vec![Script::answer("draft"), Script::answer("final")],
+        ToolSet::new(),
+        Behavior::default(),
+    );
+    let fired = Arc::new(AtomicUsize::new(0));
+    let f = Arc::clone(&fired);
+    let during = h.looped.clone();
+    h.looped.hooks().on_sync::<RunBeforeEnd, _>(move |_, _| {
+        if f.fetch_add(1, Ordering::SeqCst) == 0 {
+            assert!(during.follow_up(vec![ContentBlock::text("One more thing.")], None));
+        }
+        Ok(())
+    });
+    let refused = Arc::new(AtomicUsize::new(0));
+    let (r, after) = (Arc::clone(&refused), h.looped.clone());
+    h.looped
+        .hooks()
+        .on_sync::<zidane_core::events::AgentDone, _>(move |_, _| {
+            if !after.steer(vec![ContentBlock::text("Too late.")], None)
+                && !after.follow_up(vec![ContentBlock::text("Too late.")], None)
+            {
+                r.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(())
+        });
+    run(&h, RunOptions::prompt("Write.")).await;
+    let requests = h.provider.requests();
+    assert_eq!(requests.len(), 2, "the message came during the decision: one more turn");
+    assert_eq!(
+        requests[1].messages.last().unwrap().content(),
+        [ContentBlock::text("One more thing.")]
+    );
+    assert_eq!(refused.load(Ordering::SeqCst), 1, "after the end, nothing is taken");
+}
+
 #[tokio::test(start_paused = true)]
 async fn retry_then_success() {
     let h = harness(

@@ -301,15 +301,15 @@ async fn a_replay_to_the_journals_end_never_goes_live() {
 
     let id = restate.send("c5", "run", &json!({"prompt": "Look."}), &[]).await;
     // Every step is journaled; the run is ending. A follow-up now is
-    // journaled after the run's last step (the run has no turn left to
-    // answer it in), and a suspend makes Restate run the invocation again
-    // from that journal: the new attempt must read it to its end before it
-    // may answer.
+    // journaled after the run's last step and refused (the run has no turn
+    // left to read it in: it is not "delivered"), and a suspend makes
+    // Restate run the invocation again from that journal: the new attempt
+    // must read it to its end before it may answer.
     reached.notified().await;
     let late = restate
         .call("c5", "followUp", Some(&json!({"text": "Too late."})))
         .await;
-    assert_eq!(late.json(), json!({"delivered": true}));
+    assert_eq!(late.json(), json!({"delivered": false}), "no turn will read it");
     let suspended = restate.call("c5", "suspend", None).await;
     assert_eq!(suspended.json(), json!({"delivered": true}));
     release.notify_one();
@@ -331,4 +331,62 @@ async fn a_replay_to_the_journals_end_never_goes_live() {
         1,
         "the first attempt went live, the second never did"
     );
+}
+
+/// A steer sent twice with one id (a client retrying) is taken once: both
+/// answers say it was delivered, the model reads it once; sent again after
+/// the run ended, it is still answered as taken, while a new message is
+/// not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_again_with_its_id_is_taken_once() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let gate = Arc::new(Notify::new());
+    let held = Arc::clone(&gate);
+    let (url, bodies, mut arrived) = model(move |body, _| {
+        if body.contains("Look closer.") {
+            Reply::Stream(crate::harness::answer("Looked closer."))
+        } else if results(body) == 0 {
+            Reply::Stream(calls(&[("toolu_l", "look")]))
+        } else {
+            Reply::After(Arc::clone(&held), crate::harness::answer("Looked."))
+        }
+    })
+    .await;
+    let counts = Arc::new(Counts::default());
+    let restate = Restate::start().await;
+    let uri = serve(&url, Arc::clone(&counts)).await;
+    restate.register(&uri).await;
+
+    // The steers come while the model writes what would be its last answer:
+    // the run goes on for them.
+    let id = restate.send("c6", "run", &json!({"prompt": "Look."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    assert_eq!(arrived.recv().await, Some(1));
+    let steer = json!({"text": "Look closer.", "id": "steer-7"});
+    let first = restate.call("c6", "steer", Some(&steer)).await;
+    assert_eq!(first.json(), json!({"delivered": true}));
+    let again = restate.call("c6", "steer", Some(&steer)).await;
+    assert_eq!(
+        again.json(),
+        json!({"delivered": true}),
+        "the retry is answered as the first"
+    );
+    gate.notify_one();
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Looked closer.", "{output}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3);
+    let last = bodies.last().unwrap();
+    assert_eq!(last.matches("Look closer.").count(), 1, "read once: {last}");
+
+    let after = restate.call("c6", "steer", Some(&steer)).await;
+    assert_eq!(
+        after.json(),
+        json!({"delivered": true}),
+        "still answered from the session"
+    );
+    let other = restate
+        .call("c6", "steer", Some(&json!({"text": "And now?", "id": "steer-8"})))
+        .await;
+    assert_eq!(other.json(), json!({"delivered": false}));
 }

@@ -14,7 +14,7 @@ use zidane_agent::{
     AgentOptions, ApprovalDecision, ApprovalRequest, AutoCompact, DecideHookContext, DecisionRequest, FnInterceptor,
     ToolCall, ToolCallApprover, ToolCallVerdict,
 };
-use zidane_core::events::ToolGate;
+use zidane_core::events::{CompactRestore, ToolGate};
 use zidane_core::tool::{FnTool, ToolOutput, ToolSet};
 use zidane_hooks::HookMap;
 use zidane_provider::{AnthropicConfig, AnthropicProvider, BoxFuture, Provider};
@@ -68,7 +68,7 @@ async fn decisions_service_helper() {
     let provider: Arc<dyn Provider> =
         Arc::new(AnthropicProvider::new(AnthropicConfig::new("sk-test").with_base_url(url)).unwrap());
     let object = ZidaneAgent::new(move |_session| {
-        let (d1, d2) = (dir.clone(), dir.clone());
+        let (d1, d2, d3) = (dir.clone(), dir.clone(), dir.clone());
         // `work` notes that it ran; while `hang` exists in the workspace it
         // then never ends (the process is killed in it).
         let tools = ToolSet::new().with(FnTool::new(
@@ -100,23 +100,32 @@ async fn decisions_service_helper() {
                 context_window: Some(1000),
                 ..Default::default()
             }),
-            // A gate handler asks the decision provider (the model) about
-            // every call.
-            hooks: HookMap::new().on::<ToolGate, _>(move |ev, cx| {
-                let dir = d2.clone();
-                Box::pin(async move {
-                    let question = DecisionRequest::Predicate {
-                        question: format!("Is `{}` safe to run?", ev.name()),
-                    };
-                    let answer = cx.try_decide(question).await;
-                    let shown = match answer {
-                        Ok(r) => r.answers.map(|a| a["probability"].to_string()).unwrap_or_default(),
-                        Err(e) => format!("error: {e}"),
-                    };
-                    note(&dir, &format!("decided:{}:{shown}", ev.call_id()));
+            // A compaction re-attaches a plan that names the process that
+            // made it (a replay must re-attach the one the journal holds).
+            hooks: HookMap::new()
+                .on_sync::<CompactRestore, _>(move |ev, _cx| {
+                    let pid = std::process::id();
+                    note(&d3, &format!("restore:{pid}"));
+                    ev.add("todoread", json!({}), format!("{PLAN} from process {pid}"));
                     Ok(())
                 })
-            }),
+                // A gate handler asks the decision provider (the model)
+                // about every call.
+                .on::<ToolGate, _>(move |ev, cx| {
+                    let dir = d2.clone();
+                    Box::pin(async move {
+                        let question = DecisionRequest::Predicate {
+                            question: format!("Is `{}` safe to run?", ev.name()),
+                        };
+                        let answer = cx.try_decide(question).await;
+                        let shown = match answer {
+                            Ok(r) => r.answers.map(|a| a["probability"].to_string()).unwrap_or_default(),
+                            Err(e) => format!("error: {e}"),
+                        };
+                        note(&dir, &format!("decided:{}:{shown}", ev.call_id()));
+                        Ok(())
+                    })
+                }),
             ..Default::default()
         })
     });
@@ -128,6 +137,7 @@ async fn decisions_service_helper() {
 const DECISION: &str = "safe to run?";
 pub(crate) const SUMMARY: &str = "Summarize the conversation so far";
 const SUMMARY_TEXT: &str = "SUMMARY-OF-THE-RUN";
+const PLAN: &str = "THE-PLAN";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_killed_after_an_approval_a_decision_and_a_summary_asks_none_again() {
@@ -201,4 +211,18 @@ async fn a_service_killed_after_an_approval_a_decision_and_a_summary_asks_none_a
             .all(|n| n.ends_with(":0.9")),
         "a replayed decision has the recorded answer: {notes:?}"
     );
+    // What the compaction re-attached is journaled with it: the replay
+    // re-attaches the plan the first process made, without asking again.
+    let restored: Vec<&String> = notes.iter().filter(|n| n.starts_with("restore:")).collect();
+    assert_eq!(restored.len(), 1, "re-attached once: {notes:?}");
+    let made_by = format!("{PLAN} from process {}", &restored[0]["restore:".len()..]);
+    let after: Vec<&String> = bodies.iter().filter(|b| b.contains(SUMMARY_TEXT)).collect();
+    assert_eq!(
+        after.len(),
+        2,
+        "the request killed in, and the same one after the replay"
+    );
+    for body in after {
+        assert!(body.contains(&made_by), "{made_by} in {body}");
+    }
 }

@@ -554,6 +554,8 @@ pub struct RoundRobin {
     pub uri: String,
     /// Connections each backend was given.
     pub given: Arc<Vec<std::sync::atomic::AtomicUsize>>,
+    /// The backend every new connection goes to, when one is pinned.
+    pinned: Arc<std::sync::Mutex<Option<usize>>>,
 }
 
 impl RoundRobin {
@@ -567,10 +569,12 @@ impl RoundRobin {
                 .collect(),
         );
         let counts = Arc::clone(&given);
+        let pinned: Arc<std::sync::Mutex<Option<usize>>> = Arc::default();
+        let pin = Arc::clone(&pinned);
         tokio::spawn(async move {
             let mut next = 0usize;
             while let Ok((mut inbound, _)) = listener.accept().await {
-                let which = next % backends.len();
+                let which = pin.lock().unwrap().unwrap_or(next % backends.len());
                 next += 1;
                 counts[which].fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let backend = backends[which].trim_start_matches("http://").to_owned();
@@ -583,6 +587,12 @@ impl RoundRobin {
                 });
             }
         });
-        RoundRobin { uri, given }
+        RoundRobin { uri, given, pinned }
+    }
+
+    /// Every new connection goes to backend `which` (`None`: round robin
+    /// again).
+    pub fn pin(&self, which: Option<usize>) {
+        *self.pinned.lock().unwrap() = which;
     }
 }

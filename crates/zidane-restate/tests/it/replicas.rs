@@ -153,3 +153,36 @@ async fn steers_reach_runs_busy_with_commands() {
         assert_eq!(output["text"], "steered", "{output}");
     }
 }
+
+/// `suspend` reaches the run from a replica that does not run it: the run
+/// starts on one replica, the suspend is served by the other, and the run
+/// stops there and runs again from its journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspend_reaches_the_run_from_the_other_replica() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, mut arrived) = model(move |_, index| {
+        if index == 0 {
+            Reply::Hang
+        } else {
+            Reply::Stream(answer("Answered after the suspend."))
+        }
+    })
+    .await;
+    let restate = Restate::start_with(&[ONE_STREAM_PER_CONNECTION]).await;
+    let a = Service::start(&url).await;
+    let b = Service::start(&url).await;
+    let proxy = RoundRobin::start(vec![a.uri.clone(), b.uri.clone()]).await;
+    restate.register(&proxy.uri).await;
+
+    proxy.pin(Some(0));
+    let id = restate.send("r5", "run", &json!({"prompt": "Think."}), &[]).await;
+    assert_eq!(arrived.recv().await, Some(0));
+    proxy.pin(Some(1));
+    let suspended = restate.call("r5", "suspend", None).await;
+    assert_eq!(suspended.json(), json!({"delivered": true}));
+    let output = restate.output(&id).await;
+    assert_eq!(output["text"], "Answered after the suspend.", "{output}");
+    assert!(output["journal"]["replayed"].as_u64().unwrap() > 0, "{output}");
+    assert_eq!(bodies.lock().unwrap().len(), 2, "the call in flight, asked again");
+    assert!(proxy.given[1].load(Ordering::SeqCst) > 0);
+}

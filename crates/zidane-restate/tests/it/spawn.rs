@@ -17,6 +17,32 @@ fn parent(body: &str, task: &str, done: &str) -> Reply {
     Reply::Stream(answer(done))
 }
 
+/// The child's session, as the parent's model read it in its spawn call's
+/// result (`[sub-agent <session>: …]`).
+fn child_key(body: &str) -> String {
+    let at = body.find("[sub-agent ").expect("a spawn result") + "[sub-agent ".len();
+    let rest = &body[at..];
+    rest[..rest.find(": ").unwrap()].to_owned()
+}
+
+/// A session key as one path segment of the ingress's URL.
+fn encoded(key: &str) -> String {
+    key.replace('/', "%2F").replace('@', "%40")
+}
+
+/// A session's folder under the program's `--workspace`.
+fn folder(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// A Restate server and the program serving on it, told the ingress (so
 /// `spawn` starts each child as its own invocation).
 async fn with_ingress(model: &str) -> (Restate, Service) {
@@ -72,9 +98,11 @@ async fn a_child_in_flight_at_a_crash_resumes_in_its_own_invocation() {
         last.contains("one two three") && !last.contains("interrupted"),
         "{last}"
     );
-    let logged = service.lines("p1_spawn-toolu_spawn", "child.log") + service.lines("p1", "child.log");
+    let key = child_key(last);
+    assert!(key.starts_with("p1/spawn-toolu_spawn@"), "{key}");
+    let logged = service.lines(&folder(&key), "child.log") + service.lines("p1", "child.log");
     assert_eq!(logged, 1, "the child's command ran once");
-    let child = restate.call("p1%2Fspawn-toolu_spawn", "turns", None).await.json();
+    let child = restate.call(&encoded(&key), "turns", None).await.json();
     assert_eq!(
         child.as_array().map(Vec::len),
         Some(4),
@@ -132,4 +160,75 @@ async fn a_parent_killed_as_its_child_starts_does_not_ask_its_model_again() {
         2,
         "the child's call in flight, asked again"
     );
+}
+
+/// Two runs of one session whose model names its spawn calls alike (as a
+/// server numbering calls per process does), with the service restarted
+/// between them: the second run's call starts a child of its own, with its
+/// own task, instead of getting the first run's child's answer back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_run_with_the_same_call_id_gets_a_child_of_its_own() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (url, bodies, _arrived) = model(move |body, _| {
+        for n in ["one", "two"] {
+            let task = format!("Child task {n}.");
+            if body.contains(&task) && !body.contains("Delegate") {
+                return Reply::Stream(answer(&format!("Child answer {n}.")));
+            }
+        }
+        // The parent: the last message is its prompt, or the spawn's result.
+        let request: serde_json::Value = serde_json::from_str(body).unwrap();
+        let last = request["messages"].as_array().unwrap().last().unwrap().to_string();
+        for n in ["one", "two"] {
+            if last.contains(&format!("Delegate {n}.")) {
+                return Reply::Stream(call_with(
+                    "toolu_same",
+                    "spawn",
+                    &json!({ "task": format!("Child task {n}.") }),
+                ));
+            }
+        }
+        let said = last
+            .split("Child answer ")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next())
+            .unwrap_or("nothing");
+        Reply::Stream(answer(&format!("The child said {said}.")))
+    })
+    .await;
+    let (restate, mut service) = with_ingress(&url).await;
+
+    let first = restate
+        .send("p3", "run", &json!({"prompt": "Delegate one."}), &[])
+        .await;
+    let output = restate.output(&first).await;
+    assert_eq!(output["text"], "The child said one.", "{output}");
+    service.kill().await;
+    service.restart().await;
+    let second = restate
+        .send("p3", "run", &json!({"prompt": "Delegate two."}), &[])
+        .await;
+    let output = restate.output(&second).await;
+    assert_eq!(output["text"], "The child said two.", "{output}");
+
+    let bodies = bodies.lock().unwrap().clone();
+    let asked_two = bodies
+        .iter()
+        .filter(|b| b.contains("Child task two.") && !b.contains("Delegate"))
+        .count();
+    assert_eq!(asked_two, 1, "the second child asked its model");
+    // Each run's child has a session of its own.
+    let keys: std::collections::BTreeSet<String> = bodies
+        .iter()
+        .flat_map(|b| {
+            b.split("[sub-agent ")
+                .skip(1)
+                .map(|rest| child_key(&format!("[sub-agent {rest}")))
+        })
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    for key in &keys {
+        let turns = restate.call(&encoded(key), "turns", None).await.json();
+        assert_eq!(turns.as_array().map(Vec::len), Some(2), "{key}: {turns}");
+    }
 }

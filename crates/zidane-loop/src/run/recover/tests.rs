@@ -62,6 +62,39 @@ fn each_failure_gets_its_recovery_in_order() {
             Next::Fail,
         ),
         (
+            "an overflow eliding cannot save is compacted, before a fallback",
+            error(ErrorKind::ContextExceeded),
+            Attempts {
+                overflow_passes: 1,
+                elided: true,
+                may_compact: true,
+                ..attempts()
+            },
+            1,
+            Next::Compact,
+        ),
+        (
+            "an overflow past the passes is compacted",
+            error(ErrorKind::ContextExceeded),
+            Attempts {
+                overflow_passes: 3,
+                may_compact: true,
+                ..attempts()
+            },
+            0,
+            Next::Compact,
+        ),
+        (
+            "eliding comes before compacting",
+            error(ErrorKind::ContextExceeded),
+            Attempts {
+                may_compact: true,
+                ..attempts()
+            },
+            0,
+            Next::ElideResults { pass: 1 },
+        ),
+        (
             "rejected reasoning is stripped",
             rejected.clone(),
             attempts(),
