@@ -9,8 +9,9 @@ use std::sync::Arc;
 use zidane::agent::{SessionStore, SqliteStore};
 use zidane::checkpoints::{
     Checkpoint, CheckpointError, CheckpointStore, Checkpoints, CheckpointsConfig, ForkOutcome, RewindReport,
-    fork_session, rewind_conversation,
+    fork_session_leased, rewind_conversation_leased,
 };
+use zidane::durable::{CheckpointBackend, CheckpointRuntime};
 
 use crate::Error;
 use crate::event::CheckpointNote;
@@ -189,7 +190,7 @@ pub async fn plan_rewind(
 /// Applies `plan` (`force`: restoring the other files when some changed
 /// since the agent left them).
 pub async fn apply_rewind(
-    store: &SqliteStore,
+    runtime: &Arc<CheckpointRuntime>,
     checkpoints: &Checkpoints,
     plan: RewindPlan,
     force: bool,
@@ -209,7 +210,10 @@ pub async fn apply_rewind(
         None => None,
     };
     let branch = if drops {
-        rewind_conversation(store, &plan.session, plan.keep)
+        // Through the session's lease: a process running it meanwhile
+        // keeps it (and the rewind is refused) until it ends.
+        let backend: Arc<dyn CheckpointBackend> = Arc::clone(runtime) as _;
+        rewind_conversation_leased(&backend, &plan.session, plan.keep)
             .await
             .map_err(failed)?
     } else {
@@ -238,7 +242,7 @@ pub fn fork_spec(spec: &str) -> Result<(&str, Option<usize>), Error> {
 /// A new session `new_id` from `source`'s checkpoint `index` (all of it
 /// without one), the folder restored too `with_files`.
 pub async fn fork(
-    store: &SqliteStore,
+    runtime: &Arc<CheckpointRuntime>,
     checkpoints: &Checkpoints,
     (source, index): (&str, Option<usize>),
     new_id: &str,
@@ -248,7 +252,8 @@ pub async fn fork(
     if with_files && index.is_none() {
         return Err(Error::usage("--with-files needs a checkpoint: --fork SESSION:N"));
     }
-    fork_session(store, checkpoints, source, index, new_id, with_files, force)
+    let backend: Arc<dyn CheckpointBackend> = Arc::clone(runtime) as _;
+    fork_session_leased(&backend, checkpoints, source, index, new_id, with_files, force)
         .await
         .map_err(|e| match e {
             CheckpointError::NoSuchSession(_) | CheckpointError::NoSuchCheckpoint { .. } => Error::usage(e.to_string()),

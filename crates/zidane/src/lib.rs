@@ -470,7 +470,7 @@ pub mod checkpoints {
     pub use zidane_agent::checkpoints::{
         Changes, Checkpoint, CheckpointError, Checkpoints, CheckpointsConfig, Conflict, ForkOutcome, READ_ONLY_TOOLS,
         RestoreAction, RestoreStep, RewindOptions, RewindOutcome, RewindPlan, RewindReport, diff, fork_session,
-        rewind_conversation,
+        fork_session_leased, rewind_conversation, rewind_conversation_leased,
     };
     pub use zidane_core::checkpoint::{
         CheckpointStore, CheckpointStoreError, EntryKind, JournaledSnapshot, Manifest, ManifestEntry, NewSnapshot,

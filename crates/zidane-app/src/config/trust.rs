@@ -27,14 +27,18 @@ pub struct TrustQuestion {
 impl TrustQuestion {
     /// The question as a text ending in the prompt for an answer.
     pub fn text(&self) -> String {
+        format!("\n{}Trust this folder and use them? [y]es / [n]o: ", self.message())
+    }
+
+    /// The folder and its files, without the prompt (for a form).
+    pub fn message(&self) -> String {
         let mut text = format!(
-            "\nThis folder ({}) has files that can run programs on your behalf:\n",
+            "This folder ({}) has files that can run programs on your behalf:\n",
             self.root.display()
         );
         for (name, what) in &self.files {
             text.push_str(&format!("  {name}: {what}\n"));
         }
-        text.push_str("Trust this folder and use them? [y]es / [n]o: ");
         text
     }
 }

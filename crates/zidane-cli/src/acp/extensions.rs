@@ -171,7 +171,7 @@ async fn rewind(session: &Session, params: &Value) -> Reply {
     if params["apply"] != true || plan.is_empty() {
         return Ok(json!({ "plan": text, "empty": plan.is_empty() }));
     }
-    let done = zidane_app::checkpoints::apply_rewind(store, checkpoints, plan, true)
+    let done = zidane_app::checkpoints::apply_rewind(&setup.runtime, checkpoints, plan, true)
         .await
         .map_err(|e| RpcError::internal(e.message()))?;
     Ok(json!({ "plan": text, "report": done.report, "branch": done.branch, "notes": done.notes }))

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use zidane::agent::SessionStore;
 use zidane::durable::CheckpointRuntime;
+use zidane_app::config::{Asking, TrustQuestion};
 use zidane_app::{Conversation, Events, Flags, Given, Outcome, Setup};
 
 use super::{Connection, RpcError, Session, forward, str_param};
@@ -78,11 +79,15 @@ impl Hub {
         cwd: &Path,
         servers: &[Value],
         worktree: Option<crate::worktree::Worktree>,
+        trust: Option<bool>,
     ) -> Result<Arc<Session>, RpcError> {
         let mut flags = self.flags.clone();
         flags.cwd = Some(cwd.to_owned());
         flags.session = Some(id.to_owned());
-        let mut settings = zidane_app::config::load(&flags, &self.given, cwd, zidane_app::config::Asking::Never)
+        // The client's answer to the trust question (remembered), else the
+        // project's files stay out and a note says so.
+        let answer = move |_: &TrustQuestion| trust;
+        let mut settings = zidane_app::config::load(&flags, &self.given, cwd, Asking::Through(&answer))
             .map_err(|e| RpcError::params(e.message()))?;
         for server in servers {
             let (name, entry) = mcp_entry(server)?;
@@ -137,6 +142,20 @@ impl Hub {
         Ok(session)
     }
 
+    /// The trust question a session in `cwd` would raise (its project
+    /// files would take effect, and the folder has no answer yet).
+    pub(super) fn trust_question(&self, cwd: &Path) -> Option<TrustQuestion> {
+        let mut flags = self.flags.clone();
+        flags.cwd = Some(cwd.to_owned());
+        let asked = Mutex::new(None);
+        let capture = |question: &TrustQuestion| {
+            *asked.lock() = Some(question.clone());
+            None
+        };
+        zidane_app::config::load(&flags, &self.given, cwd, Asking::Through(&capture)).ok()?;
+        asked.into_inner()
+    }
+
     /// `client` left `sessions`: over standard input and output they end
     /// with it (a running turn suspended, resumable); served, they go on.
     pub(super) async fn left(&self, client: &Arc<Connection>, sessions: &[String]) {
@@ -180,7 +199,7 @@ impl Hub {
             let Some((cwd, worktree)) = served_place(&stored.metadata) else {
                 continue;
             };
-            let Ok(session) = self.start(None, &info.id, &cwd, &[], worktree).await else {
+            let Ok(session) = self.start(None, &info.id, &cwd, &[], worktree, None).await else {
                 continue;
             };
             self.insert(Arc::clone(&session));

@@ -300,7 +300,7 @@ impl Connection {
             (Some(id), Some(method)) => {
                 tokio::spawn(async move {
                     let params = message.get("params").cloned().unwrap_or(Value::Null);
-                    let reply = self.handle(&method, params).await;
+                    let reply = self.handle(&id, &method, params).await;
                     self.send(match reply {
                         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
                         Err(e) => error_reply(id, e),
@@ -327,18 +327,19 @@ impl Connection {
         }
     }
 
-    async fn handle(self: &Arc<Self>, method: &str, params: Value) -> Reply {
+    /// Answers request `request`.
+    async fn handle(self: &Arc<Self>, request: &Value, method: &str, params: Value) -> Reply {
         match method {
             "initialize" => Ok(self.initialize(&params)),
             "authenticate" => self.authenticate(),
-            "session/new" => self.open(params, None).await,
+            "session/new" => self.open(request, params, None).await,
             "session/load" => {
                 let id = str_param(&params, "sessionId")?;
-                self.open(params, Some((id, true))).await
+                self.open(request, params, Some((id, true))).await
             }
             "session/resume" => {
                 let id = str_param(&params, "sessionId")?;
-                self.open(params, Some((id, false))).await
+                self.open(request, params, Some((id, false))).await
             }
             "session/list" => self.list(&params).await,
             "session/close" => self.close(&params).await,

@@ -30,7 +30,7 @@ impl Connection {
 
     /// `session/new` (`load` none), `session/load` (the stored
     /// conversation replayed) and `session/resume` (not replayed).
-    pub(super) async fn open(self: &Arc<Self>, params: Value, load: Option<(String, bool)>) -> Reply {
+    pub(super) async fn open(self: &Arc<Self>, request: &Value, params: Value, load: Option<(String, bool)>) -> Reply {
         let replay = load.as_ref().is_some_and(|(_, replay)| *replay);
         let load = load.map(|(id, _)| id);
         if let Some(id) = &load
@@ -78,9 +78,13 @@ impl Connection {
             cwd.clone_from(&tree.path);
             worktree = Some(tree);
         }
-        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree).await?;
+        let trust = self.trust(request, &cwd).await;
+        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree, trust).await?;
         self.hub.insert(Arc::clone(&session));
         session.attach(self);
+        for note in &session.conversation.setup().notes {
+            self.say(&id, &format!("{note}\n"));
+        }
         if load.is_some() {
             self.reopen(&session, replay).await;
         }
@@ -94,6 +98,34 @@ impl Connection {
             reply["_meta"] = json!({ "zidane": { "worktree": { "path": tree.path, "branch": tree.branch } } });
         }
         Ok(reply)
+    }
+
+    /// The folder's trust, when its project files would need it: asked of
+    /// a client that shows forms, as a form tied to the opening request
+    /// (`Some`: its answer, remembered as the terminal's is); `None` (not
+    /// asked, or not answered) leaves the files out.
+    async fn trust(&self, request: &Value, cwd: &std::path::Path) -> Option<bool> {
+        if self.client.lock()["elicitation"]["form"].is_null() {
+            return None;
+        }
+        let question = self.hub.trust_question(cwd)?;
+        let params = json!({
+            "requestId": request,
+            "mode": "form",
+            "message": question.message(),
+            "requestedSchema": {
+                "type": "object",
+                "properties": { "trust": {
+                    "type": "boolean",
+                    "title": "Trust this folder",
+                    "description": "Use these files (remembered for the folder)",
+                } },
+                "required": ["trust"],
+            },
+            "_meta": { "zidane": { "trust": question.root } },
+        });
+        let answer = self.request("elicitation/create", params).await?;
+        (answer["action"] == "accept").then(|| answer["content"]["trust"] == true)
     }
 
     /// Attaches to a session the hub holds: its conversation replayed (the

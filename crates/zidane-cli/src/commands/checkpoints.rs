@@ -1,8 +1,11 @@
 //! Folder checkpoints at the command line: `zidane checkpoints`, `undo`,
 //! `rewind [N]`, `fork SESSION[:N]`.
 
+use std::sync::Arc;
+
 use serde_json::json;
 use zidane::checkpoints::{Checkpoint, RestoreAction, RewindReport};
+use zidane::durable::CheckpointRuntime;
 use zidane_app::checkpoints::{Restore, RewindPlan};
 use zidane_app::{Flags, Given};
 
@@ -57,28 +60,38 @@ fn describe(cp: &Checkpoint) -> String {
     text
 }
 
-/// The store, the folder's checkpoints and the session they act on.
-async fn open(
-    flags: &Flags,
-) -> Result<
-    (
-        zidane::agent::SqliteStore,
-        std::sync::Arc<zidane::checkpoints::Checkpoints>,
-        String,
-    ),
-    Failure,
-> {
+/// The sessions file, the folder's checkpoints and the session they act
+/// on (`runtime`: the one the running program holds the session with).
+async fn open(flags: &Flags, runtime: Option<Arc<CheckpointRuntime>>) -> Result<Opened, Failure> {
     let cwd = super::cwd(flags)?;
-    let runtime = zidane_app::open_runtime(flags.store.as_deref())?;
+    let runtime = match runtime {
+        Some(runtime) => runtime,
+        None => zidane_app::open_runtime(flags.store.as_deref())?,
+    };
     let store = runtime.sqlite().clone();
     let checkpoints = zidane_app::checkpoints::open(&cwd, &store, flags.max_checkpoints);
     let session = zidane_app::checkpoints::folder_session(flags.session.as_deref(), &store, &checkpoints).await?;
-    Ok((store, checkpoints, session))
+    Ok(Opened {
+        runtime,
+        store,
+        checkpoints,
+        session,
+    })
+}
+
+/// What [`open`] opens.
+struct Opened {
+    runtime: Arc<CheckpointRuntime>,
+    store: zidane::agent::SqliteStore,
+    checkpoints: Arc<zidane::checkpoints::Checkpoints>,
+    session: String,
 }
 
 /// `zidane checkpoints`.
 pub(crate) async fn list(flags: &Flags, _given: &Given, json: bool) -> Result<(), Failure> {
-    let (_, checkpoints, session) = open(flags).await?;
+    let Opened {
+        checkpoints, session, ..
+    } = open(flags, None).await?;
     let list = zidane_app::checkpoints::list(&checkpoints, &session).await?;
     let mut text = String::new();
     if json {
@@ -195,11 +208,17 @@ pub(crate) async fn rewind(
     args: &RewindArgs,
     legacy: &Legacy,
     json: bool,
+    runtime: Option<Arc<CheckpointRuntime>>,
 ) -> Result<(), Failure> {
     let flags = args.place.over(flags);
     let json = json || args.place.json;
     let asks = !(args.yes || legacy.yes) && ask::terminal();
-    let (store, checkpoints, session) = open(&flags).await?;
+    let Opened {
+        runtime,
+        store,
+        checkpoints,
+        session,
+    } = open(&flags, runtime).await?;
     let list = zidane_app::checkpoints::list(&checkpoints, &session).await?;
     if list.is_empty() {
         return Err(Failure::usage(format!("session {session} has no checkpoints")));
@@ -237,7 +256,7 @@ pub(crate) async fn rewind(
     let force = confirm(&plan, args.force || legacy.force, asks, json)?;
     let conversation = plan.conversation;
     let keep = plan.keep;
-    let done = zidane_app::checkpoints::apply_rewind(&store, &checkpoints, plan, force).await?;
+    let done = zidane_app::checkpoints::apply_rewind(&runtime, &checkpoints, plan, force).await?;
     if json {
         let line = json!({
             "type": "rewind",
@@ -313,7 +332,7 @@ pub(crate) async fn fork(
     };
     let spec = zidane_app::checkpoints::fork_spec(&fork.spec)?;
     let outcome =
-        zidane_app::checkpoints::fork(&store, &checkpoints, spec, &new_id, fork.with_files, fork.force).await?;
+        zidane_app::checkpoints::fork(&runtime, &checkpoints, spec, &new_id, fork.with_files, fork.force).await?;
     if output.json {
         let mut value = serde_json::to_value(&outcome).unwrap_or_default();
         if let Some(map) = value.as_object_mut() {

@@ -102,9 +102,9 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         Some(Command::Checkpoints { place }) => {
             checkpoints::list(&place.over(flags), &given, output.json || place.json).await
         }
-        Some(Command::Undo(args)) => checkpoints::rewind(flags, &given, None, &args, &legacy, output.json).await,
+        Some(Command::Undo(args)) => checkpoints::rewind(flags, &given, None, &args, &legacy, output.json, None).await,
         Some(Command::Rewind { n, args }) => {
-            checkpoints::rewind(flags, &given, Some(n.unwrap_or(0)), &args, &legacy, output.json).await
+            checkpoints::rewind(flags, &given, Some(n.unwrap_or(0)), &args, &legacy, output.json, None).await
         }
         Some(Command::Fork {
             spec,
@@ -149,13 +149,18 @@ async fn attach(args: crate::cli::AttachArgs, flags: &Flags) -> Result<(), Failu
 
 /// `/undo` and `/rewind [N]` of the interactive session (`Some(0)`: the
 /// list to pick from).
-pub(crate) async fn checkpoints_from_session(flags: Flags, index: Option<usize>) -> Result<(), Failure> {
+/// The session's own `runtime` holds its lease: the rewind goes through it.
+pub(crate) async fn checkpoints_from_session(
+    flags: Flags,
+    index: Option<usize>,
+    runtime: std::sync::Arc<zidane::durable::CheckpointRuntime>,
+) -> Result<(), Failure> {
     let given = Given::default();
     if index == Some(0) {
         return checkpoints::list(&flags, &given, false).await;
     }
     let args = crate::cli::RewindArgs::default();
-    checkpoints::rewind(flags, &given, index, &args, &Legacy::default(), false).await
+    checkpoints::rewind(flags, &given, index, &args, &Legacy::default(), false, Some(runtime)).await
 }
 
 /// The sub-command an old operation flag stands for.

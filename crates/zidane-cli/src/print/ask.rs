@@ -78,10 +78,16 @@ pub(crate) fn form(form: &Form) -> ElicitationAnswer {
 
 /// The trust question, on a terminal; `None` without one.
 pub(crate) fn trust(question: &TrustQuestion) -> Option<bool> {
+    trust_text(&question.message())
+}
+
+/// The trust question a server put (its `message`), on a terminal;
+/// `None` without one.
+pub(crate) fn trust_text(message: &str) -> Option<bool> {
     if !terminal() {
         return None;
     }
-    prompt(&question.text());
+    prompt(&format!("\n{message}Trust this folder and use them? [y]es / [n]o: "));
     Some(zidane_app::config::TrustAnswer::parse(&read_line().unwrap_or_default()))
 }
 

@@ -36,7 +36,8 @@ pub(crate) struct RemoteSession {
     target: Target,
     name: String,
     client: Mutex<Arc<Client>>,
-    id: String,
+    /// Set once the server named it (at once when attaching).
+    id: std::sync::OnceLock<String>,
     events: Events,
     /// The last `_zidane/status`.
     status: Mutex<Value>,
@@ -49,6 +50,9 @@ pub(crate) struct RemoteSession {
     replaying: AtomicBool,
     /// Whether the connection is up.
     connected: AtomicBool,
+    /// Until the terminal session starts: a trust question is asked on the
+    /// terminal as a line (a form after that).
+    opening: AtomicBool,
     /// While it is not: the next attempt's time and number.
     retry: Mutex<(std::time::Instant, u32)>,
     /// The server's questions shown here, by its request id: the call's id
@@ -68,6 +72,24 @@ impl RemoteSession {
         let (client, incoming) = Client::connect(&target).await?;
         let client = Arc::new(client);
         initialize(&client, name).await?;
+        let session = Arc::new(RemoteSession {
+            target,
+            name: name.to_owned(),
+            client: Mutex::new(Arc::clone(&client)),
+            id: std::sync::OnceLock::new(),
+            events,
+            status: Mutex::new(Value::Null),
+            about: Mutex::new(Value::Null),
+            waiting: Mutex::new(None),
+            replaying: AtomicBool::new(true),
+            connected: AtomicBool::new(true),
+            opening: AtomicBool::new(true),
+            retry: Mutex::new((std::time::Instant::now(), 0)),
+            asking: Mutex::default(),
+        });
+        // Reading from the start: a new session's trust question comes
+        // before its id.
+        tokio::spawn(Arc::clone(&session).read(incoming));
         let id = match opening {
             Opening::Attach(id) => id,
             Opening::New { cwd, worktree } => {
@@ -85,22 +107,9 @@ impl RemoteSession {
                     .to_owned()
             }
         };
-        let session = Arc::new(RemoteSession {
-            target,
-            name: name.to_owned(),
-            client: Mutex::new(Arc::clone(&client)),
-            id,
-            events,
-            status: Mutex::new(Value::Null),
-            about: Mutex::new(Value::Null),
-            waiting: Mutex::new(None),
-            replaying: AtomicBool::new(true),
-            connected: AtomicBool::new(true),
-            retry: Mutex::new((std::time::Instant::now(), 0)),
-            asking: Mutex::default(),
-        });
-        tokio::spawn(Arc::clone(&session).read(incoming));
+        let _ = session.id.set(id);
         session.load(true).await?;
+        session.opening.store(false, Ordering::SeqCst);
         session.refresh().await;
         tokio::spawn(Arc::clone(&session).poll());
         Ok(session)
@@ -111,7 +120,8 @@ impl RemoteSession {
     async fn load(&self, replay: bool) -> Result<(), String> {
         self.replaying.store(replay, Ordering::SeqCst);
         let method = if replay { "session/load" } else { "session/resume" };
-        let params = json!({ "sessionId": self.id, "cwd": "/", "mcpServers": [] });
+        let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+        let params = json!({ "sessionId": self.id(), "cwd": cwd, "mcpServers": [] });
         let loaded = self.client().request(method, params).await;
         self.replaying.store(false, Ordering::SeqCst);
         loaded.map(|_| ()).map_err(|e| error_text(&e))
@@ -123,7 +133,7 @@ impl RemoteSession {
 
     /// The session's id.
     pub(crate) fn id(&self) -> &str {
-        &self.id
+        self.id.get().map_or("", String::as_str)
     }
 
     /// The server's URL.
@@ -160,7 +170,7 @@ impl RemoteSession {
     /// Asks the server again for the status and the session's facts.
     pub(crate) async fn refresh(&self) {
         let client = self.client();
-        let id = json!({ "sessionId": self.id });
+        let id = json!({ "sessionId": self.id() });
         if let Ok(status) = client.request("_zidane/status", id.clone()).await {
             *self.status.lock() = status;
         }
@@ -179,7 +189,7 @@ impl RemoteSession {
             if self.connected() {
                 let status = self
                     .client()
-                    .request("_zidane/status", json!({ "sessionId": self.id }))
+                    .request("_zidane/status", json!({ "sessionId": self.id() }))
                     .await;
                 if let Ok(status) = status {
                     *self.status.lock() = status;
@@ -190,7 +200,7 @@ impl RemoteSession {
 
     /// Calls one of the program's methods on the session.
     pub(crate) async fn call(&self, method: &str, mut params: Value) -> Result<Value, String> {
-        params["sessionId"] = json!(self.id);
+        params["sessionId"] = json!(self.id());
         self.client().request(method, params).await.map_err(|e| error_text(&e))
     }
 
@@ -198,7 +208,7 @@ impl RemoteSession {
     pub(crate) async fn submit(&self, text: &str) -> Result<Outcome, Error> {
         let (tell, told) = oneshot::channel();
         *self.waiting.lock() = Some(tell);
-        let params = json!({ "sessionId": self.id, "prompt": [{ "type": "text", "text": text }] });
+        let params = json!({ "sessionId": self.id(), "prompt": [{ "type": "text", "text": text }] });
         let answer = self.client().request("session/prompt", params).await;
         match answer {
             Ok(result) if result["_meta"]["zidane"]["steered"].is_boolean() => {
@@ -242,12 +252,13 @@ impl RemoteSession {
 
     /// Interrupts the run.
     pub(crate) fn cancel(&self) {
-        self.client().notify("session/cancel", json!({ "sessionId": self.id }));
+        self.client()
+            .notify("session/cancel", json!({ "sessionId": self.id() }));
     }
 
     /// Leaves the session (it goes on at the server).
     pub(crate) fn detach(&self) {
-        self.client().notify("session/close", json!({ "sessionId": self.id }));
+        self.client().notify("session/close", json!({ "sessionId": self.id() }));
     }
 
     /// What the server sends, until the session is dropped.
@@ -317,7 +328,7 @@ impl RemoteSession {
     }
 
     fn notified(&self, method: &str, params: &Value) {
-        if params["sessionId"].as_str() != Some(self.id.as_str()) {
+        if params["sessionId"].as_str() != Some(self.id()) {
             return;
         }
         match method {
@@ -402,6 +413,23 @@ impl RemoteSession {
                     client.respond(id, permission_result(&answer));
                 });
                 self.asking.lock().insert(key, (call_id, answering));
+            }
+            "elicitation/create"
+                if self.opening.load(Ordering::SeqCst) && params["_meta"]["zidane"]["trust"].is_string() =>
+            {
+                // Before the screen is taken: asked as the terminal asks.
+                let message = params["message"].as_str().unwrap_or_default().to_owned();
+                tokio::spawn(async move {
+                    let answer = tokio::task::spawn_blocking(move || crate::print::ask::trust_text(&message))
+                        .await
+                        .ok()
+                        .flatten();
+                    let result = match answer {
+                        Some(trust) => json!({ "action": "accept", "content": { "trust": trust } }),
+                        None => json!({ "action": "decline" }),
+                    };
+                    client.respond(id, result);
+                });
             }
             "elicitation/create" => {
                 let request = ElicitationRequest {

@@ -176,7 +176,7 @@ impl Session {
         let spawn = call
             .session_id
             .as_deref()
-            .and_then(|s| s.rsplit(zidane::agent::CHILD_SESSION_MARK).next())
+            .and_then(zidane::agent::spawning_call_id)
             .and_then(|id| self.spawns.get(id));
         match spawn {
             Some(task) => format!("the sub-agent \"{task}\""),

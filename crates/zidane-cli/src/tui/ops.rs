@@ -315,7 +315,8 @@ impl Session {
             max_checkpoints: settings.max_checkpoints,
             ..Default::default()
         };
-        let result = crate::commands::checkpoints_from_session(flags, index).await;
+        let result =
+            crate::commands::checkpoints_from_session(flags, index, std::sync::Arc::clone(&setup.runtime)).await;
         if let Err(e) = result
             && !e.message.is_empty()
         {

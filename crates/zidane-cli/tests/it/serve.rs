@@ -555,6 +555,86 @@ async fn attach_reconnects_after_the_server_is_killed() {
     assert!(out.contains("detached from session"), "{out}");
 }
 
+/// A folder whose project files need trust: a client that shows forms is
+/// asked (a form tied to its `session/new`), and its yes is remembered for
+/// the folder (the project's command offered); a client without forms
+/// gets the files left out and a note saying so.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_folders_trust_is_asked_of_the_client() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    super::conventions::write(&work.join(".zidane/commands/hello.md"), "Say hello.");
+    let server = Served::start(&setup, &[], &[]).await;
+
+    let mut plain = Ws::open(&server, "plain").await;
+    let opened = plain.new_session(work, json!({})).await;
+    let session = opened["sessionId"].as_str().unwrap().to_owned();
+    assert!(
+        plain.said().contains("ignoring .zidane/commands"),
+        "{:?}",
+        plain.updates()
+    );
+    let offered = plain
+        .update(|u| u["sessionUpdate"] == "available_commands_update")
+        .await;
+    assert!(!offered.to_string().contains("\"hello\""), "{offered}");
+    plain.call("session/close", json!({ "sessionId": session })).await;
+
+    let bearer = format!("Bearer {}", server.token);
+    let mut editor = Ws::connect(&server.url, &[("authorization", &bearer)]).await.unwrap();
+    let capabilities = json!({ "elicitation": { "form": {} } });
+    editor
+        .call(
+            "initialize",
+            json!({ "protocolVersion": 1, "clientCapabilities": capabilities }),
+        )
+        .await;
+    let opening = editor
+        .request("session/new", json!({ "cwd": work, "mcpServers": [] }))
+        .await;
+    let asked = editor.until(|m| m["method"] == "elicitation/create").await;
+    assert_eq!(asked["params"]["requestId"], json!(opening), "{asked}");
+    assert!(
+        asked["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(".zidane/commands"),
+        "{asked}"
+    );
+    let yes = json!({ "action": "accept", "content": { "trust": true } });
+    editor
+        .send(json!({ "jsonrpc": "2.0", "id": asked["id"], "result": yes }))
+        .await;
+    let opened = editor.response(opening).await;
+    assert!(opened.get("result").is_some(), "{opened}");
+    let offered = editor
+        .update(|u| u["sessionUpdate"] == "available_commands_update")
+        .await;
+    assert!(offered.to_string().contains("\"hello\""), "{offered}");
+    let config = std::fs::read_to_string(setup.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("trust = true"), "{config}");
+}
+
+/// `zidane --remote local` in a terminal, in a folder that needs trust:
+/// the server's question is asked on the terminal before the screen is
+/// taken, and the answer holds for the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_in_a_terminal_asks_the_trust_question_first() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    super::conventions::write(&work.join(".zidane/commands/hello.md"), "Say hello.");
+    let _server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let mut term = Term::start(setup.home.path(), work, &[], &["--remote", "local"], (120, 30));
+    term.wait_for("Trust this folder and use them?");
+    term.line("y");
+    term.idle();
+    term.line("/hello");
+    term.wait_for("Answer: Say hello.");
+    term.type_keys("\x1c");
+    let out = term.finish();
+    assert!(out.contains("detached from session"), "{out}");
+}
+
 /// Connections are refused before any method runs without the token, with
 /// a wrong one, from another origin, or naming another host; bad frames
 /// get the protocol's errors; a 100 MB frame and a client that never reads
