@@ -17,12 +17,21 @@
 //!   2, two service replicas behind one deployment URL, several sessions
 //!   running and steered, `kill -9` of a partition leader (`--quick`: three
 //!   sessions on the debug build, the reduced run `ci` does);
+//! - `release-check`: the release configuration and workflows, the
+//!   installer script and the npm package, against the debug build or
+//!   `--binary PATH` (see `release.rs`); `release-refresh` regenerates what
+//!   `dist` writes;
+//! - `npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR]`:
+//!   the npm packages of the program into `target/npm/` (see `npm.rs`);
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod archives;
 mod cluster;
 mod codegen;
+mod npm;
+mod release;
 mod shape;
 mod tidy;
 
@@ -46,8 +55,12 @@ fn main() -> ExitCode {
         ["restate-server"] => restate_server(),
         ["restate-cluster"] => cluster::run(false),
         ["restate-cluster", "--quick"] => cluster::run(true),
+        ["release-check"] => release::check(None),
+        ["release-check", "--binary", path] => release::check(Some(path)),
+        ["release-refresh"] => release::refresh(),
+        ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster [--quick] | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -158,6 +171,8 @@ fn ci() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("\n$ cargo xtask release-check");
+    release::check(None)?;
     println!("\n$ cargo xtask restate-cluster --quick");
     cluster::run(true)?;
     println!("\n$ cargo xtask conformance");
