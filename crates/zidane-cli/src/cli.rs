@@ -230,6 +230,9 @@ pub(crate) enum Command {
         #[command(flatten)]
         place: Place,
     },
+    /// Say how this copy was installed and how to get a newer one (it
+    /// never replaces itself).
+    Update,
 }
 
 /// The options of a run, for a sub-command that reads the settings.

@@ -125,6 +125,7 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         }
         Some(Command::Skills { place }) => listings::skills(&place.over(flags), &given),
         Some(Command::Commands { place }) => listings::commands(&place.over(flags), &given),
+        Some(Command::Update) => emit(&crate::version::update_text()),
     }
 }
 

@@ -141,3 +141,25 @@ async fn a_sub_commands_name_is_a_prompt_after_dashes_or_with_print() {
     }
     assert!(!help.contains("--list-sessions"), "the old flags are hidden:\n{help}");
 }
+
+/// `zidane update` says how this copy was installed (a test build: from a
+/// checkout) and what updates it; it changes nothing.
+#[tokio::test]
+async fn update_says_how_to_get_a_newer_copy() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = zidane(home.path(), work.path(), &[], &["update"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains("from a checkout; update: git pull"), "{said}");
+    assert!(
+        said.contains("Releases: https://github.com/zidane-rs/zidane-rs/releases"),
+        "{said}"
+    );
+    let version = zidane(home.path(), work.path(), &[], &["--version"]).await;
+    assert!(
+        text(&version.stdout).contains("debug build"),
+        "{}",
+        text(&version.stdout)
+    );
+}
