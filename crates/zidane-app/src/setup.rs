@@ -73,6 +73,10 @@ pub struct Setup {
     /// Lines for the person about the set-up: the window asked of the
     /// server, the instruction files, the configuration's notes.
     pub notes: Vec<String>,
+    /// Facts the front end keeps with the session, written with its
+    /// folder at the first prompt (a worktree of its own, where a server
+    /// made it).
+    pub session_meta: Vec<(String, serde_json::Value)>,
 }
 
 impl Setup {
@@ -113,6 +117,7 @@ impl Setup {
             interactive: false,
             wrap_execution: None,
             notes,
+            session_meta: Vec::new(),
         })
     }
 

@@ -40,8 +40,9 @@ pub(crate) struct Output {
     /// interactive session.
     #[arg(short = 'p', long = "print", help_heading = "Output")]
     pub(crate) print: bool,
-    /// Print events as JSON lines instead of text.
-    #[arg(long, help_heading = "Output")]
+    /// Print events as JSON lines instead of text (sub-commands: their
+    /// results; before or after the sub-command's name).
+    #[arg(long, global = true, help_heading = "Output")]
     pub(crate) json: bool,
     /// Print the run summary (JSON) at the end.
     #[arg(long, help_heading = "Output")]
@@ -110,9 +111,6 @@ pub(crate) struct Place {
     /// The session (default: this folder's latest with checkpoints).
     #[arg(long)]
     pub(crate) session: Option<String>,
-    /// Print JSON lines instead of text.
-    #[arg(long)]
-    pub(crate) json: bool,
 }
 
 impl Place {

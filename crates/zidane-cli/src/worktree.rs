@@ -9,6 +9,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// The session metadata key a session's own worktree is kept under.
+pub(crate) const KEY: &str = "zidane.worktree";
+
 /// A worktree and the repository it belongs to.
 #[derive(Debug, Clone)]
 pub(crate) struct Worktree {
@@ -70,7 +73,17 @@ impl Worktree {
         Ok(Worktree { path, branch, repo })
     }
 
-    /// The worktree a session's metadata names.
+    /// As a session keeps it (under [`KEY`]).
+    pub(crate) fn to_meta(&self) -> Value {
+        serde_json::json!({ "path": self.path, "branch": self.branch, "repo": self.repo })
+    }
+
+    /// The worktree a session's metadata names (under [`KEY`]).
+    pub(crate) fn of_session(metadata: &std::collections::BTreeMap<String, Value>) -> Option<Worktree> {
+        Worktree::from_meta(metadata.get(KEY)?)
+    }
+
+    /// The worktree `meta` describes.
     pub(crate) fn from_meta(meta: &Value) -> Option<Worktree> {
         Some(Worktree {
             path: PathBuf::from(meta["path"].as_str()?),

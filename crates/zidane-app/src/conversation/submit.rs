@@ -230,15 +230,17 @@ impl Conversation {
         })));
     }
 
-    /// Records the session's folder (what a session list filters by), once.
+    /// Records the session's folder (what a session list filters by) and
+    /// the front end's facts, once.
     async fn remember_folder(&self) {
         let folder = Value::from(self.inner.setup.settings.cwd.to_string_lossy().into_owned());
+        let facts = std::iter::once((FOLDER_KEY, &folder))
+            .chain(self.inner.setup.session_meta.iter().map(|(k, v)| (k.as_str(), v)));
         let agent = &self.inner.agent;
-        if agent
-            .session()
-            .is_some_and(|s| s.metadata.get(FOLDER_KEY) != Some(&folder))
-        {
-            let _ = agent.set_session_meta(FOLDER_KEY, folder).await;
+        for (key, value) in facts {
+            if agent.session().is_some_and(|s| s.metadata.get(key) != Some(value)) {
+                let _ = agent.set_session_meta(key, value.clone()).await;
+            }
         }
     }
 }

@@ -132,11 +132,13 @@ impl Hub {
             last_end: Mutex::new(None),
         });
         if self.served {
-            let mut meta = serde_json::json!({ "cwd": cwd.to_string_lossy() });
+            let agent = session.conversation.agent();
+            let _ = agent
+                .set_session_meta(SERVED_KEY, json!({ "cwd": cwd.to_string_lossy() }))
+                .await;
             if let Some(tree) = &session.worktree {
-                meta["worktree"] = serde_json::json!({ "path": tree.path, "branch": tree.branch, "repo": tree.repo });
+                let _ = agent.set_session_meta(crate::worktree::KEY, tree.to_meta()).await;
             }
-            let _ = session.conversation.agent().set_session_meta(SERVED_KEY, meta).await;
         }
         tokio::spawn(forward::forward(Arc::downgrade(&session), rx, self.question_timeout));
         Ok(session)
@@ -230,7 +232,7 @@ pub(super) fn served_place(
         .as_str()
         .map(std::path::PathBuf::from)
         .filter(|p| p.is_dir())?;
-    Some((cwd, crate::worktree::Worktree::from_meta(&meta["worktree"])))
+    Some((cwd, crate::worktree::Worktree::of_session(metadata)))
 }
 
 /// An ACP MCP server as an entry of the `mcpServers` shape.

@@ -299,7 +299,7 @@ impl Connection {
                 (None, Some((folder, _))) => folder.to_string_lossy().into_owned(),
                 (None, None) => continue,
             };
-            let tree = served.and_then(|(_, tree)| tree);
+            let tree = crate::worktree::Worktree::of_session(&stored.metadata);
             let matches = |c: &str| c == folder || tree.as_ref().is_some_and(|t| t.repo.to_string_lossy() == c);
             if cwd.is_some_and(|c| !matches(c)) {
                 continue;
@@ -355,15 +355,19 @@ impl Connection {
     /// (`_meta.zidane.removeWorktree: "force"` removes it anyway).
     pub(super) async fn delete(&self, params: &Value) -> Reply {
         let id = str_param(params, "sessionId")?;
-        let mut kept = None;
-        if let Some(session) = self.hub.remove(&id) {
-            session.end().await;
-            if let Some(tree) = &session.worktree {
-                let force = params["_meta"]["zidane"]["removeWorktree"] == "force";
-                kept = tree.remove(force).err();
-            }
-        }
         let store = self.hub.runtime().sqlite();
+        let tree = match self.hub.remove(&id) {
+            Some(session) => {
+                session.end().await;
+                session.worktree.clone()
+            }
+            None => match store.load(&id).await {
+                Ok(Some(stored)) => crate::worktree::Worktree::of_session(&stored.metadata),
+                _ => None,
+            },
+        };
+        let force = params["_meta"]["zidane"]["removeWorktree"] == "force";
+        let kept = tree.and_then(|tree| tree.remove(force).err());
         match store.delete_session(&id).await {
             Ok(true) => {
                 zidane_app::checkpoints::remove_task_output(store, &id);

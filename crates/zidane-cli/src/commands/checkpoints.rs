@@ -211,7 +211,6 @@ pub(crate) async fn rewind(
     runtime: Option<Arc<CheckpointRuntime>>,
 ) -> Result<(), Failure> {
     let flags = args.place.over(flags);
-    let json = json || args.place.json;
     let asks = !(args.yes || legacy.yes) && ask::terminal();
     let Opened {
         runtime,
@@ -355,5 +354,5 @@ pub(crate) async fn fork(
         return Ok(());
     }
     let interactive = super::run::interactive(output, &flags);
-    super::run::start(settings, runtime, &outcome.session, prompt, output, interactive).await
+    super::run::start(settings, runtime, &outcome.session, prompt, output, interactive, None).await
 }

@@ -92,16 +92,9 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         }) => mcp::login(&flags, &given, &server).await,
         Some(Command::Sessions { action, place }) => {
             let flags = place.over(flags);
-            sessions::run(
-                &flags,
-                action.unwrap_or(SessionsAction::List),
-                output.json || place.json,
-            )
-            .await
+            sessions::run(&flags, action.unwrap_or(SessionsAction::List), output.json).await
         }
-        Some(Command::Checkpoints { place }) => {
-            checkpoints::list(&place.over(flags), &given, output.json || place.json).await
-        }
+        Some(Command::Checkpoints { place }) => checkpoints::list(&place.over(flags), &given, output.json).await,
         Some(Command::Undo(args)) => checkpoints::rewind(flags, &given, None, &args, &legacy, output.json, None).await,
         Some(Command::Rewind { n, args }) => {
             checkpoints::rewind(flags, &given, Some(n.unwrap_or(0)), &args, &legacy, output.json, None).await

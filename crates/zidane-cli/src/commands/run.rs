@@ -21,11 +21,15 @@ pub(crate) async fn run(
     if let Some(url) = &served.remote {
         return remote(words, output, &flags, served, url).await;
     }
-    if let Some(name) = &served.worktree {
-        let tree = crate::worktree::Worktree::create(&super::cwd(&flags)?, name).map_err(Failure::usage)?;
-        eprintln!("zidane: working in {} (branch {})", tree.path.display(), tree.branch);
-        flags.cwd = Some(tree.path);
-    }
+    let tree = match &served.worktree {
+        Some(name) => {
+            let tree = crate::worktree::Worktree::create(&super::cwd(&flags)?, name).map_err(Failure::usage)?;
+            eprintln!("zidane: working in {} (branch {})", tree.path.display(), tree.branch);
+            flags.cwd = Some(tree.path.clone());
+            Some(tree)
+        }
+        None => None,
+    };
     let settings = super::settings(&flags, &given, true)?;
     let runtime = zidane_app::open_runtime(settings.store.as_deref())?;
     let prompt = read_prompt(&words)?;
@@ -36,7 +40,7 @@ pub(crate) async fn run(
         ));
     }
     let session = zidane_app::session_id(&settings, runtime.sqlite()).await?;
-    start(settings, runtime, &session, prompt, output, interactive).await
+    start(settings, runtime, &session, prompt, output, interactive, tree).await
 }
 
 /// Runs `prompt` in `session` with `settings` on `runtime`: the session at
@@ -48,10 +52,18 @@ pub(crate) async fn start(
     prompt: String,
     output: &Output,
     interactive: bool,
+    tree: Option<crate::worktree::Worktree>,
 ) -> Result<(), Failure> {
     let answers = interactive || crate::print::ask::terminal();
     let mut setup = Setup::new(settings, runtime, answers).await?;
     setup.interactive = interactive;
+    // The session keeps its worktree: `zidane sessions` shows it and a
+    // delete offers to remove it.
+    if let Some(tree) = tree {
+        setup
+            .session_meta
+            .push((crate::worktree::KEY.to_owned(), tree.to_meta()));
+    }
     super::tell(&setup.notes);
     let setup = Arc::new(setup);
     if interactive {

@@ -18,11 +18,16 @@ pub(crate) async fn run(flags: &Flags, action: SessionsAction, json: bool) -> Re
             if !yes && ask::terminal() && !ask::yes(&format!("Delete session {id}, its turns and its checkpoints?")) {
                 return Err(Failure::usage("nothing deleted"));
             }
+            let tree = match store.load(&id).await {
+                Ok(Some(stored)) => crate::worktree::Worktree::of_session(&stored.metadata),
+                _ => None,
+            };
             let freed = zidane_app::checkpoints::delete(store, &id).await?;
+            let worktree = tree.map(|tree| remove_worktree(&tree, json));
             if json {
                 emit(&format!(
                     "{}\n",
-                    json!({"type": "deleted", "session": id, "checkpointBytesFreed": freed})
+                    json!({"type": "deleted", "session": id, "checkpointBytesFreed": freed, "worktree": worktree})
                 ))
             } else {
                 emit(&format!(
@@ -56,6 +61,36 @@ pub(crate) async fn run(flags: &Flags, action: SessionsAction, json: bool) -> Re
             }
         }
     }
+}
+
+/// A deleted session's worktree: removed when it holds no uncommitted
+/// work; with some, removed only when the person says so at a terminal,
+/// else kept and named. What became of it (`removed`, `kept`).
+fn remove_worktree(tree: &crate::worktree::Worktree, json: bool) -> &'static str {
+    let Err(why) = tree.remove(false) else {
+        if !json {
+            eprintln!(
+                "zidane: removed its worktree {} (no uncommitted changes)",
+                tree.path.display()
+            );
+        }
+        return "removed";
+    };
+    let asked = !json
+        && ask::terminal()
+        && ask::yes(&format!(
+            "Its worktree {} has uncommitted changes. Remove it and lose them?",
+            tree.path.display()
+        ));
+    if asked {
+        match tree.remove(true) {
+            Ok(()) => return "removed",
+            Err(e) => eprintln!("zidane: {e}"),
+        }
+    } else {
+        eprintln!("zidane: {why}");
+    }
+    "kept"
 }
 
 /// One line per session; an interrupted one is marked.

@@ -818,6 +818,8 @@ async fn worktree_sessions_change_the_same_file_apart() {
             "-p",
             "--worktree",
             "three",
+            "--session",
+            "local-three",
             &format!("call write_file {write}"),
         ],
     )
@@ -828,6 +830,38 @@ async fn worktree_sessions_change_the_same_file_apart() {
         "from three\n"
     );
     assert!(!work.join("three.txt").exists());
+
+    // Deleting a local session: its worktree goes only when it is clean.
+    let clean = super::zidane(
+        setup.home.path(),
+        work,
+        &[super::conventions::KEY],
+        &[
+            "--base-url",
+            &setup.url,
+            "-p",
+            "--worktree",
+            "four",
+            "--session",
+            "local-four",
+            "hello",
+        ],
+    )
+    .await;
+    assert!(clean.status.success(), "{}", text(&clean.stderr));
+    for (session, fate) in [("local-three", "kept"), ("local-four", "removed")] {
+        let deleted = super::zidane(
+            setup.home.path(),
+            work,
+            &[],
+            &["sessions", "delete", session, "--yes", "--json"],
+        )
+        .await;
+        let line: Value = serde_json::from_str(text(&deleted.stdout).trim()).unwrap();
+        assert_eq!(line["worktree"], fate, "{line}");
+    }
+    assert!(work.join(".zidane/worktrees/three/three.txt").exists());
+    assert!(!work.join(".zidane/worktrees/four").exists());
 }
 
 /// A Unix socket only its owner can open, the token's and the state
