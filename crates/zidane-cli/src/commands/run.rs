@@ -79,9 +79,13 @@ async fn remote(words: Vec<String>, output: &Output, flags: &Flags, served: &Ser
     let target = crate::remote::Target::find(super::local(url), served.token.as_deref()).map_err(Failure::usage)?;
     let prompt = read_prompt(&words)?;
     let cwd = std::fs::canonicalize(super::cwd(flags)?).map_err(|e| Failure::usage(e.to_string()))?;
-    let opening = crate::remote::session::Opening::New {
-        cwd,
-        worktree: served.worktree.clone(),
+    // `--session ID`: that served session, else a new one.
+    let opening = match &flags.session {
+        Some(id) => crate::remote::session::Opening::Attach(id.clone()),
+        None => crate::remote::session::Opening::New {
+            cwd,
+            worktree: served.worktree.clone(),
+        },
     };
     if interactive(output, flags) {
         return crate::tui::attach(target, opening, prompt).await;
