@@ -307,7 +307,8 @@ fn main() {
         // second as `zidane attach` does.
         let stop = Arc::new(Mutex::new(false));
         let mut pollers = Vec::new();
-        for session in sessions[..few].to_vec() {
+        for session in &sessions[..few] {
+            let session = session.clone();
             let mut attached = Client::socket(&url, token).await;
             attached
                 .call("session/load", json!({"sessionId": session, "cwd": work.path(), "mcpServers": []}))
