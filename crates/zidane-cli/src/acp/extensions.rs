@@ -7,7 +7,7 @@
 //!
 //! | method | params (beside `sessionId`) | result |
 //! |---|---|---|
-//! | `_zidane/status` | | `model`, `window`, `contextUsed`, `cacheExpiresAt`, `approve`, `sandbox`, `planning`, `running`, `cwd`, `clients`, `lastEnd` |
+//! | `_zidane/status` | | `model`, `window`, `contextUsed`, `cacheExpiresAt`, `approve`, `sandbox`, `planning`, `running`, `cwd`, `clients`, `lastEnd`, `queued` |
 //! | `_zidane/steer` | `text`, `id`?, `followUp`? | `queued`, `id` |
 //! | `_zidane/model` | `name`? | `model`, `fallbacks`; with a name: `from`, `to`, `reread`, `changed` |
 //! | `_zidane/thinking` | `level`? | `level`, `reread` |

@@ -105,6 +105,8 @@ fn show(session: &Session, event: &Event) {
                 task.1 = false;
             }
         }
+        Event::Injected { id: Some(id) } => session.queued.lock().retain(|(queued, _)| queued != id),
+        Event::RunEnd(_) => session.queued.lock().clear(),
         _ => {}
     }
     let ended = match event {

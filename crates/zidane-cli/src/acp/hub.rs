@@ -121,6 +121,7 @@ impl Hub {
             events,
             busy: Mutex::new(false),
             idle: tokio::sync::Notify::new(),
+            queued: Mutex::new(Vec::new()),
             mode: Mutex::new(mode),
             tasks: Mutex::new(BTreeMap::new()),
             terminals,

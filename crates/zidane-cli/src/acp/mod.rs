@@ -46,6 +46,8 @@ struct Session {
     busy: Mutex<bool>,
     /// Told when a run ends (`busy` turns false).
     idle: tokio::sync::Notify,
+    /// Steers and follow-ups the run has not read yet: id and text.
+    queued: Mutex<Vec<(String, String)>>,
     mode: Mutex<&'static str>,
     /// Background tasks: the command, whether it runs.
     tasks: Mutex<BTreeMap<String, (String, bool)>>,

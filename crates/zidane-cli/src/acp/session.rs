@@ -215,6 +215,7 @@ impl Connection {
         if !session.conversation.steer(&expanded, &id) {
             return Ok(None);
         }
+        session.queued.lock().push((id, text.to_owned()));
         self.echo(session, text);
         Ok(Some(
             json!({ "stopReason": "end_turn", "_meta": { "zidane": { "steered": true } } }),
@@ -432,6 +433,7 @@ impl Connection {
         };
         if queued {
             self.echo(&session, &text);
+            session.queued.lock().push((id.clone(), text.clone()));
         }
         Ok(json!({ "queued": queued, "id": id }))
     }
@@ -453,6 +455,7 @@ impl Connection {
             "cwd": setup.cwd(),
             "clients": session.clients().len(),
             "lastEnd": session.last_end.lock().clone(),
+            "queued": session.queued.lock().iter().map(|(id, text)| json!({ "id": id, "text": text })).collect::<Vec<_>>(),
         }))
     }
 }

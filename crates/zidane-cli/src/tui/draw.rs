@@ -267,7 +267,12 @@ impl Session {
         if running > 0 {
             parts.push(format!("{running} task{}", if running == 1 { "" } else { "s" }));
         }
-        let queued = self.queued.len() + self.later.len();
+        let mut queued = self.queued.len() + self.later.len();
+        // Attached, other clients' steers wait too.
+        if let Some(remote) = self.link.remote() {
+            let waiting = remote.status()["queued"].as_array().map_or(0, Vec::len);
+            queued = queued.max(waiting + self.later.len());
+        }
         if queued > 0 {
             parts.push(format!("{queued} queued"));
         }

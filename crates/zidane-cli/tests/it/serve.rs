@@ -347,6 +347,8 @@ async fn a_run_outlives_its_client_and_an_attach_sees_the_rest() {
     );
     let steer = desktop.call("session/prompt", prompt(&session, "also say hi")).await;
     assert_eq!(steer["result"]["_meta"]["zidane"]["steered"], true, "{steer}");
+    let status = desktop.call("_zidane/status", json!({ "sessionId": session })).await;
+    assert_eq!(status["result"]["queued"][0]["text"], "also say hi", "{status}");
     tokio::fs::write(&release, "go\n").await.unwrap();
     // The model's next request carries the steer after the command's result.
     desktop.update(|u| is_text(u, "Answer: also say hi")).await;
