@@ -308,8 +308,13 @@ impl Session {
         } else {
             String::new()
         };
+        let leave = if self.link.remote().is_some() {
+            "Ctrl-\\ detaches (the session goes on at the server)"
+        } else {
+            "Ctrl-D quits"
+        };
         let line = format!(
-            "zidane · {} · session {}{resumed} · /help for commands, Esc interrupts, Ctrl-D quits",
+            "zidane · {} · session {}{resumed} · /help for commands, Esc interrupts, {leave}",
             self.link.cwd().display(),
             self.link.id()
         );
