@@ -517,16 +517,12 @@ impl Workspace {
     }
 }
 
-/// Whether an environment variable looks like a credential: provider keys
-/// and anything named `*_API_KEY`, `*_TOKEN`, `*_SECRET` or `*PASSWORD*`
-/// (any case). Commands the model runs, and the MCP servers an agent
-/// starts, never see these unless passed by name: a command's output goes
-/// to the provider and into the session, and `env` would hand them the
+/// Whether an environment variable's name says it holds a credential
+/// (see [`crate::credentials::is_secret_name`]); [`crate::credentials::is_secret_var`]
+/// also reads the value. Commands the model runs, and the MCP servers an
+/// agent starts, never see these unless passed by name: a command's output
+/// goes to the provider and into the session, and `env` would hand them the
 /// keys.
 pub fn is_secret_env(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["API_KEY", "TOKEN", "SECRET"]
-        .iter()
-        .any(|s| upper == *s || upper.ends_with(&format!("_{s}")))
-        || upper.contains("PASSWORD")
+    crate::credentials::is_secret_name(name)
 }

@@ -18,6 +18,8 @@
 //!   the turn sink, the compactor); [`seams`] names them under their former
 //!   path;
 //! - [`read_state`]: what the tools read this session;
+//! - [`credentials`]: which environment variables hold credentials (by
+//!   name, and by value with gitleaks' published rules);
 //! - [`checkpoint`]: folder snapshots and the store that keeps them.
 //!
 //! Architecture invariant: this crate defines contracts and holds no engine.
@@ -29,6 +31,7 @@ pub mod bubble;
 pub mod checkpoint;
 pub mod clock;
 pub mod compact;
+pub mod credentials;
 pub mod durable;
 pub mod events;
 pub mod execution;

@@ -42,9 +42,9 @@ pub(crate) async fn spawn(
             // The same rule as the agent's commands: a server inherits no
             // provider key and nothing named like a credential, only what
             // its configuration names.
-            for (name, _) in std::env::vars_os() {
+            for (name, value) in std::env::vars_os() {
                 if let Some(name) = name.to_str()
-                    && zidane_core::execution::is_secret_env(name)
+                    && zidane_core::credentials::is_secret_var(name, &value.to_string_lossy())
                     && !env.contains_key(name)
                 {
                     cmd.env_remove(name);

@@ -63,9 +63,11 @@ pub struct BasicOptions {
     /// head and tail (collected bounded as it streams; the middle is cut
     /// with a note), `read_file` stops there and says how to read on.
     pub max_output_bytes: usize,
-    /// Secret-looking environment variables (`*_API_KEY`, `*_TOKEN`,
-    /// `*_SECRET`, `*PASSWORD*`) that commands may see anyway, by name; the
-    /// others are removed from every command's environment.
+    /// Environment variables holding credentials (by name, `*_API_KEY`,
+    /// `*_TOKEN`, `*_ACCESS_KEY`, `*PASSWORD*`…, or by value, a key's or
+    /// token's shape; see `zidane_core::credentials::is_secret_var`) that
+    /// commands may see anyway, by name; the others are removed from every
+    /// command's environment.
     pub pass_env: Vec<String>,
     /// Where background commands' output files go (default: a folder of
     /// the system's temporary folder).

@@ -32,7 +32,7 @@ pub struct ProcessContext {
     confiner: Option<Arc<crate::sandbox::Confiner>>,
 }
 
-use zidane_core::execution::is_secret_env;
+use zidane_core::credentials::is_secret_var;
 
 impl ProcessContext {
     /// A context rooted at `root`.
@@ -120,9 +120,9 @@ impl ProcessContext {
     pub(crate) fn shell(&self, command: &str, cwd: &Path) -> Result<tokio::process::Command, SharedError> {
         let mut cmd = tokio::process::Command::new("sh");
         cmd.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
-        for (name, _) in std::env::vars_os() {
+        for (name, value) in std::env::vars_os() {
             let name = name.to_string_lossy();
-            if is_secret_env(&name) && !self.pass_env.iter().any(|p| *p == name) {
+            if is_secret_var(&name, &value.to_string_lossy()) && !self.pass_env.iter().any(|p| *p == name) {
                 cmd.env_remove(name.as_ref());
             }
         }
@@ -157,7 +157,8 @@ impl ProcessContext {
     }
 
     /// The same context passing these secret-looking variables to commands
-    /// (see `zidane_core::execution::is_secret_env`); other variables always pass.
+    /// (see `zidane_core::credentials::is_secret_var`: by name or by value);
+    /// other variables always pass.
     pub fn pass_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.pass_env.extend(names.into_iter().map(Into::into));
         self

@@ -349,6 +349,7 @@ pub mod tools {
     //! [`Tool`] trait and its [`ToolContext`], execution contexts and the
     //! in-process [`ProcessContext`], durable tool state and the read-state
     //! helpers.
+    pub use zidane_core::credentials::{is_secret_name, is_secret_value, is_secret_var};
     pub use zidane_core::events::ExecutionHandle;
     pub use zidane_core::execution::is_secret_env;
     pub use zidane_core::execution::{
