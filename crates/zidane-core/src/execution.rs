@@ -356,6 +356,13 @@ pub enum ExecutionError {
         #[source]
         source: std::io::Error,
     },
+    /// The path holds credentials (an SSH key, a cloud tool's logins, the
+    /// agent's sessions): the sandbox withholds it from commands and tools.
+    #[error("refused: `{path}` holds credentials, which commands and tools may not read here")]
+    Withheld {
+        /// The path as given.
+        path: String,
+    },
     /// A write in a read-only sandbox.
     #[error("cannot write `{path}`: the sandbox is read-only")]
     ReadOnly {

@@ -20,7 +20,8 @@
 //! - [`read_state`]: what the tools read this session;
 //! - [`credentials`]: which environment variables hold credentials (by
 //!   name, and by value with gitleaks' published rules);
-//! - [`checkpoint`]: folder snapshots and the store that keeps them.
+//! - [`checkpoint`]: folder snapshots and the store that keeps them;
+//! - [`private`]: files and folders only their owner may read.
 //!
 //! Architecture invariant: this crate defines contracts and holds no engine.
 //! It depends on the hook bus and the provider vocabulary only, never on the
@@ -36,6 +37,7 @@ pub mod durable;
 pub mod events;
 pub mod execution;
 pub mod policy;
+pub mod private;
 pub mod read_state;
 pub mod seams;
 pub mod session;

@@ -43,6 +43,8 @@ pub(crate) struct Tasks {
     dir: OnceLock<PathBuf>,
     /// The folder asked for, if any.
     wanted: Option<PathBuf>,
+    /// What making the folder narrowed to its owner.
+    tightened: Mutex<Vec<zidane_core::private::Tightened>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -107,10 +109,18 @@ impl Tasks {
                 REGISTRIES.fetch_add(1, Ordering::Relaxed)
             ))
         });
-        std::fs::create_dir_all(&dir)
+        // Commands' output is the owner's alone: the folder is `0700`, and
+        // one left open to others is narrowed (and said so).
+        let narrowed = zidane_core::private::private_dir(&dir)
             .map_err(|e| ExecutionError::io(format!("cannot make the task folder {}", dir.display()), e))?;
+        self.tightened.lock().extend(narrowed);
         let dir = dir.canonicalize().unwrap_or(dir);
         Ok(self.dir.get_or_init(|| dir))
+    }
+
+    /// What making the folder narrowed to its owner.
+    pub(crate) fn tightened(&self) -> Vec<zidane_core::private::Tightened> {
+        self.tightened.lock().clone()
     }
 
     /// The output file `path` names, when it is one of this registry's.
@@ -140,7 +150,16 @@ impl Tasks {
             })
             .collect();
         let path = self.dir().ok()?.join(clean);
-        std::fs::write(&path, text).ok()?;
+        std::io::Write::write_all(
+            &mut zidane_core::private::private_options()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .ok()?,
+            text.as_bytes(),
+        )
+        .ok()?;
         self.kept.lock().push(path.clone());
         Some(path)
     }
@@ -157,7 +176,11 @@ impl Tasks {
     ) -> Result<BackgroundTask, SharedError> {
         let id = format!("t{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
         let path = self.dir()?.join(format!("{id}.log"));
-        let file = std::fs::File::create(&path)
+        let file = zidane_core::private::private_options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
             .map_err(|e| ExecutionError::io(format!("cannot create the output file {}", path.display()), e))?;
         let err = file
             .try_clone()

@@ -43,7 +43,7 @@ use zidane_core::{ToolSet, Workspace};
 
 pub use files::{MAX_IMAGE_BYTES, image_media_type};
 pub use process::ProcessContext;
-pub use sandbox::{Sandbox, SandboxError, SandboxMode};
+pub use sandbox::{Sandbox, SandboxError, SandboxMode, credential_paths, env_files_near};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
 #[cfg(feature = "web")]
 pub use web::{HostFilter, MAX_REDIRECTS, WebFetchOptions, web_fetch};

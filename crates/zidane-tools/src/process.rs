@@ -28,8 +28,11 @@ pub struct ProcessContext {
     tasks: Arc<Tasks>,
     /// How commands are confined.
     sandbox: crate::sandbox::Sandbox,
-    /// The thread commands start from when they are confined.
+    /// How commands start when they are confined.
     confiner: Option<Arc<crate::sandbox::Confiner>>,
+    /// What commands and the file tools may not read under a sandbox
+    /// (shared by clones of the context).
+    withheld: Arc<parking_lot::RwLock<crate::sandbox::Withheld>>,
 }
 
 use zidane_core::credentials::is_secret_var;
@@ -43,12 +46,21 @@ impl ProcessContext {
             tasks: Arc::new(Tasks::default()),
             sandbox: crate::sandbox::Sandbox::default(),
             confiner: None,
+            withheld: Arc::default(),
         }
     }
 
     /// The same context confining its commands (and, read-only, its file
     /// writes). Checked at once: a machine that cannot enforce it is a
     /// [`SandboxError`](crate::SandboxError), never a silent no-op.
+    ///
+    /// Confined commands read everywhere but the credential stores of the
+    /// person's home ([`credential_paths`](crate::credential_paths)) and the
+    /// `.env` files near the working folder but outside it
+    /// ([`env_files_near`](crate::env_files_near)), and the file tools
+    /// refuse those too; [`withhold`](Self::withhold) adds paths (the agent
+    /// adds its sessions file), [`open_path`](Self::open_path) opens one on
+    /// purpose.
     pub fn sandboxed(mut self, sandbox: crate::sandbox::Sandbox) -> Result<Self, crate::sandbox::SandboxError> {
         self.confiner = None;
         if sandbox.mode != crate::sandbox::SandboxMode::Off {
@@ -57,11 +69,102 @@ impl ProcessContext {
                 .dir()
                 .map_err(|e| crate::sandbox::SandboxError(e.to_string()))?
                 .to_path_buf();
-            let confiner = crate::sandbox::Confiner::start(sandbox, self.canonical_root(), vec![tasks])?;
+            {
+                let mut withheld = self.withheld.write();
+                if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                    for path in crate::sandbox::credential_paths(Path::new(&home)) {
+                        withheld.add(&path);
+                    }
+                }
+                for path in crate::sandbox::env_files_near(&self.root) {
+                    withheld.add(&path);
+                }
+            }
+            let confiner = crate::sandbox::Confiner::start(
+                sandbox,
+                self.canonical_root(),
+                vec![tasks],
+                Arc::clone(&self.withheld),
+            )?;
             self.confiner = Some(Arc::new(confiner));
         }
         self.sandbox = sandbox;
         Ok(self)
+    }
+
+    /// Withholds `paths` (files or folders, existing or not) from confined
+    /// commands and the file tools, from the next command on; no effect
+    /// without a sandbox. The agent withholds its sessions file this way.
+    /// A withheld path inside a folder commands may write (the working
+    /// folder, the temporary folder) stays readable to commands, since
+    /// Landlock cannot take part of a granted folder back; the file tools
+    /// still refuse it, and [`exposed`](Self::exposed) lists it.
+    pub fn withhold(&self, paths: impl IntoIterator<Item = impl AsRef<Path>>) {
+        let mut withheld = self.withheld.write();
+        for path in paths {
+            withheld.add(path.as_ref());
+        }
+    }
+
+    /// Opens a withheld path, and everything beneath it, on purpose: from
+    /// the next command on, confined commands and the file tools may read
+    /// it (a permission rule or the configuration naming it; opening
+    /// `~/.aws` lets `aws` in a command use the person's credentials).
+    pub fn open_path(&self, path: impl AsRef<Path>) {
+        self.withheld.write().open(path.as_ref());
+    }
+
+    /// What confined commands and the file tools may not read (withheld
+    /// and not opened), as given (an empty list without a sandbox).
+    pub fn withheld(&self) -> Vec<PathBuf> {
+        if self.sandbox.mode == crate::sandbox::SandboxMode::Off {
+            return Vec::new();
+        }
+        self.withheld.read().paths()
+    }
+
+    /// Withheld paths that commands can read all the same, because they lie
+    /// inside a folder commands may write (a sessions file inside the
+    /// working folder, the working folder being the home folder): for the
+    /// host to tell the person. The file tools refuse them still.
+    pub fn exposed(&self) -> Vec<PathBuf> {
+        if self.sandbox.mode != crate::sandbox::SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let mut writable = vec![self.canonical_root()];
+        if self.sandbox.temp {
+            writable.push(
+                std::env::temp_dir()
+                    .canonicalize()
+                    .unwrap_or_else(|_| std::env::temp_dir()),
+            );
+        }
+        if let Ok(tasks) = self.tasks.dir() {
+            writable.push(tasks.to_path_buf());
+        }
+        let withheld = self.withheld.read();
+        withheld
+            .paths()
+            .into_iter()
+            .filter(|p| {
+                let real = p.canonicalize().unwrap_or_else(|_| p.clone());
+                writable.iter().any(|w| real.starts_with(w) || p.starts_with(w))
+            })
+            .collect()
+    }
+
+    /// Whether the file tools refuse `path` (an absolute path, taken as it
+    /// is: a walk that follows no link) as withheld.
+    pub(crate) fn hides(&self, path: &Path) -> bool {
+        self.sandbox.mode != crate::sandbox::SandboxMode::Off && self.withheld.read().hides(path)
+    }
+
+    /// Whether the file tools refuse `path` as withheld, as it is or where
+    /// its links lead.
+    fn hides_resolved(&self, path: &Path) -> bool {
+        self.hides(path)
+            || (self.sandbox.mode != crate::sandbox::SandboxMode::Off
+                && path.canonicalize().is_ok_and(|real| self.hides(&real)))
     }
 
     /// What starts long-lived processes (MCP servers) in this context's
@@ -98,8 +201,17 @@ impl ProcessContext {
             self.sandbox,
             self.canonical_root(),
             also,
+            Arc::clone(&self.withheld),
         )?);
         Ok(Some(Arc::new(move |cmd| confiner.spawn(cmd))))
+    }
+
+    /// What making the background tasks' folder narrowed to its owner (a
+    /// folder other users could read), for the host to tell the person.
+    /// The folder is made when the context is confined or its first task
+    /// starts; each is `0700`, each output file `0600`.
+    pub fn tightened(&self) -> Vec<zidane_core::private::Tightened> {
+        self.tasks.tightened()
     }
 
     /// How commands are confined.
@@ -258,6 +370,9 @@ impl ProcessContext {
                     }
                 }
             }
+        }
+        if self.hides_resolved(&normal) {
+            return Err(ExecutionError::Withheld { path: path.to_owned() }.shared());
         }
         Ok(normal)
     }

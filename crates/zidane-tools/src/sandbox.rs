@@ -7,8 +7,11 @@
 //! Landlock was chosen over a container tool (bubblewrap): it needs no
 //! extra program on the machine, no user namespaces, and no setuid helper;
 //! it confines writes by folder, and on kernels from 6.7 TCP connections
-//! too. Reads stay open everywhere: a coding agent reads compilers,
-//! libraries and caches all over the system.
+//! too. Reads stay open everywhere but where credentials live (SSH and
+//! cloud tools' keys, `.env` files beside the project, the agent's
+//! sessions): a coding agent reads compilers, libraries and caches all
+//! over the system, so everything else is granted, path by path, around
+//! those.
 
 use std::path::{Path, PathBuf};
 
@@ -94,14 +97,209 @@ impl Sandbox {
 #[error("this machine cannot confine commands: {0}; run without a sandbox")]
 pub struct SandboxError(pub String);
 
-type Job = Box<dyn FnOnce() + Send>;
+/// What commands and the file tools may not read under a sandbox: the
+/// credential stores of the person's home (see [`credential_paths`]),
+/// `.env` files near the working folder but outside it, and what the host
+/// adds ([`ProcessContext::withhold`](crate::ProcessContext::withhold): the
+/// agent adds its sessions file); less what the host opens on purpose
+/// ([`ProcessContext::open_path`](crate::ProcessContext::open_path)).
+#[derive(Debug, Default)]
+pub(crate) struct Withheld {
+    paths: Vec<PathBuf>,
+    opened: Vec<PathBuf>,
+}
 
-/// A thread confined once, at its start, that starts the context's
-/// commands: Landlock confines a thread and everything it starts, so each
-/// command inherits the confinement while the agent's other threads keep
-/// their freedom.
+impl Withheld {
+    /// Adds `path` (and, when it is a link, what it points to).
+    pub(crate) fn add(&mut self, path: &Path) {
+        for p in [Some(path.to_path_buf()), canonical(path)].into_iter().flatten() {
+            if !self.paths.contains(&p) {
+                self.paths.push(p);
+            }
+        }
+    }
+
+    /// Opens `path` and what lies beneath it.
+    pub(crate) fn open(&mut self, path: &Path) {
+        for p in [Some(path.to_path_buf()), canonical(path)].into_iter().flatten() {
+            if !self.opened.contains(&p) {
+                self.opened.push(p);
+            }
+        }
+    }
+
+    /// The withheld paths, as given.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        self.paths
+            .iter()
+            .filter(|p| !self.opened.iter().any(|o| p.starts_with(o)))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether `path` is withheld: at or under a withheld path, and not at
+    /// or under a path opened inside it.
+    pub(crate) fn hides(&self, path: &Path) -> bool {
+        self.paths
+            .iter()
+            .any(|w| path.starts_with(w) && !self.opened.iter().any(|o| o.starts_with(w) && path.starts_with(o)))
+    }
+
+    /// Whether something under `dir` (not `dir` itself) is withheld, or,
+    /// under a withheld `dir`, opened again.
+    fn mixed(&self, dir: &Path) -> bool {
+        let below = |p: &PathBuf| p.starts_with(dir) && p.as_path() != dir;
+        if self.hides(dir) {
+            self.opened.iter().any(below)
+        } else {
+            self.paths.iter().any(|w| below(w) && self.hides(w))
+        }
+    }
+
+    /// What to grant so that `base` and everything beneath it can be read
+    /// but the withheld paths: subtrees granted whole, and the folders on
+    /// the way to a withheld path, granted only their listing (Landlock
+    /// grants by path, and a grant covers everything beneath it, so the
+    /// rest is granted rather than the withheld part denied).
+    pub(crate) fn grants(&self, base: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let (mut whole, mut listed) = (Vec::new(), Vec::new());
+        self.visit(base, &mut whole, &mut listed);
+        (whole, listed)
+    }
+
+    fn visit(&self, path: &Path, whole: &mut Vec<PathBuf>, listed: &mut Vec<PathBuf>) {
+        if !self.mixed(path) {
+            if !self.hides(path) {
+                whole.push(path.to_path_buf());
+            }
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return;
+        };
+        if !self.hides(path) {
+            listed.push(path.to_path_buf());
+        }
+        for entry in entries.flatten() {
+            // A link is never granted: a grant on it would be a grant on
+            // what it points to, withheld or not, and a path through it is
+            // judged where it leads.
+            if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            self.visit(&entry.path(), whole, listed);
+        }
+    }
+}
+
+/// `path` with its longest existing start resolved (links followed), when
+/// that differs from `path`: a store that does not exist yet is withheld
+/// where it would be.
+fn canonical(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    let real = loop {
+        if let Ok(real) = existing.canonicalize() {
+            break real;
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    };
+    let full = rest.iter().rev().fold(real, |p, part| p.join(part));
+    (full != path).then_some(full)
+}
+
+/// The credential stores of the person's home folder that commands never
+/// read under a sandbox: SSH and GnuPG keys, `~/.netrc` and
+/// `~/.git-credentials`, Docker's logins, and the folders of the cloud
+/// command-line tools (AWS, Google Cloud, Azure, Kubernetes, Oracle Cloud,
+/// DigitalOcean, GitHub's `gh`, Terraform, fly.io, Vault), whether they
+/// exist yet or not.
+pub fn credential_paths(home: &Path) -> Vec<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|c| !c.is_empty())
+        .map_or_else(|| home.join(".config"), PathBuf::from);
+    let mut paths: Vec<PathBuf> = [
+        ".ssh",
+        ".gnupg",
+        ".netrc",
+        ".git-credentials",
+        ".aws",
+        ".azure",
+        ".kube",
+        ".oci",
+        ".docker/config.json",
+        ".terraform.d/credentials.tfrc.json",
+        ".fly",
+        ".vault-token",
+        ".config/gcloud",
+        ".config/gh",
+        ".config/doctl",
+        ".local/share/keyrings",
+        ".password-store",
+    ]
+    .iter()
+    .map(|p| home.join(p))
+    .collect();
+    for p in ["gcloud", "gh", "doctl"] {
+        let p = config.join(p);
+        if !paths.contains(&p) {
+            paths.push(p);
+        }
+    }
+    paths
+}
+
+/// `.env` files outside the working folder `root` that a command there
+/// would find first: in the folders above it, and in the folders beside
+/// it (the other projects of its parent folder). `.env`, `.env.<name>`
+/// and `.envrc`, but not the templates (`.env.example`, `.env.sample`,
+/// `.env.template`, `.env.dist`).
+pub fn env_files_near(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut look = |dir: &Path| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let env = name == ".env" || name == ".envrc" || name.starts_with(".env.");
+            let template = [".example", ".sample", ".template", ".dist"]
+                .iter()
+                .any(|t| name.ends_with(t));
+            if env && !template && entry.file_type().is_ok_and(|t| !t.is_dir()) {
+                found.push(entry.path());
+            }
+        }
+    };
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    for above in root.ancestors().skip(1) {
+        look(above);
+    }
+    if let Some(parent) = root.parent()
+        && let Ok(siblings) = std::fs::read_dir(parent)
+    {
+        for sibling in siblings.flatten() {
+            let path = sibling.path();
+            if path != root && sibling.file_type().is_ok_and(|t| t.is_dir()) {
+                look(&path);
+            }
+        }
+    }
+    found
+}
+
+/// How commands of a context are confined: each is started from a thread
+/// of its own that restricts itself first (Landlock confines a thread and
+/// everything it starts), with the rules as they stand at that moment, so
+/// the agent's other threads keep their freedom and a path withheld or
+/// opened later applies from the next command on.
 pub(crate) struct Confiner {
-    jobs: parking_lot::Mutex<std::sync::mpsc::Sender<Job>>,
+    sandbox: Sandbox,
+    root: PathBuf,
+    also: Vec<PathBuf>,
+    withheld: std::sync::Arc<parking_lot::RwLock<Withheld>>,
 }
 
 impl std::fmt::Debug for Confiner {
@@ -112,7 +310,7 @@ impl std::fmt::Debug for Confiner {
 
 #[cfg(target_os = "linux")]
 impl Sandbox {
-    fn restrict(&self, root: &Path, also: &[PathBuf]) -> Result<(), String> {
+    fn restrict(&self, root: &Path, also: &[PathBuf], withheld: &Withheld) -> Result<(), String> {
         use landlock::{
             ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
             path_beneath_rules,
@@ -133,10 +331,13 @@ impl Sandbox {
             }
             writable.extend(also.iter().cloned());
         }
+        let (readable, listed) = withheld.grants(Path::new("/"));
         let status = ruleset
             .create()
             .map_err(fail)?
-            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs)))
+            .add_rules(path_beneath_rules(&readable, AccessFs::from_read(fs)))
+            .map_err(fail)?
+            .add_rules(path_beneath_rules(&listed, AccessFs::ReadDir))
             .map_err(fail)?
             .add_rules(path_beneath_rules(&writable, AccessFs::from_all(fs)))
             .map_err(fail)?
@@ -154,57 +355,69 @@ impl Sandbox {
 }
 
 impl Confiner {
-    /// Starts the confined thread for a context rooted at `root` (writable
-    /// in workspace-write mode, with the folders of `also`); fails when the kernel would not
-    /// enforce every rule. Needs no runtime: each command is started inside
-    /// the runtime of the task that asks for it.
-    pub(crate) fn start(sandbox: Sandbox, root: PathBuf, also: Vec<PathBuf>) -> Result<Self, SandboxError> {
+    /// The confinement of a context rooted at `root` (writable in
+    /// workspace-write mode, with the folders of `also`), reading all but
+    /// what `withheld` holds; fails when the kernel would not enforce every
+    /// rule. Needs no runtime: each command is started inside the runtime
+    /// of the task that asks for it.
+    pub(crate) fn start(
+        sandbox: Sandbox,
+        root: PathBuf,
+        also: Vec<PathBuf>,
+        withheld: std::sync::Arc<parking_lot::RwLock<Withheld>>,
+    ) -> Result<Self, SandboxError> {
+        let confiner = Confiner {
+            sandbox,
+            root,
+            also,
+            withheld,
+        };
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (sandbox, root, also);
+            let _ = confiner;
             Err(SandboxError("the sandbox is built on Linux's Landlock".into()))
         }
         #[cfg(target_os = "linux")]
         {
-            let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-            let (ready_tx, ready) = std::sync::mpsc::channel();
-            std::thread::Builder::new()
-                .name("zidane-sandbox".into())
-                .spawn(move || {
-                    let restricted = sandbox.restrict(&root, &also);
-                    let ok = restricted.is_ok();
-                    let _ = ready_tx.send(restricted);
-                    if ok {
-                        for job in queue {
-                            job();
-                        }
-                    }
-                })
-                .map_err(|e| SandboxError(format!("cannot start the sandbox thread: {e}")))?;
-            match ready.recv() {
-                Ok(Ok(())) => Ok(Confiner {
-                    jobs: parking_lot::Mutex::new(jobs),
-                }),
-                Ok(Err(why)) => Err(SandboxError(why)),
-                Err(_) => Err(SandboxError("the sandbox thread ended".into())),
-            }
+            // A thread that only restricts itself tells whether this
+            // machine enforces the rules.
+            confiner.on_confined_thread(|| ()).map_err(SandboxError)?;
+            Ok(confiner)
         }
     }
 
-    /// Starts `cmd` from the confined thread.
+    /// Runs `job` on a new thread once it is confined.
+    #[cfg(target_os = "linux")]
+    fn on_confined_thread<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+        let (sandbox, root, also) = (self.sandbox, self.root.clone(), self.also.clone());
+        let withheld = std::sync::Arc::clone(&self.withheld);
+        std::thread::Builder::new()
+            .name("zidane-sandbox".into())
+            .spawn(move || {
+                let restricted = sandbox.restrict(&root, &also, &withheld.read());
+                restricted.map(|()| job())
+            })
+            .map_err(|e| format!("cannot start the sandbox thread: {e}"))?
+            .join()
+            .map_err(|_| "the sandbox thread ended".to_owned())?
+    }
+
+    /// Starts `cmd` confined.
     pub(crate) fn spawn(&self, mut cmd: tokio::process::Command) -> std::io::Result<tokio::process::Child> {
-        let (tx, rx) = std::sync::mpsc::channel();
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| std::io::Error::other("a confined command is started inside a Tokio runtime"))?;
-        let job: Job = Box::new(move || {
-            let _entered = runtime.enter();
-            let _ = tx.send(cmd.spawn());
-        });
-        self.jobs
-            .lock()
-            .send(job)
-            .map_err(|_| std::io::Error::other("the sandbox thread is gone"))?;
-        rx.recv()
-            .map_err(|_| std::io::Error::other("the sandbox thread is gone"))?
+        #[cfg(target_os = "linux")]
+        {
+            self.on_confined_thread(move || {
+                let _entered = runtime.enter();
+                cmd.spawn()
+            })
+            .map_err(std::io::Error::other)?
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (runtime, &mut cmd);
+            Err(std::io::Error::other("the sandbox is built on Linux's Landlock"))
+        }
     }
 }

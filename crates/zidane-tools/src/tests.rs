@@ -808,6 +808,113 @@ mod sandbox {
         std::fs::write(outside.path().join("host.txt"), "free").unwrap();
     }
 
+    /// What a prompt injection would ask for: the SSH key, a cloud tool's
+    /// credentials, the sessions file, a `.env` of the project beside.
+    /// Confined commands get a permission error
+    /// for each, the file tools refuse them, and what the host opens on
+    /// purpose becomes readable from the next command on.
+    #[tokio::test]
+    async fn confined_commands_and_tools_cannot_read_credentials() {
+        let top = tempfile::tempdir().unwrap();
+        let home = top.path().join("home");
+        let projects = home.join("src");
+        let root = projects.join("app");
+        for dir in [
+            home.join(".ssh"),
+            home.join(".aws"),
+            root.clone(),
+            projects.join("other"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let write = |p: &std::path::Path, text: &str| std::fs::write(p, text).unwrap();
+        write(&home.join(".ssh/id_ed25519"), "PRIVATE KEY");
+        write(&home.join(".aws/credentials"), "aws_secret_access_key = x");
+        write(&home.join("notes.txt"), "plain notes");
+        write(&home.join(".env"), "TOKEN=above");
+        write(&projects.join("other/.env"), "TOKEN=beside");
+        write(&projects.join("other/.env.example"), "TOKEN=");
+        write(&root.join(".env"), "TOKEN=inside");
+        let sessions = top.path().join("data/sessions.db");
+        std::fs::create_dir_all(sessions.parent().unwrap()).unwrap();
+        write(&sessions, "conversations and tokens");
+        write(&top.path().join("data/other.txt"), "beside the sessions");
+
+        let context = ProcessContext::new(&root)
+            .task_dir(top.path().join("data/tasks"))
+            .sandboxed(Sandbox {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true,
+                temp: false,
+            })
+            .unwrap();
+        context.withhold(crate::credential_paths(&home));
+        context.withhold([&sessions]);
+        let context = Arc::new(context);
+        let ws = context.workspace();
+        let cat = |path: &std::path::Path| format!("cat {}", path.display());
+
+        for secret in [
+            home.join(".ssh/id_ed25519"),
+            home.join(".aws/credentials"),
+            sessions.clone(),
+            home.join(".env"),
+            projects.join("other/.env"),
+        ] {
+            let out = run(&ws, &cat(&secret)).await;
+            assert_ne!(out.exit_code, Some(0), "read {}: {}", secret.display(), out.stdout);
+            assert!(
+                out.stderr.contains("Permission denied"),
+                "{}: {}",
+                secret.display(),
+                out.stderr
+            );
+        }
+        // A credential store made later is withheld as well.
+        std::fs::create_dir_all(home.join(".kube")).unwrap();
+        write(&home.join(".kube/config"), "token: x");
+        assert_ne!(run(&ws, &cat(&home.join(".kube/config"))).await.exit_code, Some(0));
+        // A link that leads there leads nowhere.
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+        assert_ne!(run(&ws, &cat(&home.join("keys/id_ed25519"))).await.exit_code, Some(0));
+        // Nor does the agent's own environment (its provider keys).
+        // Everything else reads as before.
+        for plain in [
+            home.join("notes.txt"),
+            projects.join("other/.env.example"),
+            root.join(".env"),
+            top.path().join("data/other.txt"),
+        ] {
+            let out = run(&ws, &cat(&plain)).await;
+            assert_eq!(out.exit_code, Some(0), "{}: {}", plain.display(), out.stderr);
+        }
+        assert_eq!(run(&ws, "ls /usr/bin/env").await.exit_code, Some(0));
+        assert_eq!(run(&ws, "echo kept > new.txt && cat new.txt").await.stdout, "kept\n");
+
+        // The file tools refuse a withheld path inside the working folder,
+        // which commands can read (it is in a folder they may write).
+        let inside = root.join("private.db");
+        write(&inside, "x");
+        context.withhold([&inside]);
+        let refused = ws.read_file("private.db").await.unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "refused: `private.db` holds credentials, which commands and tools may not read here"
+        );
+        assert!(matches!(
+            refused.downcast_ref::<zidane_core::execution::ExecutionError>(),
+            Some(zidane_core::execution::ExecutionError::Withheld { .. })
+        ));
+        assert_eq!(context.exposed(), [inside.clone()]);
+
+        // Opened on purpose: readable from the next command on.
+        context.open_path(home.join(".aws"));
+        let out = run(&ws, &cat(&home.join(".aws/credentials"))).await;
+        assert_eq!(out.stdout, "aws_secret_access_key = x");
+        assert_ne!(run(&ws, &cat(&home.join(".ssh/id_ed25519"))).await.exit_code, Some(0));
+        assert!(!context.withheld().contains(&home.join(".aws")));
+    }
+
     #[tokio::test]
     async fn workspace_write_may_open_the_temporary_folder() {
         let root = tempfile::tempdir().unwrap();

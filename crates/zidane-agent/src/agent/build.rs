@@ -66,6 +66,40 @@ pub(crate) fn create_child(
     )
 }
 
+/// The execution context of an agent the host gives none: this machine in
+/// the current folder, its commands confined as the `zidane` program's are
+/// (writes in the folder and the temporary folder only, credential stores
+/// unreadable), or unconfined, with a warning, where the kernel cannot
+/// confine them.
+fn default_execution() -> Arc<dyn zidane_core::ExecutionContext> {
+    let context = ProcessContext::current_dir();
+    match context.clone().sandboxed(zidane_tools::Sandbox::workspace_write()) {
+        Ok(confined) => Arc::new(confined),
+        Err(e) => {
+            tracing::warn!(error = %e, "the agent's commands run unconfined");
+            Arc::new(context)
+        }
+    }
+}
+
+/// The sessions file holds conversations, tool output and MCP OAuth
+/// tokens: commands in this machine's sandbox and the file tools do not
+/// read it (nor its log and shared-memory files).
+fn withhold_store(execution: &dyn zidane_core::ExecutionContext, store: Option<&dyn SessionStore>) {
+    let (Some(file), Some(context)) = (
+        store.and_then(|s| s.location()),
+        execution.as_any().and_then(|any| any.downcast_ref::<ProcessContext>()),
+    ) else {
+        return;
+    };
+    let beside = |suffix: &str| {
+        let mut name = file.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    context.withhold([file.to_path_buf(), beside("-wal"), beside("-shm"), beside("-journal")]);
+}
+
 /// Where a child agent comes from (nothing, for a top-level agent).
 #[derive(Default)]
 struct Origin {
@@ -81,6 +115,8 @@ fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agen
         options.store.take(),
         options.session.is_some(),
     )?;
+    let execution = options.execution.get_or_insert_with(default_execution);
+    withhold_store(execution.as_ref(), store.as_deref());
     let mcp = Mcp::take(&mut options);
     let eager = options.eager;
     let hooks = HookBus::new();

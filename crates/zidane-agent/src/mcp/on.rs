@@ -32,20 +32,27 @@ impl Mcp {
         let elicitation = options.mcp_elicitation.take();
         // Stdio servers start inside the execution context's sandbox, as
         // its commands do (a server whose configuration says `sandbox:
-        // false` does not).
+        // false` does not); a context elsewhere than this machine (a
+        // container, a remote sandbox) cannot start them, so they are
+        // refused rather than started here unconfined.
         let launcher = options
             .execution
             .as_ref()
             .filter(|_| options.mcp_servers.iter().any(|s| !s.unconfined))
-            .and_then(|e| e.as_any())
-            .and_then(|any| any.downcast_ref::<zidane_tools::ProcessContext>())
-            .and_then(|context| match context.launcher() {
-                Ok(launcher) => launcher,
-                Err(e) => {
-                    // The context's own sandbox started, so this is rare:
-                    // the servers then start as they would without one.
-                    tracing::warn!(error = %e, "MCP servers start unconfined");
-                    None
+            .and_then(|execution| {
+                let local = execution
+                    .as_any()
+                    .and_then(|any| any.downcast_ref::<zidane_tools::ProcessContext>());
+                match local.map(zidane_tools::ProcessContext::launcher) {
+                    Some(Ok(launcher)) => launcher,
+                    Some(Err(e)) => {
+                        // The context's own sandbox started, so this is
+                        // rare: the servers then start as they would without
+                        // one.
+                        tracing::warn!(error = %e, "MCP servers start unconfined");
+                        None
+                    }
+                    None => Some(refused(execution.kind())),
                 }
             });
         let mut servers = std::mem::take(&mut options.mcp_servers);
@@ -180,6 +187,21 @@ impl Agent {
                 error: Arc::new(e),
             })
     }
+}
+
+/// A launcher that starts nothing: the agent's commands run in the `kind`
+/// execution context, elsewhere than this machine.
+fn refused(kind: &str) -> zidane_mcp::Launcher {
+    let message = format!(
+        "the agent's commands run in the `{kind}` execution context, not on this machine, so its stdio MCP servers \
+         are not started here (a server configured with `\"sandbox\": false` starts on this machine, unconfined)"
+    );
+    Arc::new(move |_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            message.clone(),
+        ))
+    })
 }
 
 /// Whether a server's failure says it is dead (it never answered within its

@@ -17,6 +17,7 @@ use zidane_core::events::{MessageError, ToolStateOp};
 use zidane_core::tool::ToolStateStore;
 use zidane_provider::{BoxFuture, Role, SessionTurn};
 
+use zidane_core::private::Tightened;
 use zidane_core::session::{Session, SessionConflict, SessionInfo, SessionRun, SessionStore, StoreError, title};
 
 type Failure = zidane_core::tool::ToolFailure;
@@ -125,6 +126,7 @@ CREATE TABLE IF NOT EXISTS mcp_oauth (
 pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
+    tightened: Arc<[Tightened]>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -171,9 +173,18 @@ pub enum OpenError {
         #[source]
         source: std::io::Error,
     },
+    /// The file could not be created, or kept to its owner.
+    #[error("cannot make {} private to its owner", path.display())]
+    Private {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The file could not be opened as a database (missing rights, not a
     /// SQLite file, a locked or full disk).
-    #[error("cannot open {}", path.display())]
+    #[error("cannot open {}{}", path.display(), cause(source))]
     Open {
         /// The file.
         path: PathBuf,
@@ -182,8 +193,9 @@ pub enum OpenError {
         source: rusqlite::Error,
     },
     /// The file opened, but its settings or tables could not be set up
-    /// (a newer schema, a read-only file, a locked database).
-    #[error("cannot set up the sessions tables in {}", path.display())]
+    /// (not a database, a malformed one, a newer schema, a read-only file,
+    /// a locked database).
+    #[error("cannot set up the sessions tables in {}{}", path.display(), cause(source))]
     Schema {
         /// The file.
         path: PathBuf,
@@ -191,6 +203,24 @@ pub enum OpenError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+/// What went wrong with a sessions file, in words a person can act on
+/// (`: it is not a database`); empty when SQLite's own message, the
+/// error's source, is all there is to say.
+fn cause(error: &rusqlite::Error) -> &'static str {
+    use rusqlite::ffi::ErrorCode;
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => ": it is not a database (another kind of file, or an encrypted one)",
+        Some(ErrorCode::DatabaseCorrupt) => ": the database is malformed (damaged)",
+        Some(ErrorCode::ReadOnly) => ": it is read-only",
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ": another process holds it locked",
+        Some(ErrorCode::CannotOpen) => ": it cannot be opened (a missing folder, or no right to it)",
+        Some(ErrorCode::PermissionDenied) => ": no right to it",
+        Some(ErrorCode::DiskFull) => ": the disk is full",
+        Some(ErrorCode::SystemIoFailure) => ": the disk failed to read or write it",
+        _ => "",
+    }
 }
 
 impl From<OpenError> for StoreError {
@@ -213,11 +243,43 @@ impl SqliteStore {
     /// `synchronous` says.
     pub fn open_with(path: impl AsRef<Path>, synchronous: Synchronous) -> Result<Self, OpenError> {
         let path = path.as_ref().to_path_buf();
+        let mut tightened = Vec::new();
+        // Conversations, tool output and OAuth tokens: the owner's alone.
+        // The folder is made private when the store creates it, or when it
+        // is the per-user default's; a folder named by the caller that
+        // exists (a project folder) is left as it is.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| OpenError::Folder {
-                path: dir.to_path_buf(),
+            let ours = !dir.is_dir() || Self::default_path().parent() == Some(dir);
+            if ours {
+                tightened.extend(
+                    zidane_core::private::private_dir(dir).map_err(|source| OpenError::Folder {
+                        path: dir.to_path_buf(),
+                        source,
+                    })?,
+                );
+            }
+        }
+        let private = |p: &Path| {
+            zidane_core::private::private_file(p).map_err(|source| OpenError::Private {
+                path: p.to_path_buf(),
                 source,
-            })?;
+            })
+        };
+        tightened.extend(private(&path)?);
+        // SQLite gives the log and the shared-memory file the database's
+        // mode when it creates them; ones left from before are narrowed.
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let mut side = path.clone().into_os_string();
+            side.push(suffix);
+            let side = PathBuf::from(side);
+            tightened.extend(
+                zidane_core::private::tighten(&side, zidane_core::private::FILE_MODE).map_err(|source| {
+                    OpenError::Private {
+                        path: side.clone(),
+                        source,
+                    }
+                })?,
+            );
         }
         let conn = Connection::open(&path).map_err(|source| OpenError::Open {
             path: path.clone(),
@@ -246,7 +308,16 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             path,
+            tightened: tightened.into(),
         })
+    }
+
+    /// What opening the store narrowed to its owner (a file or folder
+    /// other users of the machine could read, left by an earlier version
+    /// or created by hand), for the host to tell the person; empty when
+    /// everything was private already.
+    pub fn tightened(&self) -> &[Tightened] {
+        &self.tightened
     }
 
     /// The per-user default location: `$ZIDANE_HOME/sessions.db`, else

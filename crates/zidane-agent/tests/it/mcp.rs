@@ -522,6 +522,18 @@ fn filesystem(name: &str, root: &Path) -> McpServerConfig {
 /// an agent working in `work` with the basic preset (commands confined by
 /// default); the result the model read.
 async fn write_through_mcp(work: &Path, server: McpServerConfig, target: &Path) -> String {
+    let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work));
+    assert!(preset.confinement.is_confined(), "{:?}", preset.confinement);
+    write_with(Some(preset.execution), server, target).await
+}
+
+/// [`write_through_mcp`] with the agent's execution context as given
+/// (`None`: the agent's default).
+async fn write_with(
+    execution: Option<std::sync::Arc<dyn zidane_core::ExecutionContext>>,
+    server: McpServerConfig,
+    target: &Path,
+) -> String {
     let name = server.name.clone();
     let p = provider(vec![
         Script::call(
@@ -531,11 +543,9 @@ async fn write_through_mcp(work: &Path, server: McpServerConfig, target: &Path) 
         ),
         Script::answer("done"),
     ]);
-    let preset = zidane_tools::basic(zidane_tools::BasicOptions::in_folder(work));
-    assert!(preset.confinement.is_confined(), "{:?}", preset.confinement);
     let agent = create_agent(AgentOptions {
         mcp_servers: vec![server],
-        execution: Some(preset.execution),
+        execution,
         ..options(&p)
     })
     .unwrap();
@@ -575,6 +585,102 @@ async fn a_stdio_server_runs_in_the_execution_contexts_sandbox() {
     open.unconfined = true;
     let written = write_through_mcp(work.path(), open, &target).await;
     assert!(target.exists(), "the unconfined server could not write: {written}");
+}
+
+/// A library user who gives no execution context gets the program's
+/// default: stdio servers start confined (the agent's folder is the current
+/// one, the crate's). A context elsewhere than this machine cannot start
+/// them, so they are refused with a reason, not started here unconfined.
+#[tokio::test]
+async fn stdio_servers_are_confined_whatever_the_execution_context() {
+    let outside = outside_tmp();
+    let target = outside.path().join("escaped.txt");
+    let refused = write_with(None, filesystem("fs", outside.path()), &target).await;
+    assert!(
+        !target.exists(),
+        "the default context's server wrote outside: {refused}"
+    );
+    assert!(
+        refused.contains("EACCES") || refused.to_lowercase().contains("permission denied"),
+        "{refused}"
+    );
+
+    let agent = create_agent(AgentOptions {
+        mcp_servers: vec![filesystem("fs", outside.path())],
+        execution: Some(std::sync::Arc::new(Elsewhere)),
+        ..options(&provider(vec![]))
+    })
+    .unwrap();
+    let failed = agent.warmup().await.unwrap_err().to_string();
+    assert!(
+        failed.contains("the agent's commands run in the `container` execution context, not on this machine"),
+        "{failed}"
+    );
+}
+
+/// An execution context that is not this machine (a container's, say).
+struct Elsewhere;
+
+impl zidane_core::ExecutionContext for Elsewhere {
+    fn kind(&self) -> &str {
+        "container"
+    }
+    fn spawn(
+        &self,
+    ) -> zidane_provider::BoxFuture<'_, Result<zidane_core::events::ExecutionHandle, zidane_core::events::SharedError>>
+    {
+        Box::pin(async {
+            Ok(zidane_core::events::ExecutionHandle {
+                id: "c".into(),
+                kind: "container".into(),
+            })
+        })
+    }
+    fn exec<'a>(
+        &'a self,
+        _: &'a zidane_core::events::ExecutionHandle,
+        _: &'a str,
+        _: zidane_core::execution::ExecOptions,
+    ) -> zidane_provider::BoxFuture<'a, Result<zidane_core::execution::ExecOutput, zidane_core::events::SharedError>>
+    {
+        Box::pin(async { Ok(zidane_core::execution::ExecOutput::default()) })
+    }
+    fn read_file<'a>(
+        &'a self,
+        _: &'a zidane_core::events::ExecutionHandle,
+        _: &'a str,
+    ) -> zidane_provider::BoxFuture<'a, Result<Vec<u8>, zidane_core::events::SharedError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn write_file<'a>(
+        &'a self,
+        _: &'a zidane_core::events::ExecutionHandle,
+        _: &'a str,
+        _: &'a [u8],
+    ) -> zidane_provider::BoxFuture<'a, Result<(), zidane_core::events::SharedError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn list<'a>(
+        &'a self,
+        _: &'a zidane_core::events::ExecutionHandle,
+        _: &'a str,
+    ) -> zidane_provider::BoxFuture<'a, Result<Vec<zidane_core::execution::DirEntry>, zidane_core::events::SharedError>>
+    {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    fn stat<'a>(
+        &'a self,
+        _: &'a zidane_core::events::ExecutionHandle,
+        _: &'a str,
+    ) -> zidane_provider::BoxFuture<
+        'a,
+        Result<Option<zidane_core::execution::FileStat>, zidane_core::events::SharedError>,
+    > {
+        Box::pin(async { Ok(None) })
+    }
+    fn destroy<'a>(&'a self, _: &'a zidane_core::events::ExecutionHandle) -> zidane_provider::BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// A folder outside both the working folder and the temporary folder

@@ -405,9 +405,75 @@ fn the_store_openers_return_a_typed_error_naming_the_path() {
         "{error:?}"
     );
     assert!(error.to_string().contains("notes.db"), "{error}");
-    // The cause says why, once.
+    assert!(
+        error
+            .to_string()
+            .ends_with(": it is not a database (another kind of file, or an encrypted one)"),
+        "the message names the cause: {error}"
+    );
+    // A damaged database says so.
+    let damaged = dir.path().join("damaged.db");
+    {
+        let store = SqliteStore::open(&damaged).unwrap();
+        drop(store);
+    }
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes.resize(8192, 0);
+    for b in &mut bytes[100..] {
+        *b = 0xA5;
+    }
+    std::fs::write(&damaged, &bytes).unwrap();
+    let _ = std::fs::remove_file(dir.path().join("damaged.db-wal"));
+    let error = SqliteStore::open(&damaged).unwrap_err();
+    assert!(error.to_string().contains(": the database is malformed"), "{error}");
+    // SQLite's own words stay in the source, once.
     let cause = std::error::Error::source(&error).unwrap().to_string();
     assert!(!error.to_string().contains(&cause), "{error} / {cause}");
+}
+
+/// The sessions file holds conversations, tool output and OAuth tokens:
+/// it is created for its owner alone (`0600`, the folder `0700`), and one
+/// left open to others is narrowed when opened, which the store reports.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sessions_file_is_its_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data/zidane/sessions.db");
+    let store = SqliteStore::open(&db).unwrap();
+    store.create("s", 1).await.unwrap();
+    assert!(store.tightened().is_empty());
+    let wal = dir.path().join("data/zidane/sessions.db-wal");
+    assert_eq!(
+        (
+            mode(&db),
+            mode(&wal),
+            mode(&dir.path().join("data/zidane")),
+            mode(&dir.path().join("data"))
+        ),
+        (0o600, 0o600, 0o700, 0o700)
+    );
+    drop(store);
+
+    // A file an earlier version left readable by everyone.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let store = SqliteStore::open(&db).unwrap();
+    let narrowed: Vec<(std::path::PathBuf, u32, u32)> = store
+        .tightened()
+        .iter()
+        .map(|t| (t.path.clone(), t.was, t.now))
+        .collect();
+    assert_eq!(narrowed, [(db.clone(), 0o644, 0o600)]);
+    assert_eq!(mode(&db), 0o600);
+    assert!(store.load("s").await.unwrap().is_some(), "the sessions are still there");
+
+    // A folder the caller named that exists (a project folder) keeps its mode.
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let here = SqliteStore::open(project.join("sessions.db")).unwrap();
+    assert_eq!((mode(&project), mode(here.path())), (0o755, 0o600));
 }
 
 /// A `tool:gate` handler that blocks a call keeps what it put in the

@@ -18,14 +18,21 @@ use super::{FileFilter, FileHits, Hits, StopFlag, WalkRules, searcher};
 pub(super) struct Searched {
     pub top: PathBuf,
     pub base: PathBuf,
+    /// What the walk leaves out as withheld (credential stores, the
+    /// sessions file) when the context has a sandbox.
+    pub hides: Hides,
 }
+
+/// Whether a path is withheld from the tools.
+pub(super) type Hides = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 use crate::fail;
 
 /// The walk of `base`, started at the working folder `top` so the ignore
 /// files of the folders between them apply (and none above `top`: a
 /// `.gitignore` in the home folder is not the project's), going down only
 /// towards and into `base`.
-fn walker(top: &Path, base: &Path, rules: WalkRules) -> ignore::WalkParallel {
+fn walker(top: &Path, base: &Path, rules: WalkRules, hides: &Hides) -> ignore::WalkParallel {
+    let hides = Arc::clone(hides);
     let ignored = !rules.include_ignored;
     let base = base.to_path_buf();
     let mut builder = WalkBuilder::new(top);
@@ -41,6 +48,9 @@ fn walker(top: &Path, base: &Path, rules: WalkRules) -> ignore::WalkParallel {
         .follow_links(false)
         .filter_entry(move |entry| {
             let path = entry.path();
+            if hides(path) {
+                return false;
+            }
             if !path.starts_with(&base) {
                 // Above `base`: only the folders on the way to it.
                 return base.starts_with(path);
@@ -76,19 +86,26 @@ fn each_file<F>(folder: &Searched, rules: WalkRules, stop: &StopFlag, make: impl
 where
     F: FnMut(&Path, String) + Send + 'static,
 {
-    let reached = walk_files(&folder.top, &folder.base, rules, stop, &make);
+    let reached = walk_files(&folder.top, &folder.base, rules, &folder.hides, stop, &make);
     if !reached && folder.top != folder.base {
-        walk_files(&folder.base, &folder.base, rules, stop, &make);
+        walk_files(&folder.base, &folder.base, rules, &folder.hides, stop, &make);
     }
 }
 
 /// One walk from `top` into `base`; whether it reached `base`.
-fn walk_files<F>(top: &Path, base: &Path, rules: WalkRules, stop: &StopFlag, make: &(impl Fn() -> F + Sync)) -> bool
+fn walk_files<F>(
+    top: &Path,
+    base: &Path,
+    rules: WalkRules,
+    hides: &Hides,
+    stop: &StopFlag,
+    make: &(impl Fn() -> F + Sync),
+) -> bool
 where
     F: FnMut(&Path, String) + Send + 'static,
 {
     let reached = Arc::new(AtomicBool::new(false));
-    walker(top, base, rules).run(|| {
+    walker(top, base, rules, hides).run(|| {
         let mut visit = make();
         let base = base.to_path_buf();
         let (stop, reached) = (stop.clone(), Arc::clone(&reached));

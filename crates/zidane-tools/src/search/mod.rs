@@ -267,7 +267,9 @@ async fn folder(ws: &Workspace, input: &Value) -> Result<Folder, ToolFailure> {
         .and_then(|process| {
             let base = process.resolve(&base).ok()?;
             let top = process.root().canonicalize().ok()?;
-            base.starts_with(&top).then_some(local::Searched { top, base })
+            let context = process.clone();
+            let hides: local::Hides = Arc::new(move |path: &std::path::Path| context.hides(path));
+            base.starts_with(&top).then_some(local::Searched { top, base, hides })
         });
     Ok(match local {
         Some(path) => Folder::Local(path),
