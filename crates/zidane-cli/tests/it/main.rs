@@ -13,6 +13,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 mod acp;
 mod checkpoints;
 mod conventions;
+mod credentials;
 mod frontends;
 mod hooks;
 mod serve;
