@@ -102,6 +102,33 @@ pub struct PostgresOptions {
     /// The name this process gives its host in the leases table (the
     /// machine's host name by default).
     pub host: Option<String>,
+    /// How long a connection is quiet before TCP keepalive probes start,
+    /// on both ends (the client's socket, and the server's for the lock
+    /// connection): a host that vanished without closing its sockets is
+    /// found by the probes. Default 10 s.
+    pub keepalive_idle: Duration,
+    /// Time between keepalive probes. Default 5 s.
+    pub keepalive_interval: Duration,
+    /// Unanswered probes before the connection is dropped. Default 3.
+    pub keepalive_retries: u32,
+    /// How long sent data may stay unacknowledged before the connection is
+    /// dropped (`TCP_USER_TIMEOUT`, on both ends as above). Default 30 s.
+    pub tcp_user_timeout: Duration,
+    /// How long the server keeps the lock connection of a holder it hears
+    /// nothing from before it ends that session, and with it the lease's
+    /// lock (PostgreSQL's `idle_session_timeout`, 14 and later; at least
+    /// twice the [`heartbeat`](Self::heartbeat), which speaks on it); also
+    /// how long the holder waits for the heartbeat's answer before it
+    /// takes the lock connection, and its sessions, for lost. Default 30 s.
+    pub lock_idle_timeout: Duration,
+}
+
+impl PostgresOptions {
+    /// The idle-session timeout the lock connection gets: never less than
+    /// two heartbeats.
+    pub(crate) fn lock_idle(&self) -> Duration {
+        self.lock_idle_timeout.max(self.heartbeat * 2)
+    }
 }
 
 impl Default for PostgresOptions {
@@ -112,6 +139,11 @@ impl Default for PostgresOptions {
             heartbeat: Duration::from_secs(10),
             acquire_wait: Duration::from_secs(1),
             host: None,
+            keepalive_idle: Duration::from_secs(10),
+            keepalive_interval: Duration::from_secs(5),
+            keepalive_retries: 3,
+            tcp_user_timeout: Duration::from_secs(30),
+            lock_idle_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -273,7 +305,18 @@ impl PostgresStore {
     /// or `host=… dbname=…`; TLS as its `sslmode` says, with the Mozilla
     /// roots) and creates the tables when missing.
     pub async fn connect(url: &str, options: &PostgresOptions) -> Result<Self, PostgresError> {
-        let config: Config = url.parse().map_err(PostgresError::Url)?;
+        let mut config: Config = url.parse().map_err(PostgresError::Url)?;
+        // A peer that vanishes without closing the connection (a lost
+        // machine, a dropped route) is noticed in bounded time.
+        config
+            .keepalives(true)
+            .keepalives_idle(options.keepalive_idle)
+            .keepalives_interval(options.keepalive_interval)
+            .keepalives_retries(options.keepalive_retries)
+            .tcp_user_timeout(options.tcp_user_timeout);
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(options.tcp_user_timeout);
+        }
         if let Some(schema) = &options.schema
             && (schema.is_empty() || !schema.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         {

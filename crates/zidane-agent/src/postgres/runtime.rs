@@ -5,9 +5,11 @@
 //! Leases: a holder takes a session-level advisory lock on a connection
 //! of its own, keyed by the session, and then moves the session's row in
 //! `leases` to its owner id and the next epoch. The database drops the lock
-//! when that connection ends, so a holder that dies (`kill -9`, a lost
-//! host) gives the session up as soon as the server sees its connection
-//! close, on any host and without a look at `/proc`. A heartbeat renews
+//! when that connection ends, so a holder that dies (`kill -9`) gives the
+//! session up as soon as the server sees its connection close, on any host
+//! and without a look at `/proc`; a host that vanishes without closing it
+//! gives it up when the server's keepalive probes or its idle-session
+//! timeout end the connection (under a minute by default). A heartbeat renews
 //! the row and checks the lock connection; a lost lock connection makes
 //! every session it held stale, so this process writes no more to them.
 //!
@@ -189,13 +191,39 @@ impl PostgresRuntime {
     async fn lock_connection<'a>(&self, slot: &'a mut Option<Client>) -> Result<&'a mut Client, StoreError> {
         if slot.as_ref().is_none_or(Client::is_closed) {
             let client = self.store.dedicated().await?;
+            let o = &self.options;
+            // The server's side of the lock connection: a holder whose
+            // machine vanished is found by the server's keepalive probes
+            // or unacknowledged data, and one whose connection went silent
+            // (nothing arrives, nothing closes) by the idle-session
+            // timeout, which the heartbeat never lets a live holder reach.
+            // Ending the session drops the lock, so the lease frees in
+            // bounded time, not when the kernel gives up (hours).
             client
                 .batch_execute(&format!(
-                    "SET lock_timeout = {}",
-                    self.options.acquire_wait.as_millis().max(1)
+                    "SET lock_timeout = {}; SET tcp_keepalives_idle = {}; SET tcp_keepalives_interval = {}; \
+                     SET tcp_keepalives_count = {}; SET tcp_user_timeout = {}",
+                    o.acquire_wait.as_millis().max(1),
+                    o.keepalive_idle.as_secs().max(1),
+                    o.keepalive_interval.as_secs().max(1),
+                    o.keepalive_retries.max(1),
+                    o.tcp_user_timeout.as_millis().max(1),
                 ))
                 .await
                 .map_err(db)?;
+            let idle = client
+                .batch_execute(&format!(
+                    "SET idle_session_timeout = {}",
+                    o.lock_idle().as_millis().max(1)
+                ))
+                .await;
+            if let Err(e) = idle {
+                // Before PostgreSQL 14: the keepalives still apply.
+                if e.code() != Some(&tokio_postgres::error::SqlState::UNDEFINED_OBJECT) {
+                    return Err(db(e));
+                }
+                tracing::warn!(target: "zidane", "this PostgreSQL has no idle_session_timeout (14 and later): a holder whose connection goes silent keeps its leases until the keepalives end it");
+            }
             return Ok(slot.insert(client));
         }
         slot.as_mut().ok_or_else(|| err("the lock connection is gone"))
@@ -535,11 +563,20 @@ async fn heartbeat(runtime: Weak<PostgresRuntime>) {
         let Some(rt) = runtime.upgrade() else { return };
         let held: Vec<(String, u64)> = rt.state.lock().leases.iter().map(|(s, e)| (s.clone(), *e)).collect();
         let alive = {
-            let slot = rt.locks.lock().await;
-            match slot.as_ref() {
-                Some(client) => client.simple_query("SELECT 1").await.is_ok(),
+            let mut slot = rt.locks.lock().await;
+            let answered = match slot.as_ref() {
+                // A connection that went silent never answers: past the
+                // idle timeout the server has ended it anyway.
+                Some(client) => tokio::time::timeout(rt.options.lock_idle(), client.simple_query("SELECT 1"))
+                    .await
+                    .is_ok_and(|r| r.is_ok()),
                 None => false,
+            };
+            if !answered {
+                // The next lease opens a new one.
+                slot.take();
             }
+            answered
         };
         let now = rt.clock.now_ms() as i64;
         for (session, epoch) in held {

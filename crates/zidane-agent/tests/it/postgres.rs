@@ -270,3 +270,132 @@ async fn a_bad_connection_string_and_an_unreachable_server_are_typed_errors() {
     let named = PostgresRuntime::connect(&postgres_url(), odd).await.unwrap_err();
     assert!(matches!(named, zidane_agent::PostgresError::SchemaName(_)), "{named:?}");
 }
+
+/// A TCP proxy on loopback to `upstream` that can go silent: it stops
+/// forwarding in both directions but keeps every socket open, as a route
+/// to a machine that vanished does (nothing arrives, nothing closes).
+struct SilentProxy {
+    port: u16,
+    silent: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SilentProxy {
+    async fn start(upstream: String) -> Self {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let silent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&silent);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let (cr, cw) = client.into_split();
+                let (sr, sw) = server.into_split();
+                for (mut from, mut to) in [
+                    (
+                        Box::new(cr) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+                        Box::new(sw) as Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+                    ),
+                    (Box::new(sr), Box::new(cw)),
+                ] {
+                    let flag = Arc::clone(&flag);
+                    tokio::spawn(async move {
+                        let mut buf = vec![0u8; 16 << 10];
+                        loop {
+                            let Ok(n) = from.read(&mut buf).await else { return };
+                            if n == 0 {
+                                return;
+                            }
+                            if flag.load(Ordering::SeqCst) {
+                                // Silent: hold both ends open, forward nothing.
+                                std::future::pending::<()>().await;
+                            }
+                            if to.write_all(&buf[..n]).await.is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            }
+        });
+        SilentProxy { port, silent }
+    }
+
+    fn silence(&self) {
+        self.silent.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A holder whose connection goes silent (its machine vanished; no close
+/// ever reaches the server) gives its session up in bounded time: the
+/// server ends its lock connection once it has heard nothing for
+/// `lock_idle_timeout`, and the lock goes with it.
+#[tokio::test]
+async fn a_holder_whose_connection_goes_silent_loses_its_lease_in_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = postgres_schema(dir.path());
+    let url = postgres_url();
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let proxy = SilentProxy::start(format!("127.0.0.1:{port}")).await;
+    let through = url.replace(&format!(":{port}/"), &format!(":{}/", proxy.port));
+    assert_ne!(through, url);
+
+    let holder = Arc::new(
+        PostgresRuntime::connect(
+            &through,
+            PostgresOptions {
+                schema: Some(schema.clone()),
+                host: Some("vanishing".into()),
+                heartbeat: std::time::Duration::from_millis(250),
+                lock_idle_timeout: std::time::Duration::from_millis(500),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    assert!(Arc::clone(&holder).acquire("s".into()).await.unwrap());
+    let other = Arc::new(
+        PostgresRuntime::connect(
+            &url,
+            PostgresOptions {
+                schema: Some(schema),
+                host: Some("other".into()),
+                acquire_wait: std::time::Duration::from_millis(100),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap(),
+    );
+    // Alive and heard from: the other host is refused.
+    let held = Arc::clone(&other).acquire("s".into()).await.unwrap_err();
+    assert!(matches!(held, zidane_core::durable::LeaseError::Held(_)), "{held:?}");
+
+    proxy.silence();
+    let silent_at = std::time::Instant::now();
+    // The server's timer is real time: the lease frees about half a
+    // second after the last heartbeat got through.
+    let taken = loop {
+        match Arc::clone(&other).acquire("s".into()).await {
+            Ok(taken) => break taken,
+            Err(zidane_core::durable::LeaseError::Held(_)) if silent_at.elapsed().as_secs() < 20 => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!(
+                "the lease stayed with the silent holder ({:?}): {e:?}",
+                silent_at.elapsed()
+            ),
+        }
+    };
+    assert!(taken);
+    assert!(
+        silent_at.elapsed() < std::time::Duration::from_secs(10),
+        "freed after {:?}",
+        silent_at.elapsed()
+    );
+    let lease = other.lease("s").await.unwrap().unwrap();
+    assert_eq!((lease.host.as_str(), lease.epoch), ("other", 2));
+}
