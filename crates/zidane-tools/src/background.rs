@@ -25,6 +25,8 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 
 struct Entry {
     task: BackgroundTask,
+    /// The mark its process tree carries.
+    mark: Option<String>,
     owner: Option<BackgroundOwner>,
     /// A kill was asked for: the exit is reported `killed`.
     killing: bool,
@@ -169,6 +171,7 @@ impl Tasks {
     pub(crate) fn start(
         self: &Arc<Self>,
         mut cmd: tokio::process::Command,
+        mark: String,
         command: &str,
         cwd: &Path,
         owner: Option<BackgroundOwner>,
@@ -187,6 +190,7 @@ impl Tasks {
             .map_err(|e| ExecutionError::io("cannot share the output file".to_owned(), e))?;
         cmd.stdout(file).stderr(err);
         let mut child = spawn(cmd).map_err(|e| ExecutionError::io("cannot start `sh`".to_owned(), e))?;
+        crate::tree::started(child.id());
         let pid = child.id().unwrap_or_default();
         let task = BackgroundTask {
             task_id: id.clone(),
@@ -202,6 +206,7 @@ impl Tasks {
         let (done_tx, done) = tokio::sync::watch::channel(false);
         self.lock().push(Entry {
             task: task.clone(),
+            mark: Some(mark),
             owner: owner.clone(),
             killing: false,
             done,
@@ -213,6 +218,7 @@ impl Tasks {
         let tasks = Arc::clone(self);
         tokio::spawn(async move {
             let status = child.wait().await;
+            crate::tree::ended(Some(pid));
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             let (code, signal) = match &status {
                 Ok(status) => {
@@ -277,7 +283,7 @@ impl Tasks {
     /// Kills a task's process group (`SIGTERM`, then `SIGKILL` after a
     /// grace) and waits for its exit.
     pub(crate) async fn kill(&self, task_id: &str) -> bool {
-        let (pid, mut done) = {
+        let (pid, mark, mut done) = {
             let mut entries = self.lock();
             let Some(entry) = entries.iter_mut().find(|e| e.task.task_id == task_id) else {
                 return false;
@@ -286,7 +292,7 @@ impl Tasks {
                 return true;
             }
             entry.killing = true;
-            (entry.task.pid, entry.done.clone())
+            (entry.task.pid, entry.mark.clone(), entry.done.clone())
         };
         signal_group(pid, true);
         let ended = tokio::time::timeout(KILL_GRACE, done.wait_for(|d| *d)).await.is_ok();
@@ -296,6 +302,10 @@ impl Tasks {
         } else {
             // What the shell left behind in its group goes too.
             signal_group(pid, false);
+        }
+        // And what left the group or the session.
+        if let Some(mark) = mark {
+            let _ = tokio::task::spawn_blocking(move || crate::tree::kill_marked(&mark, false)).await;
         }
         true
     }
@@ -375,6 +385,8 @@ impl Tasks {
             }
             entries.push(Entry {
                 task: task.clone(),
+                // Another process's mark: its group is what a kill reaches.
+                mark: None,
                 owner: Some(owner),
                 killing: false,
                 done,

@@ -30,6 +30,7 @@ mod spawn;
 #[cfg(test)]
 mod tests;
 mod todo;
+mod tree;
 #[cfg(feature = "web")]
 mod web;
 
@@ -45,6 +46,7 @@ pub use files::{MAX_IMAGE_BYTES, image_media_type};
 pub use process::ProcessContext;
 pub use sandbox::{Sandbox, SandboxError, SandboxMode, credential_paths, env_files_near};
 pub use spawn::{SPAWN_DESCRIPTION, render as render_spawn_result, spawn};
+pub use tree::{MARK_VAR, become_subreaper, stop_command_processes};
 #[cfg(feature = "web")]
 pub use web::{HostFilter, MAX_REDIRECTS, WebFetchOptions, web_fetch};
 use zidane_provider::SYSTEM_PROMPT_BOUNDARY;

@@ -33,6 +33,8 @@ pub struct ProcessContext {
     /// What commands and the file tools may not read under a sandbox
     /// (shared by clones of the context).
     withheld: Arc<parking_lot::RwLock<crate::sandbox::Withheld>>,
+    /// The mark every command of this context carries (see `tree`).
+    mark: Arc<str>,
 }
 
 use zidane_core::credentials::is_secret_var;
@@ -47,6 +49,7 @@ impl ProcessContext {
             sandbox: crate::sandbox::Sandbox::default(),
             confiner: None,
             withheld: Arc::default(),
+            mark: crate::tree::new_mark(None).into(),
         }
     }
 
@@ -228,9 +231,12 @@ impl ProcessContext {
     }
 
     /// A `sh -c command` in `cwd`, with credentials filtered out of its
-    /// environment, leading a process group of its own.
-    pub(crate) fn shell(&self, command: &str, cwd: &Path) -> Result<tokio::process::Command, SharedError> {
+    /// environment, leading a process group of its own, and the mark its
+    /// process tree carries (returned).
+    pub(crate) fn shell(&self, command: &str, cwd: &Path) -> Result<(tokio::process::Command, String), SharedError> {
         let mut cmd = tokio::process::Command::new("sh");
+        let mark = crate::tree::new_mark(Some(&self.mark));
+        crate::tree::apply(&mut cmd, &mark);
         cmd.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
         for (name, value) in std::env::vars_os() {
             let name = name.to_string_lossy();
@@ -240,7 +246,7 @@ impl ProcessContext {
         }
         #[cfg(unix)]
         cmd.process_group(0);
-        Ok(cmd)
+        Ok((cmd, mark))
     }
 
     /// Starts a command: from the confined thread when there is a sandbox.
@@ -420,15 +426,17 @@ impl ExecutionContext for ProcessContext {
     ) -> BoxFuture<'a, Result<ExecOutput, SharedError>> {
         Box::pin(async move {
             let cwd = self.folder(options.cwd.as_deref())?;
-            let mut cmd = self.shell(command, &cwd)?;
+            let (mut cmd, mark) = self.shell(command, &cwd)?;
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
             let mut child = self
                 .start(cmd)
                 .map_err(|e| ExecutionError::io("cannot start `sh`".to_owned(), e))?;
             let pid = child.id();
+            crate::tree::started(pid);
             // Dropped with this future (the dispatcher dropping an aborted
-            // call, a cancelled run), it takes the whole group with it.
-            let mut guard = GroupGuard(pid);
+            // call, a cancelled run, a suspended one), it takes the whole
+            // group with it, and what left the group or the session.
+            let mut guard = GroupGuard { pid, mark };
             // Output is kept as it streams, bounded: a command that prints
             // gigabytes costs its head and tail, never all of it.
             let bound = options.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BOUND);
@@ -449,8 +457,11 @@ impl ExecutionContext for ProcessContext {
             match output {
                 Some(out) => {
                     // The command ended on its own; what it left running in the
-                    // background is its business (see `docs/ARCHITECTURE.md`).
+                    // background is its business until the context is
+                    // destroyed (see `docs/ARCHITECTURE.md`).
                     guard.disarm();
+                    crate::tree::ended(pid);
+                    crate::tree::sweep();
                     let (stdout, stderr, status) = out;
                     Ok(ExecOutput {
                         stdout,
@@ -578,7 +589,13 @@ impl ExecutionContext for ProcessContext {
     }
 
     fn destroy<'a>(&'a self, _handle: &'a ExecutionHandle) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.tasks.kill_all().await })
+        Box::pin(async move {
+            self.tasks.kill_all().await;
+            // What commands left running (a server started with `&`, a
+            // daemon in a session of its own) ends with the context.
+            let mark = Arc::clone(&self.mark);
+            let _ = tokio::task::spawn_blocking(move || crate::tree::kill_marked(&mark, false)).await;
+        })
     }
 
     fn exec_background<'a>(
@@ -589,9 +606,9 @@ impl ExecutionContext for ProcessContext {
     ) -> BoxFuture<'a, Result<BackgroundTask, SharedError>> {
         Box::pin(async move {
             let cwd = self.folder(options.cwd.as_deref())?;
-            let cmd = self.shell(command, &cwd)?;
+            let (cmd, mark) = self.shell(command, &cwd)?;
             self.tasks
-                .start(cmd, command, &cwd, options.owner, |cmd| self.start(cmd))
+                .start(cmd, mark, command, &cwd, options.owner, |cmd| self.start(cmd))
         })
     }
 
@@ -632,19 +649,25 @@ impl ExecutionContext for ProcessContext {
     }
 }
 
-/// Kills a command's process group when dropped, unless disarmed.
-struct GroupGuard(Option<u32>);
+/// Kills a command's process group, and every process carrying its mark,
+/// when dropped, unless disarmed.
+struct GroupGuard {
+    pid: Option<u32>,
+    mark: String,
+}
 
 impl GroupGuard {
     fn disarm(&mut self) {
-        self.0 = None;
+        self.pid = None;
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if let Some(pid) = self.0.take() {
+        if let Some(pid) = self.pid.take() {
             kill_group(pid);
+            crate::tree::kill_marked(&self.mark, false);
+            crate::tree::ended(Some(pid));
         }
     }
 }

@@ -14,6 +14,7 @@ mod acp;
 mod checkpoints;
 mod conventions;
 mod credentials;
+mod faults;
 mod frontends;
 mod hooks;
 mod serve;
