@@ -20,6 +20,14 @@ pub struct RetryPolicy {
     /// The most a request may spend waiting between its attempts, all
     /// retries together; past it the request gives up (or falls back).
     pub max_total_delay: Duration,
+    /// The most a request may spend waiting on a provider that sends
+    /// nothing, its attempts (and fallbacks) together, whatever attempts
+    /// are left: an attempt given up for silence (an idle timeout) is
+    /// retried only while another silence as long would still fit, so a
+    /// provider that stopped answering ends the request in about this
+    /// long, not after every transport attempt's idle timeout and
+    /// back-off. Default 5 minutes.
+    pub max_silence: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -30,6 +38,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_millis(1000),
             max_delay: Duration::from_secs(60),
             max_total_delay: Duration::from_secs(180),
+            max_silence: Duration::from_secs(300),
         }
     }
 }

@@ -91,6 +91,7 @@ struct Inner {
     error_type: Option<String>,
     endpoint: Option<String>,
     source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+    silence: Option<Duration>,
 }
 
 impl ProviderError {
@@ -118,6 +119,7 @@ impl ProviderError {
                 error_type: None,
                 endpoint: None,
                 source: None,
+                silence: None,
             }),
         }
     }
@@ -151,6 +153,20 @@ impl ProviderError {
     pub fn with_endpoint(mut self, url: impl Into<String>) -> Self {
         self.inner.endpoint = Some(url.into());
         self
+    }
+
+    /// With how long the provider had sent nothing when the attempt was
+    /// given up (an idle timeout).
+    pub fn with_silence(mut self, silence: Duration) -> Self {
+        self.inner.silence = Some(silence);
+        self
+    }
+
+    /// How long the provider had sent nothing when the attempt was given
+    /// up, when that is why it failed (an idle timeout): the run loop
+    /// bounds the silence of a request's attempts together.
+    pub fn silence(&self) -> Option<Duration> {
+        self.inner.silence
     }
 
     /// The URL the failed request went to, when it got that far.

@@ -7,8 +7,9 @@
 //! a turn, when the loop has a compactor); stripping
 //! replayed reasoning the provider rejects (once per call); a retry after
 //! a delay (a retryable error, within the attempt cap of its class,
-//! transport or provider, and `max_total_delay`); the next model of the
-//! fallback chain; or failing.
+//! transport or provider, `max_total_delay`, and for a provider that sent
+//! nothing, `max_silence`); the next model of the fallback chain; or
+//! failing.
 
 use std::time::Duration;
 
@@ -42,17 +43,22 @@ pub(crate) struct Attempts {
     pub(crate) may_compact: bool,
     /// Time waited between attempts, against `max_total_delay`.
     pub(crate) waited: Duration,
+    /// Time the provider sent nothing in attempts given up for it, against
+    /// `max_silence`.
+    pub(crate) silent: Duration,
 }
 
 impl Attempts {
-    /// A retry is taken: its attempt number and its wait.
-    pub(crate) fn count(&mut self, transport: bool, attempt: u32, delay: Duration) {
+    /// A retry is taken: its attempt number, its wait, and the silence of
+    /// the attempt it follows.
+    pub(crate) fn count(&mut self, transport: bool, attempt: u32, delay: Duration, silence: Option<Duration>) {
         if transport {
             self.transport = attempt;
         } else {
             self.provider = attempt;
         }
         self.waited += delay;
+        self.silent += silence.unwrap_or_default();
     }
 }
 
@@ -111,7 +117,16 @@ pub(crate) fn recover(
         (attempts.provider + 1, behavior.retry.max_attempts)
     };
     let delay = retry_delay(behavior, attempt, error.retry_after(), jitter);
-    if error.is_retryable() && attempt < max && attempts.waited + delay <= behavior.retry.max_total_delay {
+    // A silent provider: retried only while another silence as long still
+    // fits the request's budget.
+    let silence_fits = error
+        .silence()
+        .is_none_or(|s| attempts.silent + s + s <= behavior.retry.max_silence);
+    if error.is_retryable()
+        && attempt < max
+        && attempts.waited + delay <= behavior.retry.max_total_delay
+        && silence_fits
+    {
         return Next::Retry {
             transport,
             attempt,

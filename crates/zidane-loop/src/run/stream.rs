@@ -377,7 +377,7 @@ impl RunLoop {
                     max,
                     delay,
                 } => {
-                    attempts.count(transport, attempt, delay);
+                    attempts.count(transport, attempt, delay, failed.error.silence());
                     return self
                         .retry(
                             cx,

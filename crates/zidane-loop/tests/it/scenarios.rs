@@ -586,6 +586,34 @@ async fn rate_limit_sleeps_the_servers_retry_after_in_virtual_time() {
     assert_eq!(*delays.lock().unwrap(), vec![7000]);
 }
 
+/// A provider that stopped sending: each attempt waits out the idle
+/// timeout (120 s), and the run gives up within the silence budget (5
+/// minutes by default), not after every one of the 8 transport attempts
+/// (16 minutes of silence, 18 with the back-off).
+#[tokio::test(start_paused = true)]
+async fn a_silent_provider_is_given_up_within_the_silence_budget() {
+    let idle = Duration::from_secs(120);
+    let silent = || {
+        Script::new().delay(idle).error(
+            ProviderError::new(ErrorKind::Transport, "mock", "the model sent nothing for 120s").with_silence(idle),
+        )
+    };
+    let h = harness((0..8).map(|_| silent()).collect(), ToolSet::new(), Behavior::default());
+    let started = tokio::time::Instant::now();
+    let failed = h.looped.run(RunOptions::prompt("Go.")).await;
+    let waited = started.elapsed();
+    assert!(failed.is_err(), "{failed:?}");
+    assert_eq!(
+        h.provider.requests().len(),
+        2,
+        "two silences fit the budget, a third would not"
+    );
+    assert!(
+        waited <= Duration::from_secs(300),
+        "a silent provider held the run for {waited:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn retry_exhausted_then_fallback_stays_on_the_fallback() {
     let primary = ScriptedProvider::new("primary", (0..2).map(|_| Script::new().error(overloaded())));

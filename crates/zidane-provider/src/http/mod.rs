@@ -288,6 +288,7 @@ impl HttpClient {
         signal: &AbortSignal,
     ) -> Result<http::Response<ResponseBody>, ProviderError> {
         let url = request.uri().clone();
+        let sent_at = tokio::time::Instant::now();
         let mut pending = std::pin::pin!(self.pool.send(request));
         let mut wait = self.timeouts.idle;
         let response = loop {
@@ -318,6 +319,7 @@ impl HttpClient {
                     provider,
                     format!("the server sent no response within {}s", self.timeouts.idle.as_secs()),
                 )
+                .with_silence(sent_at.elapsed())
                 .with_endpoint(public_url(&url)));
             }
             Ok(Err(conn::SendError::Connect(e))) => {
@@ -734,7 +736,8 @@ where
                             ErrorKind::Transport,
                             &this.provider,
                             format!("the model sent nothing for {}s", this.silent_for.as_secs_f64()),
-                        );
+                        )
+                        .with_silence(this.silent_for);
                         return this.fail(error);
                     }
                     return Poll::Pending;

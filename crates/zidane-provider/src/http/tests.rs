@@ -64,6 +64,11 @@ async fn silence_past_the_idle_timeout_is_a_transport_error() {
     );
     assert_eq!(err.kind(), ErrorKind::Transport);
     assert_eq!(err.message(), "the model sent nothing for 30s");
+    assert_eq!(
+        err.silence(),
+        Some(Duration::from_secs(30)),
+        "the loop's silence budget reads it"
+    );
     assert!(next(&mut body).await.is_none());
     drop(tx);
 }

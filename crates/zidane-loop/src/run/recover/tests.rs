@@ -175,6 +175,40 @@ fn each_failure_gets_its_recovery_in_order() {
             Next::Fail,
         ),
         (
+            "a silent provider is retried while another silence fits the budget",
+            error(ErrorKind::Transport).with_silence(Duration::from_secs(120)),
+            attempts(),
+            0,
+            Next::Retry {
+                transport: true,
+                attempt: 1,
+                max: 8,
+                delay: second,
+            },
+        ),
+        (
+            "then it is given up, attempts left or not",
+            error(ErrorKind::Transport).with_silence(Duration::from_secs(120)),
+            Attempts {
+                transport: 1,
+                silent: Duration::from_secs(120),
+                ..attempts()
+            },
+            0,
+            Next::Fail,
+        ),
+        (
+            "or the chain goes on",
+            error(ErrorKind::Transport).with_silence(Duration::from_secs(120)),
+            Attempts {
+                transport: 1,
+                silent: Duration::from_secs(120),
+                ..attempts()
+            },
+            1,
+            Next::Fallback,
+        ),
+        (
             "a request the provider refuses is not retried",
             error(ErrorKind::InvalidRequest),
             attempts(),
