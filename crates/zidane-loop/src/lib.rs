@@ -17,5 +17,5 @@ pub mod validate;
 pub use behavior::{Behavior, BehaviorOverride, RepeatGuard, RepeatMode, RetryPolicy, ToolBudget};
 pub use error::{BudgetCap, RunError, RunErrorKind};
 pub use run::{
-    BehaviorTransform, LoopConfig, ModelRef, ResumeFrom, RunLoop, RunOptions, SystemAddition, ToolTransform,
+    BehaviorTransform, LateTools, LoopConfig, ModelRef, ResumeFrom, RunLoop, RunOptions, SystemAddition, ToolTransform,
 };

@@ -451,7 +451,7 @@ pub(crate) fn warm(agent: &Agent) {
     if servers {
         let warm = agent.clone();
         rt.spawn(async move {
-            warm.inner.mcp.for_run(&warm.inner.hooks).await;
+            warm.inner.mcp.connect_ahead(&warm.inner.hooks).await;
         });
     }
     if skills {

@@ -400,6 +400,7 @@ impl Agent {
             system: settings.system,
             system_additions,
             extra_tools: mcp.tools,
+            late_tools: mcp.late,
             system_notes,
             model: settings.model,
             thinking: settings.thinking,

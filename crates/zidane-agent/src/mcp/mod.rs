@@ -22,4 +22,6 @@ pub(crate) use on::{Mcp, McpFold};
 pub(crate) struct McpRun {
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) instructions: Option<String>,
+    /// The tools of servers still connecting when the run started.
+    pub(crate) late: Option<zidane_loop::LateTools>,
 }

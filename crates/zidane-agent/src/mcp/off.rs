@@ -22,6 +22,8 @@ impl Mcp {
         McpRun::default()
     }
 
+    pub(crate) async fn connect_ahead(&self, _hooks: &HookBus) {}
+
     pub(crate) async fn warmup(&self, _hooks: &HookBus) -> Result<(), AgentError> {
         Ok(())
     }

@@ -13,12 +13,25 @@ use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::options::AgentOptions;
 
+/// How long a run waits for its MCP servers before it starts without the
+/// ones still connecting (their tools join it at a later turn).
+const START_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The agent's MCP servers and, once bootstrapped, their connection.
-pub(crate) struct Mcp {
+pub(crate) struct Mcp(Arc<Parts>);
+
+pub(crate) struct Parts {
     servers: Vec<McpServerConfig>,
     connector: Arc<dyn McpConnector>,
     tool_wrap: Option<McpToolWrap>,
     connection: tokio::sync::Mutex<Option<McpConnection>>,
+}
+
+impl std::ops::Deref for Mcp {
+    type Target = Parts;
+    fn deref(&self) -> &Parts {
+        &self.0
+    }
 }
 
 impl Mcp {
@@ -65,7 +78,7 @@ impl Mcp {
                 server.elicitation.clone_from(&elicitation);
             }
         }
-        Mcp {
+        Mcp(Arc::new(Parts {
             servers,
             connector: options
                 .mcp_connector
@@ -73,7 +86,7 @@ impl Mcp {
                 .unwrap_or_else(|| Arc::new(DefaultConnector)),
             tool_wrap: options.mcp_tool_wrap.take(),
             connection: tokio::sync::Mutex::new(None),
-        }
+        }))
     }
 
     /// Whether no server is configured.
@@ -83,13 +96,61 @@ impl Mcp {
 
     /// The servers' tools and instructions for a run, connecting them the
     /// first time and the ones that failed before again. A server that
-    /// fails is reported on the bus and left out; the others are used.
+    /// fails is reported on the bus and left out; the others are used. The
+    /// run waits for them at most [`START_WAIT`]: when they are still
+    /// connecting (a slow or hanging server), it starts without them, the
+    /// person is told once (`mcp:warn`), and their tools join the run at
+    /// the first turn after they are ready (their instructions, from the
+    /// next run).
     pub(crate) async fn for_run(&self, hooks: &HookBus) -> McpRun {
-        let (connection, _) = self.bootstrap(hooks, false).await;
+        if self.servers.is_empty() {
+            return McpRun::default();
+        }
+        let parts = Arc::clone(&self.0);
+        let bus = hooks.clone();
+        let mut connecting = tokio::spawn(async move { parts.bootstrap(&bus, false).await.0 });
+        let connection = match tokio::time::timeout(START_WAIT, &mut connecting).await {
+            Ok(connected) => connected.ok().flatten(),
+            Err(_) => return self.starting(hooks, connecting).await,
+        };
         connection.map_or_else(McpRun::default, |c| McpRun {
             tools: c.tools(),
             instructions: c.instructions(),
+            late: None,
         })
+    }
+
+    /// A run that starts while the servers still connect: it is told so,
+    /// and gets their tools once `connecting` ends.
+    async fn starting(&self, hooks: &HookBus, connecting: tokio::task::JoinHandle<Option<McpConnection>>) -> McpRun {
+        for server in &self.servers {
+            let mut ev = zidane_core::events::McpWarn::new(zidane_core::events::McpWarnInit {
+                message: format!(
+                    "`{}` is still starting: the run goes on, and its tools join at a later turn once it is ready",
+                    server.name
+                ),
+                name: server.name.clone(),
+            });
+            hooks.observe(&mut ev).await;
+        }
+        let ready: Arc<parking_lot::Mutex<Option<Vec<Arc<dyn zidane_core::Tool>>>>> = Arc::default();
+        let slot = Arc::clone(&ready);
+        tokio::spawn(async move {
+            if let Ok(Some(connection)) = connecting.await {
+                *slot.lock() = Some(connection.tools());
+            }
+        });
+        McpRun {
+            tools: Vec::new(),
+            instructions: None,
+            late: Some(Arc::new(move || ready.lock().take().unwrap_or_default())),
+        }
+    }
+
+    /// Connects the servers ahead of the first run (`eager`), waiting for
+    /// all of them.
+    pub(crate) async fn connect_ahead(&self, hooks: &HookBus) {
+        self.bootstrap(hooks, false).await;
     }
 
     /// Connects every server, those that timed out before too; the
@@ -110,12 +171,18 @@ impl Mcp {
             connection.close().await;
         }
     }
+}
 
+impl Parts {
     /// The connection, connecting the servers the first time and the ones
     /// that failed before again; `None` without servers. With `revive`,
     /// servers that timed out before are tried again too (a run skips them,
     /// so each run does not wait out their bound again).
-    async fn bootstrap(&self, hooks: &HookBus, revive: bool) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
+    pub(crate) async fn bootstrap(
+        &self,
+        hooks: &HookBus,
+        revive: bool,
+    ) -> (Option<McpConnection>, Vec<(String, SharedError)>) {
         let mcp = self;
         if mcp.servers.is_empty() {
             return (None, Vec::new());

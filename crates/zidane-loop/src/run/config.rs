@@ -175,6 +175,10 @@ pub struct RunOptions {
     pub run_id: Option<String>,
     /// Tools added for this run (discovered MCP tools), beside the loop's.
     pub extra_tools: Vec<Arc<dyn zidane_core::tool::Tool>>,
+    /// Tools that become ready while the run goes on (MCP servers still
+    /// starting when it began): asked before each turn's request, what it
+    /// gives joins the run's tools (as `extra_tools` do) from that turn on.
+    pub late_tools: Option<LateTools>,
     /// The session the run is on, named in `run:beforeEnd` and
     /// `system:transform`.
     pub session_id: Option<String>,
@@ -205,6 +209,10 @@ pub struct RunOptions {
     /// `tools` is set), in order.
     pub tool_transforms: Vec<ToolTransform>,
 }
+
+/// Gives the tools that became ready since it was last asked (empty:
+/// none).
+pub type LateTools = Arc<dyn Fn() -> Vec<Arc<dyn zidane_core::tool::Tool>> + Send + Sync>;
 
 /// Changes the behavior a run starts with.
 pub type BehaviorTransform = Arc<dyn Fn(&mut Behavior) + Send + Sync>;

@@ -22,7 +22,9 @@ mod recover;
 mod request;
 mod stream;
 
-pub use config::{BehaviorTransform, LoopConfig, ModelRef, ResumeFrom, RunOptions, SystemAddition, ToolTransform};
+pub use config::{
+    BehaviorTransform, LateTools, LoopConfig, ModelRef, ResumeFrom, RunOptions, SystemAddition, ToolTransform,
+};
 pub(crate) use control::{Control, Queued};
 
 use parking_lot::Mutex;
@@ -128,6 +130,8 @@ pub(crate) struct RunCx {
     pub(crate) tool_specs: Vec<zidane_provider::ToolSpec>,
     /// The run's tools: the loop's and the run's extra ones.
     pub(crate) tools: ToolSet,
+    /// Tools that joined the run after it started (`RunOptions::late_tools`).
+    pub(crate) late_tools: Vec<Arc<dyn zidane_core::tool::Tool>>,
     /// Where tool calls act.
     pub(crate) workspace: Option<Workspace>,
     /// How tool calls spawn sub-agents, and the ledger of those that ran.
@@ -343,6 +347,7 @@ impl RunLoop {
             continuing_pause: false,
             tool_specs: Vec::new(),
             tools: self.run_tools(options),
+            late_tools: Vec::new(),
             workspace: options.workspace.clone(),
             spawning: options.spawning.clone(),
             malformed: BTreeMap::new(),
@@ -486,11 +491,17 @@ impl RunLoop {
     /// The run's tools: `tools`, or the loop's with `extra_tools`; then the
     /// run's tool transforms.
     fn run_tools(&self, options: &RunOptions) -> ToolSet {
+        self.run_tools_with(options, &[])
+    }
+
+    /// [`run_tools`](Self::run_tools) with the tools that joined the run
+    /// late.
+    fn run_tools_with(&self, options: &RunOptions, late: &[Arc<dyn zidane_core::tool::Tool>]) -> ToolSet {
         let mut tools = match &options.tools {
             Some(tools) => tools.clone(),
             None => {
                 let mut tools = self.inner.config.tools.clone();
-                for tool in &options.extra_tools {
+                for tool in options.extra_tools.iter().chain(late) {
                     tools.insert(Arc::clone(tool));
                 }
                 tools
@@ -500,6 +511,20 @@ impl RunLoop {
             transform(&mut tools);
         }
         tools
+    }
+
+    /// Tools that became ready since the last turn join the run.
+    fn take_late_tools(&self, cx: &mut RunCx, options: &RunOptions) {
+        let Some(late) = &options.late_tools else {
+            return;
+        };
+        let arrived = late();
+        if arrived.is_empty() || options.tools.is_some() {
+            return;
+        }
+        cx.late_tools.extend(arrived);
+        cx.tools = self.run_tools_with(options, &cx.late_tools);
+        cx.tool_specs = cx.tools.specs();
     }
 
     /// Emits a decision or transform event: a handler's failure fails the run.
@@ -519,6 +544,7 @@ impl RunLoop {
             self.inject_queued(false).await;
             cx.turn += 1;
             self.inner.lock().mark = Some((cx.run_id.clone(), cx.turn));
+            self.take_late_tools(cx, options);
             self.maybe_compact(cx).await;
             let turn_id = self.inner.config.clock.id();
             cx.overflow_compacted = false;
