@@ -412,7 +412,7 @@ fn role_name(role: Role) -> &'static str {
 /// written into its row in pieces (SQLite's incremental blob I/O), so a huge
 /// answer costs the store a buffer, not two more copies of itself (the
 /// string and the copy SQLite binds).
-const STREAMED_CONTENT: usize = 1 << 20;
+pub(crate) const STREAMED_CONTENT: usize = 1 << 20;
 
 pub(crate) fn insert_turns(
     tx: &rusqlite::Transaction<'_>,
@@ -497,7 +497,7 @@ impl std::io::Write for Capped {
 }
 
 /// Counts what is written.
-struct Counted(usize);
+pub(crate) struct Counted(pub(crate) usize);
 
 impl std::io::Write for Counted {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

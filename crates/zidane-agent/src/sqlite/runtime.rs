@@ -93,6 +93,16 @@ struct PendingStep {
     ops: Vec<ToolStateOp>,
 }
 
+/// `value` as JSON in a string of exactly its size (a record of a 49 MB
+/// tool call is one such string, not one grown by doubling).
+fn exact_json(value: &StepValue) -> Result<String, StoreError> {
+    let mut size = super::Counted(0);
+    serde_json::to_writer(&mut size, value).map_err(err)?;
+    let mut bytes = Vec::with_capacity(size.0);
+    serde_json::to_writer(&mut bytes, value).map_err(err)?;
+    String::from_utf8(bytes).map_err(err)
+}
+
 impl PendingStep {
     /// The record of `key`'s step: its value as JSON and, for a tool call,
     /// the tool-state writes it staged.
@@ -102,7 +112,7 @@ impl PendingStep {
             turn: key.turn,
             kind: key.kind,
             name: key.name.clone(),
-            body: serde_json::to_string(value).map_err(err)?,
+            body: exact_json(value)?,
             ops: match value {
                 StepValue::Tool(t) => t.state.clone(),
                 _ => Vec::new(),
@@ -210,20 +220,60 @@ fn write_steps(
         if covered.is_some_and(|(run, turn)| run == step.run_id && step.turn <= turn) {
             continue;
         }
-        tx.prepare_cached(
-            "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
-        )
+        if step.body.len() <= super::STREAMED_CONTENT {
+            tx.prepare_cached(
+                "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
+            )
+            .map_err(err)?
+            .execute(params![
+                session_id,
+                step.run_id,
+                step.turn as i64,
+                step.kind.as_str(),
+                step.name,
+                step.body
+            ])
+            .map_err(err)?;
+            continue;
+        }
+        write_large_step(tx, session_id, step)?;
+    }
+    Ok(())
+}
+
+/// A large record (a tool call carrying a whole file) is written in pieces
+/// into a blob made at its size: binding it whole would copy it twice
+/// more (the bound text, then the row SQLite builds).
+fn write_large_step(tx: &Transaction<'_>, session_id: &str, step: &PendingStep) -> Result<(), StoreError> {
+    let size = i32::try_from(step.body.len()).map_err(err)?;
+    tx.prepare_cached(
+        "INSERT INTO steps (session_id, run_id, turn, kind, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (run_id, turn, kind, name) DO UPDATE SET value = excluded.value",
+    )
+    .map_err(err)?
+    .execute(params![
+        session_id,
+        step.run_id,
+        step.turn as i64,
+        step.kind.as_str(),
+        step.name,
+        rusqlite::blob::ZeroBlob(size)
+    ])
+    .map_err(err)?;
+    let row: i64 = tx
+        .prepare_cached("SELECT rowid FROM steps WHERE run_id = ?1 AND turn = ?2 AND kind = ?3 AND name = ?4")
         .map_err(err)?
-        .execute(params![
-            session_id,
-            step.run_id,
-            step.turn as i64,
-            step.kind.as_str(),
-            step.name,
-            step.body
-        ])
+        .query_row(
+            params![step.run_id, step.turn as i64, step.kind.as_str(), step.name],
+            |r| r.get(0),
+        )
         .map_err(err)?;
+    let mut blob = tx
+        .blob_open(rusqlite::MAIN_DB, "steps", "value", row, false)
+        .map_err(err)?;
+    for piece in step.body.as_bytes().chunks(1 << 20) {
+        std::io::Write::write_all(&mut blob, piece).map_err(err)?;
     }
     Ok(())
 }
@@ -701,7 +751,11 @@ impl CheckpointRuntime {
                             r.get::<_, i64>(0)?,
                             r.get::<_, String>(1)?,
                             r.get::<_, String>(2)?,
-                            r.get::<_, String>(3)?,
+                            // Large records are blobs of the JSON's bytes.
+                            match r.get_ref(3)? {
+                                rusqlite::types::ValueRef::Blob(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                                _ => r.get::<_, String>(3)?,
+                            },
                         ))
                     })
                     .map_err(err)?;

@@ -600,3 +600,79 @@ async fn a_huge_turn_is_written_in_pieces_and_reads_back_whole() {
         .unwrap();
     assert_eq!(pieces, 0);
 }
+
+const BIG_FILE: usize = 49_000_000;
+
+/// Not a test of its own: the child process of
+/// `writing_a_49_mb_file_peaks_at_a_small_multiple_of_it`, which measures
+/// a durable run's peak in a process that runs nothing else. Without
+/// `ZIDANE_BIG_WRITE_DIR` it returns at once.
+#[tokio::test]
+async fn big_write_child_helper() {
+    let Some(dir) = std::env::var_os("ZIDANE_BIG_WRITE_DIR") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let runtime = Arc::new(zidane_agent::CheckpointRuntime::open(dir.join("sessions.db")).unwrap());
+    let line = format!("{}\n", "x".repeat(79));
+    let p = provider(vec![
+        Script::call(
+            "w",
+            "write_file",
+            json!({"path": "big.txt", "content": line.repeat(BIG_FILE / line.len())}),
+        ),
+        Script::answer("written"),
+    ]);
+    let mut tools = zidane_tools::BasicOptions::in_folder(&dir);
+    tools.sandbox = zidane_tools::Sandbox::off();
+    let preset = zidane_tools::basic(tools);
+    let agent = create_agent(AgentOptions {
+        tools: preset.tools,
+        execution: Some(preset.execution),
+        session_id: Some("big".into()),
+        durable: Some(zidane_agent::DurableOptions::from(
+            runtime as Arc<dyn zidane_core::durable::CheckpointBackend>,
+        )),
+        ..options(&p)
+    })
+    .unwrap();
+    let before = peak_rss();
+    agent.run(AgentRunOptions::prompt("Write big.txt.")).await.unwrap();
+    assert_eq!(std::fs::metadata(dir.join("big.txt")).unwrap().len() as usize, BIG_FILE);
+    println!("GROWN {}", peak_rss().saturating_sub(before));
+}
+
+/// A 49 MB file written through `write_file` in a durable run: the call's
+/// input is held by the turn and by the tool, and its record is written to
+/// the sessions file in pieces, so the run's peak grows by a small
+/// multiple of the file (it grew by some 7 times before: the dispatch, the
+/// gate, the tool and its context each held a copy, and the record was
+/// copied three times more on its way into SQLite).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn writing_a_49_mb_file_peaks_at_a_small_multiple_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sessions::big_write_child_helper",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZIDANE_BIG_WRITE_DIR", dir.path())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let grown: u64 = stdout
+        .lines()
+        .find_map(|l| l.split("GROWN ").nth(1))
+        .unwrap_or_else(|| panic!("the child ran: {stdout}"))
+        .parse()
+        .unwrap();
+    let times = grown as f64 / BIG_FILE as f64;
+    assert!(
+        times < 3.5,
+        "writing a 49 MB file grew the peak by {grown} bytes ({times:.1} times the file)"
+    );
+}

@@ -61,12 +61,21 @@ impl RunLoop {
         } else {
             input
         };
-        let executed = self.execute(cx, call, tool, input.clone(), c.turn_id).await;
+        // The tool takes its input; what the events after it name is the
+        // call's own input in the turn when nothing changed it (a call that
+        // carries a whole file is not held twice more while it runs).
+        let (for_tool, changed) = if input == *call.input {
+            (input, None)
+        } else {
+            (input.clone(), Some(input))
+        };
+        let executed = self.execute(cx, call, tool, for_tool, c.turn_id).await;
+        let input: &Value = changed.as_ref().unwrap_or(call.input);
         let output = match executed {
             Executed::Output(output) => output,
             Executed::Failed(error) => {
                 let content = self
-                    .tool_error(c, &input, Arc::clone(&error))
+                    .tool_error(c, input, Arc::clone(&error))
                     .await
                     .unwrap_or_else(|| ToolResultContent::Text(format!("Tool error: {error}")));
                 ToolOutput {
@@ -91,14 +100,14 @@ impl RunLoop {
             }
             Executed::Interrupted => return c.result(INTERRUPT_MESSAGE_FOR_TOOL_USE.to_owned(), true),
         };
-        self.finish_call(c, &input, output, coercions, ToolOutcome::Execute)
+        self.finish_call(c, input, output, coercions, ToolOutcome::Execute)
             .await
     }
 
     pub(super) async fn execute(
         &self,
         cx: &RunCx,
-        call: &Call,
+        call: &Call<'_>,
         tool: &Arc<dyn zidane_core::tool::Tool>,
         input: Value,
         turn_id: &str,
@@ -185,7 +194,7 @@ impl RunLoop {
     fn call_context(
         &self,
         cx: &RunCx,
-        call: &Call,
+        call: &Call<'_>,
         input: &Value,
         turn_id: &str,
         controller: &zidane_provider::AbortController,
@@ -195,7 +204,12 @@ impl RunLoop {
         ToolContext::from(ToolCallParts {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            input: input.clone(),
+            // Only `tool:progress` reads it: no copy when nobody listens.
+            input: if config.hooks.has::<zidane_core::events::ToolProgressEvent>() {
+                input.clone()
+            } else {
+                Value::Null
+            },
             run_id: cx.run_id.clone(),
             turn_id: turn_id.to_owned(),
             signal: controller.signal(),
@@ -213,7 +227,7 @@ impl RunLoop {
 
     /// The call's abort controller, registered for `cancel_tool` (a cancel
     /// that arrived before the call did is applied now).
-    fn register_call(&self, cx: &RunCx, call: &Call) -> zidane_provider::AbortController {
+    fn register_call(&self, cx: &RunCx, call: &Call<'_>) -> zidane_provider::AbortController {
         let controller = cx.signal.child();
         let mut state = self.inner.lock();
         let parked = state.parked_cancels.remove(&call.id);
@@ -230,7 +244,7 @@ impl RunLoop {
 
     /// Commits what a call that ran here staged: with the step record (the
     /// runtime stored it, or it failed to: reported), or on its own.
-    async fn settle_state(&self, cx: &RunCx, call: &Call, done: &ToolStep, landed: bool, state: &ToolState) {
+    async fn settle_state(&self, cx: &RunCx, call: &Call<'_>, done: &ToolStep, landed: bool, state: &ToolState) {
         if !self.inner.config.tool_state_in_steps {
             let ops = state.take_staged();
             if !ops.is_empty() {
@@ -244,7 +258,7 @@ impl RunLoop {
         }
     }
 
-    pub(super) async fn commit_state(&self, cx: &RunCx, call: &Call, ops: Vec<zidane_core::events::ToolStateOp>) {
+    pub(super) async fn commit_state(&self, cx: &RunCx, call: &Call<'_>, ops: Vec<zidane_core::events::ToolStateOp>) {
         match self.inner.config.tool_state.commit(&ops).await {
             Ok(()) => apply_ops(&mut cx.tool_state.lock(), &ops),
             Err(error) => self.state_not_committed(cx, call, ops, Arc::from(error)).await,
@@ -257,7 +271,7 @@ impl RunLoop {
     pub(super) async fn state_not_committed(
         &self,
         cx: &RunCx,
-        call: &Call,
+        call: &Call<'_>,
         ops: Vec<zidane_core::events::ToolStateOp>,
         error: SharedError,
     ) {

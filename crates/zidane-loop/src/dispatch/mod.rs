@@ -37,10 +37,12 @@ use finish::append_text;
 
 /// One model-issued call.
 #[derive(Debug, Clone)]
-pub(crate) struct Call {
+pub(crate) struct Call<'a> {
     pub(crate) id: String,
     pub(crate) name: String,
-    pub(crate) input: Value,
+    /// The input as the model sent it, in the turn (borrowed: a call that
+    /// carries a whole file is not copied for the dispatch).
+    pub(crate) input: &'a Value,
 }
 
 /// What a call produced for the model.
@@ -60,7 +62,7 @@ pub(crate) struct CallResult {
 /// One call on its way through the pipeline: what every stage shares.
 struct CallCx<'a> {
     run: &'a RunCx,
-    call: &'a Call,
+    call: &'a Call<'a>,
     /// The run's tool counts as the batch started (every gate sees these).
     snapshot: &'a ToolCounts,
     turn_id: &'a str,
@@ -108,14 +110,14 @@ enum Executed {
 
 impl RunLoop {
     pub(crate) async fn dispatch_turn(&self, cx: &RunCx, assistant: &SessionTurn, turn_id: &str) -> Vec<CallResult> {
-        let calls: Vec<Call> = assistant
+        let calls: Vec<Call<'_>> = assistant
             .content
             .iter()
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { id, name, input } => Some(Call {
                     id: id.clone(),
                     name: name.clone(),
-                    input: input.clone(),
+                    input,
                 }),
                 _ => None,
             })
@@ -127,7 +129,7 @@ impl RunLoop {
         let mut results = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
-            let parallel = |c: &Call| tools.get(&c.name).is_some_and(|t| t.parallel_safe());
+            let parallel = |c: &Call<'_>| tools.get(&c.name).is_some_and(|t| t.parallel_safe());
             let mut end = i + 1;
             if parallel(&calls[i]) {
                 while end < calls.len() && parallel(&calls[end]) {
@@ -148,7 +150,7 @@ impl RunLoop {
     /// answered from a record: `tool-batch:resumed` fires before any call
     /// runs again. Returns the calls without a record (to run again when
     /// safe, else to report interrupted) and whether each was recorded.
-    async fn resumed_batch(&self, cx: &RunCx, calls: &[Call], turn_id: &str) -> Option<Resuming> {
+    async fn resumed_batch(&self, cx: &RunCx, calls: &[Call<'_>], turn_id: &str) -> Option<Resuming> {
         if cx.resumed_turn != Some(cx.turn) {
             return None;
         }
@@ -162,7 +164,7 @@ impl RunLoop {
         if !runtime.recorded(&key(StepKind::ModelCall, "model")) {
             return None;
         }
-        let (done, pending): (Vec<&Call>, Vec<&Call>) = calls
+        let (done, pending): (Vec<&Call<'_>>, Vec<&Call<'_>>) = calls
             .iter()
             .partition(|c| runtime.recorded(&key(StepKind::ToolCall, &c.id)));
         let resuming = Resuming {
@@ -185,7 +187,7 @@ impl RunLoop {
     async fn dispatch_one(
         &self,
         cx: &RunCx,
-        call: &Call,
+        call: &Call<'_>,
         snapshot: &ToolCounts,
         turn_id: &str,
         resuming: Option<&Resuming>,
