@@ -116,6 +116,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    #[allow(clippy::unwrap_used)]
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
@@ -144,6 +145,7 @@ mod tests {
         std::fs::remove_dir_all(tmp).unwrap();
     }
 
+    #[allow(clippy::unwrap_used)]
     fn tempfile_dir() -> PathBuf {
         let dir = std::env::temp_dir().join(format!("zidane-private-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

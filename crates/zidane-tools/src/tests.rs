@@ -905,7 +905,7 @@ mod sandbox {
             refused.downcast_ref::<zidane_core::execution::ExecutionError>(),
             Some(zidane_core::execution::ExecutionError::Withheld { .. })
         ));
-        assert_eq!(context.exposed(), [inside.clone()]);
+        assert_eq!(context.exposed(), std::slice::from_ref(&inside));
 
         // Opened on purpose: readable from the next command on.
         context.open_path(home.join(".aws"));
@@ -1246,4 +1246,36 @@ mod tree {
         assert_eq!(run(true), "stopped", "adopted by the subreaper, the daemon is found");
         assert_eq!(run(false), "running", "without one it went to init, out of reach");
     }
+}
+
+/// Background commands' output is the owner's alone: the task folder is
+/// made `0700` and each output file `0600`; a folder left open to others
+/// is narrowed, and the context says so.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_task_folder_and_its_outputs_are_their_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let root = tempfile::tempdir().unwrap();
+    let tasks = root.path().join("state/tasks/s1");
+    let context = Arc::new(crate::ProcessContext::new(root.path()).task_dir(&tasks));
+    let task = context.workspace().exec_background("echo hi", None).await.unwrap();
+    assert_eq!(
+        (
+            mode(&tasks),
+            mode(&root.path().join("state/tasks")),
+            mode(std::path::Path::new(&task.output_path))
+        ),
+        (0o700, 0o700, 0o600)
+    );
+    assert!(context.tightened().is_empty());
+
+    let open = root.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let context = Arc::new(crate::ProcessContext::new(root.path()).task_dir(&open));
+    context.workspace().exec_background("true", None).await.unwrap();
+    let narrowed: Vec<(u32, u32)> = context.tightened().iter().map(|t| (t.was, t.now)).collect();
+    assert_eq!(narrowed, [(0o755, 0o700)]);
+    assert_eq!(mode(&open), 0o700);
 }

@@ -13,6 +13,9 @@ use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::options::AgentOptions;
 
+/// The tools of a connection.
+type Tools = Vec<Arc<dyn zidane_core::Tool>>;
+
 /// How long a run waits for its MCP servers before it starts without the
 /// ones still connecting (their tools join it at a later turn).
 const START_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -133,7 +136,7 @@ impl Mcp {
             });
             hooks.observe(&mut ev).await;
         }
-        let ready: Arc<parking_lot::Mutex<Option<Vec<Arc<dyn zidane_core::Tool>>>>> = Arc::default();
+        let ready: Arc<parking_lot::Mutex<Option<Tools>>> = Arc::default();
         let slot = Arc::clone(&ready);
         tokio::spawn(async move {
             if let Ok(Some(connection)) = connecting.await {

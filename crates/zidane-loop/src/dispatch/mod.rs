@@ -213,7 +213,7 @@ impl RunLoop {
             return c.result(INTERRUPTED_CALL_MESSAGE.to_owned(), true);
         }
         if let Some(reason) = cx.malformed.get(&call.id) {
-            self.dispatched(&c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
+            self.dispatched(&c, ToolOutcome::InvalidInput, Some(reason.clone()), call.input)
                 .await;
             return c.result(reason.clone(), true);
         }

@@ -97,7 +97,7 @@ impl RunLoop {
                     ));
                     self.observe(&mut ev).await;
                 }
-                self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), &call.input)
+                self.dispatched(c, ToolOutcome::InvalidInput, Some(reason.clone()), call.input)
                     .await;
                 // The expected shape, so a model that got it wrong can send it
                 // right the next time.
