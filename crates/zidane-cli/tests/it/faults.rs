@@ -64,11 +64,12 @@ async fn ctrl_c_during_a_command_stops_the_command() {
 async fn a_daemon_a_command_started_ends_with_the_program() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let fifo = started_fifo(work.path());
+    // The command returns once the daemon is up and has said its pid.
     let (url, _) = server_with(None, |body| {
         shell_then_done(
             body,
-            "setsid sh -c 'sh -c \"echo \\$\\$ > started.fifo; exec sleep 45\" &' > /dev/null 2>&1 < /dev/null; echo started",
+            "setsid sh -c 'sh -c \"echo \\$\\$ > daemon.pid; exec sleep 45\" &' > /dev/null 2>&1 < /dev/null; \
+             while [ ! -s daemon.pid ]; do sleep 0.01; done; echo started",
         )
     })
     .await;
@@ -77,9 +78,13 @@ async fn a_daemon_a_command_started_ends_with_the_program() {
         work.path(),
         &["--base-url", &url, "-p", "Start the daemon."],
     );
-    let daemon = pid_from(&fifo).await;
     let status = child.wait().await.unwrap();
     assert_eq!(status.code(), Some(0));
+    let daemon: u32 = std::fs::read_to_string(work.path().join("daemon.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(ends(daemon).await, "the daemon (pid {daemon}) outlived the program");
 }
 
