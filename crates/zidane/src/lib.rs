@@ -359,6 +359,7 @@ pub mod tools {
         DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, ExecutionError, FileStat, Workspace,
         normalize_path,
     };
+    pub use zidane_core::private::Tightened;
     pub use zidane_core::read_state::{
         ReadStateEntry, ReadStateMap, get_read_state, hydrate_read_state_from_session, read_state_key,
         resolve_read_state_map,
@@ -369,6 +370,7 @@ pub mod tools {
     };
     #[cfg(feature = "web")]
     pub use zidane_tools::{HostFilter, MAX_REDIRECTS, WebFetchOptions, web_fetch};
+    pub use zidane_tools::{MARK_VAR, become_subreaper, credential_paths, env_files_near, stop_command_processes};
     pub use zidane_tools::{MAX_IMAGE_BYTES, ProcessContext, Sandbox, SandboxError, SandboxMode, image_media_type};
 }
 
