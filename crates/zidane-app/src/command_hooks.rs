@@ -343,9 +343,11 @@ impl CommandHooks {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        for (name, _) in std::env::vars_os() {
-            let name = name.to_string_lossy();
-            if zidane::tools::is_secret_env(&name) && !self.pass_env.iter().any(|p| *p == name) {
+        // A variable goes when its name or its value looks like a
+        // credential (unless passed).
+        for (name, value) in std::env::vars_os() {
+            let (name, value) = (name.to_string_lossy(), value.to_string_lossy());
+            if zidane::tools::is_secret_var(&name, &value) && !self.pass_env.iter().any(|p| *p == name) {
                 cmd.env_remove(name.as_ref());
             }
         }

@@ -78,3 +78,11 @@ pub fn skill_folders(given: &[PathBuf], cwd: &Path) -> Vec<PathBuf> {
     }
     folders
 }
+
+/// `path` with a leading `~` read as the home folder.
+pub fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), env_path("HOME")) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_owned(),
+    }
+}

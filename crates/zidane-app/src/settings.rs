@@ -193,6 +193,12 @@ pub struct Flags {
     /// `*PASSWORD*` are removed from every command's environment otherwise.
     #[arg(long = "pass-env", value_name = "NAME", help_heading = "Tools and safety")]
     pub pass_env: Vec<String>,
+    /// Let commands read this credential store or file the sandbox
+    /// withholds (`~/.aws`, `~/.kube/config`, a `.env`; repeatable).
+    /// Confined commands cannot read the home folder's credential stores,
+    /// `.env` files near the project or the sessions file otherwise.
+    #[arg(long = "sandbox-read", value_name = "PATH", help_heading = "Tools and safety")]
+    pub sandbox_read: Vec<PathBuf>,
     /// MCP servers to use, in the common `{"mcpServers": {...}}` JSON shape
     /// (stdio servers by `command`; HTTP ones by `url`, `"type": "sse"` for
     /// the legacy HTTP + SSE transport). An HTTP server that wants an OAuth
@@ -244,7 +250,7 @@ impl Flags {
                 provider, model, base_url, thinking, system, context_window, max_tokens, idle_timeout, retries,
                 max_turns, max_cost, session, store, cwd, max_checkpoints, approve, sandbox, mcp, profile, otlp,
             ],
-            lists [images, allow, deny, pass_env, skills],
+            lists [images, allow, deny, pass_env, sandbox_read, skills],
             switches [text_tool_calls, resume, plan, no_checkpoints, no_network, trust, otlp_payloads]
         );
         self
@@ -368,6 +374,8 @@ pub struct Settings {
     pub network: bool,
     /// Secret-looking variables commands may see.
     pub pass_env: Vec<String>,
+    /// Withheld paths commands may read all the same (`~` expanded).
+    pub sandbox_read: Vec<PathBuf>,
     /// Whether command output is reduced before the model reads it.
     pub reduce_output: bool,
     /// The share of the window the tools' schemas may take before some are

@@ -100,6 +100,7 @@ impl Setup {
         .await;
         let mut notes = settings.notes.clone();
         notes.extend(resolved.note);
+        notes.extend(store.tightened().iter().map(ToString::to_string));
         let instructions = crate::instructions::discover(&settings.paths);
         notes.extend(instructions.summary());
         let approve = Arc::new(Mutex::new(settings.approve));
@@ -246,13 +247,17 @@ pub fn execution(
             "sandbox off: commands may write anywhere this user can".to_owned(),
         )),
         (_, Ok(confined)) => {
-            let note = match mode {
+            let mut note = match mode {
                 SandboxMode::ReadOnly => format!("sandbox read-only: commands and tools write nothing ({network})"),
                 _ => format!(
                     "sandbox workspace-write: commands write only in {} and the temporary folder ({network})",
                     cwd.display()
                 ),
             };
+            for path in &settings.sandbox_read {
+                confined.open_path(path);
+            }
+            note.push_str(&withheld_note(&confined, &settings.sandbox_read));
             Ok((Arc::new(confined), note))
         }
         (_, Err(e)) if settings.sandbox.is_none() && settings.network => Ok((
@@ -261,6 +266,29 @@ pub fn execution(
         )),
         (_, Err(e)) => Err(Error::usage(e.to_string())),
     }
+}
+
+/// What the sandbox keeps from commands, as the end of its note: the
+/// credential stores withheld (less those opened on purpose), any of them
+/// commands can read all the same (inside a folder they may write), and
+/// the files found open to other users and narrowed.
+fn withheld_note(context: &zidane::tools::ProcessContext, opened: &[PathBuf]) -> String {
+    let mut note = String::from("; credential stores and the sessions file are withheld from commands");
+    if !opened.is_empty() {
+        let names: Vec<String> = opened.iter().map(|p| p.display().to_string()).collect();
+        note.push_str(&format!(" (readable on purpose: {})", names.join(", ")));
+    }
+    let exposed: Vec<String> = context.exposed().iter().map(|p| p.display().to_string()).collect();
+    if !exposed.is_empty() {
+        note.push_str(&format!(
+            "; inside a folder commands may write, these stay readable to them: {}",
+            exposed.join(", ")
+        ));
+    }
+    for tightened in context.tightened() {
+        note.push_str(&format!("; {tightened}"));
+    }
+    note
 }
 
 /// The trace exporter the settings or the standard variables ask for.

@@ -34,7 +34,9 @@ pub(crate) fn init() -> Result<(), Error> {
     );
     let sink = match std::env::var_os("ZIDANE_LOG_FILE").filter(|p| !p.is_empty()) {
         Some(path) => {
-            let file = std::fs::OpenOptions::new()
+            // Traces may carry prompts and paths: the file is the user's alone.
+            let _ = zidane::tools::tighten(std::path::Path::new(&path), 0o600);
+            let file = zidane::tools::private_options()
                 .create(true)
                 .append(true)
                 .open(&path)

@@ -34,6 +34,12 @@ fn main() -> ExitCode {
     let command = cli::Cli::command();
     let matches = command.clone().get_matches_from(cli::argv(std::env::args()));
     let parsed = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // What a command leaves running (a daemon it forked) is re-parented
+    // here and ended with the program; a server, which lives long and
+    // whose runs outlive their clients, leaves orphans to the system.
+    if !matches!(parsed.command, Some(cli::Command::Serve(_))) {
+        let _ = zidane::tools::become_subreaper();
+    }
     if let Err(e) = logging::init() {
         eprintln!("zidane: {e}");
         return ExitCode::from(e.exit_code());
@@ -49,7 +55,9 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(commands::dispatch(parsed, &matches, &command)) {
+    let done = runtime.block_on(commands::dispatch(parsed, &matches, &command));
+    zidane::tools::stop_command_processes();
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure { message, code }) => {
             if !message.is_empty() {

@@ -359,7 +359,7 @@ pub mod tools {
         DirEntry, EntryKind, ExecOptions, ExecOutput, ExecutionContext, ExecutionError, FileStat, Workspace,
         normalize_path,
     };
-    pub use zidane_core::private::Tightened;
+    pub use zidane_core::private::{Tightened, private_dir, private_file, private_options, tighten};
     pub use zidane_core::read_state::{
         ReadStateEntry, ReadStateMap, get_read_state, hydrate_read_state_from_session, read_state_key,
         resolve_read_state_map,

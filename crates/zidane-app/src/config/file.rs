@@ -55,6 +55,8 @@ pub(crate) struct FileSettings {
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) retries: Option<u32>,
     pub(crate) pass_env: Option<Vec<String>>,
+    /// Withheld paths (credential stores, `.env` files) commands may read.
+    pub(crate) sandbox_read: Option<Vec<PathBuf>>,
     pub(crate) skills: Option<Vec<PathBuf>>,
     pub(crate) otlp: Option<String>,
     pub(crate) otlp_payloads: Option<bool>,

@@ -283,6 +283,7 @@ impl Merged {
                 idle_timeout,
                 retries,
                 pass_env,
+                sandbox_read,
                 skills,
                 otlp,
                 otlp_payloads,
@@ -383,6 +384,9 @@ impl Merged {
         // Lists: the configured items, then the flags'.
         out.pass_env = s.pass_env.clone().unwrap_or_default();
         out.pass_env.extend(flags.pass_env.iter().cloned());
+        out.sandbox_read = s.sandbox_read.clone().unwrap_or_default();
+        out.sandbox_read.extend(flags.sandbox_read.iter().cloned());
+        out.sandbox_read = out.sandbox_read.iter().map(|p| crate::paths::expand_home(p)).collect();
         out.skills = s.skills.clone().unwrap_or_default();
         out.skills.extend(flags.skills.iter().cloned());
         out.fallback_models = s.fallback_models.clone().unwrap_or_default();

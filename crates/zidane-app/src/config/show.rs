@@ -18,7 +18,7 @@ fn list(items: &[String]) -> String {
 /// Whether a key or header name looks like it holds a secret.
 fn secret(key: &str) -> bool {
     let upper = key.to_ascii_uppercase();
-    zidane::tools::is_secret_env(key) || ["KEY", "AUTHORIZATION", "COOKIE"].iter().any(|s| upper.contains(s))
+    zidane::tools::is_secret_name(key) || ["KEY", "AUTHORIZATION", "COOKIE"].iter().any(|s| upper.contains(s))
 }
 
 /// An MCP server's entry with the values of secret-looking environment
@@ -82,6 +82,16 @@ pub fn show(settings: &Settings) -> String {
         ("idle_timeout", Some(settings.idle_timeout.unwrap_or(120).to_string())),
         ("retries", settings.retries.map(|n| n.to_string())),
         ("pass_env", Some(list(&settings.pass_env))),
+        (
+            "sandbox_read",
+            Some(list(
+                &settings
+                    .sandbox_read
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>(),
+            )),
+        ),
         (
             "skills",
             Some(list(

@@ -149,6 +149,8 @@ fn stop_on_signals(conversation: &Conversation) -> Arc<AtomicBool> {
             let suspending = stopping.clone();
             tokio::spawn(async move { suspending.suspend().await });
             if signals.next().await {
+                // Quitting now: what the command started ends with it.
+                zidane::tools::stop_command_processes();
                 std::process::exit(130);
             }
         }

@@ -18,26 +18,20 @@ pub(crate) fn load_or_create(home: &Path) -> std::io::Result<String> {
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
         .map_err(|_| std::io::Error::other("the system's random source failed"))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(home)?;
+    zidane::tools::private_dir(home)?;
     write_private(&path, format!("{token}\n").as_bytes())?;
     Ok(token)
 }
 
-/// Writes `bytes` to `path`, readable by its owner only.
+/// Writes `bytes` to `path`, readable by its owner only (an existing
+/// file open to others narrowed first).
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
+    zidane::tools::tighten(path, 0o600)?;
+    let mut file = zidane::tools::private_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
     file.write_all(bytes)
 }
 

@@ -73,12 +73,14 @@ impl History {
         let Some(file) = &self.file else {
             return;
         };
+        // What a person typed is theirs alone: the file 0600, its folder 0700.
         if let Some(dir) = file.parent() {
-            let _ = std::fs::create_dir_all(dir);
+            let _ = zidane::tools::private_dir(dir);
         }
+        let _ = zidane::tools::tighten(file, 0o600);
         let line = format!("{}\n", serde_json::json!({ "text": text }));
         use std::io::Write;
-        let appended = std::fs::OpenOptions::new()
+        let appended = zidane::tools::private_options()
             .create(true)
             .append(true)
             .open(file)
@@ -90,7 +92,11 @@ impl History {
                 .iter()
                 .map(|e| format!("{}\n", serde_json::json!({ "text": e })))
                 .collect();
-            let _ = std::fs::write(file, text);
+            let _ = zidane::tools::private_options()
+                .write(true)
+                .truncate(true)
+                .open(file)
+                .and_then(|mut f| f.write_all(text.as_bytes()));
         }
     }
 
