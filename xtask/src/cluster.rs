@@ -158,8 +158,9 @@ struct Model {
     requests: Mutex<BTreeMap<(String, usize), usize>>,
     /// Sessions whose steer message a request carried.
     steered: Mutex<std::collections::BTreeSet<String>>,
-    /// Requests whose newest tool result reports an interrupted call.
-    interrupted: std::sync::atomic::AtomicUsize,
+    /// Requests whose newest tool result reports an interrupted call, by
+    /// session.
+    interrupted: Mutex<BTreeMap<String, usize>>,
 }
 
 fn sse(events: &[Value]) -> String {
@@ -231,19 +232,24 @@ fn answer_connection(stream: TcpStream, model: &Model) -> std::io::Result<()> {
         reader.read_exact(&mut body)?;
         let body = String::from_utf8_lossy(&body);
         let results = body.matches("\"tool_result\"").count();
-        if body
-            .rsplit("\"tool_result\"")
-            .next()
-            .is_some_and(|last| results > 0 && last.contains("was interrupted"))
-        {
-            model.interrupted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
         let session = body
             .split("Session ")
             .nth(1)
             .and_then(|rest| rest.split('.').next())
             .unwrap_or("?")
             .to_owned();
+        if body
+            .rsplit("\"tool_result\"")
+            .next()
+            .is_some_and(|last| results > 0 && last.contains("was interrupted"))
+        {
+            *model
+                .interrupted
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(session.clone())
+                .or_default() += 1;
+        }
         if body.contains(&format!("Steer {session}.")) {
             model
                 .steered
@@ -371,64 +377,17 @@ pub(crate) fn run(quick: bool) -> Result {
     let dir: PathBuf = root().join("target/restate-cluster");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-
-    let fabric = [free_port()?, free_port()?, free_port()?];
-    let mut nodes = Vec::new();
-    for i in 0..3 {
-        nodes.push(start_node(&dir, i, &fabric, i == 0)?);
-    }
-    for node in &nodes {
-        let admin = format!("http://127.0.0.1:{}/health", node.admin);
-        let ingress = format!("http://127.0.0.1:{}/restate/health", node.ingress);
-        wait_for(&format!("{} to be up", node.name), Duration::from_secs(90), || {
-            http("GET", &admin, None).is_some_and(|(s, _)| s == 200)
-                && http("GET", &ingress, None).is_some_and(|(s, _)| s == 200)
-        })?;
-    }
-    println!("restate-cluster: three nodes up, replication 2");
-
+    let (mut nodes, fabric) = start_cluster(&dir)?;
     let model = Arc::new(Model {
         requests: Mutex::default(),
         steered: Mutex::default(),
-        interrupted: std::sync::atomic::AtomicUsize::new(0),
+        interrupted: Mutex::default(),
     });
     let model_port = serve_model(Arc::clone(&model))?;
     let workspace = dir.join("sessions");
     std::fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
-    let mut replicas = Vec::new();
-    let mut replica_ports = Vec::new();
-    for r in 0..REPLICAS {
-        let port = free_port()?;
-        let log = std::fs::File::create(dir.join(format!("service-{r}.log"))).map_err(|e| e.to_string())?;
-        let child = Command::new(root().join("target").join(profile).join("zidane-restate"))
-            .args(["--bind", &format!("127.0.0.1:{port}")])
-            .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
-            .arg("--workspace")
-            .arg(&workspace)
-            .env("ANTHROPIC_API_KEY", "sk-cluster-check")
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .map_err(|e| format!("could not start zidane-restate: {e}"))?;
-        replicas.push(Replica(child));
-        wait_for("a service replica", Duration::from_secs(30), || {
-            TcpStream::connect(("127.0.0.1", port)).is_ok()
-        })?;
-        replica_ports.push(port);
-    }
-    let (proxy_port, given) = round_robin(replica_ports)?;
-    let admin = format!("http://127.0.0.1:{}", nodes[0].admin);
-    let registered = http(
-        "POST",
-        &format!("{admin}/deployments"),
-        Some(&json!({"uri": format!("http://127.0.0.1:{proxy_port}")})),
-    );
-    if !registered.as_ref().is_some_and(|(s, _)| *s == 201 || *s == 200) {
-        return Err(format!(
-            "restate-cluster: registering the service failed: {registered:?}"
-        ));
-    }
-    println!("restate-cluster: {REPLICAS} service replicas behind one deployment URL");
+    let service = Service::start(&dir, profile, model_port, &workspace)?;
+    service.register(&format!("http://127.0.0.1:{}", nodes[0].admin))?;
 
     let victim = busiest_leader(fabric[0])?;
     let survivor = nodes
@@ -437,32 +396,12 @@ pub(crate) fn run(quick: bool) -> Result {
         .map(|n| n.ingress)
         .ok_or("restate-cluster: no surviving node")?;
     let started = Instant::now();
-    let mut ids = Vec::new();
-    for s in 0..sessions {
-        let session = format!("s{s}");
-        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/run/send");
-        let prompt = json!({"prompt": format!("Session {session}. Run the commands.")});
-        let (status, body) = http("POST", &url, Some(&prompt)).ok_or("restate-cluster: the ingress did not answer")?;
-        if status != 202 {
-            return Err(format!("restate-cluster: sending a run failed: {status} {body}"));
-        }
-        let id: Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
-        ids.push((session, id["invocationId"].as_str().unwrap_or_default().to_owned()));
-    }
+    let ids = send_runs(survivor, sessions)?;
     // Mid-run (each run waits for its first answer): a steer to each
     // session, through whichever replica the proxy picks; each must reach
     // the run.
     std::thread::sleep(MODEL_DELAY);
-    let mut undelivered = Vec::new();
-    for (session, _) in &ids {
-        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/steer");
-        let steer = json!({"text": format!("Steer {session}.")});
-        let asked = Instant::now();
-        match http("POST", &url, Some(&steer)) {
-            Some((200, body)) if body.contains("\"delivered\":true") => {}
-            other => undelivered.push(format!("{session}: {other:?} after {} ms", asked.elapsed().as_millis())),
-        }
-    }
+    let undelivered = steer_all(survivor, &ids);
     // About a third of the model calls are answered.
     std::thread::sleep(MODEL_DELAY * (CALLS as u32 / 2 - 1));
     let answered_before: usize = model
@@ -492,7 +431,7 @@ pub(crate) fn run(quick: bool) -> Result {
         }
     }
     let elapsed = started.elapsed();
-    drop(replicas);
+    let given = service.stop();
     let steered = model
         .steered
         .lock()
@@ -503,10 +442,6 @@ pub(crate) fn run(quick: bool) -> Result {
             failures.push(format!("{session}: its steer never reached the model"));
         }
     }
-    let given: Vec<usize> = given
-        .iter()
-        .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
-        .collect();
     println!(
         "restate-cluster: steers delivered {} of {}, seen by the model {} of {}; connections per replica {given:?}",
         ids.len() - undelivered.len(),
@@ -514,61 +449,213 @@ pub(crate) fn run(quick: bool) -> Result {
         steered.len(),
         ids.len()
     );
+    let outcome = Outcome {
+        ids: &ids,
+        workspace: &workspace,
+        model: &model,
+        sessions,
+        elapsed,
+        killed_at,
+    };
+    outcome.judge(undelivered, failures)
+}
 
-    let requests = model
-        .requests
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    let total: usize = requests.values().sum();
-    let repeated_requests: usize = requests.values().map(|n| n - 1).sum();
-    let sessions_with_repeats = requests.iter().filter(|(_, n)| **n > 1).count();
-    let mut commands = 0;
-    let mut repeated_commands = 0;
-    for (session, _) in &ids {
-        let log = std::fs::read_to_string(workspace.join(session).join("effects.log")).unwrap_or_default();
-        let mut seen = BTreeMap::<&str, usize>::new();
-        for line in log.lines() {
-            *seen.entry(line).or_default() += 1;
+/// Three nodes with replication 2, up: the nodes and their fabric ports.
+fn start_cluster(dir: &Path) -> Result<(Vec<Node>, [u16; 3])> {
+    let fabric = [free_port()?, free_port()?, free_port()?];
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        nodes.push(start_node(dir, i, &fabric, i == 0)?);
+    }
+    for node in &nodes {
+        let admin = format!("http://127.0.0.1:{}/health", node.admin);
+        let ingress = format!("http://127.0.0.1:{}/restate/health", node.ingress);
+        wait_for(&format!("{} to be up", node.name), Duration::from_secs(90), || {
+            http("GET", &admin, None).is_some_and(|(s, _)| s == 200)
+                && http("GET", &ingress, None).is_some_and(|(s, _)| s == 200)
+        })?;
+    }
+    println!("restate-cluster: three nodes up, replication 2");
+    Ok((nodes, fabric))
+}
+
+/// The service's replicas behind one round-robin proxy.
+struct Service {
+    replicas: Vec<Replica>,
+    proxy_port: u16,
+    given: Arc<Vec<std::sync::atomic::AtomicUsize>>,
+}
+
+impl Service {
+    fn start(dir: &Path, profile: &str, model_port: u16, workspace: &Path) -> Result<Service> {
+        let mut replicas = Vec::new();
+        let mut replica_ports = Vec::new();
+        for r in 0..REPLICAS {
+            let port = free_port()?;
+            let log = std::fs::File::create(dir.join(format!("service-{r}.log"))).map_err(|e| e.to_string())?;
+            let child = Command::new(root().join("target").join(profile).join("zidane-restate"))
+                .args(["--bind", &format!("127.0.0.1:{port}")])
+                .args(["--base-url", &format!("http://127.0.0.1:{model_port}")])
+                .arg("--workspace")
+                .arg(workspace)
+                .env("ANTHROPIC_API_KEY", "sk-cluster-check")
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(log))
+                .spawn()
+                .map_err(|e| format!("could not start zidane-restate: {e}"))?;
+            replicas.push(Replica(child));
+            wait_for("a service replica", Duration::from_secs(30), || {
+                TcpStream::connect(("127.0.0.1", port)).is_ok()
+            })?;
+            replica_ports.push(port);
         }
-        commands += seen.len();
-        repeated_commands += seen.values().map(|n| n - 1).sum::<usize>();
-        if seen.len() != CALLS {
-            failures.push(format!("{session}: {} distinct commands, expected {CALLS}", seen.len()));
+        let (proxy_port, given) = round_robin(replica_ports)?;
+        Ok(Service {
+            replicas,
+            proxy_port,
+            given,
+        })
+    }
+
+    /// Registers the proxy's URL with the cluster's admin API.
+    fn register(&self, admin: &str) -> Result {
+        let registered = http(
+            "POST",
+            &format!("{admin}/deployments"),
+            Some(&json!({"uri": format!("http://127.0.0.1:{}", self.proxy_port)})),
+        );
+        if !registered.as_ref().is_some_and(|(s, _)| *s == 201 || *s == 200) {
+            return Err(format!(
+                "restate-cluster: registering the service failed: {registered:?}"
+            ));
+        }
+        println!("restate-cluster: {REPLICAS} service replicas behind one deployment URL");
+        Ok(())
+    }
+
+    /// Stops the replicas: the connections each was given.
+    fn stop(self) -> Vec<usize> {
+        drop(self.replicas);
+        self.given
+            .iter()
+            .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
+            .collect()
+    }
+}
+
+/// A run sent to each session: the sessions and their invocation ids.
+fn send_runs(survivor: u16, sessions: usize) -> Result<Vec<(String, String)>> {
+    let mut ids = Vec::new();
+    for s in 0..sessions {
+        let session = format!("s{s}");
+        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/run/send");
+        let prompt = json!({"prompt": format!("Session {session}. Run the commands.")});
+        let (status, body) = http("POST", &url, Some(&prompt)).ok_or("restate-cluster: the ingress did not answer")?;
+        if status != 202 {
+            return Err(format!("restate-cluster: sending a run failed: {status} {body}"));
+        }
+        let id: Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        ids.push((session, id["invocationId"].as_str().unwrap_or_default().to_owned()));
+    }
+    Ok(ids)
+}
+
+/// A steer to each session: the ones not delivered.
+fn steer_all(survivor: u16, ids: &[(String, String)]) -> Vec<String> {
+    let mut undelivered = Vec::new();
+    for (session, _) in ids {
+        let url = format!("http://127.0.0.1:{survivor}/ZidaneAgent/{session}/steer");
+        let steer = json!({"text": format!("Steer {session}.")});
+        let asked = Instant::now();
+        match http("POST", &url, Some(&steer)) {
+            Some((200, body)) if body.contains("\"delivered\":true") => {}
+            other => undelivered.push(format!("{session}: {other:?} after {} ms", asked.elapsed().as_millis())),
         }
     }
-    println!(
-        "restate-cluster: {} runs, {} completed",
-        ids.len(),
-        ids.len() - failures.len().min(ids.len())
-    );
-    println!(
-        "restate-cluster: steps: {} model requests for {} model calls ({repeated_requests} asked again, in {sessions_with_repeats} runs), {commands} commands ({repeated_commands} run again)",
-        total,
-        sessions * (CALLS + 1)
-    );
-    println!(
-        "restate-cluster: commands reported interrupted to the model: {}",
-        model.interrupted.load(std::sync::atomic::Ordering::Relaxed)
-    );
-    println!(
-        "restate-cluster: all runs ended {} ms after they were sent ({} ms after the kill)",
-        elapsed.as_millis(),
-        (elapsed - killed_at).as_millis()
-    );
-    if !undelivered.is_empty() || !failures.is_empty() {
-        return Err(format!(
-            "restate-cluster: steers not delivered:\n  {}\nruns failed:\n  {}",
-            undelivered.join("\n  "),
-            failures.join("\n  ")
-        ));
+    undelivered
+}
+
+/// What the runs did, to judge.
+struct Outcome<'a> {
+    ids: &'a [(String, String)],
+    workspace: &'a Path,
+    model: &'a Model,
+    sessions: usize,
+    elapsed: Duration,
+    killed_at: Duration,
+}
+
+impl Outcome<'_> {
+    /// The steps counted and said; an error when a run failed, a command
+    /// ran twice or a model call was asked more than twice.
+    fn judge(&self, undelivered: Vec<String>, mut failures: Vec<String>) -> Result {
+        let requests = self
+            .model
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let total: usize = requests.values().sum();
+        let repeated_requests: usize = requests.values().map(|n| n - 1).sum();
+        let sessions_with_repeats = requests.iter().filter(|(_, n)| **n > 1).count();
+        let interrupted = self
+            .model
+            .interrupted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let mut commands = 0;
+        let mut repeated_commands = 0;
+        for (session, _) in self.ids {
+            let log = std::fs::read_to_string(self.workspace.join(session).join("effects.log")).unwrap_or_default();
+            let mut seen = BTreeMap::<&str, usize>::new();
+            for line in log.lines() {
+                *seen.entry(line).or_default() += 1;
+            }
+            commands += seen.len();
+            repeated_commands += seen.values().map(|n| n - 1).sum::<usize>();
+            // A command cut off by the kill is reported to the model as
+            // interrupted, never run again: it may not have run at all.
+            let cut_off = interrupted.get(session).copied().unwrap_or(0);
+            if seen.len() > CALLS || seen.len() + cut_off < CALLS {
+                failures.push(format!(
+                    "{session}: {} distinct commands, expected {CALLS} ({cut_off} reported interrupted)",
+                    seen.len()
+                ));
+            }
+        }
+        let ids = self.ids.len();
+        println!(
+            "restate-cluster: {ids} runs, {} completed",
+            ids - failures.len().min(ids)
+        );
+        println!(
+            "restate-cluster: steps: {total} model requests for {} model calls ({repeated_requests} asked again, in {sessions_with_repeats} runs), {commands} commands ({repeated_commands} run again)",
+            self.sessions * (CALLS + 1)
+        );
+        println!(
+            "restate-cluster: commands reported interrupted to the model: {}",
+            interrupted.values().sum::<usize>()
+        );
+        println!(
+            "restate-cluster: all runs ended {} ms after they were sent ({} ms after the kill)",
+            self.elapsed.as_millis(),
+            (self.elapsed - self.killed_at).as_millis()
+        );
+        if !undelivered.is_empty() || !failures.is_empty() {
+            return Err(format!(
+                "restate-cluster: steers not delivered:\n  {}\nruns failed:\n  {}",
+                undelivered.join("\n  "),
+                failures.join("\n  ")
+            ));
+        }
+        if repeated_commands > 0 {
+            return Err("restate-cluster: a finished command ran again".to_owned());
+        }
+        // A model call in flight at the kill may be asked again, once per run.
+        if requests.values().any(|n| *n > 2) {
+            return Err("restate-cluster: a model call was asked more than twice".to_owned());
+        }
+        Ok(())
     }
-    if repeated_commands > 0 {
-        return Err("restate-cluster: a finished command ran again".to_owned());
-    }
-    // A model call in flight at the kill may be asked again, once per run.
-    if requests.values().any(|n| *n > 2) {
-        return Err("restate-cluster: a model call was asked more than twice".to_owned());
-    }
-    Ok(())
 }

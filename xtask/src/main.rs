@@ -342,6 +342,13 @@ fn conformance() -> Result {
         .output()
         .map_err(|e| format!("could not start the conformance suite: {e}"))?;
     let listing = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let suite_run = SuiteRun {
+        node: &node,
+        suite: &suite,
+        client: &client,
+        path: &path,
+        dir: &dir,
+    };
     let scenarios: Vec<&str> = listing
         .split("Client scenarios")
         .nth(1)
@@ -360,24 +367,7 @@ fn conformance() -> Result {
     let _ = std::fs::remove_file(&hooks_log);
     let mut failed = Vec::new();
     for scenario in &scenarios {
-        let status = Command::new(&node)
-            .arg(&suite)
-            .args(["client", "--command"])
-            .arg(&client)
-            .args(["--scenario", scenario, "--expected-failures"])
-            .arg(&baseline)
-            .arg("--output-dir")
-            .arg(&results)
-            .env("PATH", &path)
-            .env("ZIDANE_CONFORMANCE_HOOKS", &hooks_log)
-            .current_dir(&dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map_err(|e| format!("could not start the conformance suite: {e}"))?;
-        let verdict = if status.success() { "as expected" } else { "UNEXPECTED" };
-        println!("conformance: {scenario}: {verdict}");
-        if !status.success() {
+        if !suite_run.scenario(scenario, &baseline, &results, &hooks_log)? {
             failed.push(*scenario);
         }
     }
@@ -386,10 +376,61 @@ fn conformance() -> Result {
         .lines()
         .filter(|l| l.trim_start().starts_with("- "))
         .count();
-    // A person's login shows its URL (`mcp:auth:url`) and ends in
-    // `mcp:auth:success`; a machine login (client credentials) only in the
-    // latter.
-    let heard = std::fs::read_to_string(&hooks_log).unwrap_or_default();
+    check_login_hooks(&hooks_log)?;
+    if failed.is_empty() {
+        println!(
+            "conformance: {} of {} client scenarios pass ({expected} expected failures)",
+            scenarios.len() - expected,
+            scenarios.len()
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "conformance: these scenarios did not do what the baseline says (results in {}): {}",
+            results.display(),
+            failed.join(", ")
+        ))
+    }
+}
+
+/// The suite, our client and where they run.
+struct SuiteRun<'a> {
+    node: &'a Path,
+    suite: &'a Path,
+    client: &'a Path,
+    path: &'a str,
+    dir: &'a Path,
+}
+
+impl SuiteRun<'_> {
+    /// Runs one scenario: whether it did what the baseline says.
+    fn scenario(&self, scenario: &str, baseline: &Path, results: &Path, hooks_log: &Path) -> Result<bool> {
+        let status = Command::new(self.node)
+            .arg(self.suite)
+            .args(["client", "--command"])
+            .arg(self.client)
+            .args(["--scenario", scenario, "--expected-failures"])
+            .arg(baseline)
+            .arg("--output-dir")
+            .arg(results)
+            .env("PATH", self.path)
+            .env("ZIDANE_CONFORMANCE_HOOKS", hooks_log)
+            .current_dir(self.dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("could not start the conformance suite: {e}"))?;
+        let verdict = if status.success() { "as expected" } else { "UNEXPECTED" };
+        println!("conformance: {scenario}: {verdict}");
+        Ok(status.success())
+    }
+}
+
+/// A person's login shows its URL (`mcp:auth:url`) and ends in
+/// `mcp:auth:success`; a machine login (client credentials) only in the
+/// latter.
+fn check_login_hooks(hooks_log: &Path) -> Result {
+    let heard = std::fs::read_to_string(hooks_log).unwrap_or_default();
     for (scenario, hook) in [
         ("auth/metadata-default", "mcp:auth:url"),
         ("auth/metadata-default", "mcp:auth:success"),
@@ -408,20 +449,7 @@ fn conformance() -> Result {
     {
         return Err("conformance: a machine login showed a URL".to_owned());
     }
-    if failed.is_empty() {
-        println!(
-            "conformance: {} of {} client scenarios pass ({expected} expected failures)",
-            scenarios.len() - expected,
-            scenarios.len()
-        );
-        Ok(())
-    } else {
-        Err(format!(
-            "conformance: these scenarios did not do what the baseline says (results in {}): {}",
-            results.display(),
-            failed.join(", ")
-        ))
-    }
+    Ok(())
 }
 
 fn bench(args: &[&str]) -> Result {

@@ -76,108 +76,109 @@ pub(crate) async fn bootstrap(config: &McpServerConfig, hooks: &HookBus) -> Boot
         challenge: Mutex::new(None),
     });
     let lazy = config.lazy_connect && config.cached_tools.is_some();
-    let listed: Result<(Vec<McpToolSchema>, bool), McpError> = async {
-        if let Some(cached) = &config.cached_tools {
-            if !lazy {
-                server.connect(false).await?;
-            }
-            return Ok((cached.clone(), true));
-        }
-        let client = server.connect(false).await?;
-        let tools = client.list_all_tools().await.map_err(|e| match server.challenge() {
-            // A 401 is the reason, whatever the SDK made of it.
-            Some(challenge) => McpError::AuthRequired(challenge),
-            None => McpError::protocol("tools/list failed", e),
-        })?;
-        Ok((tools.iter().map(schema_of).collect(), false))
-    }
-    .await;
+    let listed = list(&server, lazy).await;
     let duration_ms = started.elapsed().as_millis() as u64;
-    match listed {
+    let (outcome, server, tools) = match listed {
         Ok((raw, cached)) => {
-            if !lazy {
-                let mut list = McpToolsList::new(McpToolsListInit {
-                    name: config.name.clone(),
-                    tools: raw.clone(),
-                    transport,
-                });
-                observe(hooks, &mut list).await;
-            }
-            let mut filter = McpToolsFilter::new(McpToolsFilterInit {
-                server: config.name.clone(),
-                transport,
-            });
-            filter.tools = raw.into_iter().filter(|t| config.keeps(t)).collect();
-            observe(hooks, &mut filter).await;
-            let tools = filter.tools;
+            let tools = listed_tools(config, hooks, raw, lazy).await;
             let outcome = McpBootstrapOutcome::Ok {
                 tool_count: tools.len() as u32,
                 lazy,
                 cached,
                 warnings: Vec::new(),
             };
-            let mut end = McpBootstrapEnd::new(McpBootstrapEndInit {
-                name: config.name.clone(),
-                transport,
-                duration_ms,
-                outcome: outcome.clone(),
-            });
-            observe(hooks, &mut end).await;
-            (
-                McpBootstrapResult {
-                    name: config.name.clone(),
-                    transport,
-                    duration: std::time::Duration::from_millis(duration_ms),
-                    outcome,
-                },
-                Some(server),
-                tools,
-            )
+            (outcome, Some(server), tools)
         }
-        Err(error) => {
-            if matches!(error, McpError::LoginRequired) {
-                let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
-                    name: config.name.clone(),
-                    reason: McpAuthReason::NoTokens,
-                    transport,
-                });
-                observe(hooks, &mut ev).await;
-            } else if auto_promoted(config, &error) {
-                let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
-                    name: config.name.clone(),
-                    reason: McpAuthReason::AutoPromoted,
-                    transport,
-                });
-                observe(hooks, &mut ev).await;
-            }
-            let shared: SharedError = Arc::new(error);
-            let mut ev = McpErrorEvent::new(McpErrorInit {
-                name: config.name.clone(),
-                error: Arc::clone(&shared),
-            });
-            observe(hooks, &mut ev).await;
-            let outcome = McpBootstrapOutcome::Failed {
-                error: Some(shared),
-                skipped: false,
-            };
-            let mut end = McpBootstrapEnd::new(McpBootstrapEndInit {
-                name: config.name.clone(),
-                transport,
-                duration_ms,
-                outcome: outcome.clone(),
-            });
-            observe(hooks, &mut end).await;
-            (
-                McpBootstrapResult {
-                    name: config.name.clone(),
-                    transport,
-                    duration: std::time::Duration::from_millis(duration_ms),
-                    outcome,
-                },
-                None,
-                Vec::new(),
-            )
+        Err(error) => (failed(config, hooks, error).await, None, Vec::new()),
+    };
+    let mut end = McpBootstrapEnd::new(McpBootstrapEndInit {
+        name: config.name.clone(),
+        transport,
+        duration_ms,
+        outcome: outcome.clone(),
+    });
+    observe(hooks, &mut end).await;
+    let result = McpBootstrapResult {
+        name: config.name.clone(),
+        transport,
+        duration: std::time::Duration::from_millis(duration_ms),
+        outcome,
+    };
+    (result, server, tools)
+}
+
+/// The server's tools (and whether they came from the cache): connected
+/// first unless it is to connect lazily.
+async fn list(server: &Server, lazy: bool) -> Result<(Vec<McpToolSchema>, bool), McpError> {
+    if let Some(cached) = &server.config.cached_tools {
+        if !lazy {
+            server.connect(false).await?;
         }
+        return Ok((cached.clone(), true));
+    }
+    let client = server.connect(false).await?;
+    let tools = client.list_all_tools().await.map_err(|e| match server.challenge() {
+        // A 401 is the reason, whatever the SDK made of it.
+        Some(challenge) => McpError::AuthRequired(challenge),
+        None => McpError::protocol("tools/list failed", e),
+    })?;
+    Ok((tools.iter().map(schema_of).collect(), false))
+}
+
+/// The tools listed, told (`mcp:tools:list`, unless lazy) and filtered
+/// (`mcp:tools:filter`, after the config's own filter).
+async fn listed_tools(
+    config: &McpServerConfig,
+    hooks: &HookBus,
+    raw: Vec<McpToolSchema>,
+    lazy: bool,
+) -> Vec<McpToolSchema> {
+    let transport = config.transport.kind();
+    if !lazy {
+        let mut list = McpToolsList::new(McpToolsListInit {
+            name: config.name.clone(),
+            tools: raw.clone(),
+            transport,
+        });
+        observe(hooks, &mut list).await;
+    }
+    let mut filter = McpToolsFilter::new(McpToolsFilterInit {
+        server: config.name.clone(),
+        transport,
+    });
+    filter.tools = raw.into_iter().filter(|t| config.keeps(t)).collect();
+    observe(hooks, &mut filter).await;
+    filter.tools
+}
+
+/// A server that did not start: a login it needs told (`mcp:auth:required`),
+/// the error (`mcp:error`), and the outcome.
+async fn failed(config: &McpServerConfig, hooks: &HookBus, error: McpError) -> McpBootstrapOutcome {
+    let transport = config.transport.kind();
+    let reason = if matches!(error, McpError::LoginRequired) {
+        Some(McpAuthReason::NoTokens)
+    } else if auto_promoted(config, &error) {
+        Some(McpAuthReason::AutoPromoted)
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        let mut ev = McpAuthRequired::new(McpAuthRequiredInit {
+            name: config.name.clone(),
+            reason,
+            transport,
+        });
+        observe(hooks, &mut ev).await;
+    }
+    let shared: SharedError = Arc::new(error);
+    let mut ev = McpErrorEvent::new(McpErrorInit {
+        name: config.name.clone(),
+        error: Arc::clone(&shared),
+    });
+    observe(hooks, &mut ev).await;
+    McpBootstrapOutcome::Failed {
+        error: Some(shared),
+        skipped: false,
     }
 }
 
