@@ -5,9 +5,12 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
 }
 
+/// The environment, the kind asked for, and the kind chosen (or the error).
+type KindCase<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>, Result<ProviderKind, &'a str>);
+
 #[test]
 fn the_kind_comes_from_the_first_key_in_the_environment() {
-    let cases: &[(&[(&str, &str)], Option<&str>, Result<ProviderKind, &str>)] = &[
+    let cases: &[KindCase<'_>] = &[
         (
             &[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")],
             None,
