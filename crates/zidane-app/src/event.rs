@@ -308,6 +308,12 @@ impl Ask {
         (Ask::new(call, reason, rule, scope, reply), answer)
     }
 
+    /// Whether nobody waits for the answer any more (the question was
+    /// answered elsewhere, or its run ended).
+    pub fn is_withdrawn(&self) -> bool {
+        self.reply.is_closed()
+    }
+
     /// Answers the question (a question answered twice keeps the first).
     pub fn answer(self, answer: Answer) {
         let _ = self.reply.send(answer);
@@ -370,6 +376,12 @@ impl Form {
     pub fn relayed(request: ElicitationRequest) -> (Form, oneshot::Receiver<ElicitationAnswer>) {
         let (reply, answer) = oneshot::channel();
         (Form::new(request, reply), answer)
+    }
+
+    /// Whether nobody waits for the answer any more (the form was
+    /// answered elsewhere, or its server went).
+    pub fn is_withdrawn(&self) -> bool {
+        self.reply.is_closed()
     }
 
     /// Answers the form.

@@ -254,6 +254,11 @@ pub fn execution(
                     cwd.display()
                 ),
             };
+            // A served session's token and address are the server's alone:
+            // a command with them could drive any session.
+            if let Some(home) = crate::paths::user_dir() {
+                confined.withhold(["serve-token", "serve.json", "serve.sock"].map(|f| home.join(f)));
+            }
             for path in &settings.sandbox_read {
                 confined.open_path(path);
             }

@@ -7,20 +7,34 @@ pub(crate) struct StopSignals {
     term: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     hup: Option<tokio::signal::unix::Signal>,
+    /// Whether SIGHUP stops (a server outlives the terminal it started in,
+    /// and takes SIGHUP without stopping).
+    hangup_stops: bool,
 }
 
 impl StopSignals {
     pub(crate) fn listen() -> Self {
+        Self::with_hangup(true)
+    }
+
+    /// Ctrl-C and SIGTERM; SIGHUP (the terminal closed) is taken and does
+    /// nothing.
+    pub(crate) fn listen_past_hangup() -> Self {
+        Self::with_hangup(false)
+    }
+
+    fn with_hangup(hangup_stops: bool) -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
             StopSignals {
                 term: signal(SignalKind::terminate()).ok(),
                 hup: signal(SignalKind::hangup()).ok(),
+                hangup_stops,
             }
         }
         #[cfg(not(unix))]
-        StopSignals {}
+        StopSignals { hangup_stops }
     }
 
     /// The next stop signal (`false` when none can be listened for).
@@ -33,9 +47,15 @@ impl StopSignals {
                     None => std::future::pending().await,
                 }
             };
+            let stops = self.hangup_stops;
             let hup = async {
                 match self.hup.as_mut() {
-                    Some(s) => s.recv().await.is_some(),
+                    Some(s) => loop {
+                        let got = s.recv().await.is_some();
+                        if stops || !got {
+                            break got;
+                        }
+                    },
                     None => std::future::pending().await,
                 }
             };

@@ -63,6 +63,16 @@ impl Worktree {
             git(folder, &["rev-parse", "--show-toplevel"])
                 .map_err(|e| format!("{} is not in a git repository: {e}", folder.display()))?,
         );
+        // A link in the way would put the worktree (and the session's
+        // writes) outside the repository.
+        for dir in [repo.join(".zidane"), repo.join(".zidane/worktrees")] {
+            if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(format!(
+                    "{} is a symbolic link; worktrees go only inside the repository",
+                    dir.display()
+                ));
+            }
+        }
         let path = repo.join(".zidane/worktrees").join(name);
         if path.exists() {
             return Err(format!("the worktree {} exists already", path.display()));

@@ -20,7 +20,8 @@ pub(super) fn advertised(session: &Session) -> Value {
             command
         })
         .collect();
-    let settings = &session.conversation.setup().settings;
+    let conversation = session.conversation();
+    let settings = &conversation.setup().settings;
     let folders = zidane_app::commands::folders(&settings.paths, settings.trusted);
     for c in zidane_app::commands::list(&folders).0 {
         if builtins.clone().any(|b| b.name == c.name) {
@@ -40,7 +41,7 @@ pub(super) fn advertised(session: &Session) -> Value {
 pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
     let (name, arg) = zidane_app::slash::parse(text)?;
     zidane_app::slash::builtin_named(name).filter(|b| b.in_editors)?;
-    let conversation = &session.conversation;
+    let conversation = &session.conversation();
     Some(match name {
         "compact" => match conversation.compact(Some(arg.to_owned())).await {
             Ok(CompactOutcome::Compacted { replaced }) => format!("{replaced} turns were replaced by a summary."),
@@ -82,7 +83,7 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
 }
 
 async fn skills(session: &Session, name: &str) -> String {
-    let conversation = &session.conversation;
+    let conversation = &session.conversation();
     if !name.is_empty() {
         return match conversation.toggle_skill(name).await {
             Ok(true) => format!("Skill `{name}` activated."),
@@ -105,7 +106,7 @@ async fn skills(session: &Session, name: &str) -> String {
 
 async fn tasks(session: &Session, arg: &str) -> String {
     if let Some(id) = arg.strip_prefix("kill").map(str::trim).filter(|id| !id.is_empty()) {
-        return if session.conversation.kill_task(id).await {
+        return if session.conversation().kill_task(id).await {
             format!("Stopping task {id}.")
         } else {
             format!("No running task {id}.")

@@ -30,7 +30,7 @@ impl Connection {
     /// Answers one of the program's own methods.
     pub(super) async fn extension(&self, method: &str, params: &Value) -> Reply {
         let session = self.session(params)?;
-        let conversation = &session.conversation;
+        let conversation = &session.conversation();
         match method {
             "_zidane/model" => Ok(match params["name"].as_str() {
                 Some(name) => serde_json::to_value(conversation.set_model(name)).unwrap_or_default(),
@@ -84,17 +84,17 @@ fn thinking_level(level: &str) -> Result<ThinkingLevel, RpcError> {
 
 async fn skills(session: &Session, toggle: Option<&str>) -> Reply {
     if let Some(name) = toggle {
-        return match session.conversation.toggle_skill(name).await {
+        return match session.conversation().toggle_skill(name).await {
             Ok(active) => Ok(json!({ "active": active })),
             Err(e) => Err(RpcError::params(e)),
         };
     }
-    Ok(json!({ "skills": serde_json::to_value(session.conversation.skills().await).unwrap_or_default() }))
+    Ok(json!({ "skills": serde_json::to_value(session.conversation().skills().await).unwrap_or_default() }))
 }
 
 async fn tasks(session: &Session, kill: Option<&str>) -> Value {
     if let Some(id) = kill {
-        return json!({ "stopping": session.conversation.kill_task(id).await });
+        return json!({ "stopping": session.conversation().kill_task(id).await });
     }
     let tasks: Vec<Value> = session
         .tasks
@@ -107,7 +107,7 @@ async fn tasks(session: &Session, kill: Option<&str>) -> Value {
 
 /// What a client needs to show a session it attaches to.
 async fn about(session: &Session) -> Value {
-    let conversation = &session.conversation;
+    let conversation = &session.conversation();
     let turns = conversation.stored_turns().await;
     let last = |role: Role| {
         turns
@@ -145,7 +145,8 @@ async fn about(session: &Session) -> Value {
 /// person reads it; with `apply`, done (files changed since the agent left
 /// them are left alone and named).
 async fn rewind(session: &Session, params: &Value) -> Reply {
-    let setup = session.conversation.setup();
+    let conversation = session.conversation();
+    let setup = conversation.setup();
     let (store, checkpoints) = (&setup.store, &setup.checkpoints);
     let id = &session.id;
     let list = zidane_app::checkpoints::list(checkpoints, id)
@@ -171,8 +172,18 @@ async fn rewind(session: &Session, params: &Value) -> Reply {
     if params["apply"] != true || plan.is_empty() {
         return Ok(json!({ "plan": text, "empty": plan.is_empty() }));
     }
-    let done = zidane_app::checkpoints::apply_rewind(&setup.runtime, checkpoints, plan, true)
-        .await
-        .map_err(|e| RpcError::internal(e.message()))?;
+    // Not under a run: the rewind changes what it is working on.
+    if !session.begin() {
+        return Err(RpcError::params("a run is going on; interrupt it before a rewind"));
+    }
+    let done = zidane_app::checkpoints::apply_rewind(&setup.runtime, checkpoints, plan, true).await;
+    // The conversation goes on from the stored turns the rewind left.
+    let reopened = match &done {
+        Ok(_) => session.reopen().await,
+        Err(_) => Ok(()),
+    };
+    session.done();
+    let done = done.map_err(|e| RpcError::internal(e.message()))?;
+    reopened.map_err(RpcError::internal)?;
     Ok(json!({ "plan": text, "report": done.report, "branch": done.branch, "notes": done.notes }))
 }

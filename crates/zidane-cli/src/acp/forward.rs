@@ -25,6 +25,8 @@ pub(super) struct Pending {
     /// Each client asked, with its request's id: the others are told
     /// (`$/cancel_request`) once one answers.
     asked: Mutex<Vec<(std::sync::Weak<Connection>, i64)>>,
+    /// Told once it is answered (or expired).
+    settled: tokio::sync::Notify,
 }
 
 /// Where a question's answer goes.
@@ -44,6 +46,7 @@ impl Pending {
             Reply::Call(ask) => ask.answer(permission(result)),
             Reply::Form(form) => form.answer(form_answer(result)),
         }
+        self.settled.notify_one();
         true
     }
 
@@ -54,6 +57,7 @@ impl Pending {
             Some(Reply::Form(form)) => form.answer(ElicitationAnswer::Decline),
             None => {}
         }
+        self.settled.notify_one();
     }
 
     /// Withdraws the question from every client asked but `except`
@@ -113,26 +117,28 @@ fn show(session: &Session, event: &Event) {
         Event::ToolResult(result) => session.terminals.lock().remove(&result.id),
         _ => None,
     };
-    let clients = session.clients();
-    for mut update in update::from_event(event, session.cwd()) {
+    for mut update in update::from_event(event, &session.cwd()) {
         // A command run in the client's terminal keeps it shown.
         if let Some(terminal) = &ended
             && let Some(content) = update.get_mut("content").and_then(Value::as_array_mut)
         {
             content.insert(0, json!({ "type": "terminal", "terminalId": terminal }));
         }
-        session.live.lock().push(update.clone());
-        for client in &clients {
-            client.notify(&session.id, update.clone());
-        }
+        session.publish(&update, None, true);
     }
     if let Event::RunEnd(_) = event {
         *session.last_end.lock() = serde_json::to_value(event).ok();
+        // A question of the run that ended is asked no more.
+        for pending in std::mem::take(&mut *session.questions.lock()) {
+            pending.expire("the run ended");
+            pending.withdraw(None, "the run's end");
+        }
     }
     if matches!(event, Event::TurnEnd(_) | Event::RunEnd(_)) {
         // What a turn showed is in the sessions file once it ends.
-        session.live.lock().clear();
+        session.turn_ended();
     }
+    let clients = session.clients();
     let wanting: Vec<&Arc<Connection>> = clients
         .iter()
         .filter(|c| c.wants_events.load(std::sync::atomic::Ordering::SeqCst))
@@ -158,6 +164,7 @@ fn ask(session: &Arc<Session>, question: Question, timeout: Duration) {
             params: permission_params(&session.id, &ask),
             answer: Mutex::new(Some(Reply::Call(ask))),
             asked: Mutex::new(Vec::new()),
+            settled: tokio::sync::Notify::new(),
         },
         Question::Form(form) => {
             let request = &form.request;
@@ -171,6 +178,7 @@ fn ask(session: &Arc<Session>, question: Question, timeout: Duration) {
                 }),
                 answer: Mutex::new(Some(Reply::Form(form))),
                 asked: Mutex::new(Vec::new()),
+                settled: tokio::sync::Notify::new(),
             }
         }
     });
@@ -185,7 +193,10 @@ fn ask(session: &Arc<Session>, question: Question, timeout: Duration) {
     }
     let (waiting, session) = (Arc::clone(&pending), Arc::downgrade(session));
     tokio::spawn(async move {
-        tokio::time::sleep(timeout).await;
+        tokio::select! {
+            () = waiting.settled.notified() => return,
+            () = tokio::time::sleep(timeout) => {}
+        }
         waiting.expire(&format!("no client answered within {}s", timeout.as_secs()));
         waiting.withdraw(None, "the timeout");
         if let Some(session) = session.upgrade() {
@@ -198,17 +209,38 @@ fn ask(session: &Arc<Session>, question: Question, timeout: Duration) {
 /// client's came first. A client that goes away without answering leaves
 /// the question to the others.
 pub(super) fn offer(client: Arc<Connection>, session_id: String, pending: Arc<Pending>) {
-    if pending.answered() {
+    if pending.answered() || !client.answers.load(std::sync::atomic::Ordering::SeqCst) {
         return;
     }
     if pending.method == "elicitation/create" && client.client.lock()["elicitation"]["form"].is_null() {
         return;
     }
-    let (id, answer) = client.ask(pending.method, pending.params.clone());
-    pending.asked.lock().push((Arc::downgrade(&client), id));
+    let id = {
+        let mut asked = pending.asked.lock();
+        // Asked once per client, however often it attaches.
+        if asked
+            .iter()
+            .any(|(c, _)| std::ptr::eq(c.as_ptr(), Arc::as_ptr(&client)))
+        {
+            return;
+        }
+        let (id, answer) = client.ask(pending.method, pending.params.clone());
+        asked.push((Arc::downgrade(&client), id));
+        (id, answer)
+    };
+    let (request, answer) = id;
     tokio::spawn(async move {
         let result = answer.await.ok().flatten();
         if result.is_none() && client.out.is_closed() {
+            return;
+        }
+        if result.is_none() && client.hub.served() {
+            // An error from one client (one that cannot answer) leaves the
+            // question to the others.
+            pending
+                .asked
+                .lock()
+                .retain(|(c, asked)| !(std::ptr::eq(c.as_ptr(), Arc::as_ptr(&client)) && *asked == request));
             return;
         }
         if !pending.settle(result.as_ref()) {

@@ -2,7 +2,7 @@
 //! how long they live: as long as their one client (`zidane acp`), or past
 //! every client (`zidane serve`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,6 +24,9 @@ pub(crate) struct Hub {
     given: Given,
     runtime: Arc<CheckpointRuntime>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// A lock per stored session being opened, so that two clients loading
+    /// it at once share one conversation.
+    opening: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Sessions outlive their clients (`zidane serve`).
     served: bool,
     /// How long a question waits for a client to answer it.
@@ -38,9 +41,41 @@ impl Hub {
             given,
             runtime,
             sessions: Mutex::new(HashMap::new()),
+            opening: Mutex::new(HashMap::new()),
             served,
             question_timeout: std::time::Duration::from_secs(3600),
         })
+    }
+
+    /// Waits for any other opening of stored session `id`; the guard
+    /// holds others back until this one is done.
+    pub(super) async fn opening(&self, id: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut opening = self.opening.lock();
+            // Locks nobody waits on any more go.
+            opening.retain(|_, lock| Arc::strong_count(lock) > 1);
+            Arc::clone(opening.entry(id.to_owned()).or_default())
+        };
+        lock.lock_owned().await
+    }
+
+    /// Ends the served sessions nobody is attached to and nothing is going
+    /// on in (no run, no question waiting); loading one opens it again from
+    /// the sessions file. Their ids.
+    pub(crate) async fn end_idle(&self) -> Vec<String> {
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = self.sessions.lock();
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.clients().is_empty() && !s.busy() && s.questions.lock().is_empty())
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in &idle {
+            session.end().await;
+        }
+        idle.iter().map(|s| s.id.clone()).collect()
     }
 
     /// The flags sessions are opened with.
@@ -115,25 +150,18 @@ impl Hub {
         let conversation = Conversation::open(Arc::new(setup), id, events.clone(), false)
             .await
             .map_err(|e| RpcError::internal(e.message()))?;
-        let session = Arc::new(Session {
+        let session = Arc::new(Session::new(super::state::Parts {
             id: id.to_owned(),
             conversation,
             events,
-            busy: Mutex::new(false),
-            idle: tokio::sync::Notify::new(),
-            queued: Mutex::new(Vec::new()),
-            mode: Mutex::new(mode),
-            tasks: Mutex::new(BTreeMap::new()),
+            mode,
             terminals,
-            clients: Mutex::new(Vec::new()),
-            live: Mutex::new(Vec::new()),
-            questions: Mutex::new(Vec::new()),
             worktree,
             served: self.served,
-            last_end: Mutex::new(None),
-        });
+        }));
         if self.served {
-            let agent = session.conversation.agent();
+            let conversation = session.conversation();
+            let agent = conversation.agent();
             let _ = agent
                 .set_session_meta(SERVED_KEY, json!({ "cwd": cwd.to_string_lossy() }))
                 .await;
@@ -165,10 +193,7 @@ impl Hub {
         if self.served {
             for id in sessions {
                 if let Some(session) = self.get(id) {
-                    session
-                        .clients
-                        .lock()
-                        .retain(|c| c.upgrade().is_some_and(|c| !Arc::ptr_eq(&c, client)));
+                    session.detach(client);
                 }
             }
             return;
@@ -205,11 +230,13 @@ impl Hub {
             let Ok(session) = self.start(None, &info.id, &cwd, &[], worktree, None).await else {
                 continue;
             };
+            // Marked running before anyone can prompt it.
+            session.begin();
             self.insert(Arc::clone(&session));
             continued.push(info.id.clone());
             tokio::spawn(async move {
-                session.begin();
-                let outcome = session.conversation.resume_interrupted().await;
+                let outcome = session.conversation().resume_interrupted().await;
+                session.events.flush().await;
                 session.done();
                 if let Outcome::Failed(e) = outcome {
                     eprintln!(

@@ -18,116 +18,28 @@ mod extensions;
 mod files;
 mod forward;
 mod hub;
+mod outbox;
 mod session;
+mod state;
 #[cfg(test)]
 mod tests;
 mod update;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio::sync::{Notify, oneshot};
-use zidane_app::{Conversation, Events, Flags, Given};
+
+use tokio::sync::oneshot;
+use zidane_app::{Flags, Given};
 
 pub(crate) use self::hub::Hub;
+pub(crate) use self::outbox::{Outbox, OutboxReceiver};
+use self::state::Session;
 use crate::out::Failure;
-
-/// One ACP session: its conversation and the clients attached to it.
-struct Session {
-    id: String,
-    conversation: Conversation,
-    events: Events,
-    /// Whether a prompt is being answered.
-    busy: Mutex<bool>,
-    /// Told when a run ends (`busy` turns false).
-    idle: tokio::sync::Notify,
-    /// Steers and follow-ups the run has not read yet: id and text.
-    queued: Mutex<Vec<(String, String)>>,
-    mode: Mutex<&'static str>,
-    /// Background tasks: the command, whether it runs.
-    tasks: Mutex<BTreeMap<String, (String, bool)>>,
-    /// The client's terminal each `shell` call ran in.
-    terminals: Arc<Mutex<HashMap<String, String>>>,
-    /// The clients that see it.
-    clients: Mutex<Vec<Weak<Connection>>>,
-    /// The updates of the turn going on, for a client that attaches in the
-    /// middle of it (the turns before are replayed from the sessions file).
-    live: Mutex<Vec<Value>>,
-    /// Questions no client has answered yet, for a client that attaches.
-    questions: Mutex<Vec<Arc<forward::Pending>>>,
-    /// The git worktree it works in, when it has one of its own.
-    worktree: Option<crate::worktree::Worktree>,
-    /// Whether it outlives its clients (`zidane serve`).
-    served: bool,
-    /// How its last run ended (as `_zidane/event` sends it), for a client
-    /// that reconnects after it.
-    last_end: Mutex<Option<Value>>,
-}
-
-impl Session {
-    /// A running turn suspended (resumable), the conversation ended.
-    async fn end(&self) {
-        self.conversation.end().await;
-    }
-
-    fn cwd(&self) -> &std::path::Path {
-        self.conversation.setup().cwd()
-    }
-
-    /// Marks a run going; `false` when one already is.
-    fn begin(&self) -> bool {
-        let mut busy = self.busy.lock();
-        !std::mem::replace(&mut *busy, true)
-    }
-
-    /// Marks the run ended.
-    fn done(&self) {
-        *self.busy.lock() = false;
-        self.idle.notify_waiters();
-    }
-
-    /// Waits until no run is going, then marks one going.
-    async fn begin_when_idle(&self) {
-        loop {
-            let ended = self.idle.notified();
-            if self.begin() {
-                return;
-            }
-            ended.await;
-        }
-    }
-
-    /// The clients still connected.
-    fn clients(&self) -> Vec<Arc<Connection>> {
-        let mut clients = self.clients.lock();
-        clients.retain(|c| c.upgrade().is_some_and(|c| !c.out.is_closed()));
-        clients.iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// Attaches `client` (once).
-    fn attach(&self, client: &Arc<Connection>) {
-        let mut clients = self.clients.lock();
-        if !clients.iter().any(|c| c.as_ptr() == Arc::as_ptr(client)) {
-            clients.push(Arc::downgrade(client));
-        }
-        client.sessions.lock().insert(self.id.clone());
-    }
-
-    /// Sends `update` to every attached client (`except` one).
-    fn broadcast(&self, update: &Value, except: Option<&Connection>) {
-        for client in self.clients() {
-            if except.is_some_and(|e| std::ptr::eq(e, Arc::as_ptr(&client))) {
-                continue;
-            }
-            client.notify(&self.id, update.clone());
-        }
-    }
-}
 
 /// The protocol version served.
 const PROTOCOL_VERSION: u64 = 1;
@@ -155,76 +67,6 @@ fn error_reply(id: Value, RpcError(code, message): RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-/// Where a connection's messages go: a queue its writer empties. A bounded
-/// queue that fills (a client that stopped reading) closes the connection
-/// rather than growing the server's memory.
-#[derive(Clone)]
-pub(crate) struct Outbox {
-    sender: OutboxSender,
-    closed: Arc<AtomicBool>,
-    closing: Arc<Notify>,
-}
-
-#[derive(Clone)]
-enum OutboxSender {
-    Unbounded(UnboundedSender<Value>),
-    Bounded(mpsc::Sender<Value>),
-}
-
-impl Outbox {
-    /// An unbounded queue (standard output: the client's pipe).
-    pub(crate) fn unbounded() -> (Outbox, UnboundedReceiver<Value>) {
-        let (tx, rx) = unbounded_channel();
-        (Outbox::of(OutboxSender::Unbounded(tx)), rx)
-    }
-
-    /// A queue of at most `capacity` messages (a socket).
-    pub(crate) fn bounded(capacity: usize) -> (Outbox, mpsc::Receiver<Value>) {
-        let (tx, rx) = mpsc::channel(capacity);
-        (Outbox::of(OutboxSender::Bounded(tx)), rx)
-    }
-
-    fn of(sender: OutboxSender) -> Outbox {
-        Outbox {
-            sender,
-            closed: Arc::default(),
-            closing: Arc::default(),
-        }
-    }
-
-    fn send(&self, message: Value) {
-        if self.is_closed() {
-            return;
-        }
-        let sent = match &self.sender {
-            OutboxSender::Unbounded(tx) => tx.send(message).is_ok(),
-            OutboxSender::Bounded(tx) => tx.try_send(message).is_ok(),
-        };
-        if !sent {
-            self.close();
-        }
-    }
-
-    /// Marks the connection closed (its writer ends it).
-    pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.closing.notify_waiters();
-        self.closing.notify_one();
-    }
-
-    /// Whether the connection is closed.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
-    }
-
-    /// Resolves once the connection is closed.
-    pub(crate) async fn closed(&self) {
-        while !self.is_closed() {
-            self.closing.notified().await;
-        }
-    }
-}
-
 /// One client: its channel, what it can do, the sessions it sees.
 pub(crate) struct Connection {
     hub: Arc<Hub>,
@@ -239,6 +81,12 @@ pub(crate) struct Connection {
     wants_events: AtomicBool,
     /// The sessions it is attached to.
     sessions: Mutex<BTreeSet<String>>,
+    /// Sessions it is being shown (a replay on attach), with what they
+    /// showed meanwhile, sent once the replay is.
+    held: Mutex<HashMap<String, Vec<Value>>>,
+    /// Whether it answers questions (a script that cannot says so, and is
+    /// not asked).
+    answers: AtomicBool,
 }
 
 impl Connection {
@@ -253,11 +101,64 @@ impl Connection {
             name: Mutex::new("a client".to_owned()),
             wants_events: AtomicBool::new(false),
             sessions: Mutex::new(BTreeSet::new()),
+            held: Mutex::new(HashMap::new()),
+            answers: AtomicBool::new(true),
         })
     }
 
+    /// Shows `update` of `session`, or holds it back while the client is
+    /// being shown the session.
+    fn deliver(&self, session: &str, update: Value) {
+        {
+            let mut held = self.held.lock();
+            if let Some(later) = held.get_mut(session) {
+                later.push(update);
+                return;
+            }
+        }
+        self.notify(session, update);
+    }
+
+    /// Holds `session`'s updates back (see [`Connection::deliver`]).
+    fn hold(&self, session: &str) {
+        self.held.lock().entry(session.to_owned()).or_default();
+    }
+
+    /// Sends what was held back for `session`, and shows the rest as it
+    /// comes.
+    async fn release(&self, session: &str) {
+        loop {
+            let later = {
+                let mut held = self.held.lock();
+                let Some(later) = held.get_mut(session) else {
+                    return;
+                };
+                if later.is_empty() {
+                    held.remove(session);
+                    return;
+                }
+                std::mem::take(later)
+            };
+            for update in later {
+                if !self.notify_waiting(session, update).await {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Like `notify`, waiting for room in the queue (a replay the client
+    /// reads); `false` when the connection closed.
+    async fn notify_waiting(&self, session: &str, update: Value) -> bool {
+        let message = json!({
+            "jsonrpc": "2.0", "method": "session/update",
+            "params": { "sessionId": session, "update": update },
+        });
+        self.out.send_waiting(&message).await
+    }
+
     fn send(&self, message: Value) {
-        self.out.send(message);
+        self.out.send(&message);
     }
 
     fn notify(&self, session: &str, update: Value) {
@@ -366,6 +267,9 @@ impl Connection {
         if params["_meta"]["zidane"]["events"] == true {
             self.wants_events.store(true, Ordering::SeqCst);
         }
+        if params["_meta"]["zidane"]["answers"] == false {
+            self.answers.store(false, Ordering::SeqCst);
+        }
         let mut auth = Vec::new();
         if key_missing() {
             auth.push(json!({
@@ -439,7 +343,7 @@ pub(crate) async fn serve(flags: Flags, given: Given) -> Result<(), Failure> {
 
 /// Writes each message on a line of standard output, until `stop` (then
 /// what is queued still goes out).
-async fn write_out(mut outgoing: UnboundedReceiver<Value>, mut stop: oneshot::Receiver<()>) {
+async fn write_out(mut outgoing: OutboxReceiver, mut stop: oneshot::Receiver<()>) {
     let mut stdout = tokio::io::stdout();
     let mut stopped = false;
     loop {
@@ -451,10 +355,9 @@ async fn write_out(mut outgoing: UnboundedReceiver<Value>, mut stop: oneshot::Re
                 continue;
             }
         };
-        let Some(message) = message else {
+        let Some(mut line) = message else {
             return;
         };
-        let mut line = message.to_string();
         line.push('\n');
         if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
             return;

@@ -29,10 +29,21 @@ impl Connection {
     }
 
     /// `session/new` (`load` none), `session/load` (the stored
-    /// conversation replayed) and `session/resume` (not replayed).
+    /// conversation replayed) and `session/resume` (not replayed, or from
+    /// the message `_meta.zidane.since` on).
     pub(super) async fn open(self: &Arc<Self>, request: &Value, params: Value, load: Option<(String, bool)>) -> Reply {
-        let replay = load.as_ref().is_some_and(|(_, replay)| *replay);
+        let since = match &load {
+            Some((_, true)) => Some(0),
+            Some((_, false)) => params["_meta"]["zidane"]["since"].as_u64().map(|n| n as usize),
+            None => None,
+        };
         let load = load.map(|(id, _)| id);
+        // One opening of a stored session at a time: a second client
+        // loading it meanwhile attaches to what the first opened.
+        let _opening = match &load {
+            Some(id) => Some(self.hub.opening(id).await),
+            None => None,
+        };
         if let Some(id) = &load
             && let Some(open) = self.hub.get(id)
         {
@@ -40,17 +51,61 @@ impl Connection {
             if !self.hub.served() {
                 return Err(RpcError::params(format!("session `{id}` is already open")));
             }
-            self.attach(&open, replay).await;
+            self.attach(&open, since).await;
             return Ok(json!({ "modes": modes(*open.mode.lock()) }));
         }
-        let mut cwd = PathBuf::from(str_param(&params, "cwd")?);
+        let (id, cwd, worktree) = self.place(&params, load.as_deref()).await?;
         let servers = params.get("mcpServers").cloned().unwrap_or(Value::Array(Vec::new()));
         let servers = servers
             .as_array()
             .ok_or_else(|| RpcError::params("mcpServers must be a list"))?
             .clone();
+        let trust = self.trust(request, &cwd).await;
+        if self.out.is_closed() {
+            // The client went while the trust question waited.
+            if load.is_none()
+                && let Some(tree) = &worktree
+            {
+                let _ = tree.remove(false);
+            }
+            return Err(RpcError::internal("the client went away"));
+        }
+        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree, trust).await?;
+        let interrupted = load.is_some() && session.conversation().interrupted().await;
+        if interrupted {
+            // Before anyone can prompt it: the cut-off run goes first.
+            session.begin();
+        }
+        self.hub.insert(Arc::clone(&session));
+        for note in &session.conversation().setup().notes {
+            self.say(&id, &format!("{note}\n"));
+        }
+        self.attach(&session, since).await;
+        if interrupted {
+            self.continue_run(&session).await;
+        }
+        let modes = modes(*session.mode.lock());
+        let mut reply = match load {
+            Some(_) => json!({ "modes": modes }),
+            None => json!({ "sessionId": id, "modes": modes }),
+        };
+        if let Some(tree) = &session.worktree {
+            reply["_meta"] = json!({ "zidane": { "worktree": { "path": tree.path, "branch": tree.branch } } });
+        }
+        Ok(reply)
+    }
+
+    /// Where a session opens: its id, its folder and its own worktree (a
+    /// new one when `_meta.zidane.worktree` names it; a stored served
+    /// session's own, where it was made).
+    async fn place(
+        &self,
+        params: &Value,
+        load: Option<&str>,
+    ) -> Result<(String, PathBuf, Option<crate::worktree::Worktree>), RpcError> {
+        let mut cwd = PathBuf::from(str_param(params, "cwd")?);
         let mut worktree = None;
-        if let Some(id) = &load {
+        if let Some(id) = load {
             let stored = match self.hub.runtime().sqlite().load(id).await {
                 Ok(Some(stored)) => stored,
                 _ => return Err(RpcError::not_found(format!("no session `{id}` in the sessions file"))),
@@ -70,34 +125,19 @@ impl Connection {
                 cwd.display()
             )));
         }
-        let id = load.clone().unwrap_or_else(zidane::agent::new_session_id);
+        let id = load.map_or_else(zidane::agent::new_session_id, str::to_owned);
         if let Some(name) = params["_meta"]["zidane"]["worktree"].as_str()
             && load.is_none()
         {
-            let tree = crate::worktree::Worktree::create(&cwd, name).map_err(RpcError::params)?;
+            let (folder, name) = (cwd.clone(), name.to_owned());
+            let tree = tokio::task::spawn_blocking(move || crate::worktree::Worktree::create(&folder, &name))
+                .await
+                .map_err(|e| RpcError::internal(e.to_string()))?
+                .map_err(RpcError::params)?;
             cwd.clone_from(&tree.path);
             worktree = Some(tree);
         }
-        let trust = self.trust(request, &cwd).await;
-        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree, trust).await?;
-        self.hub.insert(Arc::clone(&session));
-        session.attach(self);
-        for note in &session.conversation.setup().notes {
-            self.say(&id, &format!("{note}\n"));
-        }
-        if load.is_some() {
-            self.reopen(&session, replay).await;
-        }
-        self.notify(&id, commands::advertised(&session));
-        let modes = modes(*session.mode.lock());
-        let mut reply = match load {
-            Some(_) => json!({ "modes": modes }),
-            None => json!({ "sessionId": id, "modes": modes }),
-        };
-        if let Some(tree) = &session.worktree {
-            reply["_meta"] = json!({ "zidane": { "worktree": { "path": tree.path, "branch": tree.branch } } });
-        }
-        Ok(reply)
+        Ok((id, cwd, worktree))
     }
 
     /// The folder's trust, when its project files would need it: asked of
@@ -128,48 +168,59 @@ impl Connection {
         (answer["action"] == "accept").then(|| answer["content"]["trust"] == true)
     }
 
-    /// Attaches to a session the hub holds: its conversation replayed (the
-    /// stored turns, then the turn going on), the commands advertised, and
-    /// the questions waiting for an answer asked.
-    async fn attach(self: &Arc<Self>, session: &Arc<Session>, replay: bool) {
-        session.attach(self);
-        if replay {
-            let turns = session.conversation.stored_turns().await;
-            for update in update::replay(&turns, session.cwd()) {
-                self.notify(&session.id, update);
+    /// Attaches to a session: its conversation from message `since` on
+    /// (`None`: none of it), then the turn going on, as updates; then the
+    /// commands, and the questions waiting for an answer. What the session
+    /// shows meanwhile is held back and follows, so nothing is missed or
+    /// shown twice.
+    async fn attach(self: &Arc<Self>, session: &Arc<Session>, since: Option<usize>) {
+        let id = session.id.clone();
+        let (turns, live) = loop {
+            let generation = session.generation();
+            let turns = match since {
+                Some(from) => {
+                    let turns = session.conversation().stored_turns().await;
+                    turns.into_iter().skip(from).collect()
+                }
+                None => Vec::new(),
+            };
+            if let Some(live) = session.attach_at(self, generation) {
+                break (turns, if since.is_some() { live } else { Vec::new() });
             }
-            let live = session.live.lock().clone();
-            for update in live {
-                self.notify(&session.id, update);
+        };
+        let cwd = session.cwd();
+        let shown = update::replay(&turns, &cwd).into_iter().chain(live);
+        for update in shown {
+            if !self.notify_waiting(&id, update).await {
+                return;
             }
         }
-        self.notify(&session.id, commands::advertised(session));
+        self.release(&id).await;
+        self.notify(&id, commands::advertised(session));
         let waiting = session.questions.lock().clone();
         for pending in waiting {
             super::forward::offer(Arc::clone(self), session.id.clone(), pending);
         }
     }
 
-    /// A stored session opened again: its conversation shown (`replay`),
-    /// and the run a crash cut off continued, as a turn the client watches.
-    async fn reopen(&self, session: &Session, replay: bool) {
-        if replay {
-            let turns = session.conversation.stored_turns().await;
-            for update in update::replay(&turns, session.cwd()) {
-                self.notify(&session.id, update);
-            }
-        }
-        if session.conversation.interrupted().await {
-            session.begin();
-            let resumed = session.conversation.resume_interrupted().await;
-            session.done();
+    /// A stored session's run that a crash cut off, continued: served, on
+    /// a task of its own (the client watches it as any turn); over
+    /// standard input and output, before the client's `session/load` is
+    /// answered.
+    async fn continue_run(&self, session: &Arc<Session>) {
+        let session = Arc::clone(session);
+        let running = async move {
+            let resumed = session.conversation().resume_interrupted().await;
             session.events.flush().await;
+            session.done();
             if let Outcome::Failed(e) = resumed {
-                eprintln!(
-                    "zidane acp: the interrupted run of {} did not continue: {e}",
-                    session.id
-                );
+                eprintln!("zidane: the interrupted run of {} did not continue: {e}", session.id);
             }
+        };
+        if self.hub.served() {
+            tokio::spawn(running);
+        } else {
+            running.await;
         }
     }
 
@@ -196,7 +247,7 @@ impl Connection {
             // The run was ending: the prompt runs once it has.
             session.begin_when_idle().await;
         }
-        session.live.lock().clear();
+        session.turn_ended();
         self.echo(&session, &text);
         let reply = self.answer(&session, text, parts).await;
         session.done();
@@ -208,11 +259,11 @@ impl Connection {
     /// (it is ending), `None`.
     fn steer_running(&self, session: &Session, text: &str) -> Result<Option<Value>, RpcError> {
         let expanded = session
-            .conversation
+            .conversation()
             .steering_text(text)
             .map_err(|e| RpcError::params(e.message()))?;
         let id = format!("steer-{}", zidane_app::now_ms());
-        if !session.conversation.steer(&expanded, &id) {
+        if !session.conversation().steer(&expanded, &id) {
             return Ok(None);
         }
         session.queued.lock().push((id, text.to_owned()));
@@ -231,8 +282,7 @@ impl Connection {
             "content": { "type": "text", "text": text },
             "_meta": { "zidane": { "client": name } },
         });
-        session.live.lock().push(update.clone());
-        session.broadcast(&update, Some(self));
+        session.publish(&update, Some(self), true);
     }
 
     async fn answer(&self, session: &Session, text: String, parts: Vec<ContentBlock>) -> Reply {
@@ -245,7 +295,7 @@ impl Connection {
             parts,
             ..Default::default()
         };
-        let outcome = session.conversation.submit(submission).await;
+        let outcome = session.conversation().submit(submission).await;
         session.events.flush().await;
         match outcome {
             Ok(Outcome::Ran(out)) => {
@@ -314,16 +364,18 @@ impl Connection {
             let state = self.hub.get(&info.id).map(|s| {
                 if !s.questions.lock().is_empty() {
                     "waiting"
-                } else if *s.busy.lock() {
+                } else if s.busy() {
                     "running"
                 } else {
                     "open"
                 }
             });
             let state = state.unwrap_or(if info.interrupted { "interrupted" } else { "stored" });
-            let mut zidane = json!({ "state": state });
-            if let Some(tree) = &tree {
-                zidane["worktree"] = json!({ "path": tree.path, "branch": tree.branch, "changed": tree.changed() });
+            let mut zidane = json!({ "state": state, "served": served.is_some() });
+            if let Some(tree) = tree {
+                let (path, branch) = (tree.path.clone(), tree.branch.clone());
+                let changed = tokio::task::spawn_blocking(move || tree.changed()).await.ok().flatten();
+                zidane["worktree"] = json!({ "path": path, "branch": branch, "changed": changed });
             }
             entry["_meta"] = json!({ "zidane": zidane });
             sessions.push(entry);
@@ -339,10 +391,8 @@ impl Connection {
         let session = self.session(params)?;
         self.sessions.lock().remove(&session.id);
         if self.hub.served() {
-            session
-                .clients
-                .lock()
-                .retain(|c| c.upgrade().is_some_and(|c| !std::ptr::eq(Arc::as_ptr(&c), self)));
+            session.detach(self);
+            self.held.lock().remove(&session.id);
             return Ok(json!({}));
         }
         self.hub.remove(&session.id);
@@ -388,7 +438,7 @@ impl Connection {
             return;
         };
         tokio::spawn(async move {
-            session.conversation.suspend().await;
+            session.conversation().suspend().await;
         });
     }
 
@@ -406,10 +456,10 @@ impl Connection {
             }
         };
         *session.mode.lock() = mode;
-        *session.conversation.setup().approve.lock() = Approve::from_name(mode).unwrap_or(Approve::Ask);
-        session.conversation.set_planning(mode == "plan");
+        *session.conversation().setup().approve.lock() = Approve::from_name(mode).unwrap_or(Approve::Ask);
+        session.conversation().set_planning(mode == "plan");
         let update = json!({ "sessionUpdate": "current_mode_update", "currentModeId": mode });
-        session.broadcast(&update, None);
+        session.publish(&update, None, false);
         Ok(json!({}))
     }
 
@@ -420,16 +470,16 @@ impl Connection {
         let text = str_param(params, "text")?;
         // A `/command` steers with what it stands for.
         let text = session
-            .conversation
+            .conversation()
             .steering_text(&text)
             .map_err(|e| RpcError::params(e.message()))?;
         let id = params["id"]
             .as_str()
             .map_or_else(|| format!("steer-{}", zidane_app::now_ms()), str::to_owned);
         let queued = if params["followUp"] == true {
-            session.conversation.follow_up(&text, &id)
+            session.conversation().follow_up(&text, &id)
         } else {
-            session.conversation.steer(&text, &id)
+            session.conversation().steer(&text, &id)
         };
         if queued {
             self.echo(&session, &text);
@@ -441,7 +491,7 @@ impl Connection {
     /// `_zidane/status`: the figures a status line shows.
     pub(super) async fn status(&self, params: &Value) -> Reply {
         let session = self.session(params)?;
-        let conversation = &session.conversation;
+        let conversation = &session.conversation();
         let setup = conversation.setup();
         Ok(json!({
             "model": conversation.model(),
@@ -451,10 +501,11 @@ impl Connection {
             "approve": setup.approve.lock().name(),
             "sandbox": setup.settings.sandbox.map_or("workspace-write", |s| s.name()),
             "planning": conversation.planning(),
-            "running": *session.busy.lock(),
+            "running": session.busy(),
             "cwd": setup.cwd(),
             "clients": session.clients().len(),
             "lastEnd": session.last_end.lock().clone(),
+            "messages": conversation.agent().turns().len(),
             "queued": session.queued.lock().iter().map(|(id, text)| json!({ "id": id, "text": text })).collect::<Vec<_>>(),
         }))
     }
@@ -469,7 +520,7 @@ fn stop_reason(session: &Session, out: &zidane::agent::RunOutput) -> &'static st
         return "max_turn_requests";
     }
     let last = session
-        .conversation
+        .conversation()
         .agent()
         .turns()
         .into_iter()

@@ -78,7 +78,10 @@ pub(crate) async fn remote_one_shot(
     );
     let rendering = tokio::spawn(render(printer.clone(), rx));
     let url = target.url.clone();
-    let session = crate::remote::session::RemoteSession::open(target, opening, "zidane -p", events.clone())
+    // Without a terminal this client cannot answer, and says so: the
+    // session's questions wait for a client that can.
+    let answers = ask::terminal();
+    let session = crate::remote::session::RemoteSession::open(target, opening, "zidane -p", events.clone(), answers)
         .await
         .map_err(Failure::run)?;
     let id = session.id().to_owned();

@@ -5,11 +5,12 @@
 //! session from the terminal (`session.rs`).
 
 pub(crate) mod bridge;
+mod convert;
 pub(crate) mod session;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use futures_util::{SinkExt, StreamExt};
 use parking_lot::Mutex;
@@ -167,15 +168,27 @@ pub(crate) enum Incoming {
         method: String,
         params: Value,
     },
+    /// Everything the server sent before this point was received (see
+    /// [`Client::barrier`]): told back.
+    Barrier(oneshot::Sender<()>),
     /// The connection closed.
     Closed(String),
 }
+
+/// How often the client pings the server; a server that sends nothing for
+/// three times as long is gone (a machine that vanished), and the
+/// connection is closed.
+const PING: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// A connection to the server: requests and their answers, and the rest
 /// as [`Incoming`] messages.
 pub(crate) struct Client {
     outgoing: UnboundedSender<Message>,
+    incoming: UnboundedSender<Incoming>,
     pending: Arc<Waiting>,
+    /// Set once the connection is gone, before the requests waiting are
+    /// failed: a request made later fails at once.
+    closed: Arc<AtomicBool>,
     next_id: AtomicI64,
 }
 
@@ -188,50 +201,72 @@ impl Client {
         let (outgoing, mut to_send) = unbounded_channel::<Message>();
         let (incoming, received) = unbounded_channel();
         let pending: Arc<Waiting> = Arc::default();
+        let closed = Arc::new(AtomicBool::new(false));
         tokio::spawn(async move {
-            while let Some(message) = to_send.recv().await {
+            let mut ping = tokio::time::interval(PING);
+            ping.tick().await;
+            loop {
+                let message = tokio::select! {
+                    message = to_send.recv() => message,
+                    _ = ping.tick() => Some(Message::Ping(Vec::new().into())),
+                };
+                let Some(message) = message else {
+                    let _ = sink.close().await;
+                    return;
+                };
                 if sink.send(message).await.is_err() {
                     return;
                 }
             }
         });
-        let waiting = Arc::clone(&pending);
+        let (waiting, told, gone) = (Arc::clone(&pending), incoming.clone(), Arc::clone(&closed));
         tokio::spawn(async move {
-            let why = loop {
-                match frames.next().await {
-                    Some(Ok(Message::Text(text))) => dispatch(&text, &waiting, &incoming),
-                    Some(Ok(Message::Close(frame))) => {
-                        break frame.map_or_else(
-                            || "the server closed the connection".to_owned(),
-                            |f| f.reason.to_string(),
-                        );
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => break e.to_string(),
-                    None => break "the connection ended".to_owned(),
-                }
-            };
+            let why = read_frames(&mut frames, &waiting, &told).await;
+            gone.store(true, Ordering::SeqCst);
             waiting.lock().clear();
-            let _ = incoming.send(Incoming::Closed(why));
+            let _ = told.send(Incoming::Closed(why));
         });
         Ok((
             Client {
                 outgoing,
+                incoming,
                 pending,
+                closed,
                 next_id: AtomicI64::new(1),
             },
             received,
         ))
     }
 
+    /// Whether the connection is gone.
+    pub(crate) fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
     /// Sends a request; its result, or its error object.
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, Value> {
+        let gone = || json!({ "code": -32000, "message": "the connection to the server closed" });
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(id, tx);
+        // Checked after it waits: a close that came first has already
+        // cleared the waiting requests, and would never answer this one.
+        if self.closed() {
+            self.pending.lock().remove(&id);
+            return Err(gone());
+        }
         self.send_value(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        rx.await
-            .unwrap_or_else(|_| Err(json!({ "code": -32000, "message": "the connection to the server closed" })))
+        rx.await.unwrap_or_else(|_| Err(gone()))
+    }
+
+    /// Resolves once every message the server sent before now has been
+    /// received and passed on as [`Incoming`] (so a request's notifications
+    /// are all in before its answer is acted on).
+    pub(crate) async fn barrier(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.incoming.send(Incoming::Barrier(tx)).is_ok() {
+            let _ = rx.await;
+        }
     }
 
     /// Sends a notification.
@@ -251,6 +286,35 @@ impl Client {
 
     fn send_value(&self, value: &Value) {
         self.send_text(value.to_string());
+    }
+}
+
+/// Reads frames until the connection ends (or goes silent): why it ended.
+async fn read_frames<S>(frames: &mut S, waiting: &Waiting, incoming: &UnboundedSender<Incoming>) -> String
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        match tokio::time::timeout(PING * 3, frames.next()).await {
+            Err(_) => return "the server went silent".to_owned(),
+            Ok(Some(Ok(Message::Text(text)))) => dispatch(&text, waiting, incoming),
+            Ok(Some(Ok(Message::Close(frame)))) => {
+                return frame.map_or_else(
+                    || "the server closed the connection".to_owned(),
+                    |f| f.reason.to_string(),
+                );
+            }
+            Ok(Some(Ok(_))) => {}
+            Ok(Some(Err(e))) => return e.to_string(),
+            Ok(None) => return "the connection ended".to_owned(),
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // The socket closes with its last user, not with its reader.
+        let _ = self.outgoing.send(Message::Close(None));
     }
 }
 
@@ -299,14 +363,19 @@ pub(crate) fn error_text(error: &Value) -> String {
 /// worktree of it).
 pub(crate) async fn latest(target: &Target, cwd: &std::path::Path) -> Result<String, String> {
     let (client, _incoming) = Client::connect(target).await?;
-    session::initialize(&client, "zidane attach").await?;
+    convert::initialize(&client, "zidane attach", false).await?;
     let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned());
     let listed = client
         .request("session/list", json!({ "cwd": cwd }))
         .await
         .map_err(|e| error_text(&e))?;
-    listed["sessions"][0]["sessionId"]
-        .as_str()
+    // The most recent the server ran (not a local one it would pin).
+    listed["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["_meta"]["zidane"]["served"] == true)
+        .and_then(|s| s["sessionId"].as_str())
         .map(str::to_owned)
         .ok_or_else(|| {
             format!(

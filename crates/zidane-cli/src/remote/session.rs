@@ -3,21 +3,23 @@
 //! it renders a local one), its questions into [`Question`]s whose answers
 //! go back, prompts and the program's own methods sent, and a lost
 //! connection retried with back-off (said on the status line).
+//!
+//! Leaving (a detach, a closed terminal) answers nothing: a question shown
+//! here and not answered stays with the server for the next client.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::oneshot;
-use zidane::agent::ToolCall;
 use zidane::mcp::{ElicitationAnswer, ElicitationRequest};
-use zidane_app::{
-    Answer, Ask, ChildRef, Error, Event, Events, Form, Outcome, Question, ToolCallEvent, ToolResultEvent,
-};
+use zidane_app::{Error, Event, Events, Form, Outcome, Question};
 
+use super::convert::{initialize, permission_result, question, tool_call, tool_result};
 use super::{Client, Incoming, Target, error_text};
 
 /// How a remote session is opened.
@@ -35,6 +37,8 @@ pub(crate) enum Opening {
 pub(crate) struct RemoteSession {
     target: Target,
     name: String,
+    /// Whether this client answers questions.
+    answers: bool,
     client: Mutex<Arc<Client>>,
     /// Set once the server named it (at once when attaching).
     id: std::sync::OnceLock<String>,
@@ -43,38 +47,42 @@ pub(crate) struct RemoteSession {
     status: Mutex<Value>,
     /// What `_zidane/session` said (commands, MCP servers, …).
     about: Mutex<Value>,
-    /// The prompt in flight, told its outcome by the run's end.
+    /// The run being watched (this client's prompt, or one it found
+    /// going), told its outcome by the run's end.
     waiting: Mutex<Option<oneshot::Sender<Outcome>>>,
-    /// While a `session/load` replays the conversation: its updates are
-    /// what is shown (after it, the program's own events are).
+    /// While a load replays the conversation: its updates are what is
+    /// shown (after it, the program's own events are).
     replaying: AtomicBool,
-    /// Whether the connection is up.
+    /// Whether the session is loaded on a live connection.
     connected: AtomicBool,
     /// Until the terminal session starts: a trust question is asked on the
     /// terminal as a line (a form after that).
     opening: AtomicBool,
-    /// While it is not: the next attempt's time and number.
+    /// While disconnected: the next attempt's time and number.
     retry: Mutex<(std::time::Instant, u32)>,
     /// The server's questions shown here, by its request id: the call's id
     /// and the task that sends the answer back.
-    asking: Mutex<std::collections::HashMap<String, (String, tokio::task::JoinHandle<()>)>>,
+    asking: Mutex<HashMap<String, (String, tokio::task::JoinHandle<()>)>>,
 }
 
 impl RemoteSession {
     /// Opens (or attaches to) a session of the server at `target`, its
-    /// events going to `events`.
+    /// events going to `events`; `answers`: whether this client answers
+    /// the session's questions.
     pub(crate) async fn open(
         target: Target,
         opening: Opening,
         name: &str,
         events: Events,
+        answers: bool,
     ) -> Result<Arc<RemoteSession>, String> {
         let (client, incoming) = Client::connect(&target).await?;
         let client = Arc::new(client);
-        initialize(&client, name).await?;
+        initialize(&client, name, answers).await?;
         let session = Arc::new(RemoteSession {
             target,
             name: name.to_owned(),
+            answers,
             client: Mutex::new(Arc::clone(&client)),
             id: std::sync::OnceLock::new(),
             events,
@@ -89,7 +97,7 @@ impl RemoteSession {
         });
         // Reading from the start: a new session's trust question comes
         // before its id.
-        tokio::spawn(Arc::clone(&session).read(incoming));
+        tokio::spawn(read(Arc::downgrade(&session), incoming));
         let id = match opening {
             Opening::Attach(id) => id,
             Opening::New { cwd, worktree } => {
@@ -108,21 +116,31 @@ impl RemoteSession {
             }
         };
         let _ = session.id.set(id);
-        session.load(true).await?;
+        session.load(Some(0)).await?;
         session.opening.store(false, Ordering::SeqCst);
         session.refresh().await;
-        tokio::spawn(Arc::clone(&session).poll());
+        tokio::spawn(poll(Arc::downgrade(&session)));
         Ok(session)
     }
 
-    /// Loads the session on the current connection (`replay`: its
-    /// conversation shown again).
-    async fn load(&self, replay: bool) -> Result<(), String> {
-        self.replaying.store(replay, Ordering::SeqCst);
-        let method = if replay { "session/load" } else { "session/resume" };
+    /// Loads the session on the current connection, its conversation shown
+    /// from message `since` on (`None`: not shown).
+    async fn load(&self, since: Option<usize>) -> Result<(), String> {
+        self.replaying.store(since.is_some(), Ordering::SeqCst);
         let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-        let params = json!({ "sessionId": self.id(), "cwd": cwd, "mcpServers": [] });
-        let loaded = self.client().request(method, params).await;
+        let mut params = json!({ "sessionId": self.id(), "cwd": cwd, "mcpServers": [] });
+        let method = match since {
+            Some(0) => "session/load",
+            Some(from) => {
+                params["_meta"] = json!({ "zidane": { "since": from } });
+                "session/resume"
+            }
+            None => "session/resume",
+        };
+        let client = self.client();
+        let loaded = client.request(method, params).await;
+        // The replay's updates are all in before its end is acted on.
+        client.barrier().await;
         self.replaying.store(false, Ordering::SeqCst);
         loaded.map(|_| ()).map_err(|e| error_text(&e))
     }
@@ -141,9 +159,9 @@ impl RemoteSession {
         &self.target.url
     }
 
-    /// Whether the connection is up.
+    /// Whether the session is loaded on a live connection.
     pub(crate) fn connected(&self) -> bool {
-        self.connected.load(Ordering::SeqCst)
+        self.connected.load(Ordering::SeqCst) && !self.client().closed()
     }
 
     /// What the status line says while the connection is down.
@@ -179,33 +197,23 @@ impl RemoteSession {
         }
     }
 
-    /// Refreshes the status once a second while connected.
-    async fn poll(self: Arc<Self>) {
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            if Arc::strong_count(&self) == 1 {
-                return;
-            }
-            if self.connected() {
-                let status = self
-                    .client()
-                    .request("_zidane/status", json!({ "sessionId": self.id() }))
-                    .await;
-                if let Ok(status) = status {
-                    *self.status.lock() = status;
-                }
-            }
-        }
-    }
-
     /// Calls one of the program's methods on the session.
     pub(crate) async fn call(&self, method: &str, mut params: Value) -> Result<Value, String> {
+        if !self.connected() {
+            return Err(format!("not connected to {} (reconnecting)", self.target.url));
+        }
         params["sessionId"] = json!(self.id());
         self.client().request(method, params).await.map_err(|e| error_text(&e))
     }
 
     /// Sends a prompt; its outcome once the run ends.
     pub(crate) async fn submit(&self, text: &str) -> Result<Outcome, Error> {
+        if !self.connected() {
+            return Err(Error::run(format!(
+                "not connected to {}; the prompt was not sent (it is kept in the history)",
+                self.target.url
+            )));
+        }
         let (tell, told) = oneshot::channel();
         *self.waiting.lock() = Some(tell);
         let params = json!({ "sessionId": self.id(), "prompt": [{ "type": "text", "text": text }] });
@@ -238,16 +246,21 @@ impl RemoteSession {
         }
     }
 
-    /// Continues the session's interrupted run (as a prompt with nothing
-    /// new to say would).
-    pub(crate) async fn resume_interrupted(&self) -> Outcome {
-        let running = self.status.lock()["running"] == true;
-        if !running {
-            return Outcome::NothingToContinue;
-        }
+    /// Waits for the end of the run going on at the server (one this
+    /// client found going, or an interrupted one the server continues).
+    pub(crate) async fn follow(&self) -> Outcome {
         let (tell, told) = oneshot::channel();
         *self.waiting.lock() = Some(tell);
         told.await.unwrap_or(Outcome::NothingToContinue)
+    }
+
+    /// Continues the session's interrupted run: watched to its end when the
+    /// server runs it.
+    pub(crate) async fn resume_interrupted(&self) -> Outcome {
+        if self.status.lock()["running"] != true {
+            return Outcome::NothingToContinue;
+        }
+        self.follow().await
     }
 
     /// Interrupts the run.
@@ -256,42 +269,32 @@ impl RemoteSession {
             .notify("session/cancel", json!({ "sessionId": self.id() }));
     }
 
-    /// Leaves the session (it goes on at the server).
+    /// Leaves the session (it goes on at the server); questions shown here
+    /// stay with the server, unanswered.
     pub(crate) fn detach(&self) {
+        for (_, (_, answering)) in self.asking.lock().drain() {
+            answering.abort();
+        }
         self.client().notify("session/close", json!({ "sessionId": self.id() }));
     }
 
-    /// What the server sends, until the session is dropped.
-    async fn read(self: Arc<Self>, mut incoming: UnboundedReceiver<Incoming>) {
-        loop {
-            while let Some(message) = incoming.recv().await {
-                match message {
-                    Incoming::Notification { method, params } if method == "$/cancel_request" => {
-                        self.withdrawn(&params)
-                    }
-                    Incoming::Notification { method, params } => self.notified(&method, &params),
-                    Incoming::Request { id, method, params } => self.asked(id, &method, params),
-                    Incoming::Closed(why) => {
-                        self.connected.store(false, Ordering::SeqCst);
-                        self.events
-                            .notice(format!("the connection to {} closed ({why})", self.target.url));
-                        break;
-                    }
-                }
-            }
-            if Arc::strong_count(&self) == 1 {
-                return;
-            }
-            match self.reconnect().await {
-                Some(next) => incoming = next,
-                None => return,
-            }
+    /// The connection went: the questions shown here are no longer asked
+    /// here (the server asks them again on the next connection).
+    fn lost(&self, why: &str) {
+        self.connected.store(false, Ordering::SeqCst);
+        for (_, (call_id, answering)) in self.asking.lock().drain() {
+            answering.abort();
+            self.events.send(Event::Answered { call_id, by: None });
         }
+        self.events
+            .notice(format!("the connection to {} closed ({why})", self.target.url));
     }
 
-    /// Connects again, with back-off, until it works or the session is
-    /// dropped; the run that ended meanwhile is told.
-    async fn reconnect(&self) -> Option<UnboundedReceiver<Incoming>> {
+    /// Connects again, with back-off, until it works, the session is
+    /// dropped, or the server refuses this client for good; the session is
+    /// loaded on a task of its own (the server may ask this client
+    /// something before it answers, and the reader must be running).
+    async fn reconnect(self: &Arc<Self>) -> Option<UnboundedReceiver<Incoming>> {
         let mut wait = Duration::from_millis(250);
         let mut attempt = 0;
         self.events
@@ -301,30 +304,69 @@ impl RemoteSession {
             *self.retry.lock() = (std::time::Instant::now() + wait, attempt);
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_secs(10));
-            let Ok((client, incoming)) = Client::connect(&self.target.refreshed()).await else {
-                continue;
+            let (client, incoming) = match Client::connect(&self.target.refreshed()).await {
+                Ok(connected) => connected,
+                Err(e) if e.contains("401") => {
+                    self.events.notice(format!(
+                        "the server at {} refused the token; not reconnecting",
+                        self.target.url
+                    ));
+                    return None;
+                }
+                Err(_) => continue,
             };
             let client = Arc::new(client);
-            if initialize(&client, &self.name).await.is_err() {
+            if initialize(&client, &self.name, self.answers).await.is_err() {
                 continue;
             }
             *self.client.lock() = client;
-            if self.load(false).await.is_err() {
-                continue;
-            }
-            self.connected.store(true, Ordering::SeqCst);
-            self.events.notice(format!("reconnected to {}", self.target.url));
-            self.refresh().await;
-            let status = self.status();
-            if status["running"] != true
-                && let Some(end) = status
-                    .get("lastEnd")
-                    .and_then(|e| serde_json::from_value::<Event>(e.clone()).ok())
-            {
-                self.ended(end);
-            }
+            tokio::spawn(Arc::clone(self).resumed());
             return Some(incoming);
         }
+    }
+
+    /// The session loaded again after a reconnection: what happened
+    /// meanwhile shown (the messages after those seen, then the turn going
+    /// on), and the run that ended meanwhile told.
+    async fn resumed(self: Arc<Self>) {
+        let seen = self.status.lock()["messages"].as_u64().map(|n| n as usize);
+        match self.load(Some(seen.unwrap_or(0))).await {
+            Ok(()) => {}
+            Err(e) if e.contains("no session") => {
+                self.events
+                    .notice(format!("the session is gone from {} ({e})", self.target.url));
+                return;
+            }
+            // The connection went again: the reader reconnects.
+            Err(_) => return,
+        }
+        self.connected.store(true, Ordering::SeqCst);
+        self.events.notice(format!("reconnected to {}", self.target.url));
+        self.refresh().await;
+        let status = self.status();
+        if status["running"] != true
+            && let Some(end) = status
+                .get("lastEnd")
+                .and_then(|e| serde_json::from_value::<Event>(e.clone()).ok())
+        {
+            self.ended(end);
+        }
+    }
+
+    fn take(self: &Arc<Self>, message: Incoming) -> bool {
+        match message {
+            Incoming::Notification { method, params } if method == "$/cancel_request" => self.withdrawn(&params),
+            Incoming::Notification { method, params } => self.notified(&method, &params),
+            Incoming::Request { id, method, params } => self.asked(id, &method, params),
+            Incoming::Barrier(done) => {
+                let _ = done.send(());
+            }
+            Incoming::Closed(why) => {
+                self.lost(&why);
+                return false;
+            }
+        }
+        true
     }
 
     fn notified(&self, method: &str, params: &Value) {
@@ -361,7 +403,7 @@ impl RemoteSession {
         }
     }
 
-    /// A run's end: told to the prompt waiting for it, and shown.
+    /// A run's end: told to whoever watches it, and shown.
     fn ended(&self, event: Event) {
         if let Event::RunEnd(end) = &event
             && let Some(tell) = self.waiting.lock().take()
@@ -396,21 +438,21 @@ impl RemoteSession {
         }
     }
 
-    /// A question of the server's, asked here; the answer goes back.
+    /// A question of the server's, asked here; the answer goes back (none
+    /// when it is dropped unanswered: the question stays with the server).
     fn asked(&self, id: Value, method: &str, params: Value) {
         let client = self.client();
         self.asking.lock().retain(|_, (_, answering)| !answering.is_finished());
+        let key = id.to_string();
         match method {
             "session/request_permission" => {
                 let (ask, answer) = question(&params);
                 let call_id = ask.call.call_id.clone();
                 self.events.send(Event::Question(Question::Call(ask)));
-                let key = id.to_string();
                 let answering = tokio::spawn(async move {
-                    let answer = answer
-                        .await
-                        .unwrap_or(Answer::No(Some("the terminal went away".into())));
-                    client.respond(id, permission_result(&answer));
+                    if let Ok(answer) = answer.await {
+                        client.respond(id, permission_result(&answer));
+                    }
                 });
                 self.asking.lock().insert(key, (call_id, answering));
             }
@@ -439,9 +481,11 @@ impl RemoteSession {
                 };
                 let (form, answer) = Form::relayed(request);
                 self.events.send(Event::Question(Question::Form(form)));
-                let key = id.to_string();
                 let answering = tokio::spawn(async move {
-                    let result = match answer.await.unwrap_or(ElicitationAnswer::Cancel) {
+                    let Ok(answer) = answer.await else {
+                        return;
+                    };
+                    let result = match answer {
                         ElicitationAnswer::Accept(content) => json!({ "action": "accept", "content": content }),
                         ElicitationAnswer::Decline => json!({ "action": "decline" }),
                         ElicitationAnswer::Cancel => json!({ "action": "cancel" }),
@@ -455,94 +499,44 @@ impl RemoteSession {
     }
 }
 
-/// `initialize`, asking for the program's own events.
-pub(super) async fn initialize(client: &Client, name: &str) -> Result<(), String> {
-    let params = json!({
-        "protocolVersion": 1,
-        "clientCapabilities": { "elicitation": { "form": {} } },
-        "clientInfo": { "name": name },
-        "_meta": { "zidane": { "events": true, "name": name } },
-    });
-    client
-        .request("initialize", params)
-        .await
-        .map(|_| ())
-        .map_err(|e| error_text(&e))
-}
-
-/// A permission request as a question here.
-fn question(params: &Value) -> (Ask, oneshot::Receiver<Answer>) {
-    let meta = &params["_meta"]["zidane"];
-    let tool = &params["toolCall"];
-    let call = ToolCall {
-        name: meta["name"]
-            .as_str()
-            .or(tool["title"].as_str())
-            .unwrap_or_default()
-            .to_owned(),
-        call_id: tool["toolCallId"].as_str().unwrap_or_default().to_owned(),
-        input: tool["rawInput"].clone(),
-        run_id: String::new(),
-        session_id: params["sessionId"].as_str().map(str::to_owned),
-        parent_run_id: None,
-        depth: meta["depth"].as_u64().unwrap_or(0) as u32,
-    };
-    let text = |key: &str| meta[key].as_str().map(str::to_owned);
-    Ask::relayed(
-        call,
-        text("reason"),
-        text("rule").unwrap_or_default(),
-        text("scope").unwrap_or_default(),
-    )
-}
-
-/// An answer as the request's result (the option ACP names, and the
-/// answer itself for the program's server).
-fn permission_result(answer: &Answer) -> Value {
-    let option = match answer {
-        Answer::Yes => "allow_once",
-        Answer::Always | Answer::Save { .. } => "allow_always",
-        Answer::Never => "reject_always",
-        Answer::No(_) => "reject_once",
-    };
-    json!({
-        "outcome": { "outcome": "selected", "optionId": option },
-        "_meta": { "zidane": { "answer": answer } },
-    })
-}
-
-/// A replayed `tool_call` update as the call it shows.
-fn tool_call(update: &Value) -> ToolCallEvent {
-    let meta = &update["_meta"]["zidane"];
-    ToolCallEvent {
-        id: update["toolCallId"].as_str().unwrap_or_default().to_owned(),
-        name: meta["name"]
-            .as_str()
-            .or(update["title"].as_str())
-            .unwrap_or_default()
-            .to_owned(),
-        input: update["rawInput"].clone(),
-        outcome: zidane::agent::events::ToolOutcome::Execute,
-        reason: None,
-        child: None::<ChildRef>,
+/// What the server sends, until the session is dropped; a lost connection
+/// is made again.
+async fn read(session: Weak<RemoteSession>, mut incoming: UnboundedReceiver<Incoming>) {
+    loop {
+        while let Some(message) = incoming.recv().await {
+            let Some(session) = session.upgrade() else {
+                return;
+            };
+            if !session.take(message) {
+                break;
+            }
+        }
+        let Some(this) = session.upgrade() else {
+            return;
+        };
+        match this.reconnect().await {
+            Some(next) => incoming = next,
+            None => return,
+        }
     }
 }
 
-/// A replayed `tool_call_update` as the result it shows.
-fn tool_result(update: &Value) -> ToolResultEvent {
-    let meta = &update["_meta"]["zidane"];
-    let text: Vec<&str> = update["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["content"]["text"].as_str())
-        .collect();
-    ToolResultEvent {
-        id: update["toolCallId"].as_str().unwrap_or_default().to_owned(),
-        name: meta["name"].as_str().unwrap_or_default().to_owned(),
-        input: meta["input"].clone(),
-        content: zidane::providers::ToolResultContent::Text(text.join("\n")),
-        is_error: update["status"] == "failed",
-        child: None,
+/// Refreshes the status once a second while connected, until the session
+/// is dropped.
+async fn poll(session: Weak<RemoteSession>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        if session.connected() {
+            let status = session
+                .client()
+                .request("_zidane/status", json!({ "sessionId": session.id() }))
+                .await;
+            if let Ok(status) = status {
+                *session.status.lock() = status;
+            }
+        }
     }
 }

@@ -39,7 +39,11 @@ where
         let state = Arc::clone(&state);
         async move { Ok::<_, Infallible>(route(req, state)) }
     });
+    // A request's head must arrive in time: a connection that sends
+    // nothing holds no place for long.
     let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(std::time::Duration::from_secs(10))
         .serve_connection(TokioIo::new(io), service)
         .with_upgrades()
         .await;

@@ -10,6 +10,12 @@ use super::http::{self, State};
 use crate::cli::ServeArgs;
 use crate::out::Failure;
 
+/// The most connections served at once.
+const CONNECTIONS: usize = 256;
+
+/// How long a TLS handshake may take.
+const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub(super) enum Listener {
     Tcp {
         listener: tokio::net::TcpListener,
@@ -119,43 +125,65 @@ impl Listener {
         match self {
             Listener::Tcp { address, .. } if address.ip().is_loopback() => {
                 let port = address.port();
-                Some(vec![
-                    format!("127.0.0.1:{port}"),
-                    format!("localhost:{port}"),
-                    format!("[::1]:{port}"),
-                ])
+                let own = match address.ip() {
+                    std::net::IpAddr::V4(ip) => format!("{ip}:{port}"),
+                    std::net::IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+                };
+                let mut hosts = vec![own, format!("localhost:{port}")];
+                hosts.extend([format!("127.0.0.1:{port}"), format!("[::1]:{port}")]);
+                hosts.dedup();
+                Some(hosts)
             }
             _ => None,
         }
     }
 
-    /// Accepts connections and serves each on a task of its own.
+    /// Accepts connections and serves each on a task of its own, at most
+    /// [`CONNECTIONS`] at once (the others wait in the system's backlog).
     pub(super) async fn accept_loop(self, state: Arc<State>) {
-        match self {
-            Listener::Tcp { listener, tls, .. } => loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let (state, tls) = (Arc::clone(&state), tls.clone());
-                tokio::spawn(async move {
-                    match tls {
-                        Some(tls) => {
-                            if let Ok(stream) = tls.accept(stream).await {
-                                http::connection(stream, state).await;
-                            }
+        let room = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
+        loop {
+            let Ok(permit) = Arc::clone(&room).acquire_owned().await else {
+                return;
+            };
+            let state = Arc::clone(&state);
+            match &self {
+                Listener::Tcp { listener, tls, .. } => {
+                    let stream = match listener.accept().await {
+                        Ok((stream, _)) => stream,
+                        Err(_) => {
+                            // Out of descriptors, say: wait rather than spin.
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                            continue;
                         }
-                        None => http::connection(stream, state).await,
-                    }
-                });
-            },
-            #[cfg(unix)]
-            Listener::Unix { listener, .. } => loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                tokio::spawn(http::connection(stream, Arc::clone(&state)));
-            },
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let tls = tls.clone();
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        match tls {
+                            Some(tls) => {
+                                let handshake = tokio::time::timeout(HANDSHAKE, tls.accept(stream)).await;
+                                if let Ok(Ok(stream)) = handshake {
+                                    http::connection(stream, state).await;
+                                }
+                            }
+                            None => http::connection(stream, state).await,
+                        }
+                    });
+                }
+                #[cfg(unix)]
+                Listener::Unix { listener, .. } => {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    };
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        http::connection(stream, state).await;
+                    });
+                }
+            }
         }
     }
 }

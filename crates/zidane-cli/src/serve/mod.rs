@@ -71,15 +71,32 @@ pub(crate) async fn run(args: ServeArgs, flags: zidane_app::Flags, given: zidane
             continued.join(", ")
         );
     }
-    let mut signals = crate::signals::StopSignals::listen();
+    // The server outlives the terminal it started in: SIGHUP does not stop it.
+    let mut signals = crate::signals::StopSignals::listen_past_hangup();
     tokio::select! {
         () = listener.accept_loop(state) => {}
+        () = end_idle(&hub) => {}
         _ = signals.next() => eprintln!("zidane serve: stopping; running turns are suspended (they continue at the next start)"),
     }
     hub.end_all().await;
     // The address stays for the next start; clients read it is stopped.
     mark_stopped(&home);
     Ok(())
+}
+
+/// How long a session may sit with no client and nothing going on before
+/// the server ends it (it opens again from the sessions file when loaded).
+const IDLE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Ends idle sessions now and then, so that a server browsed through many
+/// sessions holds only those in use.
+async fn end_idle(hub: &Hub) {
+    let mut sweep = tokio::time::interval(IDLE);
+    sweep.tick().await;
+    loop {
+        sweep.tick().await;
+        hub.end_idle().await;
+    }
 }
 
 /// `$ZIDANE_HOME/serve.json`: where the server listens (never the token),
@@ -92,9 +109,12 @@ fn write_state_file(home: &std::path::Path, listener: &listen::Listener) -> Resu
         "tls": listener.tls(),
         "pid": std::process::id(),
     });
-    std::fs::create_dir_all(home).map_err(|e| Failure::run(format!("cannot create {}: {e}", home.display())))?;
+    zidane::tools::private_dir(home).map_err(|e| Failure::run(format!("cannot create {}: {e}", home.display())))?;
     let path = home.join("serve.json");
-    token::write_private(&path, format!("{state:#}\n").as_bytes())
+    // Written whole, then renamed over: a client never reads half of it.
+    let partial = home.join(format!("serve.json.{}", std::process::id()));
+    token::write_private(&partial, format!("{state:#}\n").as_bytes())
+        .and_then(|()| std::fs::rename(&partial, &path))
         .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -106,6 +126,10 @@ fn mark_stopped(home: &std::path::Path) {
     else {
         return;
     };
+    // Another server may have started since, and written its own.
+    if state["pid"] != std::process::id() {
+        return;
+    }
     state["stopped"] = serde_json::Value::Bool(true);
     let _ = token::write_private(&path, format!("{state:#}\n").as_bytes());
 }

@@ -34,6 +34,12 @@ impl Session {
 
     async fn on_key(&mut self, key: KeyEvent) {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Ctrl-\ detaches whatever is asked: a question shown stays with
+        // the server for the next client.
+        if ctrl && matches!(key.code, KeyCode::Char('\\' | '4')) && self.link.remote().is_some() {
+            self.quit = true;
+            return;
+        }
         if !self.forms.is_empty() {
             self.form_key(key);
             self.draw(Vec::new());

@@ -150,6 +150,15 @@ impl Link {
         }
     }
 
+    /// Waits for the end of the run going on at the server (a local
+    /// conversation has none it did not start).
+    pub(super) async fn follow(&self) -> Outcome {
+        match self {
+            Link::Local(_) => Outcome::NothingToContinue,
+            Link::Remote(r) => r.follow().await,
+        }
+    }
+
     /// Interrupts the run.
     pub(super) async fn suspend(&self) {
         match self {

@@ -183,14 +183,18 @@ pub(crate) async fn attach(
         "{}@terminal",
         std::env::var("USER").unwrap_or_else(|_| "someone".into())
     );
-    let remote = crate::remote::session::RemoteSession::open(target, opening, &name, events.clone())
+    let remote = crate::remote::session::RemoteSession::open(target, opening, &name, events.clone(), true)
         .await
         .map_err(Failure::run)?;
     let history = History::open(
         zidane_app::paths::user_dir().as_deref(),
         &std::env::current_dir().unwrap_or_default(),
     );
-    let session = Session::new(None, Link::Remote(remote), events, history)?;
+    let running = remote.status()["running"] == true;
+    let mut session = Session::new(None, Link::Remote(remote), events, history)?;
+    if running && prompt.trim().is_empty() {
+        session.follow_remote_run();
+    }
     session.go(rx, prompt, false).await
 }
 
@@ -332,6 +336,15 @@ impl Session {
         self.run = Some(tokio::spawn(async move { Ok(link.resume_interrupted().await) }));
     }
 
+    /// Watches the served session's run going on as this terminal's own
+    /// run (its end ends the working line).
+    fn follow_remote_run(&mut self) {
+        let link = self.link.clone();
+        self.live = Live::Working;
+        self.run_started = Instant::now();
+        self.run = Some(tokio::spawn(async move { Ok(link.follow().await) }));
+    }
+
     /// The context's size before the next request, estimated.
     async fn refresh_context(&mut self) {
         if let Some(used) = self.link.context_used().await {
@@ -371,13 +384,18 @@ impl Session {
         if !self.editor.is_empty() {
             self.editor.clear();
         }
+        let attached = self.link.remote().is_some();
+        if attached {
+            // Left unanswered: the server keeps them for the next client.
+            self.asks.clear();
+            self.forms.clear();
+        }
         for ask in self.asks.drain(..) {
             ask.answer(zidane_app::Answer::No(Some("the session ended".into())));
         }
         for form in self.forms.drain(..) {
             form.form.answer(zidane::mcp::ElicitationAnswer::Cancel);
         }
-        let attached = self.link.remote().is_some();
         if let Some(run) = self.run.take()
             && !attached
         {

@@ -54,7 +54,8 @@ impl Session {
     /// takes it); kept for the next prompt when the run takes no more.
     fn queue(&mut self, text: String, follow_up: bool) {
         self.next_id += 1;
-        let id = format!("typed-{}", self.next_id);
+        // Unique past this process: several terminals steer one served session.
+        let id = format!("typed-{}-{}", std::process::id(), self.next_id);
         let queued = self.link.queue(&text, &id, follow_up);
         if queued {
             self.queued.push(Queued { id, text, follow_up });

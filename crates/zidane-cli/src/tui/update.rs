@@ -11,6 +11,12 @@ impl Session {
     pub(super) fn on_update(&mut self, event: Event, commit: &mut Vec<String>) {
         match event {
             Event::RequestStart { prompt_tokens } => {
+                // A run this terminal did not start (another client's, or
+                // one the server continued): watched like its own, so Esc
+                // stops it and typing steers it.
+                if self.run.is_none() && self.link.remote().is_some() {
+                    self.follow_remote_run();
+                }
                 self.waiting = true;
                 self.live = Live::Reading {
                     done: None,
@@ -53,14 +59,17 @@ impl Session {
             Event::Question(Question::Form(form)) => self.forms.push_back(FormState::new(form)),
             Event::Answered { call_id, by } => {
                 if call_id.is_empty() {
-                    self.forms.pop_front();
+                    self.forms.retain(|f| !f.form.is_withdrawn());
                 } else {
                     self.asks.retain(|ask| ask.call.call_id != call_id);
                 }
-                let by = by.map(|b| format!(" by {b}")).unwrap_or_default();
-                let line = self.paint.dim(&format!("(answered{by} on another client)"));
-                commit.push(line);
+                let line = match by {
+                    Some(by) => format!("(answered by {by} on another client)"),
+                    None => "(no longer asked here; the server asks again when the connection is back)".to_owned(),
+                };
+                commit.push(self.paint.dim(&line));
             }
+
             Event::Flush(done) => {
                 let _ = done.send(());
             }

@@ -30,8 +30,8 @@ pub(super) struct Served {
     /// `ws://127.0.0.1:PORT/acp`.
     pub(super) url: String,
     pub(super) token: String,
-    /// What it wrote to standard error.
-    log: Arc<Mutex<Vec<String>>>,
+    /// What it wrote to standard error, and a bell rung at each line.
+    log: Arc<(Mutex<Vec<String>>, tokio::sync::Notify)>,
 }
 
 impl Served {
@@ -61,14 +61,14 @@ impl Served {
         }
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::new((Mutex::new(Vec::new()), tokio::sync::Notify::new()));
         let url = loop {
             let line = tokio::time::timeout(PATIENCE, lines.next_line())
                 .await
                 .expect("zidane serve did not say where it listens within 30 s")
                 .unwrap()
-                .unwrap_or_else(|| panic!("zidane serve ended: {:?}", log.lock().unwrap()));
-            log.lock().unwrap().push(line.clone());
+                .unwrap_or_else(|| panic!("zidane serve ended: {:?}", log.0.lock().unwrap()));
+            log.0.lock().unwrap().push(line.clone());
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_owned();
             }
@@ -76,7 +76,8 @@ impl Served {
         let keep = Arc::clone(&log);
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
-                keep.lock().unwrap().push(line);
+                keep.0.lock().unwrap().push(line);
+                keep.1.notify_waiters();
             }
         });
         let token = std::fs::read_to_string(setup.home.path().join("serve-token"))
@@ -99,16 +100,18 @@ impl Served {
 
     /// Waits until the server's log has a line containing `needle`.
     async fn logged(&self, needle: &str) -> String {
+        let (lines, bell) = &*self.log;
         tokio::time::timeout(PATIENCE, async {
             loop {
-                if let Some(line) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                let rung = bell.notified();
+                if let Some(line) = lines.lock().unwrap().iter().find(|l| l.contains(needle)) {
                     return line.clone();
                 }
-                tokio::task::yield_now().await;
+                rung.await;
             }
         })
         .await
-        .unwrap_or_else(|_| panic!("the server never said `{needle}`: {:?}", self.log.lock().unwrap()))
+        .unwrap_or_else(|_| panic!("the server never said `{needle}`: {:?}", lines.lock().unwrap()))
     }
 
     /// `host:port`.
@@ -398,9 +401,14 @@ async fn two_clients_one_approval_answered_by_the_second() {
         std::fs::read_to_string(work.join("shared.txt")).unwrap(),
         "written once"
     );
-    // Alice answering late changes nothing.
+    // Alice answering late changes nothing: the file stays written, and
+    // the turn ends once.
     alice.answer(&to_alice, "reject_once").await;
     bob.update(|u| is_text(u, "Tool done.")).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("shared.txt")).unwrap(),
+        "written once"
+    );
     assert!(
         !bob.seen.iter().any(|m| m["method"] == "$/cancel_request"),
         "the one who answered is not told"
@@ -681,18 +689,22 @@ async fn refusals_and_bad_input_leave_the_server_serving() {
     let mut huge = Ws::open(&server, "huge").await;
     let sent = huge.socket.send(Message::text("x".repeat(100 << 20))).await;
     if sent.is_ok() {
-        let closed = tokio::time::timeout(PATIENCE, async {
+        // Read to the close: the protocol's error, then code 1009.
+        let (said, code) = tokio::time::timeout(PATIENCE, async {
+            let mut said = String::new();
             loop {
                 match huge.socket.next().await {
-                    Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                    Some(Ok(Message::Text(text))) => said.push_str(&text),
+                    Some(Ok(Message::Close(frame))) => return (said, frame.map(|f| u16::from(f.code))),
                     Some(Ok(_)) => {}
-                    Some(Err(_)) | None => return None,
+                    Some(Err(_)) | None => return (said, None),
                 }
             }
         })
         .await
         .expect("the server kept a 100 MB frame's connection open");
-        assert!(closed.is_none_or(|code| code == 1009), "{closed:?}");
+        assert!(said.contains("-32600"), "{said}");
+        assert_eq!(code, Some(1009), "{said}");
     }
 
     // A client that never reads: its answers pile up until it is dropped.
@@ -703,9 +715,14 @@ async fn refusals_and_bad_input_leave_the_server_serving() {
     let mut dropped = false;
     for _ in 0..200_000 {
         let sending = tokio::time::timeout(PATIENCE, deaf.socket.send(Message::text(request.clone()))).await;
-        if !matches!(sending, Ok(Ok(()))) {
-            dropped = true;
-            break;
+        match sending {
+            Ok(Ok(())) => {}
+            // The server closed the connection.
+            Ok(Err(_)) => {
+                dropped = true;
+                break;
+            }
+            Err(_) => panic!("the server stopped reading a client that never reads, rather than dropping it"),
         }
     }
     assert!(dropped, "a client that never reads was kept");
@@ -1055,4 +1072,288 @@ async fn the_official_client_over_a_websocket() {
     assert_eq!(report["diff"]["newText"], "let a = 2;", "{report}");
     assert!(report["replayed"].as_u64().unwrap() >= 4, "{report}");
     assert_eq!(report["afterLoad"], "end_turn", "{report}");
+}
+
+/// A question left unanswered by the clients that saw it — a terminal
+/// that detached while it showed it, a client that went — waits for the
+/// next client, which answers it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_waits_for_the_next_client() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let server = Served::start(&setup, &[], &[]).await;
+    let mut first = Ws::open(&server, "first").await;
+    first.permission = None;
+    let session = first.new_session(work, json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let write = json!({"path": "waited.txt", "content": "answered later"});
+    first
+        .request("session/prompt", prompt(&session, &format!("call write_file {write}")))
+        .await;
+    first.until(|m| m["method"] == "session/request_permission").await;
+    drop(first);
+    let mut term = Term::start(
+        setup.home.path(),
+        work,
+        &[],
+        &["attach", "--session", &session],
+        (120, 30),
+    );
+    term.wait_for("[y]");
+    term.type_keys("\x1c");
+    term.finish();
+    let mut next = Ws::open(&server, "next").await;
+    next.permission = None;
+    next.load(&session, work).await;
+    let asked = next.until(|m| m["method"] == "session/request_permission").await;
+    next.answer(&asked, "allow_once").await;
+    next.update(|u| is_text(u, "Tool done.")).await;
+    assert_eq!(
+        std::fs::read_to_string(work.join("waited.txt")).unwrap(),
+        "answered later"
+    );
+}
+
+/// `zidane --remote URL -p` from a script (no terminal) answers no
+/// question: the approval waits for a person attached, whose answer lets
+/// the script's run finish.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_leaves_the_questions_to_a_person() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let server = Served::start(&setup, &[], &[]).await;
+    let write = json!({"path": "by-script.txt", "content": "approved by a person"});
+    let mut script = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"))
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ZIDANE_HOME", setup.home.path())
+        .args(["--remote", &server.url, "-p", &format!("call write_file {write}")])
+        .current_dir(work)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(script.stderr.take().unwrap()).lines();
+    let id = loop {
+        let line = tokio::time::timeout(PATIENCE, said.next_line())
+            .await
+            .expect("the script said nothing")
+            .unwrap()
+            .expect("the script ended before naming its session");
+        if let Some(rest) = line.strip_prefix("zidane: session ") {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let mut person = Ws::open(&server, "person").await;
+    person.permission = None;
+    person.load(&id, work).await;
+    let asked = person.until(|m| m["method"] == "session/request_permission").await;
+    person.answer(&asked, "allow_once").await;
+    let out = tokio::time::timeout(PATIENCE, script.wait_with_output())
+        .await
+        .expect("the script's run did not end")
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("Tool done."), "{}", text(&out.stdout));
+    assert_eq!(
+        std::fs::read_to_string(work.join("by-script.txt")).unwrap(),
+        "approved by a person"
+    );
+}
+
+/// An attached terminal stops, with Esc, a run another client started.
+#[tokio::test(flavor = "multi_thread")]
+async fn esc_in_an_attached_terminal_stops_another_clients_run() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let gate = super::started_fifo(work);
+    let mut script = Ws::open(&server, "script").await;
+    let session = script.new_session(work, json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let command = json!({"command": format!("echo started > {} && sleep 120", gate.display())});
+    let running = script
+        .request("session/prompt", prompt(&session, &format!("call shell {command}")))
+        .await;
+    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    let mut term = Term::start(
+        setup.home.path(),
+        work,
+        &[],
+        &["attach", "--session", &session],
+        (120, 30),
+    );
+    term.wait_for("Esc to interrupt");
+    term.type_keys("\x1b");
+    let stopped = script.response(running).await;
+    assert_eq!(stopped["result"]["stopReason"], "cancelled", "{stopped}");
+    term.idle();
+    term.type_keys("\x1c");
+    term.finish();
+}
+
+/// Two clients loading at once a session the server does not hold share
+/// one conversation: each sees what the other types.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_loads_at_once_share_one_session() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let mut server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let mut first = Ws::open(&server, "first").await;
+    let session = first.new_session(work, json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.call("session/prompt", prompt(&session, "hello")).await;
+    server.kill9().await;
+    drop(first);
+    let server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let (mut bee, mut sea) = (Ws::open(&server, "bee").await, Ws::open(&server, "sea").await);
+    let params = json!({ "sessionId": session, "cwd": work, "mcpServers": [] });
+    let (for_bee, for_sea) = (
+        bee.request("session/load", params.clone()).await,
+        sea.request("session/load", params).await,
+    );
+    assert!(bee.response(for_bee).await.get("result").is_some());
+    assert!(sea.response(for_sea).await.get("result").is_some());
+    let done = bee.call("session/prompt", prompt(&session, "from bee")).await;
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let echoed = sea
+        .update(|u| u["sessionUpdate"] == "user_message_chunk" && u["_meta"]["zidane"]["client"] == "bee")
+        .await;
+    assert_eq!(echoed["content"]["text"], "from bee");
+    drop(server);
+}
+
+/// A terminal attached while the server is killed mid-command sees, once
+/// it reconnects, what happened meanwhile: the run the server continued.
+#[tokio::test(flavor = "multi_thread")]
+async fn attach_shows_what_happened_while_it_was_disconnected() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let mut server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let gate = super::started_fifo(work);
+    let mut script = Ws::open(&server, "script").await;
+    let session = script.new_session(work, json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let command = json!({"command": format!("echo started > {} && sleep 120", gate.display())});
+    script
+        .request("session/prompt", prompt(&session, &format!("call shell {command}")))
+        .await;
+    assert_eq!(tokio::fs::read_to_string(&gate).await.unwrap().trim(), "started");
+    let mut term = Term::start(
+        setup.home.path(),
+        work,
+        &[],
+        &["attach", "--session", &session],
+        (140, 30),
+    );
+    term.wait_for("Esc to interrupt");
+    server.kill9().await;
+    drop(script);
+    term.wait_for("disconnected");
+    let _again = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    term.wait_for("reconnected to");
+    term.wait_for("Tool done.");
+    term.type_keys("\x1c");
+    term.finish();
+}
+
+/// The model's answer held mid-stream after many chunks: a client that
+/// attaches then is shown the whole turn so far (more updates than a
+/// connection queues), then the rest live.
+#[tokio::test(flavor = "multi_thread")]
+async fn attaching_mid_turn_to_a_long_stream_shows_all_of_it() {
+    let (url, release) = held_stream_model(6_000).await;
+    let setup = Setup::with_url(url).await;
+    let work = setup.work.path();
+    let server = Served::start(&setup, &[("ZIDANE_APPROVE", "yolo")], &[]).await;
+    let mut first = Ws::open(&server, "first").await;
+    let session = first.new_session(work, json!({})).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    first.request("session/prompt", prompt(&session, "write a lot")).await;
+    // Every chunk before the hold has reached the first client.
+    let mut chunks = 0;
+    while chunks < 6_000 {
+        let message = first.next_message().await;
+        if message["params"]["update"]["sessionUpdate"] == "agent_message_chunk" {
+            chunks += 1;
+        }
+    }
+    let mut late = Ws::open(&server, "late").await;
+    late.load(&session, work).await;
+    let shown = late
+        .updates()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .count();
+    assert_eq!(shown, 6_000, "the turn so far, whole");
+    let _ = release.send(());
+    late.update(|u| is_text(u, "the end")).await;
+}
+
+/// A model whose first answer streams `chunks` text chunks, then holds
+/// until released, then ends; later requests get a short answer.
+async fn held_stream_model(chunks: usize) -> (String, tokio::sync::oneshot::Sender<()>) {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut released = Some(released);
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = Vec::new();
+            if zidane_bench::loopback::read_request(&mut stream, &mut buf)
+                .await
+                .is_none()
+            {
+                continue;
+            }
+            let Some(held) = released.take() else {
+                let body = zidane_bench::loopback::answer_sse("Done.", 20);
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+                continue;
+            };
+            let start = json!({"type": "message_start", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 20, "output_tokens": 1}}});
+            let block =
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}});
+            let mut first = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nevent: message_start\ndata: {start}\n\nevent: content_block_start\ndata: {block}\n\n"
+            );
+            for _ in 0..chunks {
+                let delta =
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "w "}});
+                first.push_str(&format!("event: content_block_delta\ndata: {delta}\n\n"));
+            }
+            let _ = stream.write_all(first.as_bytes()).await;
+            let _ = stream.flush().await;
+            let _ = held.await;
+            let rest = [
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "the end"}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+                json!({"type": "message_stop"}),
+            ];
+            let rest: String = rest
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+                .collect();
+            let _ = stream.write_all(rest.as_bytes()).await;
+        }
+    });
+    (url, release)
 }

@@ -218,6 +218,16 @@ impl Setup {
         }
     }
 
+    /// A home and a working folder against the model at `url`.
+    pub(super) async fn with_url(url: String) -> Setup {
+        Setup {
+            home: tempfile::tempdir().unwrap(),
+            work: tempfile::tempdir().unwrap(),
+            url,
+            bodies: Arc::default(),
+        }
+    }
+
     /// The session open at its input, with `env` and `extra` flags.
     pub(super) fn open(&self, env: &[(&str, &str)], extra: &[&str], size: (u16, u16)) -> Term {
         let mut args = vec!["--base-url", self.url.as_str()];
