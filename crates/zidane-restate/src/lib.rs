@@ -14,21 +14,23 @@
 //!   [`endpoint_with_identity_keys`] makes one that answers only a Restate
 //!   server that signs its requests with the matching private key.
 
+mod api;
 mod checkpoints;
 mod identity;
 mod journal;
 mod object;
 mod spawn;
 
+pub use api::{
+    AbortRequest, CancelToolRequest, Delivery, INBOX_NAME, InboxMessage, JournalCounts, MessageRequest,
+    RUN_INVOCATION_KEY, RunRequest, RunResponse,
+};
 pub use checkpoints::{CHECKPOINT_COUNT_KEY, checkpoint_key};
 pub use journal::{
     Control, ENTRY_NAME, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, TOOL_STATE_KEY, TURN_COUNT_KEY,
     turn_key,
 };
-pub use object::{
-    AbortRequest, AgentFactory, CancelToolRequest, Delivery, INBOX_NAME, InboxMessage, JournalCounts, MessageRequest,
-    RUN_INVOCATION_KEY, RunRequest, RunResponse, ZidaneAgent, ZidaneInbox,
-};
+pub use object::{AgentFactory, ZidaneAgent, ZidaneInbox};
 
 use std::time::Duration;
 

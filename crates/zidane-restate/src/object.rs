@@ -19,15 +19,18 @@ use restate_sdk::context::{
 };
 use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
 use restate_sdk::serde::Json;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 use zidane_agent::{Agent, AgentOptions, AgentRunOptions, BACKGROUND_TASKS_KEY, QueuedMessageOptions, create_agent};
-use zidane_core::events::{AgentStats, ToolStateOp};
+use zidane_core::events::ToolStateOp;
 use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
 use zidane_provider::{BoxFuture, SessionTurn};
 
+use crate::api::{
+    AbortRequest, CancelToolRequest, Delivery, INBOX_NAME, InboxMessage, JournalCounts, MessageRequest,
+    RUN_INVOCATION_KEY, RunRequest, RunResponse,
+};
 use crate::checkpoints::{CHECKPOINT_COUNT_KEY, StateCheckpoints, checkpoint_key};
 use crate::journal::{
     CONTROL_IDS_KEY, Control, ControlIds, Driver, JournalError, ReplayClock, ReplayRuntime, ReplayTracker, Signal,
@@ -39,126 +42,6 @@ use zidane_core::checkpoint::{JournaledSnapshot, Snapshot};
 /// Builds the options of a session's agent (provider, model, tools,
 /// hooks); the object fills in the runtime, clock, session and store.
 pub type AgentFactory = Arc<dyn Fn(&str) -> Result<AgentOptions, String> + Send + Sync>;
-
-/// What `run` takes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunRequest {
-    /// The prompt.
-    pub prompt: String,
-    /// A system prompt for this run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<String>,
-    /// A turn cap for this run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_turns: Option<u32>,
-}
-
-/// What `run` answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunResponse {
-    /// The final assistant turn's text.
-    pub text: String,
-    /// The run's statistics.
-    pub stats: AgentStats,
-    /// Journal entries this attempt read back, and wrote.
-    pub journal: JournalCounts,
-}
-
-/// How much of an attempt came from the journal.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JournalCounts {
-    /// Entries read back from earlier attempts.
-    pub replayed: u64,
-    /// Entries this attempt wrote.
-    pub written: u64,
-}
-
-/// A message for the run in flight (`steer`, `followUp`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageRequest {
-    /// The message.
-    pub text: String,
-    /// An id of the client's choosing: a message sent again with the same
-    /// id (a retry) is answered as the first was, and taken once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
-
-/// `abort`'s input.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AbortRequest {
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// An id of the client's choosing (see [`MessageRequest::id`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
-
-/// `cancelTool`'s input.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CancelToolRequest {
-    /// The call.
-    pub call_id: String,
-    /// Why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// An id of the client's choosing (see [`MessageRequest::id`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
-
-/// Whether a message reached a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivery {
-    /// `true`: the session's run in flight took the message, wherever it
-    /// runs: a turn of it reads a steer or a follow-up (unless the run is
-    /// stopped first), an abort or a suspend stops it, a cancel reaches
-    /// the call. `false`: it did not (no run is in flight, the run already
-    /// decided to end, no such call), or it has not answered yet (then
-    /// `pending`).
-    pub delivered: bool,
-    /// The run did not answer within ten seconds (it may be between two
-    /// attempts): it may still take the message. Sent again with the same
-    /// id, the message is answered as the run took it, never taken twice.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pending: bool,
-}
-
-impl Delivery {
-    fn answered(delivered: bool) -> Self {
-        Delivery {
-            delivered,
-            pending: false,
-        }
-    }
-}
-
-/// The K/V key of the run invocation in flight, for the control handlers.
-pub const RUN_INVOCATION_KEY: &str = "run-invocation";
-
-/// The name the inbox object is registered under.
-pub const INBOX_NAME: &str = "ZidaneInbox";
-
-/// What the inbox takes: a control message for a run invocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct InboxMessage {
-    /// The run's invocation id.
-    pub invocation: String,
-    /// The message.
-    pub control: Control,
-    /// The client's id for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
 
 /// The Virtual Object `ZidaneAgent`: one per session id.
 pub struct ZidaneAgent {
@@ -186,6 +69,35 @@ impl ZidaneAgent {
     pub fn with_ingress(mut self, url: impl Into<String>) -> Self {
         self.ingress = Some(url.into());
         self
+    }
+
+    /// The factory's options for the session, with the journal as the
+    /// runtime, the store and the clock.
+    fn session_options(
+        &self,
+        session: Session,
+        tool_state: BTreeMap<String, Value>,
+        runtime: &Arc<ReplayRuntime>,
+        invocation: &str,
+    ) -> HandlerResult<AgentOptions> {
+        let key = session.id.clone();
+        let mut options = (self.factory)(&key).map_err(TerminalError::new)?;
+        options.replay_runtime = Some(Arc::clone(runtime) as Arc<dyn zidane_core::seams::DurableRuntime>);
+        options.clock = Some(Arc::new(ReplayClock::new(invocation)));
+        options.session = None;
+        options.session_id = Some(key.clone());
+        options.store = Some(Arc::new(JournalStore {
+            runtime: Arc::clone(runtime),
+            session,
+            tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
+        }));
+        options.tool_state = None;
+        if let (None, Some(ingress)) = (&options.spawner, &self.ingress) {
+            options.spawner =
+                crate::spawn::InvocationSpawner::new(ingress, &key, options.spawn.max_depth, Arc::clone(runtime))
+                    .map(|s| Arc::new(s) as Arc<dyn zidane_core::seams::Spawner>);
+        }
+        Ok(options)
     }
 }
 
@@ -290,6 +202,39 @@ fn retryable(error: &zidane_agent::AgentError) -> bool {
     false
 }
 
+// The session's turns, and the records of its checkpoints (oldest first),
+// from the object's K/V state, for a handler of either kind (the context's
+// lifetime ties each key to the handler's context, so these stay macros).
+macro_rules! read_turns {
+    ($ctx:expr) => {
+        async {
+            let count = $ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
+            let mut turns = Vec::with_capacity(count);
+            for i in 0..count {
+                if let Some(turn) = $ctx.get::<Json<SessionTurn>>(&turn_key(i)).await? {
+                    turns.push(turn.into_inner());
+                }
+            }
+            HandlerResult::Ok(turns)
+        }
+    };
+}
+
+macro_rules! read_checkpoints {
+    ($ctx:expr) => {
+        async {
+            let count = $ctx.get::<u64>(CHECKPOINT_COUNT_KEY).await?.unwrap_or(0) as i64;
+            let mut journaled = Vec::with_capacity(count as usize);
+            for id in 1..=count {
+                if let Some(entry) = $ctx.get::<Json<JournaledSnapshot>>(&checkpoint_key(id)).await? {
+                    journaled.push(entry.into_inner());
+                }
+            }
+            HandlerResult::Ok(journaled)
+        }
+    };
+}
+
 #[restate_sdk::object]
 impl ZidaneAgent {
     /// Runs the agent on the session's turns, each step journaled.
@@ -299,13 +244,7 @@ impl ZidaneAgent {
         let key = ctx.key().to_owned();
         // The session as the K/V state holds it; these reads are the same
         // journal entries on every attempt.
-        let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
-        let mut turns = Vec::with_capacity(count);
-        for i in 0..count {
-            if let Some(turn) = ctx.get::<Json<SessionTurn>>(&turn_key(i)).await? {
-                turns.push(turn.into_inner());
-            }
-        }
+        let turns = read_turns!(ctx).await?;
         let tool_state = ctx
             .get::<Json<BTreeMap<String, Value>>>(TOOL_STATE_KEY)
             .await?
@@ -327,49 +266,17 @@ impl ZidaneAgent {
             tool_state: tool_state.clone(),
             control_ids,
         });
-        let mut options = (self.factory)(&key).map_err(TerminalError::new)?;
-        options.replay_runtime = Some(Arc::clone(&handles.runtime) as Arc<dyn zidane_core::seams::DurableRuntime>);
-        options.clock = Some(Arc::new(ReplayClock::new(ctx.invocation_id())));
-        options.session = None;
-        options.session_id = Some(key.clone());
-        options.store = Some(Arc::new(JournalStore {
-            runtime: Arc::clone(&handles.runtime),
-            session: Session {
-                id: key.clone(),
-                turns,
-                metadata,
-                ..Default::default()
-            },
-            tool_state: Arc::new(SeededToolState(Mutex::new(tool_state))),
-        }));
-        options.tool_state = None;
-        if let (None, Some(ingress)) = (&options.spawner, &self.ingress) {
-            options.spawner = crate::spawn::InvocationSpawner::new(
-                ingress,
-                &key,
-                options.spawn.max_depth,
-                Arc::clone(&handles.runtime),
-            )
-            .map(|s| Arc::new(s) as Arc<dyn zidane_core::seams::Spawner>);
-        }
+        let session = Session {
+            id: key.clone(),
+            turns,
+            metadata,
+            ..Default::default()
+        };
+        let mut options = self.session_options(session, tool_state, &handles.runtime, ctx.invocation_id())?;
         // The host's checkpoints keep their contents where the host put
         // them; their records live in the object's state.
         if let Some(checkpoints) = options.checkpoints.take() {
-            let count = ctx.get::<u64>(CHECKPOINT_COUNT_KEY).await?.unwrap_or(0) as i64;
-            let mut journaled = Vec::with_capacity(count as usize);
-            for id in 1..=count {
-                if let Some(entry) = ctx.get::<Json<JournaledSnapshot>>(&checkpoint_key(id)).await? {
-                    journaled.push(entry.into_inner());
-                }
-            }
-            let store = StateCheckpoints::new(Arc::clone(checkpoints.store()), journaled);
-            let mut config = checkpoints.config().clone();
-            // Every checkpoint of the session stays in its state.
-            config.max_checkpoints = usize::MAX;
-            options.checkpoints = Some(Arc::new(Checkpoints::new(
-                Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
-                config,
-            )));
+            options.checkpoints = Some(state_checkpoints(&checkpoints, read_checkpoints!(ctx).await?));
         }
         let agent = Arc::new(create_agent(options).map_err(|e| TerminalError::new(e.to_string()))?);
         let applied = Arc::clone(&agent);
@@ -412,16 +319,13 @@ impl ZidaneAgent {
             // Restate runs the invocation again; it replays to here and goes on.
             return Err(HandlerError::from(JournalError::Suspended.to_string()));
         }
-        let output = match result {
-            Ok(output) => output,
-            Err(error) => {
-                if !retryable(&error) {
-                    // The invocation ends: no run is in flight any more.
-                    ctx.clear(RUN_INVOCATION_KEY);
-                }
-                return Err(failure(&error));
+        let output = result.map_err(|error| {
+            if !retryable(&error) {
+                // The invocation ends: no run is in flight any more.
+                ctx.clear(RUN_INVOCATION_KEY);
             }
-        };
+            failure(&error)
+        })?;
         ctx.clear(RUN_INVOCATION_KEY);
         Ok(Json(RunResponse {
             text: output.text,
@@ -437,28 +341,15 @@ impl ZidaneAgent {
     /// written so far).
     #[handler]
     async fn turns(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<SessionTurn>>> {
-        let count = ctx.get::<u64>(TURN_COUNT_KEY).await?.unwrap_or(0) as usize;
-        let mut turns = Vec::with_capacity(count);
-        for i in 0..count {
-            if let Some(turn) = ctx.get::<Json<SessionTurn>>(&turn_key(i)).await? {
-                turns.push(turn.into_inner());
-            }
-        }
-        Ok(Json(turns))
+        Ok(Json(read_turns!(ctx).await?))
     }
 
     /// The session's folder checkpoints, oldest first (their records; the
     /// contents stay on the service's disk).
     #[handler]
     async fn checkpoints(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<Snapshot>>> {
-        let count = ctx.get::<u64>(CHECKPOINT_COUNT_KEY).await?.unwrap_or(0) as i64;
-        let mut snapshots = Vec::with_capacity(count as usize);
-        for id in 1..=count {
-            if let Some(entry) = ctx.get::<Json<JournaledSnapshot>>(&checkpoint_key(id)).await? {
-                snapshots.push(entry.into_inner().snapshot);
-            }
-        }
-        Ok(Json(snapshots))
+        let records = read_checkpoints!(ctx).await?;
+        Ok(Json(records.into_iter().map(|entry| entry.snapshot).collect()))
     }
 
     /// The session's committed tool state.
@@ -520,6 +411,19 @@ impl ZidaneAgent {
     async fn suspend(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Delivery>> {
         deliver(&ctx, Control::Suspend, None).await
     }
+}
+
+/// The host's checkpoints with their records in the object's state (the
+/// contents stay where the host put them); every checkpoint of the session
+/// stays.
+fn state_checkpoints(checkpoints: &Checkpoints, journaled: Vec<JournaledSnapshot>) -> Arc<Checkpoints> {
+    let store = StateCheckpoints::new(Arc::clone(checkpoints.store()), journaled);
+    let mut config = checkpoints.config().clone();
+    config.max_checkpoints = usize::MAX;
+    Arc::new(Checkpoints::new(
+        Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
+        config,
+    ))
 }
 
 /// Hands a control message to the run: whether it took it.

@@ -19,8 +19,8 @@ use zidane_core::events::ChildRunStats;
 use zidane_core::seams::{ChildLedger, DurableRuntime, SpawnError, SpawnRequest, SpawnResult, Spawner};
 use zidane_provider::{AbortSignal, BoxFuture, ErrorKind, HttpClient, RequestBody, Timeouts};
 
+use crate::api::{RunRequest, RunResponse};
 use crate::journal::ReplayRuntime;
-use crate::object::{RunRequest, RunResponse};
 
 /// How long one wait for a child's answer lasts before it is asked again.
 const ATTACH_WAIT: Duration = Duration::from_secs(10 * 60);

@@ -12,8 +12,6 @@ use zidane_core::events::{SharedError, TaskExitInfo, TaskStatus};
 use zidane_core::execution::ExecutionError;
 use zidane_core::execution::{BackgroundChunk, BackgroundOwner, BackgroundTask};
 
-use crate::process::signal_group;
-
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -418,4 +416,22 @@ impl Tasks {
         entry.owner = Some(owner);
         Some(entry.task.clone())
     }
+}
+
+/// Signals a command's whole process group: `SIGTERM` when `gently`, else
+/// `SIGKILL`.
+pub(crate) fn signal_group(pid: u32, gently: bool) {
+    // The command runs as the leader of its own group, so its group id is
+    // its pid; a pid that does not fit is no process of ours.
+    #[cfg(unix)]
+    if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let signal = if gently {
+            rustix::process::Signal::TERM
+        } else {
+            rustix::process::Signal::KILL
+        };
+        let _ = rustix::process::kill_process_group(group, signal);
+    }
+    #[cfg(not(unix))]
+    let _ = (pid, gently);
 }

@@ -15,7 +15,7 @@ use zidane_core::execution::{
 };
 use zidane_provider::BoxFuture;
 
-use crate::background::Tasks;
+use crate::background::{Tasks, signal_group};
 
 /// Runs tools in this process, on the machine, inside one root folder: paths
 /// resolve under the root and leaving it is refused.
@@ -674,24 +674,6 @@ impl Drop for GroupGuard {
 
 fn kill_group(pid: u32) {
     signal_group(pid, false);
-}
-
-/// Signals a command's whole process group: `SIGTERM` when `gently`, else
-/// `SIGKILL`.
-pub(crate) fn signal_group(pid: u32, gently: bool) {
-    // The command runs as the leader of its own group, so its group id is
-    // its pid; a pid that does not fit is no process of ours.
-    #[cfg(unix)]
-    if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
-        let signal = if gently {
-            rustix::process::Signal::TERM
-        } else {
-            rustix::process::Signal::KILL
-        };
-        let _ = rustix::process::kill_process_group(group, signal);
-    }
-    #[cfg(not(unix))]
-    let _ = (pid, gently);
 }
 
 /// What a command may print to each stream before its middle is cut, when

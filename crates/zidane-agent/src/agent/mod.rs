@@ -23,14 +23,19 @@ mod approvals;
 mod background;
 mod build;
 mod cache;
+mod checkpoints;
 mod compact;
 mod context;
 mod control;
 mod decide;
 mod execution;
 mod extensions;
+#[cfg(feature = "mcp")]
+mod mcp;
+mod resume;
 mod run;
 mod session;
+mod skills;
 mod subagents;
 
 pub(crate) use build::create_child;

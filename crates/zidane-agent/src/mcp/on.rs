@@ -9,7 +9,6 @@ use zidane_hooks::HookBus;
 use zidane_mcp::{DefaultConnector, McpConnection, McpConnector, McpServerConfig, McpToolWrap};
 
 use super::McpRun;
-use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::options::AgentOptions;
 
@@ -28,6 +27,18 @@ pub(crate) struct Parts {
     connector: Arc<dyn McpConnector>,
     tool_wrap: Option<McpToolWrap>,
     connection: tokio::sync::Mutex<Option<McpConnection>>,
+}
+
+impl Parts {
+    /// The live connection, as a view.
+    pub(crate) async fn view(&self) -> Option<zidane_mcp::McpConnectionView> {
+        self.connection.lock().await.as_ref().map(McpConnection::view)
+    }
+
+    /// The configured servers.
+    pub(crate) fn servers(&self) -> &[McpServerConfig] {
+        &self.servers
+    }
 }
 
 impl std::ops::Deref for Mcp {
@@ -225,37 +236,6 @@ impl Parts {
         let failures = connection.failures();
         *slot = Some(connection.clone());
         (Some(connection), failures)
-    }
-}
-
-impl Agent {
-    /// The live MCP connection, as a view (`None` before the first run or
-    /// warm-up and after destroy): the agent owns it and closes it on
-    /// [`destroy`](Agent::destroy).
-    pub async fn mcp_connection(&self) -> Option<zidane_mcp::McpConnectionView> {
-        self.inner.mcp.connection.lock().await.as_ref().map(McpConnection::view)
-    }
-
-    /// The configured MCP servers.
-    pub fn mcp_servers(&self) -> &[McpServerConfig] {
-        &self.inner.mcp.servers
-    }
-
-    /// Logs in to the OAuth-protected HTTP server `name` interactively:
-    /// `mcp:auth:url` carries the URL the person must open (a handler shows
-    /// it or opens a browser), then the tokens go to the agent's OAuth
-    /// store and `mcp:auth:success` fires (`mcp:auth:error` on failure).
-    /// The next run or warm-up connects the server with them.
-    pub async fn login_mcp_server(&self, name: &str) -> Result<(), AgentError> {
-        let Some(config) = self.inner.mcp.servers.iter().find(|s| s.name == name) else {
-            return Err(AgentError::UnknownMcpServer(name.to_owned()));
-        };
-        zidane_mcp::login_mcp_server(config, &self.inner.hooks)
-            .await
-            .map_err(|e| AgentError::McpLogin {
-                server: name.to_owned(),
-                error: Arc::new(e),
-            })
     }
 }
 

@@ -10,8 +10,6 @@
 //! a note on the next prompt. Active skills are kept in the session's
 //! metadata (`skills.active`) and come back with it.
 
-mod agent;
-
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

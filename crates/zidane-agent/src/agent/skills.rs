@@ -3,9 +3,9 @@
 
 use zidane_core::events::{ActivationVia, DeactivationReason};
 
-use super::{ACTIVE_KEY, ActiveSkill, SkillDefinition, SkillError, SkillProblem};
 use crate::agent::Agent;
 use crate::error::AgentError;
+use crate::skills::{ACTIVE_KEY, ActiveSkill, SkillDefinition, SkillError, SkillProblem};
 
 impl Agent {
     /// Activates a skill by name (`skills:activate`, `via: explicit`); its

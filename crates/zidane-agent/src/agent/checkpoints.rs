@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::{Checkpoint, Checkpoints, ForkOutcome, RewindOptions, RewindOutcome, RewindPlan};
 use crate::agent::Agent;
+use crate::checkpoints::{Checkpoint, Checkpoints, ForkOutcome, RewindOptions, RewindOutcome, RewindPlan};
 use crate::error::AgentError;
 
 impl Agent {
@@ -78,8 +78,8 @@ impl Agent {
             };
             let keep = target.turn_index.min(turns_now);
             outcome.branch = match &self.inner.durable {
-                Some(d) => super::rewind_conversation_leased(&d.runtime, &session, keep).await?,
-                None => super::rewind_conversation(store.as_ref(), &session, keep).await?,
+                Some(d) => crate::checkpoints::rewind_conversation_leased(&d.runtime, &session, keep).await?,
+                None => crate::checkpoints::rewind_conversation(store.as_ref(), &session, keep).await?,
             };
             let mut turns = self.inner.looped.turns();
             turns.truncate(keep as usize);
@@ -116,7 +116,7 @@ impl Agent {
             if restore_files {
                 self.take_lease().await?;
             }
-            return Ok(super::fork_session_leased(
+            return Ok(crate::checkpoints::fork_session_leased(
                 &d.runtime,
                 &checkpoints,
                 &session,
@@ -130,7 +130,7 @@ impl Agent {
         let Some(store) = self.inner.session.store() else {
             return Err(AgentError::SessionIdWithoutStore);
         };
-        Ok(super::fork_session(
+        Ok(crate::checkpoints::fork_session(
             store.as_ref(),
             &checkpoints,
             &session,
