@@ -17,7 +17,7 @@ type Tools = Vec<Arc<dyn zidane_core::Tool>>;
 
 /// How long a run waits for its MCP servers before it starts without the
 /// ones still connecting (their tools join it at a later turn).
-const START_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+const START_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The agent's MCP servers and, once bootstrapped, their connection.
 pub(crate) struct Mcp(Arc<Parts>);
