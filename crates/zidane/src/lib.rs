@@ -529,6 +529,10 @@ pub mod agent {
         QueuedMessageOptions, RunEvent, RunOutput, RunStream, SegmentSource, create_agent, hook_names, new_session_id,
     };
     pub use zidane_agent::{
+        DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS, GOAL_KEY, Goal,
+        GoalBudget, GoalCheck, GoalProgress, GoalStatus, GoalVerdict,
+    };
+    pub use zidane_agent::{
         ApprovalDecision, ApprovalRequest, FnInterceptor, RememberedApproval, ToolCall, ToolCallApprover,
         ToolCallInterceptor, ToolCallVerdict,
     };
