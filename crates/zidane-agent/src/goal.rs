@@ -244,10 +244,7 @@ impl GoalProgress {
         }
         let elapsed = Duration::from_millis(now.saturating_sub(self.started_at));
         if elapsed >= budget.max_duration {
-            return Some(format!(
-                "its time ({}) is spent",
-                humanize(budget.max_duration)
-            ));
+            return Some(format!("its time ({}) is spent", humanize(budget.max_duration)));
         }
         None
     }

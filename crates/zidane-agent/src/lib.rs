@@ -50,12 +50,12 @@ pub use durable::DurableOptions;
 pub use error::{AgentError, BuildError};
 #[cfg(feature = "mcp")]
 pub use extensions::McpConfigTransform;
-pub use goal::{
-    DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS, GOAL_KEY, Goal,
-    GoalBudget, GoalCheck, GoalProgress, GoalStatus, GoalVerdict,
-};
 pub use extensions::{
     BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
+};
+pub use goal::{
+    DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS, GOAL_KEY,
+    Goal, GoalBudget, GoalCheck, GoalProgress, GoalStatus, GoalVerdict,
 };
 pub use options::AgentOptions;
 pub use output::RunOutput;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use zidane_core::events::{AgentStats, RunBeforeEnd, RunStatus};
+use zidane_core::events::{AgentStats, RunBeforeEnd, RunBeforeEndInit, RunStatus};
 use zidane_core::execution::{ExecOptions, ExecOutput};
 use zidane_provider::AbortSignal;
 
@@ -32,6 +32,12 @@ impl Agent {
         let progress: GoalProgress = serde_json::from_value(value).ok()?;
         *self.inner.goal.lock() = Some(progress.clone());
         Some(progress)
+    }
+
+    /// Whether run `run_id` works toward a goal still active.
+    pub(crate) fn goal_active_in(&self, run_id: &str) -> bool {
+        self.goal()
+            .is_some_and(|p| p.status == GoalStatus::Active && p.run_id == run_id)
     }
 
     /// Stops checking the goal: a run on it ends when the model ends its
@@ -161,6 +167,34 @@ impl Agent {
         let message = follow_up(&progress, &verdict);
         self.keep_goal(progress).await;
         ev.follow_up(message);
+    }
+
+    /// A run on a goal stopped after the model's final answer, before the
+    /// goal's check said whether it goes on: the check runs now (a verdict
+    /// it recorded is used as it is), and an unmet goal goes on in a new
+    /// run whose prompt is the check's reason.
+    pub(crate) async fn end_goal_run(
+        &self,
+        run_id: &str,
+        turn: u32,
+        signal: &AbortSignal,
+    ) -> Result<AgentStats, crate::AgentError> {
+        let mut ev = RunBeforeEnd::new(RunBeforeEndInit {
+            run_id: run_id.to_owned(),
+            session_id: self.inner.session_id(),
+            session: None,
+            turn,
+        });
+        self.check_goal(&mut ev, signal).await;
+        let Some(follow_up) = ev.follow_up_message().map(str::to_owned) else {
+            let mut stats = AgentStats::default();
+            stats.status = RunStatus::Completed;
+            return Ok(stats);
+        };
+        let goal = self.goal().map(|p| p.goal);
+        let mut options = crate::AgentRunOptions::prompt(follow_up);
+        options.goal = goal;
+        Box::pin(self.launch(options, None, signal.clone())).await
     }
 
     /// A run on a goal ended: one that stopped before a check said it was

@@ -24,7 +24,11 @@ fn agent_in(folder: &std::path::Path, model: &ScriptedProvider) -> zidane_agent:
 /// The model writes `n` into the counter file, then ends its answer.
 fn edit_then_end(n: u32) -> [Script; 2] {
     [
-        Script::call(format!("w{n}"), "write_file", json!({"path": "n", "content": n.to_string()})),
+        Script::call(
+            format!("w{n}"),
+            "write_file",
+            json!({"path": "n", "content": n.to_string()}),
+        ),
         Script::answer(format!("Edit {n} done.")),
     ]
 }
@@ -47,10 +51,8 @@ async fn a_goal_checked_by_a_command_ends_when_the_command_passes() {
     let model = provider((1..=3).flat_map(edit_then_end).collect());
     let agent = agent_in(work.path(), &model);
     let mut run = AgentRunOptions::prompt("Count to three.");
-    run.goal = Some(
-        Goal::new("the counter reads 3")
-            .check_command("echo \"counter at $(cat n)\"; test \"$(cat n)\" -ge 3"),
-    );
+    run.goal =
+        Some(Goal::new("the counter reads 3").check_command("echo \"counter at $(cat n)\"; test \"$(cat n)\" -ge 3"));
     let output = agent.run(run).await.unwrap();
     assert_eq!(output.text, "Edit 3 done.");
     let progress = agent.goal().unwrap();
@@ -58,7 +60,11 @@ async fn a_goal_checked_by_a_command_ends_when_the_command_passes() {
     assert_eq!(progress.checks(), 3, "{progress:?}");
     assert!(!progress.verdicts[0].met && !progress.verdicts[1].met && progress.verdicts[2].met);
     // The failing check's output is what the model read next.
-    assert!(progress.verdicts[1].reason.contains("counter at 2"), "{:?}", progress.verdicts[1]);
+    assert!(
+        progress.verdicts[1].reason.contains("counter at 2"),
+        "{:?}",
+        progress.verdicts[1]
+    );
     let requests = model.requests();
     let after_first_check = requests[2]
         .messages
@@ -67,7 +73,10 @@ async fn a_goal_checked_by_a_command_ends_when_the_command_passes() {
         .find(|m| m.role() == zidane_provider::Role::User)
         .unwrap()
         .text();
-    assert!(after_first_check.contains("The goal is not met yet"), "{after_first_check}");
+    assert!(
+        after_first_check.contains("The goal is not met yet"),
+        "{after_first_check}"
+    );
     assert!(after_first_check.contains("counter at 1"), "{after_first_check}");
     assert_eq!(model.remaining(), 0);
 }
@@ -92,7 +101,10 @@ async fn a_goal_that_never_passes_stops_at_its_budget_and_says_what_is_unmet() {
     let progress = agent.goal().unwrap();
     assert_eq!((progress.status, progress.checks()), (GoalStatus::Unmet, 2));
     let stopped = progress.stopped.as_deref().unwrap();
-    assert!(stopped.contains("the build is green") && stopped.contains("2 checks are spent"), "{stopped}");
+    assert!(
+        stopped.contains("the build is green") && stopped.contains("2 checks are spent"),
+        "{stopped}"
+    );
     assert!(stopped.contains("1 test failed"), "{stopped}");
     assert_eq!(model.remaining(), 1, "no turn after the budget");
 }
@@ -113,11 +125,18 @@ async fn an_evaluator_goal_keeps_going_until_the_verdict_says_met() {
     assert_eq!(output.text, "Second try, now with the summary.");
     let progress = agent.goal().unwrap();
     assert_eq!((progress.status, progress.checks()), (GoalStatus::Met, 2));
-    assert!(progress.verdicts[0].reason.contains("not met"), "{:?}", progress.verdicts[0]);
+    assert!(
+        progress.verdicts[0].reason.contains("not met"),
+        "{:?}",
+        progress.verdicts[0]
+    );
     assert!(progress.verdicts[0].tokens > 0);
     // The evaluator read the condition and the model's answer.
     let question = model.requests()[1].messages.last().unwrap().text();
-    assert!(question.contains("the answer includes a summary") && question.contains("First try."), "{question}");
+    assert!(
+        question.contains("the answer includes a summary") && question.contains("First try."),
+        "{question}"
+    );
     assert!(last_user_text(&model).contains("Is the goal met"));
 }
 
@@ -130,7 +149,9 @@ async fn a_paused_goal_is_not_checked_and_the_same_goal_continues_its_budget() {
         Script::answer("Three."),
     ]);
     let agent = agent_in(work.path(), &model);
-    let goal = Goal::new("a file named done exists").check_command("test -f done").max_checks(3);
+    let goal = Goal::new("a file named done exists")
+        .check_command("test -f done")
+        .max_checks(3);
     let mut run = AgentRunOptions::prompt("Go.");
     run.goal = Some(goal.clone());
     // The first check fails; pausing from the follow-up's turn stops the

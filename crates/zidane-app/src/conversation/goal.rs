@@ -7,7 +7,7 @@ use zidane::agent::{Goal, GoalProgress, GoalStatus};
 use super::{Conversation, Submission};
 
 /// What `/goal ARGUMENT` does.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum GoalAction {
     /// Tell the person this.
     Say(String),
@@ -40,10 +40,10 @@ impl Conversation {
     pub async fn goal_command(&self, argument: &str) -> GoalAction {
         let agent = &self.inner.agent;
         match argument.trim() {
-            "" => GoalAction::Say(self.goal().map_or_else(
-                || format!("No goal. {GOAL_USAGE}"),
-                |progress| describe(&progress),
-            )),
+            "" => GoalAction::Say(
+                self.goal()
+                    .map_or_else(|| format!("No goal. {GOAL_USAGE}"), |progress| describe(&progress)),
+            ),
             "pause" => GoalAction::Say(if agent.pause_goal().await {
                 "The goal is paused: the run ends when the model ends its answer.".to_owned()
             } else {
@@ -104,7 +104,13 @@ fn parse(text: &str) -> Result<Goal, String> {
     let mut words = words.into_iter();
     while let Some(word) = words.next() {
         match word.as_str() {
-            "--check" => check = Some(words.next().ok_or_else(|| format!("--check needs a command; {GOAL_USAGE}"))?),
+            "--check" => {
+                check = Some(
+                    words
+                        .next()
+                        .ok_or_else(|| format!("--check needs a command; {GOAL_USAGE}"))?,
+                )
+            }
             "--max-checks" => {
                 let n = words.next().and_then(|n| n.parse::<u32>().ok()).filter(|n| *n > 0);
                 max_checks = Some(n.ok_or_else(|| format!("--max-checks needs a positive number; {GOAL_USAGE}"))?);
