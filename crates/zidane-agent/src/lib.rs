@@ -21,6 +21,7 @@ mod decide;
 mod durable;
 mod error;
 mod extensions;
+mod goal;
 mod mcp;
 mod options;
 mod output;
@@ -51,6 +52,10 @@ pub use error::{AgentError, BuildError};
 pub use extensions::McpConfigTransform;
 pub use extensions::{
     BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
+};
+pub use goal::{
+    DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS, GOAL_KEY,
+    Goal, GoalBudget, GoalCheck, GoalProgress, GoalStatus, GoalVerdict,
 };
 pub use options::AgentOptions;
 pub use output::RunOutput;

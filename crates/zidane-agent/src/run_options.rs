@@ -29,6 +29,10 @@ pub struct AgentRunOptions {
     pub hooks: HookMap,
     /// JSON schema of the final answer.
     pub response_schema: Option<Value>,
+    /// A goal the run keeps working toward: when the model ends its
+    /// answer, the goal's check runs, and while it says "not met" the run
+    /// goes on with its reason (see [`Goal`](crate::Goal)).
+    pub goal: Option<crate::Goal>,
 }
 
 impl AgentRunOptions {

@@ -41,8 +41,10 @@ mod window;
 
 pub use crate::config::{TrustAnswer, TrustQuestion};
 pub use crate::conversation::{
-    CompactOutcome, ContextReport, Conversation, CostReport, FOLDER_KEY, ModelCost, ModelSwitch, SkillState, Submission,
+    CompactOutcome, ContextReport, Conversation, CostReport, FOLDER_KEY, GoalAction, ModelCost, ModelSwitch,
+    SkillState, Submission,
 };
+pub use crate::conversation::{GOAL_USAGE, describe_goal, goal_of};
 pub use crate::error::Error;
 pub use crate::event::{Answer, Ask, Form, Question};
 pub use crate::event::{

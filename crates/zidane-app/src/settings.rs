@@ -146,6 +146,23 @@ pub struct Flags {
     /// terminal; without one, continue with `--resume`).
     #[arg(long, help_heading = "Session")]
     pub plan: bool,
+    /// Keep working until CONDITION holds: when the model ends its answer,
+    /// a check runs (`--goal-check`, else the model judges), and while it
+    /// fails the run goes on with its reason, within the goal's budget.
+    /// With no prompt, the condition is the prompt.
+    #[arg(long, value_name = "CONDITION", help_heading = "Goal")]
+    pub goal: Option<String>,
+    /// The goal's check: a shell command, met when it exits 0 (its output's
+    /// end is what the model reads when it fails).
+    #[arg(long, value_name = "COMMAND", requires = "goal", help_heading = "Goal")]
+    pub goal_check: Option<String>,
+    /// Checks the goal may take before it stops unmet (default 10).
+    #[arg(long, value_name = "N", requires = "goal", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Goal")]
+    pub goal_max_checks: Option<u32>,
+    /// With `--goal-check`: when the command passes, the model judges the
+    /// condition too.
+    #[arg(long, requires = "goal_check", help_heading = "Goal")]
+    pub goal_evaluate: bool,
     /// Attach an image (PNG, JPEG, GIF, WebP) to the prompt (repeatable);
     /// `@path.png` in the prompt does the same.
     #[arg(long = "image", value_name = "PATH", help_heading = "Session")]
@@ -248,10 +265,11 @@ impl Flags {
             later_given,
             values [
                 provider, model, base_url, thinking, system, context_window, max_tokens, idle_timeout, retries,
-                max_turns, max_cost, session, store, cwd, max_checkpoints, approve, sandbox, mcp, profile, otlp,
+                max_turns, max_cost, session, store, cwd, max_checkpoints, approve, sandbox, mcp, profile, otlp, goal,
+                goal_check, goal_max_checks,
             ],
             lists [images, allow, deny, pass_env, sandbox_read, skills],
-            switches [text_tool_calls, resume, plan, no_checkpoints, no_network, trust, otlp_payloads]
+            switches [text_tool_calls, resume, plan, no_checkpoints, no_network, trust, otlp_payloads, goal_evaluate]
         );
         self
     }
@@ -403,6 +421,8 @@ pub struct Settings {
     pub resume: bool,
     /// Open in plan mode.
     pub plan: bool,
+    /// The goal the runs work toward (`--goal`).
+    pub goal: Option<zidane::agent::Goal>,
     /// Images given with `--image`.
     pub attach_images: Vec<PathBuf>,
     /// Whether folder checkpoints are taken.

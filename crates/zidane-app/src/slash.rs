@@ -78,6 +78,12 @@ pub const BUILTINS: &[Builtin] = &[
         None,
         false,
     ),
+    builtin(
+        "goal",
+        "keep working until a condition holds ([--check CMD] CONDITION); alone shows it; pause, resume, clear",
+        Some("CONDITION|pause|resume|clear"),
+        true,
+    ),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
     builtin("undo", "take back the files the last prompt changed", None, false),

@@ -538,6 +538,10 @@ pub mod agent {
     pub use zidane_agent::{
         CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id, spawning_call_id,
     };
+    pub use zidane_agent::{
+        DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS,
+        GOAL_KEY, Goal, GoalBudget, GoalCheck, GoalProgress, GoalStatus, GoalVerdict,
+    };
     #[cfg(feature = "sqlite")]
     pub use zidane_agent::{OpenError, SqliteStore};
     #[cfg(feature = "postgres")]

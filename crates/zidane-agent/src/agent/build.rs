@@ -299,6 +299,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         spawner: options.spawner,
         lineage,
         live_children: Mutex::new(Vec::new()),
+        goal: Mutex::new(None),
         interceptors: options.interceptors,
         approver: options.approve_tool_call,
         transforms,

@@ -30,6 +30,7 @@ mod control;
 mod decide;
 mod execution;
 mod extensions;
+mod goal;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod resume;
@@ -99,6 +100,8 @@ pub(crate) struct Inner {
     /// Folder checkpoints, when kept.
     pub(crate) checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
     pub(crate) _checkpoint_scope: Option<HookScope>,
+    /// The goal runs work toward, and what it has spent.
+    pub(crate) goal: Mutex<Option<crate::goal::GoalProgress>>,
 }
 
 /// An agent: a provider, tools, hooks and an optional session behind one

@@ -165,9 +165,15 @@ impl Agent {
             self.observe(&mut ev).await;
             return Ok(None);
         }
-        // Its last turn is a final answer: only the end of the run is left.
+        // Its last turn is a final answer: only the end of the run is left
+        // (with its goal's check, when it works toward one).
         if finished(&turns) {
+            let run_id = run.id.clone();
+            let loop_turn = run.loop_turn;
             self.close_run(&session_id, run, SessionRunStatus::Completed).await?;
+            if self.goal_active_in(&run_id) {
+                return self.end_goal_run(&run_id, loop_turn, signal).await.map(Some);
+            }
             let mut stats = AgentStats::default();
             stats.status = RunStatus::Completed;
             return Ok(Some(stats));

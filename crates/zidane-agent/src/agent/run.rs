@@ -51,6 +51,32 @@ struct RunSettings {
     response_schema: Option<serde_json::Value>,
 }
 
+impl RunPlan {
+    /// The run's id.
+    pub(crate) fn run_id(&self) -> &str {
+        &self.record.id
+    }
+
+    /// Whether the plan continues a run that stopped.
+    pub(crate) fn is_resume(&self) -> bool {
+        self.resume.is_some()
+    }
+
+    /// A turn limit for a run that sets none.
+    pub(crate) fn set_default_max_turns(&mut self, turns: u32) {
+        let behavior = &mut self.settings.behavior;
+        if behavior.max_turns.is_none() {
+            behavior.max_turns = Some(Some(turns));
+        }
+    }
+
+    /// Adds run hooks.
+    pub(crate) fn add_hook(&mut self, add: impl FnOnce(zidane_hooks::HookMap) -> zidane_hooks::HookMap) {
+        let hooks = std::mem::take(&mut self.settings.hooks);
+        self.settings.hooks = add(hooks);
+    }
+}
+
 /// What a run started with before it is planned: its workspace, the
 /// background notifications it reports first, and the MCP servers' part.
 pub(crate) struct Started {
@@ -150,7 +176,7 @@ impl Agent {
     /// session is loaded.
     pub(crate) async fn launch(
         &self,
-        options: AgentRunOptions,
+        mut options: AgentRunOptions,
         resume: Option<SessionRun>,
         signal: AbortSignal,
     ) -> Result<AgentStats, AgentError> {
@@ -158,11 +184,21 @@ impl Agent {
         let Some(started) = self.set_up(resume.is_none(), &signal).await? else {
             return Ok(self.not_started());
         };
-        let plan = match resume {
+        let goal = options.goal.take();
+        let mut plan = match resume {
             None => self.prepare_run(options, started),
             Some(run) => self.prepare_resume(options, run, started),
         };
-        self.execute(plan, signal).await
+        self.arm_goal(&mut plan, goal, &signal).await;
+        let run_id = plan.record.id.clone();
+        let outcome = self.execute(plan, signal).await;
+        let stats = match &outcome {
+            Ok(stats) => Some(stats),
+            Err(AgentError::Run(e)) => Some(e.stats.as_ref()),
+            Err(_) => None,
+        };
+        self.settle_goal(&run_id, stats).await;
+        outcome
     }
 
     /// Binds the execution handle and connects the MCP servers; `None`

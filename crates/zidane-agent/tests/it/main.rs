@@ -12,6 +12,7 @@ mod deviations;
 mod durable;
 mod execution;
 mod extensions;
+mod goals;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(all(feature = "postgres", feature = "sqlite"))]

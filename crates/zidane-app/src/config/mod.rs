@@ -398,6 +398,14 @@ impl Merged {
         out.session = flags.session.clone();
         out.resume = flags.resume;
         out.plan = flags.plan;
+        out.goal = flags.goal.clone().map(|condition| {
+            crate::conversation::goal_of(
+                condition,
+                flags.goal_check.clone(),
+                flags.goal_max_checks,
+                flags.goal_evaluate,
+            )
+        });
         out.attach_images = flags.images.clone();
         out.sources = sources.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         for (id, source) in &given.sources {

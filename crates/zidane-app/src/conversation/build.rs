@@ -107,6 +107,7 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
                 thinking: ThinkingLevel::from(setup.settings.thinking),
                 running: false,
                 ended: false,
+                goal: setup.settings.goal.clone(),
             }),
             _guards: guards,
             setup,

@@ -6,6 +6,7 @@
 //! [`Event`](crate::Event).
 
 mod build;
+mod goal;
 mod reports;
 mod submit;
 
@@ -17,6 +18,7 @@ use zidane::agent::{Agent, QueuedMessageOptions, RunSummary, RunSummaryCollector
 use zidane::durable::SuspendOptions;
 use zidane::providers::ThinkingLevel;
 
+pub use self::goal::{GOAL_USAGE, GoalAction, describe as describe_goal, goal_of};
 pub use self::reports::{CompactOutcome, ContextReport, CostReport, ModelCost, ModelSwitch, SkillState};
 pub use self::submit::Submission;
 use crate::Error;
@@ -64,6 +66,9 @@ struct State {
     running: bool,
     /// Whether `end` ran.
     ended: bool,
+    /// The goal the next runs work toward (`--goal`, `/goal`), until a
+    /// check says it is met or its budget is spent.
+    goal: Option<zidane::agent::Goal>,
 }
 
 impl Conversation {

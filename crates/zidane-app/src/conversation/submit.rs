@@ -140,6 +140,7 @@ impl Conversation {
         let mut options = AgentRunOptions::prompt(prompt);
         let state = self.inner.state.lock();
         options.thinking = state.thinking;
+        options.goal = state.goal.clone();
         if let Some(model) = &state.model {
             options.model = vec![model.as_str().into()];
         }
@@ -193,6 +194,7 @@ impl Conversation {
         self.inner.state.lock().running = true;
         let started = crate::now_ms();
         let result = self.inner.agent.run(options).await.map(Some);
+        self.settle_goal();
         self.finish(result, started).await
     }
 

@@ -285,11 +285,23 @@ impl Connection {
         session.publish(&update, Some(self), true);
     }
 
-    async fn answer(&self, session: &Session, text: String, parts: Vec<ContentBlock>) -> Reply {
-        if let Some(answer) = commands::run(session, text.trim()).await {
+    async fn answer(&self, session: &Session, mut text: String, parts: Vec<ContentBlock>) -> Reply {
+        let goal = zidane_app::slash::parse(text.trim())
+            .filter(|(name, _)| *name == "goal")
+            .map(|(_, arg)| arg.to_owned());
+        if let Some(arg) = goal {
+            match session.conversation().goal_command(&arg).await {
+                zidane_app::GoalAction::Say(message) => {
+                    self.say(&session.id, &message);
+                    return Ok(json!({ "stopReason": "end_turn" }));
+                }
+                zidane_app::GoalAction::Run(submission) => text = submission.text,
+            }
+        } else if let Some(answer) = commands::run(session, text.trim()).await {
             self.say(&session.id, &answer);
             return Ok(json!({ "stopReason": "end_turn" }));
         }
+        let goal_run = session.conversation().goal_pending();
         let submission = Submission {
             text,
             parts,
@@ -297,6 +309,9 @@ impl Connection {
         };
         let outcome = session.conversation().submit(submission).await;
         session.events.flush().await;
+        if goal_run && let Some(progress) = session.conversation().goal() {
+            self.say(&session.id, &zidane_app::describe_goal(&progress));
+        }
         match outcome {
             Ok(Outcome::Ran(out)) => {
                 let mut reply = json!({ "stopReason": stop_reason(session, &out) });

@@ -32,7 +32,14 @@ pub(crate) async fn run(
     };
     let settings = super::settings(&flags, &given, true)?;
     let runtime = zidane_app::open_runtime(settings.store.as_deref())?;
-    let prompt = read_prompt(&words)?;
+    let mut prompt = read_prompt(&words)?;
+    // `--goal` alone: the condition is the prompt.
+    if prompt.trim().is_empty()
+        && !settings.resume
+        && let Some(goal) = &settings.goal
+    {
+        prompt = goal.condition.clone();
+    }
     let interactive = interactive(output, &flags);
     if prompt.trim().is_empty() && !settings.resume && !interactive {
         return Err(Failure::usage(

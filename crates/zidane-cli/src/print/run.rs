@@ -219,7 +219,7 @@ fn finish(
                     "interrupted; the session is saved and the run suspended (continue with `zidane --resume --session {session}`)"
                 )));
             }
-            Ok(())
+            report_goal(conversation, output)
         }
         Outcome::NothingToContinue => {
             eprintln!("zidane: session {session} has no interrupted run to continue");
@@ -230,6 +230,35 @@ fn finish(
         Outcome::Failed(message) => {
             printer.failed(&message, session);
             Err(Failure::run(message))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A run on a goal: what the goal came to (a line on standard error, or a
+/// `goal` line with `--json`); a goal left unmet fails the program.
+fn report_goal(conversation: &Conversation, output: &Output) -> Result<(), Failure> {
+    let Some(progress) = conversation.goal() else {
+        return Ok(());
+    };
+    // A goal given now, or the goal of the run a resume continued.
+    let last_run = conversation
+        .agent()
+        .session()
+        .and_then(|s| s.runs.last().map(|r| r.id.clone()));
+    if conversation.setup().settings.goal.is_none() && last_run.as_deref() != Some(progress.run_id.as_str()) {
+        return Ok(());
+    }
+    if output.json {
+        super::json::line(serde_json::json!({ "type": "goal", "goal": progress }));
+    } else {
+        eprintln!("zidane: {}", progress.summary());
+    }
+    match progress.status {
+        zidane::agent::GoalStatus::Unmet => {
+            Err(Failure::run(progress.stopped.unwrap_or_else(|| {
+                format!("the goal \"{}\" is not met", progress.goal.condition)
+            })))
         }
         _ => Ok(()),
     }

@@ -276,6 +276,15 @@ impl Session {
         if queued > 0 {
             parts.push(format!("{queued} queued"));
         }
+        if let Some(goal) = self.link.local().and_then(zidane_app::Conversation::goal) {
+            let state = match goal.status {
+                zidane::agent::GoalStatus::Active => "goal",
+                zidane::agent::GoalStatus::Paused => "goal paused",
+                zidane::agent::GoalStatus::Met => "goal met",
+                zidane::agent::GoalStatus::Unmet => "goal unmet",
+            };
+            parts.push(format!("{state} {}/{}", goal.checks(), goal.goal.budget.max_checks));
+        }
         parts.push(format!("approve {}", self.link.approve()));
         parts.push(format!("sandbox {}", self.link.sandbox()));
         if let Some(attached) = connection.filter(|c| c.starts_with("attached")) {

@@ -95,6 +95,7 @@ impl Session {
             "thinking" => self.thinking(&rest).await,
             "context" => self.context_report().await,
             "cost" => self.cost().await,
+            "goal" => self.goal(&rest).await,
             "skills" => self.skills(&rest).await,
             "tasks" => self.tasks(&rest).await,
             "mcp" => self.mcp(&rest).await,
@@ -110,6 +111,26 @@ impl Session {
                 Err(_) => self.note("usage: /rewind N (the checkpoint's number; /rewind alone lists them)"),
             },
             other => self.custom(other, &rest).await,
+        }
+    }
+
+    /// `/goal`: through the conversation here; a served session answers
+    /// it as a prompt.
+    async fn goal(&mut self, rest: &str) {
+        let keyword = matches!(rest, "" | "pause" | "resume" | "clear");
+        if !keyword && self.busy("a new goal") {
+            return;
+        }
+        let Some(conversation) = self.link.local().cloned() else {
+            self.submit_prompt(format!("/goal {rest}").trim_end().to_owned()).await;
+            return;
+        };
+        match conversation.goal_command(rest).await {
+            zidane_app::GoalAction::Say(message) => {
+                let lines = message.lines().map(|l| self.paint.dim(l)).collect();
+                self.say(lines);
+            }
+            zidane_app::GoalAction::Run(submission) => self.submit_prompt(submission.text).await,
         }
     }
 

@@ -16,6 +16,7 @@ mod conventions;
 mod credentials;
 mod faults;
 mod frontends;
+mod goals;
 mod hooks;
 mod serve;
 mod session;
