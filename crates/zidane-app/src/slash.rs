@@ -84,6 +84,12 @@ pub const BUILTINS: &[Builtin] = &[
         Some("CONDITION|pause|resume|clear"),
         true,
     ),
+    builtin(
+        "loop",
+        "send PROMPT now and every EVERY (30s, 5m, 2h) while the session is open; alone lists; stop ends",
+        Some("EVERY PROMPT|stop"),
+        false,
+    ),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
     builtin("undo", "take back the files the last prompt changed", None, false),

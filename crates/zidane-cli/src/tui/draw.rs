@@ -285,6 +285,9 @@ impl Session {
             };
             parts.push(format!("{state} {}/{}", goal.checks(), goal.goal.budget.max_checks));
         }
+        if let Some(loops) = self.loops_status() {
+            parts.push(loops);
+        }
         parts.push(format!("approve {}", self.link.approve()));
         parts.push(format!("sandbox {}", self.link.sandbox()));
         if let Some(attached) = connection.filter(|c| c.starts_with("attached")) {

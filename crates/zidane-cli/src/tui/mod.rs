@@ -12,6 +12,7 @@ mod draw;
 mod editor;
 mod keys;
 mod link;
+mod loops;
 mod markdown;
 mod ops;
 mod prompt;
@@ -156,6 +157,8 @@ struct Session {
     quit_armed: Option<Instant>,
     interrupting: bool,
     quit: bool,
+    /// `/loop`: prompts sent again at an interval.
+    loops: Vec<loops::Looped>,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -234,6 +237,7 @@ impl Session {
             quit_armed: None,
             interrupting: false,
             quit: false,
+            loops: Vec::new(),
         })
     }
 
@@ -279,6 +283,7 @@ impl Session {
                     self.on_run_end(result).await;
                 }
                 _ = tick.tick() => {
+                    self.fire_loops().await;
                     // Once a second, and only when the status line changed
                     // (the cache's countdown, the elapsed time).
                     let status = self.status();

@@ -96,6 +96,7 @@ impl Session {
             "context" => self.context_report().await,
             "cost" => self.cost().await,
             "goal" => self.goal(&rest).await,
+            "loop" => self.loop_command(&rest).await,
             "skills" => self.skills(&rest).await,
             "tasks" => self.tasks(&rest).await,
             "mcp" => self.mcp(&rest).await,

@@ -681,3 +681,23 @@ async fn an_attachment_fits_a_small_window() {
     );
     term.quit();
 }
+
+/// `/loop 1s PROMPT` sends the prompt now and again once the interval
+/// passed (after the run before it ended); `/loop stop` ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_loop_sends_its_prompt_again_until_stopped() {
+    let setup = Setup::new().await;
+    let mut term = setup.open(&[KEY], &[], (120, 40));
+    term.line("/loop 1s ping the build");
+    term.wait_until(
+        |s| s.matches("Answer: ping the build").count() >= 2,
+        "the prompt answered twice",
+    );
+    term.wait_until(|s| s.contains("loop every 1s"), "the status line's loop");
+    term.line("/loop stop");
+    term.wait_for("1 loop stopped");
+    term.idle();
+    term.line("/loop");
+    term.wait_for("No loops.");
+    term.quit();
+}
