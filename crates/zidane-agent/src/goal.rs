@@ -343,9 +343,9 @@ pub(crate) fn transcript_tail(turns: &[zidane_provider::SessionTurn], max: usize
 
 fn humanize(duration: Duration) -> String {
     let secs = duration.as_secs();
-    if secs >= 3600 && secs % 3600 == 0 {
+    if secs >= 3600 && secs.is_multiple_of(3600) {
         format!("{} h", secs / 3600)
-    } else if secs >= 60 && secs % 60 == 0 {
+    } else if secs >= 60 && secs.is_multiple_of(60) {
         format!("{} min", secs / 60)
     } else {
         format!("{secs} s")

@@ -35,8 +35,8 @@ fn interval(text: &str) -> Option<Duration> {
 fn shown(every: Duration) -> String {
     let secs = every.as_secs();
     match secs {
-        s if s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s % 60 == 0 => format!("{}m", s / 60),
+        s if s.is_multiple_of(3600) => format!("{}h", s / 3600),
+        s if s.is_multiple_of(60) => format!("{}m", s / 60),
         s => format!("{s}s"),
     }
 }
