@@ -18,13 +18,16 @@ use crate::review::{FileDiff, Report, Request, Reviewed, SkipReason, Skipped, Su
 const NOTE: &str = "Review mode: read the change and report problems with `report_finding`; nothing can be changed \
                     or run now (those tools are not available).";
 
-/// What one (sub-)review gave.
+/// What one (sub-)review gave: its findings and figures, and why it
+/// failed when it did (a run stopped at the cost limit keeps the findings
+/// it reported).
 struct Part {
     findings: Vec<Finding>,
     input: u64,
     output: u64,
     cost: Option<f64>,
     note: String,
+    failed: Option<String>,
 }
 
 impl Conversation {
@@ -60,6 +63,11 @@ impl Conversation {
         if groups.len() == 1 {
             let text = prompt(request, &groups[0], None, &rules);
             let part = self.review_part(&diff, text).await?;
+            if let Some(why) = &part.failed
+                && part.findings.is_empty()
+            {
+                return Err(Error::run(why.clone()));
+            }
             reviewed.extend(&groups[0]);
             add(&mut summary, &mut findings, part);
         }
@@ -74,11 +82,16 @@ impl Conversation {
                 let text = prompt(request, group, Some((i + 1, of)), &rules);
                 match self.sub_review(&diff, text, i + 1).await {
                     Ok(part) => {
-                        reviewed.extend(group);
+                        if let Some(why) = &part.failed {
+                            self.inner.events.notice(format!("sub-review {} of {of}: {why}", i + 1));
+                            skip(&mut summary, group, SkipReason::Failed);
+                        } else {
+                            reviewed.extend(group);
+                        }
                         add(&mut summary, &mut findings, part);
                     }
                     Err(e) => {
-                        self.inner.events.notice(format!("a sub-review failed: {e}"));
+                        self.inner.events.notice(format!("sub-review {} of {of} failed: {e}", i + 1));
                         skip(&mut summary, group, SkipReason::Failed);
                     }
                 }
@@ -140,23 +153,24 @@ impl Conversation {
         }
         options.hooks = run_hooks();
         options.system_notes.push(NOTE.into());
+        let before = self.cost();
         let outcome = self.run(options).await;
+        let after = self.cost();
         let collected = self.inner.review.lock().take();
         let findings = collected.map(|c| c.findings).unwrap_or_default();
-        match outcome {
-            Outcome::Ran(out) => {
-                let totals = &out.stats.totals;
-                Ok(Part {
-                    findings,
-                    input: totals.input + totals.cache_read + totals.cache_creation,
-                    output: totals.output,
-                    cost: totals.cost,
-                    note: out.text.trim().to_owned(),
-                })
-            }
-            Outcome::Failed(m) | Outcome::InUse(m) | Outcome::Blocked(m) => Err(Error::run(m)),
-            _ => Err(Error::run("the review did not run")),
-        }
+        let (note, failed) = match outcome {
+            Outcome::Ran(out) => (out.text.trim().to_owned(), None),
+            Outcome::Failed(m) | Outcome::InUse(m) | Outcome::Blocked(m) => (String::new(), Some(m)),
+            _ => (String::new(), Some("the review did not run".to_owned())),
+        };
+        Ok(Part {
+            findings,
+            input: after.input.saturating_sub(before.input),
+            output: after.output.saturating_sub(before.output),
+            cost: after.cost.map(|c| c - before.cost.unwrap_or(0.0)),
+            note,
+            failed,
+        })
     }
 }
 
