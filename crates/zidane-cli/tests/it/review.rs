@@ -447,3 +447,71 @@ async fn acp_review_reports_findings_with_locations() {
         .collect();
     assert!(said.contains("## zidane review") && said.contains("SQL injection"), "{said}");
 }
+
+/// The names of the steps in `text`: each `steps.sh NAME`, and the SARIF
+/// upload.
+fn step_names(text: &str, marker: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            if line.contains("upload-sarif@") || line.contains("::group::Upload SARIF") {
+                return Some("upload-sarif".to_owned());
+            }
+            let at = line.find(marker)? + marker.len();
+            let name: String = line[at..].chars().take_while(char::is_ascii_alphabetic).collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
+/// The action's steps, run here by `ci/review/run-local.sh` with the
+/// binary under test: the SARIF is valid, the comment is the Markdown, the
+/// exit code follows `fail-on`; and the runner's steps are the action's.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_actions_steps_run_here_and_leave_valid_outputs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let action = std::fs::read_to_string(root.join("action.yml")).unwrap();
+    let runner = std::fs::read_to_string(root.join("ci/review/run-local.sh")).unwrap();
+    let expected = ["install", "review", "upload-sarif", "comment", "verdict"];
+    assert_eq!(step_names(&action, "steps.sh\" "), expected);
+    assert_eq!(step_names(&runner, "\"$steps\" "), expected);
+
+    let repo = Repo::new().await;
+    let bin = Path::new(env!("CARGO_BIN_EXE_zidane")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |fail_on: &'static str| {
+        let path = path.clone();
+        let root = root.clone();
+        let (url, home, work) = (repo.url.clone(), repo.home.path().to_owned(), repo.work.path().to_owned());
+        async move {
+        let mut cmd = tokio::process::Command::new(root.join("ci/review/run-local.sh"));
+        cmd.args(["--base", "main", "--fail-on", fail_on, "--args", &format!("--base-url {url}")])
+            .current_dir(work)
+            .env("PATH", path)
+            .env("ZIDANE_HOME", home)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENROUTER_API_KEY")
+            .env(KEY.0, KEY.1);
+        cmd.output().await
+        }
+    };
+    let out = run("P0").await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let dir = repo.path("zidane-review");
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("review.sarif")).unwrap()).unwrap();
+    assert!(sarif_validator().is_valid(&log));
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 2);
+    let markdown = std::fs::read_to_string(dir.join("review.md")).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join("comment.md")).unwrap(), markdown);
+    let gh = std::fs::read_to_string(dir.join("gh-args")).unwrap();
+    assert!(gh.starts_with("pr comment 1 --body-file"), "{gh}");
+    assert!(text(&out.stdout).contains("SARIF 2.1.0, 2 result(s)"), "{}", text(&out.stdout));
+
+    // Any threshold the findings reach fails it; without one it passes,
+    // and the comment is posted either way.
+    let out = run("P3").await.unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    std::fs::remove_file(dir.join("gh-args")).unwrap();
+    let out = run("").await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(dir.join("gh-args").exists());
+}
