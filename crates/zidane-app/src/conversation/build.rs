@@ -93,7 +93,10 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
     guards.push(Box::new(deferral.install(agent.hooks())));
     guards.push(Box::new(savings.install(agent.hooks())));
     guards.push(Box::new(collector.install(agent.hooks())));
-    guards.push(Box::new(crate::review::hide_outside_reviews(agent.hooks(), Arc::clone(&review))));
+    guards.push(Box::new(crate::review::hide_outside_reviews(
+        agent.hooks(),
+        Arc::clone(&review),
+    )));
     Ok(Conversation {
         inner: Arc::new(Inner {
             id: id.to_owned(),

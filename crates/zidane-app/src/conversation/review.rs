@@ -91,7 +91,9 @@ impl Conversation {
                         add(&mut summary, &mut findings, part);
                     }
                     Err(e) => {
-                        self.inner.events.notice(format!("sub-review {} of {of} failed: {e}", i + 1));
+                        self.inner
+                            .events
+                            .notice(format!("sub-review {} of {of} failed: {e}", i + 1));
                         skip(&mut summary, group, SkipReason::Failed);
                     }
                 }

@@ -144,9 +144,13 @@ async fn git(cwd: &Path, args: &[&str], ok_codes: &[i32]) -> Result<String, Erro
 
 /// Whether `rev` names a commit.
 async fn is_commit(cwd: &Path, rev: &str) -> bool {
-    git(cwd, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")], &[0])
-        .await
-        .is_ok()
+    git(
+        cwd,
+        &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
+        &[0],
+    )
+    .await
+    .is_ok()
 }
 
 const DIFF_OPTIONS: &[&str] = &[
@@ -174,7 +178,11 @@ pub async fn unified(cwd: &Path, target: &Target) -> Result<String, Error> {
         .map_err(|_| Error::usage(format!("{} is not in a git repository", cwd.display())))?;
     match target {
         Target::Uncommitted => {
-            let base = if is_commit(cwd, "HEAD").await { "HEAD" } else { EMPTY_TREE };
+            let base = if is_commit(cwd, "HEAD").await {
+                "HEAD"
+            } else {
+                EMPTY_TREE
+            };
             let mut text = diff_between(cwd, base, None).await?;
             let untracked = git(cwd, &["ls-files", "--others", "--exclude-standard", "-z"], &[0]).await?;
             for path in untracked.split('\0').filter(|p| !p.is_empty()) {

@@ -230,7 +230,9 @@ pub(crate) fn tool(slot: Slot) -> FnTool {
                         collector.findings.push(finding);
                         ToolOutput::text(text)
                     }
-                    Err(why) => ToolOutput::error(format!("Not recorded: {why}. Correct the call and report it again.")),
+                    Err(why) => {
+                        ToolOutput::error(format!("Not recorded: {why}. Correct the call and report it again."))
+                    }
                 })
             }
         },
@@ -241,7 +243,13 @@ pub(crate) fn tool(slot: Slot) -> FnTool {
 
 /// A call's input as a finding, checked against the diff.
 pub(crate) fn check(input: &Value, diff: &Diff, cwd: &std::path::Path) -> Result<Finding, String> {
-    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default();
+    let text = |key: &str| {
+        input
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default()
+    };
     let priority = Priority::parse(text("priority")).ok_or("`priority` is one of P0, P1, P2, P3")?;
     let category = Category::ALL
         .into_iter()
@@ -253,14 +261,18 @@ pub(crate) fn check(input: &Value, diff: &Diff, cwd: &std::path::Path) -> Result
     }
     let path = text("path").trim_start_matches("./").to_owned();
     let line = |key: &str| input.get(key).and_then(Value::as_u64).map(|n| n as u32);
-    let start = line("start_line").filter(|&n| n >= 1).ok_or("`start_line` is a line number from 1")?;
+    let start = line("start_line")
+        .filter(|&n| n >= 1)
+        .ok_or("`start_line` is a line number from 1")?;
     let end = line("end_line").unwrap_or(start).max(start);
     let confidence = input
         .get("confidence")
         .and_then(Value::as_f64)
         .filter(|c| (0.0..=1.0).contains(c))
         .ok_or("`confidence` is a number from 0 to 1")?;
-    let reason = Some(text("outside_diff_reason")).filter(|r| !r.is_empty()).map(str::to_owned);
+    let reason = Some(text("outside_diff_reason"))
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
     let file = diff.file(&path);
     let inside = file.is_some_and(|f| f.touches(start, end));
     if !inside && reason.is_none() {
@@ -273,7 +285,11 @@ pub(crate) fn check(input: &Value, diff: &Diff, cwd: &std::path::Path) -> Result
             Some(f) => format!(
                 "lines {start}-{end} of `{path}` are outside the diff's hunks ({}); a finding there needs \
                  `outside_diff_reason`",
-                f.ranges.iter().map(|(a, b)| format!("{a}-{b}")).collect::<Vec<_>>().join(", ")
+                f.ranges
+                    .iter()
+                    .map(|(a, b)| format!("{a}-{b}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }

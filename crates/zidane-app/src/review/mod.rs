@@ -76,7 +76,9 @@ impl Target {
         let mut focus = None;
         let set = |t: Target, target: &mut Option<Target>| {
             if target.replace(t).is_some() {
-                Err(Error::usage("give one of --uncommitted, --base BRANCH, --commit SHA or A..B"))
+                Err(Error::usage(
+                    "give one of --uncommitted, --base BRANCH, --commit SHA or A..B",
+                ))
             } else {
                 Ok(())
             }
@@ -243,7 +245,10 @@ pub(crate) fn prompt(request: &Request, files: &[&FileDiff], part: Option<(usize
         ));
     }
     if let Some(text) = &request.instructions {
-        out.push_str(&format!("\nInstructions:\n<instructions>\n{}\n</instructions>\n", text.trim()));
+        out.push_str(&format!(
+            "\nInstructions:\n<instructions>\n{}\n</instructions>\n",
+            text.trim()
+        ));
     }
     out.push_str("\n<diff>\n");
     for file in files {

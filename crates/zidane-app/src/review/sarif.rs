@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::finding::{Category, Finding, Priority};
 use super::Report;
+use super::finding::{Category, Finding, Priority};
 
 /// The key of the fingerprint in `partialFingerprints`.
 pub const FINGERPRINT_KEY: &str = "zidaneFindingHash/v1";

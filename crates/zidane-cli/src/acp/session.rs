@@ -325,7 +325,8 @@ impl Connection {
     /// a tool call with its location (so an editor can jump to it), then
     /// the report as the agent's message.
     async fn review(&self, session: &Session, args: &str) -> Reply {
-        let (target, focus) = zidane_app::review::Target::parse_args(args).map_err(|e| RpcError::params(e.message()))?;
+        let (target, focus) =
+            zidane_app::review::Target::parse_args(args).map_err(|e| RpcError::params(e.message()))?;
         let mut request = zidane_app::review::Request::new(target);
         request.focus = focus;
         let conversation = session.conversation();

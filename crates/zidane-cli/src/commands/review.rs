@@ -73,7 +73,10 @@ pub(crate) async fn run(args: ReviewArgs, flags: Flags, given: Given, json: bool
         write(path, &markdown::to_markdown(&report))?;
     }
     if json {
-        emit(&format!("{}\n", serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()))?;
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report.to_json()).unwrap_or_default()
+        ))?;
     } else {
         emit(&terminal(&report))?;
     }
@@ -126,7 +129,12 @@ pub(crate) fn terminal(report: &Report) -> String {
         if group.is_empty() {
             continue;
         }
-        out.push_str(&format!("\n{} ({}): {}\n", priority.name(), priority.meaning(), group.len()));
+        out.push_str(&format!(
+            "\n{} ({}): {}\n",
+            priority.name(),
+            priority.meaning(),
+            group.len()
+        ));
         for f in group {
             out.push_str(&format!(
                 "\n  {}:{}-{}  {}  [{}, confidence {:.2}]\n",

@@ -26,7 +26,14 @@ const INJECTION: &str = "WHERE name = '";
 /// `git ARGS` in `dir`; its standard output.
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -180,14 +187,23 @@ async fn the_right_diff_reaches_the_model_for_each_mode() {
     let out = repo.review(&["--commit", &repo.commits[0]]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let body = repo.first_body();
-    assert!(body.contains(OFF_BY_ONE) && body.contains("-    return len(items) - 1"), "{body}");
+    assert!(
+        body.contains(OFF_BY_ONE) && body.contains("-    return len(items) - 1"),
+        "{body}"
+    );
     assert!(!body.contains(INJECTION) && !body.contains("helpers.py"), "{body}");
 
     repo.review(&["--base", "main"]).await;
     let body = repo.first_body();
     assert!(body.contains(OFF_BY_ONE) && body.contains(INJECTION), "{body}");
-    assert!(body.contains("rename from util.py") && body.contains("rename to helpers.py"), "{body}");
-    assert!(!body.contains("lockfileVersion") && !body.contains("SCHEMA = 1"), "{body}");
+    assert!(
+        body.contains("rename from util.py") && body.contains("rename to helpers.py"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("lockfileVersion") && !body.contains("SCHEMA = 1"),
+        "{body}"
+    );
 
     let range = format!("{}..{}", repo.commits[0], repo.commits[1]);
     repo.review(&[&range]).await;
@@ -273,10 +289,16 @@ async fn findings_land_in_json_sarif_and_markdown_with_stable_fingerprints() {
     assert_eq!(findings[1]["priority"], "P1");
     assert_eq!(findings[1]["path"], "pager.py");
     assert_eq!(findings[1]["confidence"], 0.95);
-    assert!(findings[1]["body"].as_str().unwrap().contains("An empty list"), "merged bodies");
+    assert!(
+        findings[1]["body"].as_str().unwrap().contains("An empty list"),
+        "merged bodies"
+    );
     // The refusal told the model why, and it corrected the call.
     let bodies = repo.bodies.lock().unwrap().clone();
-    assert!(bodies.iter().any(|b| b.contains("outside the diff's hunks")), "no repair round");
+    assert!(
+        bodies.iter().any(|b| b.contains("outside the diff's hunks")),
+        "no repair round"
+    );
     let summary = &report["summary"];
     assert_eq!(summary["by_priority"], json!({ "P0": 1, "P1": 1, "P2": 0, "P3": 0 }));
     let reviewed: Vec<&str> = summary["reviewed"]
@@ -291,12 +313,21 @@ async fn findings_land_in_json_sarif_and_markdown_with_stable_fingerprints() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["path"].as_str().unwrap().to_owned(), s["reason"].as_str().unwrap().to_owned()))
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_owned(),
+                s["reason"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect();
     let skipped: Vec<(&str, &str)> = skipped.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     assert_eq!(
         skipped,
-        [("gen/schema.py", "generated"), ("logo.png", "binary"), ("package-lock.json", "lockfile")]
+        [
+            ("gen/schema.py", "generated"),
+            ("logo.png", "binary"),
+            ("package-lock.json", "lockfile")
+        ]
     );
 
     let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
@@ -309,7 +340,10 @@ async fn findings_land_in_json_sarif_and_markdown_with_stable_fingerprints() {
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results[0]["ruleId"], "zidane/security");
     assert_eq!(results[0]["level"], "error");
-    assert_eq!(results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "db.py");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "db.py"
+    );
     assert_eq!(results[0]["locations"][0]["physicalLocation"]["region"]["startLine"], 6);
     assert_eq!(results[1]["ruleId"], "zidane/correctness");
     let rules: Vec<&str> = log["runs"][0]["tool"]["driver"]["rules"]
@@ -324,7 +358,12 @@ async fn findings_land_in_json_sarif_and_markdown_with_stable_fingerprints() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| r["partialFingerprints"]["zidaneFindingHash/v1"].as_str().unwrap().to_owned())
+            .map(|r| {
+                r["partialFingerprints"]["zidaneFindingHash/v1"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
             .collect()
     };
     let first = prints(&log);
@@ -333,7 +372,10 @@ async fn findings_land_in_json_sarif_and_markdown_with_stable_fingerprints() {
 
     let md = std::fs::read_to_string(&markdown).unwrap();
     assert!(md.contains("### P0 (must fix)") && md.contains("### P1"), "{md}");
-    assert!(md.contains("SQL injection in find_user") && md.contains("`db.py:6`"), "{md}");
+    assert!(
+        md.contains("SQL injection in find_user") && md.contains("`db.py:6`"),
+        "{md}"
+    );
     assert!(md.contains(INJECTION) && md.contains("```python"), "{md}");
     assert!(md.contains("`logo.png`: skipped, binary"), "{md}");
 
@@ -353,7 +395,10 @@ async fn fail_on_sets_the_exit_code_and_the_terminal_groups_by_priority() {
     let shown = text(&out.stdout);
     assert!(shown.contains("P1 (should fix before merging): 1"), "{shown}");
     assert!(shown.contains("pager.py:10-10  last_index is off by one"), "{shown}");
-    assert!(shown.contains(&format!("   10 │ {}", "    return len(items)")), "{shown}");
+    assert!(
+        shown.contains(&format!("   10 │ {}", "    return len(items)")),
+        "{shown}"
+    );
     let out = repo.review(&["--commit", &repo.commits[0], "--fail-on", "p1"]).await;
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("1 finding(s) at P1 or above"));
@@ -383,10 +428,14 @@ async fn a_write_during_a_review_is_refused() {
 async fn a_diff_larger_than_the_window_is_split_by_file_and_merged() {
     let repo = Repo::new().await;
     for n in 1..=3 {
-        let lines: String = (0..120).map(|i| format!("VALUE_{n}_{i} = {i}  # a long generated-looking line\n")).collect();
+        let lines: String = (0..120)
+            .map(|i| format!("VALUE_{n}_{i} = {i}  # a long generated-looking line\n"))
+            .collect();
         write(repo.work.path(), &format!("big_{n}.py"), lines);
     }
-    let out = repo.review(&["--uncommitted", "--context-window", "8192", "--json"]).await;
+    let out = repo
+        .review(&["--uncommitted", "--context-window", "8192", "--json"])
+        .await;
     let report = json_of(&out);
     assert_eq!(report["summary"]["sub_reviews"], 3, "{report:#}");
     let paths: Vec<&str> = report["findings"]
@@ -406,7 +455,14 @@ async fn a_diff_larger_than_the_window_is_split_by_file_and_merged() {
     }
     // A cost limit already reached leaves the later sub-reviews out.
     let out = repo
-        .review(&["--uncommitted", "--context-window", "8192", "--json", "--max-cost", "0.000001"])
+        .review(&[
+            "--uncommitted",
+            "--context-window",
+            "8192",
+            "--json",
+            "--max-cost",
+            "0.000001",
+        ])
         .await;
     let report = json_of(&out);
     let stderr = text(&out.stderr);
@@ -427,7 +483,10 @@ async fn acp_review_reports_findings_with_locations() {
     let mut agent = Agent::start(&setup, &[KEY]);
     let session = agent.open(setup.work.path()).await;
     let done = agent
-        .call("session/prompt", prompt(&session, "/review --base main --focus security"))
+        .call(
+            "session/prompt",
+            prompt(&session, "/review --base main --focus security"),
+        )
         .await;
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let updates = agent.updates();
@@ -438,14 +497,20 @@ async fn acp_review_reports_findings_with_locations() {
     assert_eq!(findings.len(), 2, "{updates:#?}");
     let db = setup.work.path().join("db.py");
     assert_eq!(findings[0]["title"], "P0: SQL injection in find_user");
-    assert_eq!(findings[0]["locations"], json!([{ "path": db.to_string_lossy(), "line": 6 }]));
+    assert_eq!(
+        findings[0]["locations"],
+        json!([{ "path": db.to_string_lossy(), "line": 6 }])
+    );
     assert_eq!(findings[1]["locations"][0]["line"], 10);
     let said: String = updates
         .iter()
         .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
         .filter_map(|u| u["content"]["text"].as_str())
         .collect();
-    assert!(said.contains("## zidane review") && said.contains("SQL injection"), "{said}");
+    assert!(
+        said.contains("## zidane review") && said.contains("SQL injection"),
+        "{said}"
+    );
 }
 
 /// The names of the steps in `text`: each `steps.sh NAME`, and the SARIF
@@ -481,21 +546,38 @@ async fn the_actions_steps_run_here_and_leave_valid_outputs() {
     let run = |fail_on: &'static str| {
         let path = path.clone();
         let root = root.clone();
-        let (url, home, work) = (repo.url.clone(), repo.home.path().to_owned(), repo.work.path().to_owned());
+        let (url, home, work) = (
+            repo.url.clone(),
+            repo.home.path().to_owned(),
+            repo.work.path().to_owned(),
+        );
         async move {
-        let mut cmd = tokio::process::Command::new(root.join("ci/review/run-local.sh"));
-        cmd.args(["--base", "main", "--fail-on", fail_on, "--args", &format!("--base-url {url}")])
+            let mut cmd = tokio::process::Command::new(root.join("ci/review/run-local.sh"));
+            cmd.args([
+                "--base",
+                "main",
+                "--fail-on",
+                fail_on,
+                "--args",
+                &format!("--base-url {url}"),
+            ])
             .current_dir(work)
             .env("PATH", path)
             .env("ZIDANE_HOME", home)
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENROUTER_API_KEY")
             .env(KEY.0, KEY.1);
-        cmd.output().await
+            cmd.output().await
         }
     };
     let out = run("P0").await.unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let dir = repo.path("zidane-review");
     let log: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("review.sarif")).unwrap()).unwrap();
     assert!(sarif_validator().is_valid(&log));
@@ -504,7 +586,11 @@ async fn the_actions_steps_run_here_and_leave_valid_outputs() {
     assert_eq!(std::fs::read_to_string(dir.join("comment.md")).unwrap(), markdown);
     let gh = std::fs::read_to_string(dir.join("gh-args")).unwrap();
     assert!(gh.starts_with("pr comment 1 --body-file"), "{gh}");
-    assert!(text(&out.stdout).contains("SARIF 2.1.0, 2 result(s)"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("SARIF 2.1.0, 2 result(s)"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // Any threshold the findings reach fails it; without one it passes,
     // and the comment is posted either way.
