@@ -283,3 +283,6 @@ pub(crate) fn split(diff: &Diff, budget: usize) -> (Vec<Vec<&FileDiff>>, Vec<&Fi
     }
     (groups, too_large)
 }
+
+#[cfg(test)]
+mod tests;
