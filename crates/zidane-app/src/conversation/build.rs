@@ -90,13 +90,15 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
     }
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let mut guards = install(&setup, &agent, &events, &hooks, shells);
-    guards.push(Box::new(deferral.install(agent.hooks())));
-    guards.push(Box::new(savings.install(agent.hooks())));
-    guards.push(Box::new(collector.install(agent.hooks())));
+    // Before the deferral counts the tools: outside a review,
+    // `report_finding` is not offered.
     guards.push(Box::new(crate::review::hide_outside_reviews(
         agent.hooks(),
         Arc::clone(&review),
     )));
+    guards.push(Box::new(deferral.install(agent.hooks())));
+    guards.push(Box::new(savings.install(agent.hooks())));
+    guards.push(Box::new(collector.install(agent.hooks())));
     Ok(Conversation {
         inner: Arc::new(Inner {
             id: id.to_owned(),
@@ -220,7 +222,7 @@ fn agent(
             .tools
             .names()
             .map(str::to_owned)
-            .chain(["web_fetch".to_owned(), "skill".to_owned()]),
+            .chain(["web_fetch", "skill", crate::review::finding::TOOL].map(str::to_owned)),
         parts.savings.clone(),
     );
     let mut system = setup.instructions.system_prompt(&preset.system);

@@ -61,15 +61,25 @@ fn input(line: u64, reason: Option<&str>) -> serde_json::Value {
 fn a_finding_outside_the_diff_needs_a_reason() {
     let cwd = std::env::temp_dir();
     let finding = check(&input(9, None), &diff(), &cwd).unwrap();
-    assert_eq!((finding.priority, finding.category), (Priority::P1, Category::Correctness));
-    assert_eq!((finding.path.as_str(), finding.start_line, finding.end_line), ("src/a.rs", 9, 9));
+    assert_eq!(
+        (finding.priority, finding.category),
+        (Priority::P1, Category::Correctness)
+    );
+    assert_eq!(
+        (finding.path.as_str(), finding.start_line, finding.end_line),
+        ("src/a.rs", 9, 9)
+    );
     assert_eq!(finding.excerpt, "let b = 3;");
     let refused = check(&input(30, None), &diff(), &cwd).unwrap_err();
     assert!(refused.contains("outside the diff's hunks (8-12)"), "{refused}");
     assert!(check(&input(30, Some("the caller now passes 3")), &diff(), &cwd).is_ok());
     let mut elsewhere = input(1, None);
     elsewhere["path"] = json!("other.rs");
-    assert!(check(&elsewhere, &diff(), &cwd).unwrap_err().contains("not in the diff"));
+    assert!(
+        check(&elsewhere, &diff(), &cwd)
+            .unwrap_err()
+            .contains("not in the diff")
+    );
     let mut bad = input(9, None);
     bad["confidence"] = json!(2);
     assert!(check(&bad, &diff(), &cwd).is_err());

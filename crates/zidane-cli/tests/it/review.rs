@@ -601,3 +601,18 @@ async fn the_actions_steps_run_here_and_leave_valid_outputs() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(dir.join("gh-args").exists());
 }
+
+/// `/review --commit SHA` in the interactive session: the findings by
+/// priority with their places, and the conversation goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_reviews_with_a_slash_command() {
+    let (url, _bodies) = server_with(None, reviewer).await;
+    let setup = Setup::with_url(url).await;
+    let [first, ..] = repository(setup.work.path());
+    let mut term = setup.open(&[KEY], &[], (120, 50));
+    term.line(&format!("/review --commit {first}"));
+    term.wait_for("P1 (should fix before merging): 1");
+    let screen = term.wait_for("pager.py:10-10  last_index is off by one");
+    assert!(screen.contains("Reviewed 1 file(s) in 1 sub-review(s)"), "{screen}");
+    term.quit();
+}
