@@ -301,7 +301,8 @@ pub fn parse(text: &str) -> Vec<FileDiff> {
             } else if body.starts_with("deleted file mode") {
                 file.deleted = true;
             } else if let Some(to) = body.strip_prefix("+++ b/") {
-                to.clone_into(&mut file.path);
+                // A name with a space ends with a tab there.
+                to.trim_end_matches('\t').clone_into(&mut file.path);
             } else if body.starts_with("Binary files ") || body == "GIT binary patch" {
                 file.binary = true;
             }
