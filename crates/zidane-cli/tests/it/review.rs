@@ -184,13 +184,22 @@ fn json_of(out: &Output) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_right_diff_reaches_the_model_for_each_mode() {
     let repo = Repo::new().await;
-    let out = repo.review(&["--commit", &repo.commits[0]]).await;
+    // The repository's REVIEW.md and the person's instructions reach the
+    // prompt too.
+    write(repo.work.path(), "REVIEW.md", "Money is always in cents.\n");
+    let notes = repo.home.path().join("notes.md");
+    std::fs::write(&notes, "Be brief about style.\n").unwrap();
+    let out = repo
+        .review(&["--commit", &repo.commits[0], "--instructions", notes.to_str().unwrap()])
+        .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let body = repo.first_body();
     assert!(
         body.contains(OFF_BY_ONE) && body.contains("-    return len(items) - 1"),
         "{body}"
     );
+    assert!(body.contains("Money is always in cents.") && body.contains("Be brief about style."));
+    std::fs::remove_file(repo.path("REVIEW.md")).unwrap();
     assert!(!body.contains(INJECTION) && !body.contains("helpers.py"), "{body}");
 
     repo.review(&["--base", "main"]).await;
