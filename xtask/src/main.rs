@@ -8,6 +8,10 @@
 //! - `acp-client`: the official ACP TypeScript SDK (its client drives
 //!   `zidane acp` in the tests, and its JSON schema checks every message),
 //!   pinned from npm, into `target/acp-client`;
+//! - `sarif-schema`: the SARIF 2.1.0 JSON schema the review tests check
+//!   `zidane review --sarif` against, as Microsoft's SARIF SDK team ships it
+//!   in the `@microsoft/jest-sarif` npm package (pinned), into
+//!   `target/sarif-schema`;
 //! - `conformance`: the official MCP conformance suite's client scenarios
 //!   against our client (`zidane-mcp`'s `conformance_client` example), with
 //!   Node 22 and the suite installed pinned into `target/conformance`;
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench(rest),
         ["mcp-servers"] => mcp_servers(),
         ["acp-client"] => acp_client(),
+        ["sarif-schema"] => sarif_schema(),
         ["conformance"] => conformance(),
         ["restate-server"] => restate_server(),
         ["restate-cluster"] => cluster::run(false),
@@ -60,7 +65,7 @@ fn main() -> ExitCode {
         ["release-refresh"] => release::refresh(),
         ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -114,6 +119,8 @@ fn ci() -> Result {
     mcp_servers()?;
     println!("\n$ cargo xtask acp-client");
     acp_client()?;
+    println!("\n$ cargo xtask sarif-schema");
+    sarif_schema()?;
     println!("\n$ cargo xtask restate-server");
     restate_server()?;
     feature_checks(cargo)?;
@@ -264,6 +271,34 @@ fn acp_client() -> Result {
         return Ok(());
     }
     npm_install(&dir, ACP_SDK, &[])
+}
+
+/// The package that ships the SARIF 2.1.0 schema, pinned.
+const SARIF_SCHEMA: &[&str] = &["@microsoft/jest-sarif@1.0.0-beta.0"];
+
+/// The schema's path in the install.
+const SARIF_SCHEMA_FILE: &str = "node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json";
+
+fn sarif_schema() -> Result {
+    let dir = root().join("target/sarif-schema");
+    if dir.join(SARIF_SCHEMA_FILE).exists() {
+        println!("sarif-schema: present in {}", dir.display());
+        return Ok(());
+    }
+    // Its dependencies (jest's) are not needed for the schema file.
+    let dir_text = dir.display().to_string();
+    let mut args = vec![
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--omit=peer",
+        "--ignore-scripts",
+        "--prefix",
+        dir_text.as_str(),
+    ];
+    args.extend(SARIF_SCHEMA);
+    run("npm", &args, &[])
 }
 
 /// The Restate server and its cluster tool, pinned.

@@ -33,6 +33,7 @@ mod modes;
 pub mod paths;
 mod permissions;
 pub mod plan;
+pub mod review;
 mod savings;
 mod settings;
 mod setup;

@@ -43,7 +43,9 @@ pub(crate) struct PlanGate(pub(crate) Arc<AtomicBool>);
 
 impl ToolCallInterceptor for PlanGate {
     fn intercept<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolCallVerdict> {
-        let verdict = if self.0.load(Ordering::SeqCst) && !READ_ONLY.contains(&call.name.as_str()) {
+        // `report_finding` has a gate of its own (only during a review).
+        let reads = READ_ONLY.contains(&call.name.as_str()) || call.name == crate::review::finding::TOOL;
+        let verdict = if self.0.load(Ordering::SeqCst) && !reads {
             ToolCallVerdict::Deny {
                 reason: format!(
                     "plan mode: `{}` is not available while planning; propose it as a step of the plan",

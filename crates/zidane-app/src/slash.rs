@@ -73,6 +73,12 @@ pub const BUILTINS: &[Builtin] = &[
         true,
     ),
     builtin(
+        "review",
+        "review a change (read-only): findings by priority, with their places",
+        Some("--uncommitted|--base BRANCH|--commit SHA|A..B [--focus TEXT]"),
+        true,
+    ),
+    builtin(
         "mcp",
         "MCP servers, their state and tools; `/mcp login NAME` logs in",
         None,

@@ -228,6 +228,11 @@ pub(crate) enum Command {
         #[command(flatten)]
         place: Place,
     },
+    /// Review a change (read-only): findings by priority on the terminal,
+    /// as JSON (`--json`), SARIF (`--sarif FILE`) and Markdown
+    /// (`--markdown FILE`); `--fail-on P1` exits 3 when a finding at or
+    /// above P1 exists.
+    Review(ReviewArgs),
     /// Say how this copy was installed and how to get a newer one (it
     /// never replaces itself).
     Update,
@@ -236,6 +241,43 @@ pub(crate) enum Command {
 /// The options of a run, for a sub-command that reads the settings.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct SettingsArgs {
+    #[command(flatten)]
+    pub(crate) flags: Flags,
+}
+
+/// `zidane review`: exactly one of `--uncommitted`, `--base BRANCH`,
+/// `--commit SHA` or a range `A..B`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["range", "uncommitted", "base", "commit"])))]
+pub(crate) struct ReviewArgs {
+    /// A range of commits: the changes from A to B (`main..HEAD`).
+    #[arg(value_name = "A..B")]
+    pub(crate) range: Option<String>,
+    /// The staged, unstaged and untracked changes.
+    #[arg(long)]
+    pub(crate) uncommitted: bool,
+    /// The changes on HEAD since its merge base with BRANCH.
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) base: Option<String>,
+    /// One commit (against its first parent).
+    #[arg(long, value_name = "SHA")]
+    pub(crate) commit: Option<String>,
+    /// What to look at most (`security`, or any text).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) focus: Option<String>,
+    /// A file of instructions for the reviewer.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) instructions: Option<PathBuf>,
+    /// Write the findings as SARIF 2.1.0 to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) sarif: Option<PathBuf>,
+    /// Write the review as Markdown (a pull-request comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) markdown: Option<PathBuf>,
+    /// Exit with code 3 when a finding at PRIORITY or above exists (P0 is
+    /// the most urgent, P3 a nit).
+    #[arg(long, value_name = "PRIORITY")]
+    pub(crate) fail_on: Option<String>,
     #[command(flatten)]
     pub(crate) flags: Flags,
 }

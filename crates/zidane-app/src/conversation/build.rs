@@ -62,8 +62,11 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
         Arc::clone(&hooks),
     );
     let planning = Arc::new(AtomicBool::new(settings.plan));
-    let mut interceptors: Vec<Arc<dyn ToolCallInterceptor>> =
-        vec![Arc::new(crate::plan::PlanGate(Arc::clone(&planning)))];
+    let review: crate::review::finding::Slot = Arc::default();
+    let mut interceptors: Vec<Arc<dyn ToolCallInterceptor>> = vec![
+        Arc::new(crate::plan::PlanGate(Arc::clone(&planning))),
+        Arc::new(crate::review::ReviewGate(Arc::clone(&review))),
+    ];
     if !hooks.is_empty() {
         interceptors.push(Arc::new(crate::command_hooks::PreToolUse(Arc::clone(&hooks))));
     }
@@ -77,6 +80,7 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
         approver,
         traces: traces.as_ref(),
         savings: &savings,
+        review: &review,
     };
     let (agent, deferral) = agent(&setup, id, parts)?;
     // A skill that cannot be read is named, never a failed run.
@@ -86,6 +90,12 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
     }
     let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
     let mut guards = install(&setup, &agent, &events, &hooks, shells);
+    // Before the deferral counts the tools: outside a review,
+    // `report_finding` is not offered.
+    guards.push(Box::new(crate::review::hide_outside_reviews(
+        agent.hooks(),
+        Arc::clone(&review),
+    )));
     guards.push(Box::new(deferral.install(agent.hooks())));
     guards.push(Box::new(savings.install(agent.hooks())));
     guards.push(Box::new(collector.install(agent.hooks())));
@@ -97,6 +107,7 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
             permissions,
             savings,
             planning,
+            review,
             collector,
             traces,
             events,
@@ -186,6 +197,7 @@ struct Parts<'a> {
     approver: Arc<Approver>,
     traces: Option<&'a zidane::otel::OtelExporter>,
     savings: &'a Savings,
+    review: &'a crate::review::finding::Slot,
 }
 
 /// The agent, and the deferral of its tools.
@@ -211,7 +223,7 @@ fn agent(
             .tools
             .names()
             .map(str::to_owned)
-            .chain(["web_fetch".to_owned(), "skill".to_owned()]),
+            .chain(["web_fetch", "skill", crate::review::finding::TOOL].map(str::to_owned)),
         parts.savings.clone(),
     );
     let mut system = setup.instructions.system_prompt(&preset.system);
@@ -247,7 +259,8 @@ fn agent(
                 allow_private: crate::permissions::private_hosts(&settings.rules),
                 ..Default::default()
             }))
-            .with(deferral.tool()),
+            .with(deferral.tool())
+            .with(crate::review::finding::tool(Arc::clone(parts.review))),
         behavior: behavior(settings),
         // Every format gets a cap (OpenAI-compatible servers otherwise write
         // until their own limit).

@@ -8,6 +8,7 @@
 mod build;
 mod goal;
 mod reports;
+mod review;
 mod submit;
 
 use std::sync::Arc;
@@ -45,6 +46,8 @@ struct Inner {
     permissions: Arc<Permissions>,
     savings: Savings,
     planning: Arc<AtomicBool>,
+    /// The review going on: what `report_finding` collects.
+    review: crate::review::finding::Slot,
     collector: RunSummaryCollector,
     traces: Option<zidane::otel::OtelExporter>,
     events: Events,

@@ -190,7 +190,7 @@ impl Conversation {
             .unwrap_or_default()
     }
 
-    async fn run(&self, options: AgentRunOptions) -> Outcome {
+    pub(super) async fn run(&self, options: AgentRunOptions) -> Outcome {
         self.inner.state.lock().running = true;
         let started = crate::now_ms();
         let result = self.inner.agent.run(options).await.map(Some);

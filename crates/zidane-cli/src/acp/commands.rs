@@ -122,3 +122,34 @@ async fn tasks(session: &Session, arg: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A review's findings as completed tool calls, each with its location
+/// (the file and first line) and its text.
+pub(super) fn finding_updates(report: &zidane_app::review::Report, cwd: &std::path::Path) -> Vec<Value> {
+    report
+        .findings
+        .iter()
+        .map(|f| {
+            let text = format!(
+                "{} ({}, {}:{}-{}, confidence {:.2})\n\n{}",
+                f.title,
+                f.category.name(),
+                f.path,
+                f.start_line,
+                f.end_line,
+                f.confidence,
+                f.body
+            );
+            json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": format!("review-{}", f.fingerprint),
+                "title": format!("{}: {}", f.priority.name(), f.title),
+                "kind": "think",
+                "status": "completed",
+                "locations": [{ "path": cwd.join(&f.path).to_string_lossy(), "line": f.start_line }],
+                "content": [{ "type": "content", "content": { "type": "text", "text": text } }],
+                "rawOutput": f,
+            })
+        })
+        .collect()
+}

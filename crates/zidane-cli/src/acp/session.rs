@@ -286,6 +286,9 @@ impl Connection {
     }
 
     async fn answer(&self, session: &Session, mut text: String, parts: Vec<ContentBlock>) -> Reply {
+        if let Some(("review", args)) = zidane_app::slash::parse(text.trim()) {
+            return self.review(session, args).await;
+        }
         let goal = zidane_app::slash::parse(text.trim())
             .filter(|(name, _)| *name == "goal")
             .map(|(_, arg)| arg.to_owned());
@@ -333,6 +336,25 @@ impl Connection {
     }
 
     /// A message from the agent, outside a run.
+    /// `/review [ARGS]`: a read-only review of a change; each finding is
+    /// a tool call with its location (so an editor can jump to it), then
+    /// the report as the agent's message.
+    async fn review(&self, session: &Session, args: &str) -> Reply {
+        let (target, focus) =
+            zidane_app::review::Target::parse_args(args).map_err(|e| RpcError::params(e.message()))?;
+        let mut request = zidane_app::review::Request::new(target);
+        request.focus = focus;
+        let conversation = session.conversation();
+        let report = conversation.review(&request).await;
+        session.events.flush().await;
+        let report = report.map_err(|e| RpcError::internal(e.message()))?;
+        for update in commands::finding_updates(&report, &conversation.setup().settings.cwd) {
+            session.publish(&update, None, true);
+        }
+        self.say(&session.id, &zidane_app::review::markdown::to_markdown(&report));
+        Ok(json!({ "stopReason": "end_turn" }))
+    }
+
     fn say(&self, session: &str, text: &str) {
         self.notify(
             session,

@@ -6,6 +6,7 @@ pub(crate) mod checkpoints;
 mod config;
 mod listings;
 mod mcp;
+pub(crate) mod review;
 pub(crate) mod run;
 mod sessions;
 
@@ -118,6 +119,11 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
         }
         Some(Command::Skills { place }) => listings::skills(&place.over(flags), &given),
         Some(Command::Commands { place }) => listings::commands(&place.over(flags), &given),
+        Some(Command::Review(args)) => {
+            let later = sub_given();
+            let flags = flags.merged(args.flags.clone(), &later);
+            review::run(args, flags, given.merged(later), output.json).await
+        }
         Some(Command::Update) => emit(&crate::version::update_text()),
     }
 }

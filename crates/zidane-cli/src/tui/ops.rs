@@ -29,6 +29,36 @@ impl Session {
         self.refresh_context().await;
     }
 
+    /// `/review [ARGS]`: a read-only review of a change, its findings by
+    /// priority with their places and excerpts.
+    pub(super) async fn review(&mut self, args: &str) {
+        if self.busy("/review") {
+            return;
+        }
+        let Some(conversation) = self.link.local().cloned() else {
+            self.note(&format!("/review: {}", super::link::LOCAL_ONLY));
+            return;
+        };
+        let (target, focus) = match zidane_app::review::Target::parse_args(args) {
+            Ok(parsed) => parsed,
+            Err(e) => return self.note(e.message()),
+        };
+        self.note(&format!("reviewing {}…", target.describe()));
+        let mut request = zidane_app::review::Request::new(target);
+        request.focus = focus;
+        match conversation.review(&request).await {
+            Ok(report) => {
+                let text = crate::commands::review::terminal(&report);
+                self.say(text.lines().map(str::to_owned).collect());
+            }
+            Err(e) => {
+                let line = self.paint.hue(Hue::Red, &format!("✗ the review failed: {e}"));
+                self.say(vec![line]);
+            }
+        }
+        self.refresh_context().await;
+    }
+
     pub(super) async fn model(&mut self, name: String) {
         if name.is_empty() {
             let mut line = format!("model: {}", self.link.model());

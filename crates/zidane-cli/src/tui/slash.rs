@@ -100,6 +100,7 @@ impl Session {
             "skills" => self.skills(&rest).await,
             "tasks" => self.tasks(&rest).await,
             "mcp" => self.mcp(&rest).await,
+            "review" => self.review(&rest).await,
             "approve" => self.approve(&rest).await,
             "sandbox" => {
                 let line = self.link.sandbox_line().await;

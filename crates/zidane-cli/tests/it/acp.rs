@@ -308,7 +308,7 @@ impl Agent {
     }
 
     /// The updates received so far, by kind.
-    fn updates(&self) -> Vec<Value> {
+    pub(super) fn updates(&self) -> Vec<Value> {
         self.seen
             .iter()
             .filter(|m| m["method"] == "session/update")
@@ -641,7 +641,10 @@ async fn slash_commands_over_acp(transport: Transport) {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["compact", "model", "context", "cost", "skills", "tasks"]);
+    assert_eq!(
+        names,
+        ["compact", "model", "context", "cost", "skills", "tasks", "review"]
+    );
     agent.call("session/prompt", prompt(&session, "hello")).await;
     agent.seen.clear();
     let switched = agent
