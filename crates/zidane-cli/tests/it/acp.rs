@@ -643,7 +643,9 @@ async fn slash_commands_over_acp(transport: Transport) {
         .collect();
     assert_eq!(
         names,
-        ["compact", "model", "context", "cost", "skills", "tasks", "review", "goal"]
+        [
+            "compact", "model", "context", "cost", "skills", "tasks", "review", "goal"
+        ]
     );
     agent.call("session/prompt", prompt(&session, "hello")).await;
     agent.seen.clear();
