@@ -15,6 +15,16 @@ pub enum AgentError {
     /// `session_id` needs a store to load the session from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
+    /// `session_id` names no session of the store, and
+    /// [`AgentOptions::require_session`](crate::AgentOptions::require_session)
+    /// asked for an existing one.
+    #[error("no session `{id}` in {store}")]
+    SessionNotFound {
+        /// The id asked for.
+        id: String,
+        /// The store, as a person reads it (its file, or what it is).
+        store: String,
+    },
     /// `session` needs a store its turns are saved to. No longer
     /// returned: a session given without a store is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
@@ -132,6 +142,9 @@ pub enum BuildError {
     /// `session_id` without a store to load it from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
+    /// `require_session` without a `session_id` to require.
+    #[error("`require_session` needs the id of the session to continue (`session_id`)")]
+    RequireSessionWithoutId,
     /// `session` without a store to save its turns to. No longer returned:
     /// such a session is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]

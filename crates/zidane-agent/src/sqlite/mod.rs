@@ -707,14 +707,17 @@ impl SessionStore for SqliteStore {
                 let first_turn = first
                     .and_then(|c| serde_json::from_slice(&c).ok())
                     .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: zidane_provider::Timestamp::EPOCH, usage: None });
-                Ok(SessionInfo {
+                #[allow(deprecated)]
+                let info = SessionInfo {
                     id,
+                    messages: turns as u32,
                     turns: turns as u32,
                     created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
                     updated_at: zidane_provider::Timestamp::from_millis(updated_at as u64),
                     title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
                     interrupted,
-                })
+                };
+                Ok(info)
             })
             .collect()
         })
