@@ -6,7 +6,7 @@ use zidane_loop::{BudgetCap, RunError, RunErrorKind};
 use zidane_provider::ProviderError;
 
 /// What `create_agent` and the `Agent` methods fail with.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
     /// A hook name is not a spec hook.
@@ -101,9 +101,17 @@ pub enum AgentError {
     Build(#[from] BuildError),
 }
 
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
+}
+
 /// Why `create_agent` refused the options. A run never fails with these:
 /// they are found before there is an agent.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// `provider` was empty.
@@ -202,5 +210,13 @@ impl AgentError {
     /// Whether the agent was busy with another run or compaction.
     pub fn is_busy(&self) -> bool {
         matches!(self, AgentError::Busy) || matches!(self, AgentError::Run(e) if matches!(e.kind, RunErrorKind::Busy))
+    }
+}
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
     }
 }

@@ -147,9 +147,17 @@ impl Sandbox {
 }
 
 /// Why commands cannot be confined on this machine.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 #[error("this machine cannot confine commands: {0}; run without a sandbox")]
 pub struct SandboxError(pub String);
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for SandboxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
+}
 
 /// What commands and the file tools may not read under a sandbox: the
 /// credential stores of the person's home (see [`credential_paths`]),

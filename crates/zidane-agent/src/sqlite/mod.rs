@@ -161,7 +161,7 @@ pub enum Synchronous {
 }
 
 /// Why a sessions file could not be opened.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenError {
     /// Its folder could not be created.
@@ -203,6 +203,14 @@ pub enum OpenError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
 }
 
 /// What went wrong with a sessions file, in words a person can act on
