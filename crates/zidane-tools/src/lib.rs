@@ -222,6 +222,7 @@ pub fn basic(options: BasicOptions) -> Preset {
 /// Says that commands run unconfined: through `tracing` when a subscriber
 /// is installed, else once per process on standard error, so that a
 /// program that set up no logging still hears it.
+#[allow(clippy::print_stderr)] // the one line a program without logging gets, on purpose
 fn warn_unconfined(e: &SandboxError) {
     static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if tracing::dispatcher::has_been_set() {

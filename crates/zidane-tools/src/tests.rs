@@ -1293,9 +1293,9 @@ async fn the_model_is_told_where_a_confined_command_may_write() {
     assert!(preset.system.contains(rule), "{}", preset.system);
     let shell = preset.tools.get("shell").unwrap();
     assert!(
-        shell
-            .description()
-            .contains("Commands run in a sandbox (writes only in the working folder and the temporary folder; network on)"),
+        shell.description().contains(
+            "Commands run in a sandbox (writes only in the working folder and the temporary folder; network on)"
+        ),
         "{}",
         shell.description()
     );
@@ -1362,11 +1362,25 @@ fn a_refused_write_inside_the_folder_gets_no_sandbox_note() {
     };
     let inside = format!("sh: 1: cannot create {}/locked.txt: Permission denied", root.display());
     assert_eq!(crate::shell::sandbox_note(&env, None, "", &inside), None);
-    assert_eq!(crate::shell::sandbox_note(&env, Some("src"), "", "touch: cannot touch '../x': Permission denied"), None);
+    assert_eq!(
+        crate::shell::sandbox_note(&env, Some("src"), "", "touch: cannot touch '../x': Permission denied"),
+        None
+    );
     assert!(crate::shell::sandbox_note(&env, None, "", "touch: cannot touch '../../x': Permission denied").is_some());
-    assert!(crate::shell::sandbox_note(&env, None, "", "mkdir: cannot create directory '/etc/x': Read-only file system").is_some());
+    assert!(
+        crate::shell::sandbox_note(
+            &env,
+            None,
+            "",
+            "mkdir: cannot create directory '/etc/x': Read-only file system"
+        )
+        .is_some()
+    );
     let unconfined = crate::Env { confined: None, ..env };
-    assert_eq!(crate::shell::sandbox_note(&unconfined, None, "", "cannot create /etc/x: Permission denied"), None);
+    assert_eq!(
+        crate::shell::sandbox_note(&unconfined, None, "", "cannot create /etc/x: Permission denied"),
+        None
+    );
 }
 
 /// Where the sandbox cannot be enforced, a program with no `tracing`
@@ -1402,7 +1416,9 @@ fn an_unenforced_sandbox_is_said_once_on_stderr_without_a_subscriber() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
-        stderr.matches("warning: commands of the basic preset run unconfined: this machine cannot confine commands: ").count(),
+        stderr
+            .matches("warning: commands of the basic preset run unconfined: this machine cannot confine commands: ")
+            .count(),
         1,
         "{stderr}"
     );

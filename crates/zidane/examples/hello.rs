@@ -15,6 +15,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let agent = create_agent(AgentOptions::new(provider).system("You are brief."))?;
     let output = agent.run(AgentRunOptions::prompt("Say hello in five words.")).await?;
     println!("{}", output.text);
-    println!("model turns: {}, output tokens: {}", output.stats.turns, output.stats.totals.output);
+    println!(
+        "model turns: {}, output tokens: {}",
+        output.stats.turns, output.stats.totals.output
+    );
     Ok(())
 }

@@ -57,7 +57,10 @@ async fn the_first_program_answers_and_counts_model_turns() {
     let out = hello(&[("ANTHROPIC_API_KEY", "sk-test"), ("ANTHROPIC_BASE_URL", &url)]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("Hello there, nice to meet.\nmodel turns: 1, output tokens: "), "{stdout}");
+    assert!(
+        stdout.starts_with("Hello there, nice to meet.\nmodel turns: 1, output tokens: "),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -51,9 +51,10 @@ impl Agent {
             Some(session) => session,
             None if self.inner.session.is_required() => {
                 return Err(AgentError::SessionNotFound {
-                    store: store
-                        .key()
-                        .map_or_else(|| "the session store".to_owned(), |key| format!("the session store `{key}`")),
+                    store: store.key().map_or_else(
+                        || "the session store".to_owned(),
+                        |key| format!("the session store `{key}`"),
+                    ),
                     id,
                 });
             }
