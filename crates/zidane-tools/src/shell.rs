@@ -10,24 +10,9 @@ use zidane_core::{FnTool, ToolOutput};
 use crate::{Env, SandboxMode, cap_output, fail, workspace};
 
 pub(crate) fn shell(env: Env) -> FnTool {
-    let confined = match env.confined {
-        Some(sandbox) => format!(
-            " Commands run in a sandbox ({sandbox}): a write elsewhere fails with \"Permission denied\" or \
-             \"Read-only file system\"."
-        ),
-        None => String::new(),
-    };
     FnTool::new(
         "shell",
-        format!(
-            "Run a shell command (sh -c) in the working folder and return its exit code and output. Test runs keep their \
-         failures and summary, builds their errors and warnings, long listings their head and tail; long output is \
-         cut in the middle; the whole output is then kept in a file you can read (`raw: true` returns it as it is). \
-         Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
-         command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
-         and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
-         it) and `shell_kill` stops it.{confined}"
-        ),
+        description(&env),
         json!({
             "type": "object",
             "properties": {
@@ -118,6 +103,26 @@ pub(crate) fn shell(env: Env) -> FnTool {
                 Ok(output)
             }
         },
+    )
+}
+
+/// What the model reads of `shell`, with the sandbox it runs in.
+fn description(env: &Env) -> String {
+    let confined = match env.confined {
+        Some(sandbox) => format!(
+            " Commands run in a sandbox ({sandbox}): a write elsewhere fails with \"Permission denied\" or \
+             \"Read-only file system\"."
+        ),
+        None => String::new(),
+    };
+    format!(
+        "Run a shell command (sh -c) in the working folder and return its exit code and output. Test runs keep their \
+         failures and summary, builds their errors and warnings, long listings their head and tail; long output is \
+         cut in the middle; the whole output is then kept in a file you can read (`raw: true` returns it as it is). \
+         Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
+         command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
+         and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
+         it) and `shell_kill` stops it.{confined}"
     )
 }
 
