@@ -61,6 +61,8 @@ pub(crate) struct SessionBinding {
     /// Held while the session loads: an eager load in the background and
     /// the first run never load it twice at once.
     loading: tokio::sync::Mutex<()>,
+    /// Whether the pending id must name a session the store holds.
+    required: bool,
 }
 
 impl SessionBinding {
@@ -78,7 +80,19 @@ impl SessionBinding {
             pending: Mutex::new(session_id),
             to_check: Mutex::new(to_check),
             loading: tokio::sync::Mutex::new(()),
+            required: false,
         }
+    }
+
+    /// The same binding, its pending id required to exist in the store.
+    pub(crate) fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Whether the pending id must name a session the store holds.
+    pub(crate) fn is_required(&self) -> bool {
+        self.required
     }
 
     /// Held while the session loads.

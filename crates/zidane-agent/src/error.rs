@@ -6,7 +6,7 @@ use zidane_loop::{BudgetCap, RunError, RunErrorKind};
 use zidane_provider::ProviderError;
 
 /// What `create_agent` and the `Agent` methods fail with.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
     /// A hook name is not a spec hook.
@@ -15,6 +15,16 @@ pub enum AgentError {
     /// `session_id` needs a store to load the session from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
+    /// `session_id` names no session of the store, and
+    /// [`AgentOptions::require_session`](crate::AgentOptions::require_session)
+    /// asked for an existing one.
+    #[error("no session `{id}` in {store}")]
+    SessionNotFound {
+        /// The id asked for.
+        id: String,
+        /// The store, as a person reads it (its file, or what it is).
+        store: String,
+    },
     /// `session` needs a store its turns are saved to. No longer
     /// returned: a session given without a store is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
@@ -91,9 +101,17 @@ pub enum AgentError {
     Build(#[from] BuildError),
 }
 
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
+}
+
 /// Why `create_agent` refused the options. A run never fails with these:
 /// they are found before there is an agent.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// `provider` was empty.
@@ -132,6 +150,9 @@ pub enum BuildError {
     /// `session_id` without a store to load it from.
     #[error("`session_id` needs a session store (`store`)")]
     SessionIdWithoutStore,
+    /// `require_session` without a `session_id` to require.
+    #[error("`require_session` needs the id of the session to continue (`session_id`)")]
+    RequireSessionWithoutId,
     /// `session` without a store to save its turns to. No longer returned:
     /// such a session is kept in memory.
     #[error("`session` needs a session store (`store`) to save its turns to; use `MemoryStore` to keep them in memory")]
@@ -189,5 +210,13 @@ impl AgentError {
     /// Whether the agent was busy with another run or compaction.
     pub fn is_busy(&self) -> bool {
         matches!(self, AgentError::Busy) || matches!(self, AgentError::Run(e) if matches!(e.kind, RunErrorKind::Busy))
+    }
+}
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
     }
 }

@@ -61,6 +61,13 @@ pub struct AgentOptions {
     pub session: Option<Session>,
     /// The id of a session to load from (or create in) `store`.
     pub session_id: Option<String>,
+    /// Whether `session_id` must name a session `store` already holds: the
+    /// first run then fails with [`AgentError::SessionNotFound`] (naming
+    /// the id and the store) instead of starting an empty session under a
+    /// mistyped id.
+    ///
+    /// [`AgentError::SessionNotFound`]: crate::AgentError::SessionNotFound
+    pub require_session: bool,
     /// Where sessions are kept.
     pub store: Option<Arc<dyn SessionStore>>,
     /// Backing store of durable tool state (default: the session store's,
@@ -153,4 +160,125 @@ pub struct AgentOptions {
     /// [`Agent::rewind`]: crate::Agent::rewind
     /// [`Agent::fork`]: crate::Agent::fork
     pub checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+}
+
+/// The short form: `AgentOptions::new(provider)` and a method per common
+/// option, each setting its field (the struct form stays, for the rest).
+///
+/// ```no_run
+/// use zidane::prelude::*;
+/// # mod zidane { pub mod prelude { pub use zidane_agent::{AgentOptions, create_agent}; pub use zidane_core::{FnTool, ToolOutput};
+/// #     pub use zidane_provider::anthropic::{AnthropicConfig, AnthropicProvider}; } }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let echo = FnTool::new("echo", "Echo.", serde_json::json!({"type": "object"}), |input, _cx| async move {
+///     Ok(ToolOutput::text(input.to_string()))
+/// });
+/// let agent = create_agent(
+///     AgentOptions::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)
+///         .system("You are terse.")
+///         .tool(echo)
+///         .max_turns(4),
+/// )?;
+/// # let _ = agent;
+/// # Ok(())
+/// # }
+/// ```
+impl AgentOptions {
+    /// Options with `provider` as the only provider, and the rest default.
+    pub fn new(provider: impl Provider + 'static) -> Self {
+        AgentOptions {
+            provider: vec![Arc::new(provider)],
+            ..AgentOptions::default()
+        }
+    }
+
+    /// Adds a fallback provider (tried after the ones before it).
+    #[must_use]
+    pub fn fallback(mut self, provider: impl Provider + 'static) -> Self {
+        self.provider.push(Arc::new(provider));
+        self
+    }
+
+    /// With the default system prompt.
+    #[must_use]
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// With the default model (the provider's own when unset).
+    #[must_use]
+    pub fn model(mut self, model: impl Into<ModelRef>) -> Self {
+        self.model = vec![model.into()];
+        self
+    }
+
+    /// Adds a tool (one of the same name is replaced).
+    #[must_use]
+    pub fn tool(mut self, tool: impl zidane_core::tool::Tool + 'static) -> Self {
+        self.tools.insert(Arc::new(tool));
+        self
+    }
+
+    /// Adds a set of tools, with its aliases and description overrides.
+    #[must_use]
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        self.tools.merge(tools);
+        self
+    }
+
+    /// With a preset's tools, system prompt and execution context (the
+    /// `basic` coding agent: `.preset(basic(BasicOptions::in_folder(".")))`).
+    #[must_use]
+    pub fn preset(mut self, preset: zidane_tools::Preset) -> Self {
+        self.tools.merge(preset.tools);
+        self.system = Some(preset.system);
+        self.execution = Some(preset.execution);
+        self
+    }
+
+    /// With where tools run.
+    #[must_use]
+    pub fn execution(mut self, execution: Arc<dyn ExecutionContext>) -> Self {
+        self.execution = Some(execution);
+        self
+    }
+
+    /// With the behaviour defaults.
+    #[must_use]
+    pub fn behavior(mut self, behavior: Behavior) -> Self {
+        self.behavior = behavior;
+        self
+    }
+
+    /// With the number of model turns a run may take.
+    #[must_use]
+    pub fn max_turns(mut self, max_turns: u32) -> Self {
+        self.behavior.max_turns = Some(max_turns);
+        self
+    }
+
+    /// With the store sessions are kept in.
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Continues the session `id` of the store, created when new.
+    #[must_use]
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// Continues the session `id`, which the store must hold already
+    /// (`session_id` with [`AgentOptions::require_session`]).
+    #[must_use]
+    pub fn existing_session(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self.require_session = true;
+        self
+    }
 }

@@ -113,12 +113,34 @@ pub struct Session {
 }
 
 /// A line of a session listing.
+///
+/// `messages` counts the session's messages (each prompt, answer and tool
+/// result), not the model turns `AgentStats::turns` counts; `turns` is its
+/// former name, kept with the same value for one release. In JSON the count
+/// keeps its former key, `turns`.
+///
+/// ```
+/// use zidane::agent::{MemoryStore, SessionStore};
+/// # mod zidane { pub mod agent { pub use zidane_core::session::*; } }
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # rt.block_on(async {
+/// let store = MemoryStore::new();
+/// store.create("s1", 0).await.unwrap();
+/// let listed = store.list().await.unwrap();
+/// assert_eq!(listed[0].messages, 0);
+/// # });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "SessionInfoWire")]
 pub struct SessionInfo {
     /// Session id.
     pub id: String,
-    /// Number of turns.
+    /// Number of messages.
+    #[serde(rename = "turns")]
+    pub messages: u32,
+    /// Number of messages: the former name of [`SessionInfo::messages`].
+    #[deprecated(since = "0.1.0", note = "counts messages, not model turns: use `messages`")]
+    #[serde(skip_serializing)]
     pub turns: u32,
     /// When it was created (epoch milliseconds in JSON).
     pub created_at: Timestamp,
@@ -129,6 +151,34 @@ pub struct SessionInfo {
     /// Whether a run a dead process left is waiting for a resume.
     #[serde(default)]
     pub interrupted: bool,
+}
+
+/// What a [`SessionInfo`] reads from JSON (the deprecated alias filled in).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionInfoWire {
+    id: String,
+    turns: u32,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    title: String,
+    #[serde(default)]
+    interrupted: bool,
+}
+
+impl From<SessionInfoWire> for SessionInfo {
+    #[allow(deprecated)]
+    fn from(wire: SessionInfoWire) -> Self {
+        SessionInfo {
+            id: wire.id,
+            messages: wire.turns,
+            turns: wire.turns,
+            created_at: wire.created_at,
+            updated_at: wire.updated_at,
+            title: wire.title,
+            interrupted: wire.interrupted,
+        }
+    }
 }
 
 /// The error of a store.
@@ -391,9 +441,11 @@ impl SessionStore for MemoryStore {
 
 impl SessionInfo {
     /// The listing line of `session`.
+    #[allow(deprecated)]
     pub fn of(session: &Session) -> SessionInfo {
         SessionInfo {
             id: session.id.clone(),
+            messages: session.turns.len() as u32,
             turns: session.turns.len() as u32,
             created_at: session.created_at,
             updated_at: session.updated_at,

@@ -130,29 +130,29 @@ type ExecuteFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolOut
 type PriorFn = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Option<String>> + Send + Sync;
 
 /// The handler of a typed tool ([`FnTool::typed`]): any
-/// `Fn(A, ToolContext) -> impl Future<Output = Result<O, E>>` where `O`
-/// becomes a [`ToolOutput`] (a `String`, a `&str`, a `ToolOutput`) and `E`
-/// a [`ToolFailure`] (any error, a `String`). Implemented for every such
-/// closure; the closure's arguments are inferred from `A` (named by the
-/// closure or by `FnTool::typed::<A>`).
+/// `Fn(A, ToolContext) -> impl Future<Output = Result<O, ToolFailure>>`
+/// where `O` becomes a [`ToolOutput`] (a `String`, a `&str`, a
+/// `ToolOutput`). The error type is fixed, so a body's `Ok(value)` needs no
+/// annotation, and `?` turns any error (and a `String`) into it.
+/// Implemented for every such closure; the closure's arguments are inferred
+/// from `A` (named by the closure or by `FnTool::typed::<A>`).
 pub trait ToolHandler<A>: Fn(A, ToolContext) -> <Self as ToolHandler<A>>::Future + Send + Sync + 'static {
     /// What a call answers.
     type Answer: Into<ToolOutput>;
-    /// How a call fails.
+    /// How a call fails: a [`ToolFailure`].
     type Failure: Into<ToolFailure>;
     /// The call.
     type Future: Future<Output = Result<Self::Answer, Self::Failure>> + Send + 'static;
 }
 
-impl<A, F, Fut, O, E> ToolHandler<A> for F
+impl<A, F, Fut, O> ToolHandler<A> for F
 where
     F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    Fut: Future<Output = Result<O, ToolFailure>> + Send + 'static,
     O: Into<ToolOutput>,
-    E: Into<ToolFailure>,
 {
     type Answer = O;
-    type Failure = E;
+    type Failure = ToolFailure;
     type Future = Fut;
 }
 
@@ -211,32 +211,41 @@ impl FnTool {
     /// input that passes the schema but does not deserialize into `A`
     /// reaches the model the same way: an error result reading
     /// `Validation error: …`, and the run goes on. The handler returns
-    /// anything that becomes a [`ToolOutput`] (a `String`, a `&str`, a
-    /// `ToolOutput`), or an error: the model then reads
-    /// `Tool error: <message>` (see [`ToolFailure`]).
+    /// `Ok` with anything that becomes a [`ToolOutput`] (a `String`, a
+    /// `&str`, a `ToolOutput`), or a [`ToolFailure`] (`?` on any error,
+    /// `Err("…".into())`): the model then reads `Tool error: <message>`.
+    ///
+    /// The derive needs `schemars` among the program's dependencies, the
+    /// version the facade uses (one line in `Cargo.toml`:
+    /// `schemars = "1"`); then the whole tool is:
     ///
     /// ```
+    /// use schemars::JsonSchema;
     /// use serde::Deserialize;
-    /// use zidane::schemars::JsonSchema;
     /// use zidane::tools::FnTool;
-    /// # mod zidane { pub use schemars; pub mod tools { pub use zidane_core::tool::*; } }
+    /// # mod zidane { pub mod tools { pub use zidane_core::tool::*; } }
     ///
     /// /// Two integers to add.
     /// #[derive(Deserialize, JsonSchema)]
-    /// #[schemars(crate = "zidane::schemars")]
     /// struct Add {
+    ///     /// The first.
     ///     a: i64,
+    ///     /// The second.
     ///     b: i64,
     /// }
     ///
     /// let add = FnTool::typed("add", "Add two integers.", |args: Add, _cx| async move {
-    ///     Ok::<_, std::convert::Infallible>((args.a + args.b).to_string())
+    ///     Ok((args.a + args.b).to_string())
     /// });
-    /// // Or with the type named on the call:
-    /// let also = FnTool::typed::<Add>("add", "Add two integers.", |args, _cx| async move {
-    ///     Ok::<_, String>((args.a + args.b).to_string())
+    /// // A body may fail with `?` on any error, or with a message.
+    /// let parse = FnTool::typed::<Add>("parse", "Parse the sum.", |args, _cx| async move {
+    ///     let sum: i64 = format!("{}", args.a + args.b).parse()?;
+    ///     if sum < 0 {
+    ///         return Err("negative".into());
+    ///     }
+    ///     Ok(sum.to_string())
     /// });
-    /// # let _ = (add, also);
+    /// # let _ = (add, parse);
     /// ```
     #[cfg(feature = "schemars")]
     pub fn typed<A>(name: impl Into<String>, description: impl Into<String>, handler: impl ToolHandler<A>) -> Self

@@ -6,7 +6,7 @@ use zidane_provider::ProviderError;
 use zidane_core::events::AgentStats;
 
 /// Why a run failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum RunErrorKind {
     /// Another run is in progress on this loop.
@@ -64,8 +64,8 @@ pub enum RunErrorKind {
 /// that was done).
 ///
 /// It shows as its [`kind`](RunError::kind), and its cause is the kind's
-/// cause, so a printed chain of causes never repeats a line.
-#[derive(Debug)]
+/// cause, so a printed chain of causes never repeats a line. Its `Debug`
+/// reads the same, with the causes; `{:#?}` shows the statistics too.
 pub struct RunError {
     /// What went wrong.
     pub kind: RunErrorKind,
@@ -76,6 +76,27 @@ pub struct RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(&self.kind, f)
+    }
+}
+
+impl std::fmt::Debug for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if f.alternate() {
+            f.debug_struct("RunError")
+                .field("kind", &self.kind)
+                .field("stats", &self.stats)
+                .finish()
+        } else {
+            zidane_provider::write_report(self, f)
+        }
+    }
+}
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for RunErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
     }
 }
 

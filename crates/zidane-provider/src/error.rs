@@ -73,7 +73,7 @@ impl ErrorKind {
 /// Carries the HTTP status, the provider's request id and the server's
 /// retry delay when they were known; the message is the provider's own when
 /// it sent one. Never contains the API key. Cloning shares the source error.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ProviderError {
     // Boxed: errors travel in every `Result` of the streaming hot path, and a
     // pointer-sized error keeps those results small.
@@ -237,6 +237,63 @@ impl fmt::Display for ProviderError {
             write!(f, " [request {id}]")?;
         }
         Ok(())
+    }
+}
+
+/// Reads as its message with its causes ([`write_report`]), which is what
+/// a `main` returning `Result<(), Box<dyn Error>>` prints; `{:#?}` shows
+/// the fields.
+impl fmt::Debug for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("ProviderError").field("inner", &self.inner).finish()
+        } else {
+            write_report(self, f)
+        }
+    }
+}
+
+/// Writes `error` as a person reads it: its message, then the causes the
+/// message does not already say, one a line, as `anyhow` shows a report.
+/// The public error types' `Debug` is this, so that `main` returning
+/// `Result<(), Box<dyn Error>>` prints a sentence rather than a struct.
+///
+/// ```
+/// use zidane::providers::{ErrorKind, ProviderError};
+/// # mod zidane { pub mod providers { pub use zidane_provider::*; } }
+///
+/// let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+/// let error = ProviderError::new(ErrorKind::Unreachable, "anthropic", "cannot connect").with_source(refused);
+/// assert_eq!(
+///     format!("{error:?}"),
+///     "anthropic: unreachable: cannot connect\n\nCaused by:\n    connection refused",
+/// );
+/// ```
+pub fn write_report(error: &(dyn std::error::Error + 'static), f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let message = error.to_string();
+    f.write_str(&message)?;
+    let mut said = message;
+    let mut causes = Vec::new();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !text.is_empty() && !said.contains(&text) {
+            said.push('\n');
+            said.push_str(&text);
+            causes.push(text);
+        }
+        source = cause.source();
+    }
+    match causes.as_slice() {
+        [] => Ok(()),
+        [only] => write!(f, "\n\nCaused by:\n    {only}"),
+        many => {
+            f.write_str("\n\nCaused by:")?;
+            for (i, cause) in many.iter().enumerate() {
+                write!(f, "\n    {i}: {cause}")?;
+            }
+            Ok(())
+        }
     }
 }
 

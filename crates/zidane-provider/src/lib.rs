@@ -49,7 +49,7 @@ mod wire;
 pub use abort::{AbortController, AbortSignal, Aborted};
 pub use error::{
     ErrorKind, ProviderError, classify_status, classify_stream_error, retry_after_from_headers,
-    retry_after_from_message,
+    retry_after_from_message, write_report,
 };
 pub use event::{
     AssistantMessage, IncompleteToolCall, MessageAccumulator, ProviderDiagnostic, StreamEvent, UsageReport,

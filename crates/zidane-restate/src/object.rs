@@ -508,8 +508,10 @@ impl SessionStore for JournalStore {
     }
 
     fn list(&self) -> BoxFuture<'_, Result<Vec<SessionInfo>, StoreError>> {
+        #[allow(deprecated)]
         let info = SessionInfo {
             id: self.session.id.clone(),
+            messages: self.session.turns.len() as u32,
             turns: self.session.turns.len() as u32,
             created_at: zidane_provider::Timestamp::EPOCH,
             updated_at: zidane_provider::Timestamp::EPOCH,

@@ -135,6 +135,44 @@ impl Confinement {
     pub fn is_confined(&self) -> bool {
         matches!(self, Confinement::Confined(_))
     }
+
+    /// The sandbox the kernel enforces, when there is one.
+    pub fn sandbox(&self) -> Option<Sandbox> {
+        match self {
+            Confinement::Confined(sandbox) => Some(*sandbox),
+            Confinement::Off | Confinement::Unenforced(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Confinement {
+    /// The status in a line a person reads (a host prints it at start).
+    ///
+    /// ```
+    /// use zidane::presets::Confinement;
+    /// use zidane::tools::{Sandbox, SandboxError};
+    /// # mod zidane {
+    /// #     pub mod presets { pub use zidane_tools::Confinement; }
+    /// #     pub mod tools { pub use zidane_tools::{Sandbox, SandboxError}; }
+    /// # }
+    ///
+    /// assert_eq!(
+    ///     Confinement::Confined(Sandbox::workspace_write()).to_string(),
+    ///     "commands confined: writes only in the working folder and the temporary folder; network on",
+    /// );
+    /// assert_eq!(Confinement::Off.to_string(), "commands not confined (sandbox off)");
+    /// assert_eq!(
+    ///     Confinement::Unenforced(SandboxError("no Landlock".into())).to_string(),
+    ///     "commands not confined: this machine cannot confine commands: no Landlock; run without a sandbox",
+    /// );
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Confinement::Confined(sandbox) => write!(f, "commands confined: {sandbox}"),
+            Confinement::Off => f.write_str("commands not confined (sandbox off)"),
+            Confinement::Unenforced(e) => write!(f, "commands not confined: {e}"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Preset {
@@ -149,6 +187,11 @@ impl std::fmt::Debug for Preset {
 #[derive(Clone)]
 pub(crate) struct Env {
     pub(crate) options: BasicOptions,
+    /// The sandbox the kernel enforces on commands, when there is one.
+    pub(crate) confined: Option<Sandbox>,
+    /// The working folder, as the kernel names it (how a refused path in a
+    /// command's output is told apart from one inside).
+    pub(crate) root: PathBuf,
 }
 
 /// The workspace a call acts through; a tool that touches files or runs
@@ -169,11 +212,24 @@ pub fn basic(options: BasicOptions) -> Preset {
     let (context, confinement) = match confine(&options) {
         Ok(confined) => confined,
         Err(e) => {
-            tracing::warn!(error = %e, "commands of the basic preset run unconfined");
+            warn_unconfined(&e);
             (process_context(&options), Confinement::Unenforced(e))
         }
     };
     assemble(options, Arc::new(context), confinement)
+}
+
+/// Says that commands run unconfined: through `tracing` when a subscriber
+/// is installed, else once per process on standard error, so that a
+/// program that set up no logging still hears it.
+#[allow(clippy::print_stderr)] // the one line a program without logging gets, on purpose
+fn warn_unconfined(e: &SandboxError) {
+    static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if tracing::dispatcher::has_been_set() {
+        tracing::warn!(error = %e, "commands of the basic preset run unconfined");
+    } else if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("warning: commands of the basic preset run unconfined: {e}");
+    }
 }
 
 /// The basic coding preset, refused where this machine cannot confine its
@@ -203,6 +259,8 @@ fn confine(options: &BasicOptions) -> Result<(ProcessContext, Confinement), Sand
 fn assemble(options: BasicOptions, context: Arc<ProcessContext>, confinement: Confinement) -> Preset {
     let env = Env {
         options: options.clone(),
+        confined: confinement.sandbox(),
+        root: options.root.canonicalize().unwrap_or_else(|_| options.root.clone()),
     };
     let tools = ToolSet::new()
         .with(shell::shell(env.clone()))
@@ -211,7 +269,7 @@ fn assemble(options: BasicOptions, context: Arc<ProcessContext>, confinement: Co
         .with(files::read_file(options.max_output_bytes))
         .with(files::write_file(env.clone()))
         .with(files::edit(env.clone()))
-        .with(files::multi_edit(env))
+        .with(files::multi_edit(env.clone()))
         .with(files::list_files())
         .with(search::glob())
         .with(search::grep())
@@ -223,15 +281,33 @@ fn assemble(options: BasicOptions, context: Arc<ProcessContext>, confinement: Co
          read files before editing them, prefer `edit` and `multi_edit` (exact text replacements) over rewriting whole \
          files, and run commands with `shell` to build, test and inspect. Keep a plan with `todowrite` for work of \
          several steps, and hand self-contained side tasks (a wide search, an investigation) to `spawn`. Be concise in what you tell the user: say what you changed and why, and report failures \
-         plainly.{SYSTEM_PROMPT_BOUNDARY}Working folder: {}\nOperating system: {}",
+         plainly.{SYSTEM_PROMPT_BOUNDARY}Working folder: {}\nOperating system: {}{}",
         options.root.display(),
         std::env::consts::OS,
+        sandbox_rule(env.confined),
     );
     Preset {
         tools,
         system,
         execution: context,
         confinement,
+    }
+}
+
+/// What the system prompt tells the model of the sandbox its commands run
+/// in (nothing when they are not confined).
+fn sandbox_rule(confined: Option<Sandbox>) -> String {
+    match confined {
+        Some(sandbox) if sandbox.mode == SandboxMode::ReadOnly => format!(
+            "\nSandbox: commands run confined ({sandbox}): every write fails with \"Permission denied\" or \
+             \"Read-only file system\"; say so to the user rather than trying another place."
+        ),
+        Some(sandbox) => format!(
+            "\nSandbox: commands run confined ({sandbox}). A write anywhere else fails with \"Permission denied\" or \
+             \"Read-only file system\": write inside the working folder{} instead.",
+            if sandbox.temp { " or the temporary folder" } else { "" }
+        ),
+        None => String::new(),
     }
 }
 

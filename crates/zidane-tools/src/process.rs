@@ -46,7 +46,7 @@ impl ProcessContext {
             root: root.into(),
             pass_env: Vec::new(),
             tasks: Arc::new(Tasks::default()),
-            sandbox: crate::sandbox::Sandbox::default(),
+            sandbox: crate::sandbox::Sandbox::off(),
             confiner: None,
             withheld: Arc::default(),
             mark: crate::tree::new_mark(None).into(),

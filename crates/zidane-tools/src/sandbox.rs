@@ -45,10 +45,46 @@ pub struct Sandbox {
 }
 
 impl Default for Sandbox {
-    /// No confinement (a bare [`ProcessContext`](crate::ProcessContext)'s;
-    /// the `basic` preset asks for [`Sandbox::workspace_write`]).
+    /// [`Sandbox::workspace_write`], the `basic` preset's and the
+    /// program's default: say [`Sandbox::off`] for no confinement.
+    ///
+    /// ```
+    /// use zidane::tools::{Sandbox, SandboxMode};
+    /// # mod zidane { pub mod tools { pub use zidane_tools::*; } }
+    ///
+    /// assert_eq!(Sandbox::default(), Sandbox::workspace_write());
+    /// assert_eq!(Sandbox::default().mode, SandboxMode::WorkspaceWrite);
+    /// ```
     fn default() -> Self {
-        Sandbox::off()
+        Sandbox::workspace_write()
+    }
+}
+
+impl std::fmt::Display for Sandbox {
+    /// What confined commands may do, in words a person (or a model)
+    /// reads: `writes only in the working folder and the temporary folder;
+    /// network on`.
+    ///
+    /// ```
+    /// use zidane::tools::Sandbox;
+    /// # mod zidane { pub mod tools { pub use zidane_tools::*; } }
+    ///
+    /// assert_eq!(
+    ///     Sandbox::workspace_write().without_temp().without_network().to_string(),
+    ///     "writes only in the working folder; network off",
+    /// );
+    /// assert_eq!(Sandbox::read_only().to_string(), "no writes; network on");
+    /// assert_eq!(Sandbox::off().to_string(), "not confined");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let writes = match self.mode {
+            SandboxMode::Off => return f.write_str("not confined"),
+            SandboxMode::ReadOnly => "no writes",
+            SandboxMode::WorkspaceWrite if self.temp => "writes only in the working folder and the temporary folder",
+            SandboxMode::WorkspaceWrite => "writes only in the working folder",
+        };
+        let network = if self.network { "on" } else { "off" };
+        write!(f, "{writes}; network {network}")
     }
 }
 
@@ -90,12 +126,38 @@ impl Sandbox {
         self.network = false;
         self
     }
+
+    /// The same sandbox with the system's temporary folder closed to
+    /// writes (under [`SandboxMode::WorkspaceWrite`], commands then write
+    /// only in the working folder and the background tasks' folder).
+    ///
+    /// ```
+    /// use zidane::tools::Sandbox;
+    /// # mod zidane { pub mod tools { pub use zidane_tools::*; } }
+    ///
+    /// let strict = Sandbox::workspace_write().without_temp();
+    /// assert!(!strict.temp);
+    /// assert!(strict.network);
+    /// ```
+    #[must_use]
+    pub const fn without_temp(mut self) -> Self {
+        self.temp = false;
+        self
+    }
 }
 
 /// Why commands cannot be confined on this machine.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 #[error("this machine cannot confine commands: {0}; run without a sandbox")]
 pub struct SandboxError(pub String);
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for SandboxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
+}
 
 /// What commands and the file tools may not read under a sandbox: the
 /// credential stores of the person's home (see [`credential_paths`]),

@@ -1,23 +1,18 @@
 //! `shell`: run a command in the working folder.
 
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
 use zidane_core::execution::ExecOptions;
 use zidane_core::{FnTool, ToolOutput};
 
-use crate::{Env, cap_output, fail, workspace};
+use crate::{Env, SandboxMode, cap_output, fail, workspace};
 
 pub(crate) fn shell(env: Env) -> FnTool {
     FnTool::new(
         "shell",
-        "Run a shell command (sh -c) in the working folder and return its exit code and output. Test runs keep their \
-         failures and summary, builds their errors and warnings, long listings their head and tail; long output is \
-         cut in the middle; the whole output is then kept in a file you can read (`raw: true` returns it as it is). \
-         Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
-         command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
-         and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
-         it) and `shell_kill` stops it.",
+        description(&env),
         json!({
             "type": "object",
             "properties": {
@@ -86,6 +81,14 @@ pub(crate) fn shell(env: Env) -> FnTool {
                     text.push_str("[stderr]\n");
                     text.push_str(&out.stderr);
                 }
+                if out.exit_code != Some(0)
+                    && let Some(note) = sandbox_note(&env, input["cwd"].as_str(), &out.stdout, &out.stderr)
+                {
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    text.push_str(&note);
+                }
                 let raw = input["raw"].as_bool() == Some(true) || !env.options.reduce_output;
                 let whole = text.len();
                 let text = shown(&cx, &command, text, raw, env.options.max_output_bytes).await;
@@ -101,6 +104,91 @@ pub(crate) fn shell(env: Env) -> FnTool {
             }
         },
     )
+}
+
+/// What the model reads of `shell`, with the sandbox it runs in.
+fn description(env: &Env) -> String {
+    let confined = match env.confined {
+        Some(sandbox) => format!(
+            " Commands run in a sandbox ({sandbox}): a write elsewhere fails with \"Permission denied\" or \
+             \"Read-only file system\"."
+        ),
+        None => String::new(),
+    };
+    format!(
+        "Run a shell command (sh -c) in the working folder and return its exit code and output. Test runs keep their \
+         failures and summary, builds their errors and warnings, long listings their head and tail; long output is \
+         cut in the middle; the whole output is then kept in a file you can read (`raw: true` returns it as it is). \
+         Use it to build, test, run programs and inspect the system. With `run_in_background: true` the \
+         command keeps running on its own (a dev server, a long test run): the call returns at once with a task id \
+         and the file its output goes to, you are told when it exits, `wait_task` reads its new output (or waits for \
+         it) and `shell_kill` stops it.{confined}"
+    )
+}
+
+/// The line a failed command's output gets when the sandbox is why: a
+/// write refused (`EACCES`, `EROFS`) on a path outside the places confined
+/// commands may write (or on any path, when they may write nowhere).
+pub(crate) fn sandbox_note(env: &Env, cwd: Option<&str>, stdout: &str, stderr: &str) -> Option<String> {
+    let sandbox = env.confined?;
+    let base = cwd.map_or_else(|| env.root.clone(), |c| env.root.join(c));
+    let temp = std::env::temp_dir();
+    let temp = temp.canonicalize().unwrap_or(temp);
+    let writable = |path: &Path| match sandbox.mode {
+        SandboxMode::WorkspaceWrite => path.starts_with(&env.root) || (sandbox.temp && path.starts_with(&temp)),
+        SandboxMode::ReadOnly | SandboxMode::Off => false,
+    };
+    let refused = stdout.lines().chain(stderr.lines()).any(|line| {
+        let denied = line.contains("Permission denied") || line.contains("Read-only file system");
+        if !denied {
+            return false;
+        }
+        let paths = paths_in(line);
+        paths.is_empty() || paths.iter().any(|p| !writable(&normalize(&base.join(p))))
+    });
+    let places = match sandbox.mode {
+        SandboxMode::ReadOnly => "commands may write nowhere".to_owned(),
+        _ if sandbox.temp => format!("commands write only in {} and the temporary folder", env.root.display()),
+        _ => format!("commands write only in {}", env.root.display()),
+    };
+    refused.then(|| format!("[sandbox] the write was refused by the sandbox: {places}.\n"))
+}
+
+/// The paths a line of error output names: quoted ones, and words with a
+/// `/` in them.
+fn paths_in(line: &str) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for quote in ['\'', '"', '`', '‘', '’'] {
+        for (i, part) in line.split(quote).enumerate() {
+            if i % 2 == 1 && part.contains('/') {
+                paths.push(PathBuf::from(part));
+            }
+        }
+    }
+    if paths.is_empty() {
+        for word in line.split_whitespace() {
+            let word = word.trim_matches(|c: char| c == ':' || c == ',' || c == '\'' || c == '"');
+            if word.contains('/') {
+                paths.push(PathBuf::from(word));
+            }
+        }
+    }
+    paths
+}
+
+/// `path` with `.` and `..` resolved by name.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn output_len(output: &ToolOutput) -> usize {

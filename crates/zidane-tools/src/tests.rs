@@ -1279,3 +1279,147 @@ async fn the_task_folder_and_its_outputs_are_their_owners_alone() {
     assert_eq!(narrowed, [(0o755, 0o700)]);
     assert_eq!(mode(&open), 0o700);
 }
+
+/// The model is told where it may write: in the system prompt and the
+/// `shell` tool's description, and in one line under a write the sandbox
+/// refused outside the folder.
+#[tokio::test]
+async fn the_model_is_told_where_a_confined_command_may_write() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = outside_tmp();
+    let preset = basic(BasicOptions::in_folder(root.path()));
+    assert!(preset.confinement.is_confined(), "{}", preset.confinement);
+    let rule = "commands run confined (writes only in the working folder and the temporary folder; network on)";
+    assert!(preset.system.contains(rule), "{}", preset.system);
+    let shell = preset.tools.get("shell").unwrap();
+    assert!(
+        shell.description().contains(
+            "Commands run in a sandbox (writes only in the working folder and the temporary folder; network on)"
+        ),
+        "{}",
+        shell.description()
+    );
+
+    let target = outside.path().join("escaped.txt");
+    let refused = shell_in(&preset, &format!("echo x > {}", target.display())).await;
+    let note = format!(
+        "[sandbox] the write was refused by the sandbox: commands write only in {} and the temporary folder.",
+        root.path().canonicalize().unwrap().display()
+    );
+    assert!(refused.contains("Permission denied"), "{refused}");
+    assert_eq!(refused.matches(&note).count(), 1, "{refused}");
+    // `touch` quotes the path, relative to the folder.
+    let relative = pathdiff(outside.path(), root.path());
+    let touched = shell_in(&preset, &format!("touch '{}/t'", relative.display())).await;
+    assert!(touched.contains(&note), "{touched}");
+    // A failure that is not a refused write gets no note.
+    let failed = shell_in(&preset, "ls /no/such/path").await;
+    assert!(!failed.contains("[sandbox]"), "{failed}");
+
+    // Unconfined, nothing is said of a sandbox.
+    let mut options = BasicOptions::in_folder(root.path());
+    options.sandbox = crate::Sandbox::off();
+    let open = basic(options);
+    assert!(!open.system.contains("Sandbox:"), "{}", open.system);
+    assert!(!open.tools.get("shell").unwrap().description().contains("sandbox"));
+    // Read-only: every write is the sandbox's refusal, and the prompt says so.
+    let mut options = BasicOptions::in_folder(root.path());
+    options.sandbox = crate::Sandbox::read_only();
+    let strict = basic(options);
+    assert!(strict.system.contains("every write fails"), "{}", strict.system);
+    let inside = shell_in(&strict, "echo x > inside.txt").await;
+    assert!(
+        inside.contains("[sandbox] the write was refused by the sandbox: commands may write nowhere."),
+        "{inside}"
+    );
+}
+
+/// `a` relative to `b` (both absolute), as `../..` steps and names.
+fn pathdiff(a: &std::path::Path, b: &std::path::Path) -> std::path::PathBuf {
+    let a = a.canonicalize().unwrap();
+    let b = b.canonicalize().unwrap();
+    let common = a.components().zip(b.components()).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in b.components().skip(common) {
+        out.push("..");
+    }
+    for part in a.components().skip(common) {
+        out.push(part);
+    }
+    out
+}
+
+/// A refused write on a path inside the folder is not the sandbox's doing
+/// (under `workspace-write`): no note.
+#[test]
+fn a_refused_write_inside_the_folder_gets_no_sandbox_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let env = crate::Env {
+        options: BasicOptions::in_folder(&root),
+        confined: Some(crate::Sandbox::workspace_write()),
+        root: root.clone(),
+    };
+    let inside = format!("sh: 1: cannot create {}/locked.txt: Permission denied", root.display());
+    assert_eq!(crate::shell::sandbox_note(&env, None, "", &inside), None);
+    assert_eq!(
+        crate::shell::sandbox_note(&env, Some("src"), "", "touch: cannot touch '../x': Permission denied"),
+        None
+    );
+    assert!(crate::shell::sandbox_note(&env, None, "", "touch: cannot touch '../../x': Permission denied").is_some());
+    assert!(
+        crate::shell::sandbox_note(
+            &env,
+            None,
+            "",
+            "mkdir: cannot create directory '/etc/x': Read-only file system"
+        )
+        .is_some()
+    );
+    let unconfined = crate::Env { confined: None, ..env };
+    assert_eq!(
+        crate::shell::sandbox_note(&unconfined, None, "", "cannot create /etc/x: Permission denied"),
+        None
+    );
+}
+
+/// Where the sandbox cannot be enforced, a program with no `tracing`
+/// subscriber still hears it: once on standard error, however many presets
+/// it makes. (Run in a child process: the test binary's own standard error
+/// is captured.)
+#[test]
+fn an_unenforced_sandbox_is_said_once_on_stderr_without_a_subscriber() {
+    const CHILD: &str = "ZIDANE_TOOLS_UNENFORCED_CHILD";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    if std::env::var_os(CHILD).is_some() {
+        for _ in 0..3 {
+            let mut options = BasicOptions::in_folder(dir.path());
+            // A task folder that cannot be made: the sandbox cannot start.
+            options.task_dir = Some(file.join("tasks"));
+            let preset = basic(options);
+            assert!(matches!(preset.confinement, crate::Confinement::Unenforced(_)));
+        }
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::an_unenforced_sandbox_is_said_once_on_stderr_without_a_subscriber",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("warning: commands of the basic preset run unconfined: this machine cannot confine commands: ")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

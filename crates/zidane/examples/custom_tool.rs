@@ -10,15 +10,14 @@
 
 mod common;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use zidane::prelude::*;
 use zidane::providers::BoxFuture;
-use zidane::schemars::JsonSchema;
 use zidane::serde_json::{Value, json};
 
 /// The arguments of `word_count`: what the model fills in.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(crate = "zidane::schemars")]
 struct WordCountArgs {
     /// The text to count.
     text: String,
@@ -33,7 +32,7 @@ fn word_count() -> FnTool {
         "Counts the words of a text (runs of non-whitespace).",
         |args: WordCountArgs, _cx| async move {
             let words = args.text.split_whitespace().count();
-            Ok::<_, ToolFailure>(json!({ "words": words }).to_string())
+            Ok(json!({ "words": words }).to_string())
         },
     )
 }

@@ -3,34 +3,44 @@
 //! # Getting started
 //!
 //! The crates are not on crates.io yet: depend on the facade by git (or by
-//! path, in a checkout), with tokio for `main`:
+//! path, in a checkout), with tokio for `main`. The lightest first build
+//! leaves the default features out and takes the HTTP providers:
+//!
+//! ```toml
+//! [dependencies]
+//! zidane = { git = "https://github.com/zidane-rs/zidane-rs", default-features = false, features = ["http"] }
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
+//! The defaults add SQLite sessions, MCP servers and typed tools, which
+//! want `serde` and `schemars` beside the facade:
 //!
 //! ```toml
 //! [dependencies]
 //! zidane = { git = "https://github.com/zidane-rs/zidane-rs" }   # or { path = "../zidane-rs/crates/zidane" }
 //! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
 //! serde = { version = "1", features = ["derive"] }                 # for typed tools
+//! schemars = "1"                                                   # for typed tools: #[derive(JsonSchema)]
 //! ```
 //!
 //! A whole program (with `ANTHROPIC_API_KEY` set):
 //!
 //! ```no_run
-//! use std::sync::Arc;
-//!
 //! use zidane::prelude::*;
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
-//!     let agent = create_agent(AgentOptions {
-//!         provider: vec![Arc::new(provider)],
-//!         ..Default::default()
-//!     })?;
+//!     let agent = create_agent(AgentOptions::new(provider).system("You are brief."))?;
 //!     let output = agent.run(AgentRunOptions::prompt("Say hello in five words.")).await?;
 //!     println!("{}", output.text);
 //!     Ok(())
 //! }
 //! ```
+//!
+//! `AgentOptions::new(provider)` is the short form of the options struct
+//! (`AgentOptions { provider: vec![Arc::new(provider)], ..Default::default() }`).
+//! An error `main` returns prints as a sentence with its causes.
 //!
 //! `run` gives back the answer's text with the statistics
 //! ([`agent::RunOutput`]); a run that stops at its turn cap, is aborted or
@@ -65,7 +75,7 @@
 //! Each type has one path, in the module of its concept. Paths that moved
 //! keep a deprecated alias for one release.
 //!
-//! Runnable examples are in the crate's `examples/` folder: `quickstart`,
+//! Runnable examples are in the crate's `examples/` folder: `hello`, `quickstart`,
 //! `custom_tool`, `hooks`, `mcp_servers`, `durable_resume`, `subagents`,
 //! `skills` and `restate`. Each reads its provider from the environment and
 //! takes `--base-url`: `cargo run -p zidane --example quickstart`.
@@ -78,15 +88,12 @@
 //! neither ends the run:
 //!
 //! ```no_run
-//! use std::sync::Arc;
-//!
+//! use schemars::JsonSchema; // `schemars = "1"` in Cargo.toml
 //! use serde::Deserialize;
 //! use zidane::prelude::*;
-//! use zidane::schemars::JsonSchema;
 //!
 //! /// Two integers.
 //! #[derive(Deserialize, JsonSchema)]
-//! #[schemars(crate = "zidane::schemars")]
 //! struct Add {
 //!     a: i64,
 //!     b: i64,
@@ -95,14 +102,10 @@
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!     let add = FnTool::typed("add", "Add two integers.", |args: Add, _cx| async move {
-//!         Ok::<_, ToolFailure>((args.a + args.b).to_string())
+//!         Ok((args.a + args.b).to_string())
 //!     });
-//!     let agent = create_agent(AgentOptions {
-//!         provider: vec![Arc::new(AnthropicProvider::new(AnthropicConfig::from_env()?)?)],
-//!         tools: ToolSet::new().with(add),
-//!         behavior: Behavior { max_turns: Some(4), ..Default::default() },
-//!         ..Default::default()
-//!     })?;
+//!     let provider = AnthropicProvider::new(AnthropicConfig::from_env()?)?;
+//!     let agent = create_agent(AgentOptions::new(provider).tool(add).max_turns(4))?;
 //!     let output = agent.run(AgentRunOptions::prompt("What is 17 + 25? Use the add tool.")).await?;
 //!     println!("{} ({} tool calls)", output.text, output.stats.tool_calls);
 //!     Ok(())
@@ -235,7 +238,9 @@
 //! - `mcp` (default): MCP servers as tools (`zidane::mcp`, on `rmcp`), and
 //!   `AgentOptions::mcp_servers`.
 //! - `schemars` (default): `FnTool::typed`, with the input schema derived
-//!   from the arguments' type; re-exports `zidane::schemars`.
+//!   from the arguments' type; re-exports `zidane::schemars`. The derive
+//!   needs `schemars = "1"` among the program's own dependencies (or
+//!   `#[schemars(crate = "zidane::schemars")]` on the type).
 //! - `otel`: OpenTelemetry traces of runs (`zidane::otel`).
 //! - `restate`: agents as durable Restate services (`zidane::restate`).
 //! - `web`: `zidane::tools::web_fetch`, web pages as text (HTML as
@@ -299,7 +304,7 @@ pub mod providers {
         SessionTurn, StreamEvent, StreamOptions, TextToolCalls, TextToolMode, ThinkingLevel, Timestamp, ToolChoice,
         ToolResultContent, ToolSpec, TurnUsage, UsageReport, WireDecoder, WireProtocol, WireRequest, classify_status,
         classify_stream_error, complete, is_tool_parse_failure, retry_after_from_headers, retry_after_from_message,
-        sse,
+        sse, write_report,
     };
     #[cfg(feature = "http")]
     pub use zidane_provider::{

@@ -182,6 +182,9 @@ fn check(options: &AgentOptions) -> Result<(), BuildError> {
     if options.session_id.is_some() && !has_store {
         return Err(BuildError::SessionIdWithoutStore);
     }
+    if options.require_session && options.session_id.is_none() {
+        return Err(BuildError::RequireSessionWithoutId);
+    }
     Ok(())
 }
 
@@ -243,7 +246,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         .session_id
         .clone()
         .or_else(|| (store.is_some() && given.is_none()).then(|| clock.id()));
-    let session = SessionBinding::new(store, given, session_id);
+    let session = SessionBinding::new(store, given, session_id).required(options.require_session);
     let shared_session = session.shared();
     let primary = Arc::clone(&options.provider[0]);
     let compaction = Arc::new(Compaction::new(options.auto_compact.clone(), primary, agent.clone()));

@@ -49,6 +49,15 @@ impl Agent {
         let now = self.inner.clock.now_ms();
         let session = match store.load(&id).await.map_err(AgentError::Store)? {
             Some(session) => session,
+            None if self.inner.session.is_required() => {
+                return Err(AgentError::SessionNotFound {
+                    store: store.key().map_or_else(
+                        || "the session store".to_owned(),
+                        |key| format!("the session store `{key}`"),
+                    ),
+                    id,
+                });
+            }
             None => {
                 store.create(&id, now).await.map_err(AgentError::Store)?;
                 Session {

@@ -663,14 +663,17 @@ impl SessionStore for PostgresStore {
                             created_at: Timestamp::EPOCH,
                             usage: None,
                         });
-                    SessionInfo {
+                    #[allow(deprecated)]
+                    let info = SessionInfo {
                         id: r.get(0),
+                        messages: r.get::<_, i64>(3) as u32,
                         turns: r.get::<_, i64>(3) as u32,
                         created_at: Timestamp::from_millis(r.get::<_, i64>(1) as u64),
                         updated_at: Timestamp::from_millis(r.get::<_, i64>(2) as u64),
                         title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
                         interrupted: r.get(5),
-                    }
+                    };
+                    info
                 })
                 .collect())
         })

@@ -161,7 +161,7 @@ pub enum Synchronous {
 }
 
 /// Why a sessions file could not be opened.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenError {
     /// Its folder could not be created.
@@ -203,6 +203,14 @@ pub enum OpenError {
         #[source]
         source: rusqlite::Error,
     },
+}
+
+/// Reads as its message with its causes (`zidane::providers::write_report`),
+/// which is what a `main` returning `Result<(), Box<dyn Error>>` prints.
+impl std::fmt::Debug for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        zidane_provider::write_report(self, f)
+    }
 }
 
 /// What went wrong with a sessions file, in words a person can act on
@@ -707,14 +715,17 @@ impl SessionStore for SqliteStore {
                 let first_turn = first
                     .and_then(|c| serde_json::from_slice(&c).ok())
                     .map(|content: Vec<zidane_provider::ContentBlock>| SessionTurn { id: String::new(), role: Role::User, content: content.into(), created_at: zidane_provider::Timestamp::EPOCH, usage: None });
-                Ok(SessionInfo {
+                #[allow(deprecated)]
+                let info = SessionInfo {
                     id,
+                    messages: turns as u32,
                     turns: turns as u32,
                     created_at: zidane_provider::Timestamp::from_millis(created_at as u64),
                     updated_at: zidane_provider::Timestamp::from_millis(updated_at as u64),
                     title: first_turn.map(|t| title(&[t])).unwrap_or_default(),
                     interrupted,
-                })
+                };
+                Ok(info)
             })
             .collect()
         })

@@ -714,7 +714,7 @@ fn result_text(p: &ScriptedProvider, call_id: &str) -> (String, bool) {
 async fn a_typed_tools_bad_input_reaches_the_model_as_a_validation_error() {
     use zidane_core::{FnTool, ToolSet};
     let add = FnTool::typed::<AddArgs>("add", "Add two integers.", |args, _cx| async move {
-        Ok::<_, zidane_core::tool::ToolFailure>((args.a + args.b).to_string())
+        Ok((args.a + args.b).to_string())
     });
     let schema = zidane_core::tool::Tool::input_schema(&add).clone();
     assert_eq!(schema["type"], "object");
@@ -726,13 +726,13 @@ async fn a_typed_tools_bad_input_reaches_the_model_as_a_validation_error() {
         "loose",
         "Add.",
         json!({"type": "object"}),
-        |args: AddArgs, _cx| async move { Ok::<_, String>((args.a + args.b).to_string()) },
+        |args: AddArgs, _cx| async move { Ok((args.a + args.b).to_string()) },
     );
     let failing = FnTool::typed_with_schema(
         "failing",
         "Fails.",
         json!({"type": "object"}),
-        |_: Value, _cx| async move { Err::<String, _>("the disk is full") },
+        |_: Value, _cx| async move { Err::<String, _>("the disk is full".into()) },
     );
     let p = provider(vec![
         Script::call("bad", "add", json!({"a": "seventeen", "b": 25})),
@@ -1036,4 +1036,37 @@ async fn an_exact_breakdown_counts_the_system_and_tools_with_the_provider() {
         "{system:?} {tools:?}"
     );
     assert!(category("conversation").estimated);
+}
+
+/// The short form sets what the struct form sets: the provider, the
+/// system prompt, a tool, the turn cap.
+#[tokio::test]
+async fn the_short_form_of_the_options_builds_the_same_agent() {
+    use zidane_core::{FnTool, ToolOutput};
+    let p = provider(vec![
+        Script::call("c1", "ping", json!({})),
+        Script::call("c2", "ping", json!({})),
+        Script::answer("never reached"),
+    ]);
+    let ping = FnTool::new("ping", "Ping.", json!({"type": "object"}), |_input, _cx| async move {
+        Ok(ToolOutput::text("pong"))
+    });
+    let agent = create_agent(
+        AgentOptions::new(p.clone())
+            .system("You are terse.")
+            .tool(ping)
+            .max_turns(2)
+            .model("mock-model"),
+    )
+    .unwrap();
+    let output = agent.run(AgentRunOptions::prompt("Ping.")).await.unwrap();
+    assert_eq!(output.stats.turns, 2, "the turn cap held");
+    let request = &p.requests()[0];
+    assert_eq!(request.system.as_deref(), Some("You are terse."));
+    assert_eq!(request.model, "mock-model");
+    assert!(request.tools.iter().any(|t| t.name == "ping"), "{:?}", request.tools);
+    // A fallback is a second provider, after the first.
+    let two = AgentOptions::new(ScriptedProvider::new("a", [])).fallback(ScriptedProvider::new("b", []));
+    let names: Vec<String> = two.provider.iter().map(|p| p.name().to_owned()).collect();
+    assert_eq!(names, ["a", "b"]);
 }

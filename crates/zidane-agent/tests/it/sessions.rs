@@ -68,7 +68,7 @@ async fn a_new_agent_on_the_same_file_continues_the_conversation() {
     let listed = store(&dir).await.list().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(
-        (listed[0].id.as_str(), listed[0].turns, listed[0].title.as_str()),
+        (listed[0].id.as_str(), listed[0].messages, listed[0].title.as_str()),
         ("work", 6, "Start.")
     );
 }
@@ -674,5 +674,56 @@ async fn writing_a_49_mb_file_peaks_at_a_small_multiple_of_it() {
     assert!(
         times < 3.5,
         "writing a 49 MB file grew the peak by {grown} bytes ({times:.1} times the file)"
+    );
+}
+
+/// A session that must exist: a mistyped id fails with the id and the
+/// store named, and creates nothing; the right id continues the session.
+#[tokio::test]
+async fn a_required_session_that_the_store_lacks_is_an_error_naming_id_and_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(&path).unwrap());
+    let first = provider(vec![Script::answer("hello")]);
+    let agent = create_agent(options(&first).store(Arc::clone(&store)).session_id("work")).unwrap();
+    agent.run(AgentRunOptions::prompt("Start.")).await.unwrap();
+    drop(agent);
+
+    let typo = provider(vec![Script::answer("never")]);
+    let agent = create_agent(options(&typo).store(Arc::clone(&store)).existing_session("wrok")).unwrap();
+    let err = agent.run(AgentRunOptions::prompt("Continue.")).await.unwrap_err();
+    assert!(
+        matches!(&err, zidane_agent::AgentError::SessionNotFound { id, .. } if id == "wrok"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("no session `wrok` in the session store `{}`", store.key().unwrap())
+    );
+    assert!(typo.requests().is_empty(), "nothing reached the model");
+    assert!(store.load("wrok").await.unwrap().is_none(), "no empty session was made");
+    // Without the requirement, the same id starts a new session.
+    let listed = store.list().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].messages, 2);
+    #[allow(deprecated)]
+    let alias = listed[0].turns;
+    assert_eq!(alias, 2, "the deprecated name reads the same count");
+
+    let right = provider(vec![Script::answer("continued")]);
+    let agent = create_agent(options(&right).store(Arc::clone(&store)).existing_session("work")).unwrap();
+    agent.run(AgentRunOptions::prompt("Continue.")).await.unwrap();
+    assert_eq!(right.requests()[0].messages.len(), 3, "the earlier turns were loaded");
+
+    // Required, but no id to require.
+    let err = create_agent(AgentOptions {
+        require_session: true,
+        ..options(&right).store(store)
+    })
+    .err()
+    .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "`require_session` needs the id of the session to continue (`session_id`)"
     );
 }

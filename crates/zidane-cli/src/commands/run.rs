@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 
+use zidane::agent::SessionStore;
 use zidane_app::{Flags, Given, Setup};
 
 use super::Failure;
@@ -47,6 +48,15 @@ pub(crate) async fn run(
         ));
     }
     let session = zidane_app::session_id(&settings, runtime.sqlite()).await?;
+    if settings.session.is_some() && matches!(runtime.sqlite().load(&session).await, Ok(None)) {
+        // A mistyped id would otherwise start an empty session unnoticed.
+        let file = runtime
+            .sqlite()
+            .location()
+            .map(|path| format!(" in {}", path.display()))
+            .unwrap_or_default();
+        eprintln!("zidane: no session `{session}`{file}; starting a new session under that id");
+    }
     start(settings, runtime, &session, prompt, output, interactive, tree).await
 }
 

@@ -108,7 +108,7 @@ async fn list(store: &zidane::agent::SqliteStore) -> Result<(), Failure> {
         .into_iter()
         .filter(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK))
     {
-        listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.turns, s.title));
+        listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.messages, s.title));
         if s.interrupted {
             listing.push_str(&format!("  [interrupted: `zidane --resume --session {}`]", s.id));
         }

@@ -197,7 +197,7 @@ impl Session {
                         let mark = if s.interrupted { " [interrupted]" } else { "" };
                         let title: String = s.title.chars().take(50).collect();
                         let cost = cost.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
-                        format!("{title}  · {} ago · {} messages{cost}{mark}", ago(age), s.turns)
+                        format!("{title}  · {} ago · {} messages{cost}{mark}", ago(age), s.messages)
                     })
                     .collect();
                 ("Resume which session? (↑/↓, Enter, Esc)", rows, *at)

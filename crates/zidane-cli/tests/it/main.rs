@@ -1497,3 +1497,25 @@ async fn mcp_login_names_what_went_wrong() {
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("the login to `docs` failed"), "{stderr}");
 }
+
+/// `--session ID` on an id the sessions file does not hold says it starts
+/// a new session (a mistyped id is seen at once); on a known id it says
+/// nothing of the kind.
+#[tokio::test]
+async fn a_session_id_never_seen_is_said_to_start_a_new_session() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (url, _bodies) = server_with(None, |_| answer_sse("Hello.", 10)).await;
+    let env = [("ANTHROPIC_API_KEY", "sk-test")];
+    let args = ["--base-url", url.as_str(), "-p", "--session", "fresh", "Hi."];
+    let first = zidane(home.path(), work.path(), &env, &args).await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let said = text(&first.stderr);
+    assert!(
+        said.contains("zidane: no session `fresh` in ") && said.contains("; starting a new session under that id"),
+        "{said}"
+    );
+    let again = zidane(home.path(), work.path(), &env, &args).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert!(!text(&again.stderr).contains("no session"), "{}", text(&again.stderr));
+}

@@ -72,9 +72,19 @@ impl AnthropicConfig {
         Ok(config)
     }
 
-    /// An Anthropic-compatible server at `base_url` (the root without
-    /// `/v1`) that needs no credentials: a local server or a gateway that
-    /// authenticates on its own.
+    /// An Anthropic-compatible server at `base_url` (its root, with or
+    /// without `/v1`) that needs no credentials: a local server or a
+    /// gateway that authenticates on its own.
+    ///
+    /// ```
+    /// use zidane::providers::anthropic::AnthropicConfig;
+    /// # mod zidane { pub mod providers { pub mod anthropic { pub use zidane_provider::anthropic::*; } } }
+    ///
+    /// // Both send to `http://localhost:8080/v1/messages`.
+    /// let root = AnthropicConfig::keyless("http://localhost:8080");
+    /// let v1 = AnthropicConfig::keyless("http://localhost:8080/v1");
+    /// # let _ = (root, v1);
+    /// ```
     pub fn keyless(base_url: impl Into<String>) -> Self {
         AnthropicConfig {
             auth: Auth::None,
