@@ -23,6 +23,9 @@ use crate::framing;
 /// it as its commands are; unset, a plain child).
 pub type Launcher = Arc<dyn Fn(tokio::process::Command) -> std::io::Result<Child> + Send + Sync>;
 
+/// The silence after a start that says the server is ready.
+const START_QUIET: Duration = Duration::from_millis(300);
+
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, (i64, String)>>>>>;
 
 /// What a server published for one document.
@@ -46,7 +49,7 @@ pub(crate) struct Client {
     alive: Arc<AtomicBool>,
     child: Mutex<Option<Child>>,
     pub(crate) published: Arc<Mutex<HashMap<String, Published>>>,
-    /// Ticks on every publication (and when the server exits).
+    /// Ticks on every message (and when the server exits).
     pub(crate) changes: watch::Receiver<u64>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) pid: Option<u32>,
@@ -127,7 +130,28 @@ impl Client {
             .map_err(|e| LspError::Protocol(format!("an initialize result that does not parse: {e}")))?;
         client.capabilities = result.capabilities;
         client.notify_raw("initialized", json!({})).await?;
+        // Some servers (pyright) read their settings and enumerate the
+        // folder only once told the settings changed.
+        client
+            .notify_raw("workspace/didChangeConfiguration", json!({"settings": {}}))
+            .await?;
+        client.quiet_after_start(timeout).await;
         Ok(client)
+    }
+
+    /// Waits (at most a tenth of `timeout`) for the server to stop talking
+    /// after its start: servers read their settings and list the folder's
+    /// files then, and a question asked meanwhile sees an empty project.
+    async fn quiet_after_start(&self, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout / 10;
+        let mut changes = self.changes.clone();
+        loop {
+            let spell = tokio::time::Instant::now() + START_QUIET;
+            match tokio::time::timeout_at(spell.min(deadline), changes.changed()).await {
+                Ok(Ok(())) if tokio::time::Instant::now() < deadline => {}
+                _ => return,
+            }
+        }
     }
 
     /// Whether the process still answers (its output is open).
@@ -258,6 +282,7 @@ async fn read_loop(
         };
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").filter(|id| !id.is_null());
+        tick.send_modify(|n| *n += 1);
         match (method, id) {
             (None, Some(id)) => {
                 let Some(id) = id.as_i64() else { continue };
@@ -291,7 +316,6 @@ async fn read_loop(
                     entry.version = params.version;
                     entry.diagnostics = params.diagnostics;
                 }
-                tick.send_modify(|n| *n += 1);
             }
             _ => {}
         }
@@ -354,7 +378,8 @@ fn initialize_params(root: &Path) -> Value {
                 "hover": {"contentFormat": ["plaintext", "markdown"]},
                 "documentSymbol": {"hierarchicalDocumentSymbolSupport": true}
             },
-            "general": {"positionEncodings": ["utf-16"]}
+            "general": {"positionEncodings": ["utf-16"]},
+            "window": {"workDoneProgress": true}
         }
     })
 }

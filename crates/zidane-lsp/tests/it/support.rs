@@ -34,7 +34,8 @@ pub(crate) fn pylsp() -> ServerConfig {
 
 /// A folder holding `files`.
 pub(crate) fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    // Not a hidden folder: pyright leaves those out of the project.
+    let dir = tempfile::Builder::new().prefix("lsp-test").tempdir().unwrap();
     for (name, text) in files {
         let path = dir.path().join(name);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
