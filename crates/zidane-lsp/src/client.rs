@@ -211,7 +211,10 @@ impl Client {
     }
 
     /// A typed notification.
-    pub(crate) async fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) -> Result<(), LspError> {
+    pub(crate) async fn notify<N: lsp_types::notification::Notification>(
+        &self,
+        params: N::Params,
+    ) -> Result<(), LspError> {
         let params = serde_json::to_value(params).map_err(|e| LspError::Protocol(e.to_string()))?;
         self.notify_raw(N::METHOD, params).await
     }
@@ -305,7 +308,9 @@ async fn read_loop(
                 }
             }
             (Some("textDocument/publishDiagnostics"), None) => {
-                let Some(params) = message.get("params").cloned() else { continue };
+                let Some(params) = message.get("params").cloned() else {
+                    continue;
+                };
                 let Ok(params) = serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(params) else {
                     continue;
                 };

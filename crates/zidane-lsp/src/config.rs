@@ -56,10 +56,12 @@ impl ServerConfig {
     /// for a language (`pyright` before `pylsp`).
     pub fn known() -> Vec<ServerConfig> {
         vec![
-            ServerConfig::new("rust-analyzer", "rust-analyzer", Vec::<String>::new(), ["rust"]).with_markers(["Cargo.toml"]),
+            ServerConfig::new("rust-analyzer", "rust-analyzer", Vec::<String>::new(), ["rust"])
+                .with_markers(["Cargo.toml"]),
             ServerConfig::new("pyright", "pyright-langserver", ["--stdio"], ["python"])
                 .with_markers(PYTHON_MARKERS.iter().copied()),
-            ServerConfig::new("pylsp", "pylsp", Vec::<String>::new(), ["python"]).with_markers(PYTHON_MARKERS.iter().copied()),
+            ServerConfig::new("pylsp", "pylsp", Vec::<String>::new(), ["python"])
+                .with_markers(PYTHON_MARKERS.iter().copied()),
             ServerConfig::new(
                 "typescript-language-server",
                 "typescript-language-server",
@@ -88,9 +90,9 @@ impl ServerConfig {
             return false;
         }
         std::fs::read_dir(root).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                language_of(&e.path()).is_some_and(|lang| self.languages.iter().any(|l| l == lang))
-            })
+            entries
+                .flatten()
+                .any(|e| language_of(&e.path()).is_some_and(|lang| self.languages.iter().any(|l| l == lang)))
         })
     }
 }

@@ -47,7 +47,9 @@ impl Lsp {
 
     /// Starts the baseline: the file's diagnostics before the edit.
     fn before_edit(&self, ev: &ToolBefore) {
-        let Some(path) = self.edited(ev.name(), &ev.input) else { return };
+        let Some(path) = self.edited(ev.name(), &ev.input) else {
+            return;
+        };
         let prior = ev
             .prior_content()
             .map(str::to_owned)
@@ -85,7 +87,9 @@ impl Lsp {
             }
             return;
         }
-        let Some(report) = self.report(&path, baseline).await else { return };
+        let Some(report) = self.report(&path, baseline).await else {
+            return;
+        };
         {
             let mut counts = self.shared.counts.lock();
             counts.reported += (report.errors + report.warnings) as u64;

@@ -97,7 +97,9 @@ pub struct Lsp {
 
 impl std::fmt::Debug for Lsp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lsp").field("root", &self.shared.root).finish_non_exhaustive()
+        f.debug_struct("Lsp")
+            .field("root", &self.shared.root)
+            .finish_non_exhaustive()
     }
 }
 
@@ -159,6 +161,11 @@ impl Lsp {
         }
     }
 
+    /// Whether a launcher is set.
+    pub fn has_launcher(&self) -> bool {
+        self.shared.launcher.lock().is_some()
+    }
+
     /// The folder.
     pub fn root(&self) -> &Path {
         &self.shared.root
@@ -188,7 +195,9 @@ impl Lsp {
     /// folder calls for it, and it is not off.
     pub fn available(&self) -> bool {
         self.shared.slots.iter().any(|slot| {
-            usable(slot) && slot.config.applies_to(&self.shared.root) && slot.state.try_lock().map_or(true, |s| s.off.is_none())
+            usable(slot)
+                && slot.config.applies_to(&self.shared.root)
+                && slot.state.try_lock().map_or(true, |s| s.off.is_none())
         })
     }
 
@@ -209,7 +218,11 @@ impl Lsp {
     /// `path` made absolute under the folder.
     pub fn absolute(&self, path: &str) -> PathBuf {
         let p = Path::new(path);
-        if p.is_absolute() { p.to_path_buf() } else { self.shared.root.join(p) }
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.shared.root.join(p)
+        }
     }
 
     /// `path` as the model reads it: relative to the folder when under it.
@@ -303,7 +316,13 @@ impl Lsp {
     }
 
     /// Opens `path` with `text` in its server, or sends the new text.
-    pub(crate) async fn sync(&self, slot: &Slot, client: &Client, path: &Path, text: &str) -> Result<(Uri, i32), LspError> {
+    pub(crate) async fn sync(
+        &self,
+        slot: &Slot,
+        client: &Client,
+        path: &Path,
+        text: &str,
+    ) -> Result<(Uri, i32), LspError> {
         let uri = uri::from_path(path);
         let mut state = slot.state.lock().await;
         let key = uri.as_str().to_owned();
@@ -390,7 +409,9 @@ impl Lsp {
                 state.client.take()
             };
             if let Some(client) = client {
-                client.shutdown(self.shared.options.request_timeout.min(Duration::from_secs(3))).await;
+                client
+                    .shutdown(self.shared.options.request_timeout.min(Duration::from_secs(3)))
+                    .await;
                 let mut shown = slot.shown.lock();
                 if matches!(*shown, ServerState::Running { .. }) {
                     *shown = ServerState::Ready;

@@ -104,9 +104,9 @@ impl EditReport {
                 _ => before.is_some(),
             };
             let line = d.range.start.line;
-            let column = lines
-                .get(line as usize)
-                .map_or(d.range.start.character + 1, |l| crate::uri::char_column(l, d.range.start.character));
+            let column = lines.get(line as usize).map_or(d.range.start.character + 1, |l| {
+                crate::uri::char_column(l, d.range.start.character)
+            });
             findings.push(Finding {
                 path: path.to_owned(),
                 line: line + 1,
@@ -170,7 +170,11 @@ impl EditReport {
                 plural(self.errors, "error"),
                 plural(self.warnings, "warning"),
                 self.new,
-                if self.fixed > 0 { format!(", {} fixed", self.fixed) } else { String::new() },
+                if self.fixed > 0 {
+                    format!(", {} fixed", self.fixed)
+                } else {
+                    String::new()
+                },
             ));
             for f in &self.findings {
                 out.push_str(&f.line_text());
@@ -186,7 +190,11 @@ impl EditReport {
 }
 
 fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 #[cfg(test)]

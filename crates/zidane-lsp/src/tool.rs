@@ -284,10 +284,7 @@ fn position(input: &Value, text: &str) -> Result<Position, Ask> {
         (_, Some(column)) => column as u32,
         _ => return Err(Ask::Input("give `symbol` (the name on that line) or `column`".into())),
     };
-    Ok(Position::new(
-        (line - 1) as u32,
-        uri::utf16_column(line_text, column),
-    ))
+    Ok(Position::new((line - 1) as u32, uri::utf16_column(line_text, column)))
 }
 
 /// The byte offset of `word` standing alone in `line` (else its first

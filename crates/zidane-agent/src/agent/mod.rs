@@ -30,6 +30,7 @@ mod control;
 mod decide;
 mod execution;
 mod extensions;
+mod lsp;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod resume;
@@ -98,6 +99,8 @@ pub(crate) struct Inner {
     pub(crate) _hooks_scope: HookScope,
     /// Folder checkpoints, when kept.
     pub(crate) checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    /// The language servers (shared with sub-agents).
+    pub(crate) lsp: Option<zidane_lsp::Lsp>,
     pub(crate) _checkpoint_scope: Option<HookScope>,
 }
 

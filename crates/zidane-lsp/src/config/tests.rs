@@ -17,7 +17,10 @@ fn markers_and_loose_python_files_call_for_a_server() {
     assert!(!by("rust-analyzer").applies_to(dir.path()));
     assert!(!by("pyright").applies_to(dir.path()));
     std::fs::write(dir.path().join("script.py"), "print(1)\n").unwrap();
-    assert!(by("pyright").applies_to(dir.path()), "a loose script is a Python project");
+    assert!(
+        by("pyright").applies_to(dir.path()),
+        "a loose script is a Python project"
+    );
     assert!(!by("gopls").applies_to(dir.path()));
     std::fs::write(dir.path().join("go.mod"), "module m\n").unwrap();
     assert!(by("gopls").applies_to(dir.path()));
@@ -29,7 +32,11 @@ fn programs_are_found_on_the_path_or_as_paths() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("fake-ls");
     std::fs::write(&bin, "#!/bin/sh\n").unwrap();
-    assert_eq!(find_program("fake-ls", Some(dir.path().as_os_str())), None, "not executable");
+    assert_eq!(
+        find_program("fake-ls", Some(dir.path().as_os_str())),
+        None,
+        "not executable"
+    );
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(find_program("fake-ls", Some(dir.path().as_os_str())), Some(bin.clone()));
     assert_eq!(find_program(bin.to_str().unwrap(), None), Some(bin));

@@ -20,7 +20,12 @@ async fn other_headers_are_skipped_and_bad_ones_are_typed_errors() {
     let mut reader = tokio::io::BufReader::new(&bytes[..]);
     assert_eq!(read(&mut reader).await.unwrap().unwrap(), json!({}));
 
-    for bad in [&b"Content-Length: x\r\n\r\n"[..], b"X: 1\r\n\r\n{}", b"nonsense\r\n\r\n", b"Content-Length: 99999999999\r\n\r\n"] {
+    for bad in [
+        &b"Content-Length: x\r\n\r\n"[..],
+        b"X: 1\r\n\r\n{}",
+        b"nonsense\r\n\r\n",
+        b"Content-Length: 99999999999\r\n\r\n",
+    ] {
         let mut reader = tokio::io::BufReader::new(bad);
         assert!(matches!(read(&mut reader).await, Err(LspError::Protocol(_))), "{bad:?}");
     }

@@ -26,7 +26,10 @@ async fn a_killed_server_is_started_again_at_the_next_edit() {
     assert!(text.contains("m.py:2:7 error (new) undefined name 'b'"), "{text}");
     let pid = lsp.pid_for(Path::new("m.py")).expect("running");
 
-    let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     // Until the kernel has ended it (a zombie, or gone).
     while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
@@ -92,13 +95,23 @@ async fn a_server_that_keeps_failing_is_turned_off_with_one_notice() {
     assert!(lsp.diagnostics(&file, "a\n").await.is_err());
     assert_eq!(lsp.status()[0].state, ServerState::Restarting { failures: 2 });
     // The third waits its turn.
-    assert!(matches!(lsp.diagnostics(&file, "a\n").await, Err(LspError::Restarting(_))));
+    assert!(matches!(
+        lsp.diagnostics(&file, "a\n").await,
+        Err(LspError::Restarting(_))
+    ));
     tokio::time::advance(Duration::from_secs(2)).await;
     assert!(lsp.diagnostics(&file, "a\n").await.is_err());
-    assert!(matches!(lsp.status()[0].state, ServerState::Off { .. }), "{:?}", lsp.status());
+    assert!(
+        matches!(lsp.status()[0].state, ServerState::Off { .. }),
+        "{:?}",
+        lsp.status()
+    );
     assert!(matches!(lsp.diagnostics(&file, "a\n").await, Err(LspError::Off { .. })));
     assert!(!lsp.available());
     let notices = notices.lock().clone();
     assert_eq!(notices.len(), 1, "{notices:?}");
-    assert!(notices[0].starts_with("language server `dying` is off for this session after 3 failures"), "{notices:?}");
+    assert!(
+        notices[0].starts_with("language server `dying` is off for this session after 3 failures"),
+        "{notices:?}"
+    );
 }
