@@ -388,6 +388,10 @@ pub struct Settings {
     /// MCP servers by name, in the `mcpServers` shape, with where each came
     /// from.
     pub mcp: Vec<(String, serde_json::Value, String)>,
+    /// Language servers, in order of preference for a language: the known
+    /// ones (`built in`) as the configuration files change them, then the
+    /// files' own, with where each came from.
+    pub lsp: Vec<(zidane::lsp::ServerConfig, String)>,
     /// Skill folders given before the project's and the user's.
     pub skills: Vec<PathBuf>,
     /// The trace collector.

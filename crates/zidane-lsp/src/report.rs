@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 
 use lsp_types::{Diagnostic, DiagnosticSeverity};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One diagnostic as the model reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// The file, relative to the folder.
     pub path: String,
@@ -16,7 +16,7 @@ pub struct Finding {
     /// 1-based column (characters).
     pub column: u32,
     /// `error` or `warning`.
-    pub severity: &'static str,
+    pub severity: String,
     /// The server's message (its first line).
     pub message: String,
     /// Whether the edit introduced it.
@@ -35,7 +35,7 @@ impl Finding {
 }
 
 /// A file's diagnostics after an edit.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditReport {
     /// The server that gave them.
     pub server: String,
@@ -56,7 +56,7 @@ pub struct EditReport {
 }
 
 /// Diagnostics reported and fixed over a session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Errors and warnings reported after edits.
     pub reported: u64,
@@ -111,7 +111,7 @@ impl EditReport {
                 path: path.to_owned(),
                 line: line + 1,
                 column,
-                severity: sev,
+                severity: sev.to_owned(),
                 message: d.message.lines().next().unwrap_or("").trim().to_owned(),
                 new,
             });

@@ -70,6 +70,9 @@ pub(crate) struct FileSettings {
     pub(crate) profile: Option<String>,
     /// MCP servers by name, in the `mcpServers` JSON shape.
     pub(crate) mcp_servers: Option<toml::Table>,
+    /// Language servers by name (`[lsp.NAME]`): a known one changed, or a
+    /// new one.
+    pub(crate) lsp: Option<BTreeMap<String, LspTable>>,
     pub(crate) permissions: Option<PermissionTable>,
     /// Command hooks by event (`PreToolUse`, …).
     pub(crate) hooks: Option<BTreeMap<String, Vec<crate::command_hooks::HookEntry>>>,
@@ -77,6 +80,17 @@ pub(crate) struct FileSettings {
     /// Folders the person answered the trust question for (the user's file
     /// only), by path.
     pub(crate) projects: Option<BTreeMap<String, Project>>,
+}
+
+/// `[lsp.NAME]`: a language server.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LspTable {
+    pub(crate) command: Option<String>,
+    pub(crate) args: Option<Vec<String>>,
+    pub(crate) languages: Option<Vec<String>>,
+    pub(crate) root_markers: Option<Vec<String>>,
+    pub(crate) enabled: Option<bool>,
 }
 
 /// `[permissions]`: rules like `shell(cargo test:*)`, `edit(src/**)`.

@@ -135,6 +135,20 @@ pub fn show(settings: &Settings) -> String {
             }
         }
     }
+    for (server, origin) in &settings.lsp {
+        let found = match (server.enabled, server.resolve()) {
+            (false, _) => "off",
+            (true, Some(_)) => "found",
+            (true, None) => "not found",
+        };
+        out.push_str(&format!("\n[lsp.{}]  # {origin}; {found}\n", server.name));
+        out.push_str(&format!("command = {}\n", quoted(&server.command)));
+        let list = |items: &[String]| format!("[{}]", items.iter().map(|i| quoted(i)).collect::<Vec<_>>().join(", "));
+        out.push_str(&format!("args = {}\n", list(&server.args)));
+        out.push_str(&format!("languages = {}\n", list(&server.languages)));
+        out.push_str(&format!("root_markers = {}\n", list(&server.root_markers)));
+        out.push_str(&format!("enabled = {}\n", server.enabled));
+    }
     out
 }
 

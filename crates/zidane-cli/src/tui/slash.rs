@@ -98,6 +98,7 @@ impl Session {
             "skills" => self.skills(&rest).await,
             "tasks" => self.tasks(&rest).await,
             "mcp" => self.mcp(&rest).await,
+            "lsp" => self.lsp(),
             "approve" => self.approve(&rest).await,
             "sandbox" => {
                 let line = self.link.sandbox_line().await;

@@ -121,6 +121,15 @@ impl Session {
                     &text,
                     result.is_error,
                 ));
+                if let Some(report) = result.diagnostics.as_ref().filter(|r| !r.is_empty()) {
+                    let lead = format!("{}  ⎿ ", "  ".repeat(depth as usize));
+                    let hue = match (report.errors, report.warnings) {
+                        (0, 0) => Hue::Green,
+                        (0, _) => Hue::Yellow,
+                        _ => Hue::Red,
+                    };
+                    commit.push(format!("{lead}{}", p.hue(hue, &report.summary())));
+                }
             }
             Event::ToolCancelled { reason, .. } => {
                 self.settle(commit);
