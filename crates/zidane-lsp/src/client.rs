@@ -220,6 +220,13 @@ impl Client {
     }
 
     async fn write(&self, message: &Value) -> Result<(), LspError> {
+        tracing::trace!(
+            "to the language server: {}",
+            message
+                .get("method")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("(answer)")
+        );
         let bytes = framing::encode(message);
         let mut stdin = self.stdin.lock().await;
         let written = async {
@@ -285,6 +292,15 @@ async fn read_loop(
         };
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").filter(|id| !id.is_null());
+        tracing::trace!(
+            "from the language server: {} {}",
+            method.unwrap_or("(answer)"),
+            message
+                .get("params")
+                .and_then(|p| p.get("version"))
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
         tick.send_modify(|n| *n += 1);
         match (method, id) {
             (None, Some(id)) => {

@@ -57,7 +57,19 @@ impl Lsp {
         let lsp = self.clone();
         let task = tokio::spawn(async move {
             match prior {
-                Some(text) => lsp.diagnostics(&path, &text).await.ok().map(|(_, list)| list),
+                // It runs beside the edit, and a first analysis (the
+                // server's start, its standard library) is slow: it may
+                // take as long as any request.
+                Some(text) => {
+                    let wait = lsp.shared.options.request_timeout;
+                    match lsp.diagnostics_within(&path, &text, wait).await {
+                        Ok((_, list)) => Some(list),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "no diagnostics before the edit");
+                            None
+                        }
+                    }
+                }
                 // A new file had nothing; the server starts meanwhile.
                 None => {
                     if let Some(slot) = lsp.slot_for(&path) {
@@ -118,9 +130,11 @@ impl Lsp {
         baseline: Option<tokio::task::JoinHandle<Option<Vec<lsp_types::Diagnostic>>>>,
     ) -> Option<EditReport> {
         let text = std::fs::read_to_string(path).ok()?;
-        let settle = self.shared.options.settle;
+        // The baseline may include the server's start.
+        let options = &self.shared.options;
+        let wait = options.settle + options.request_timeout * 2;
         let before = match baseline {
-            Some(mut task) => match tokio::time::timeout(settle, &mut task).await {
+            Some(mut task) => match tokio::time::timeout(wait, &mut task).await {
                 Ok(Ok(list)) => list,
                 _ => {
                     task.abort();

@@ -381,13 +381,22 @@ impl Lsp {
     /// The diagnostics of `path` with `text` as its content, waiting at
     /// most `settle` for the server; with the server's name.
     pub async fn diagnostics(&self, path: &Path, text: &str) -> Result<(String, Vec<Diagnostic>), LspError> {
+        self.diagnostics_within(path, text, self.shared.options.settle).await
+    }
+
+    /// The same, waiting at most `settle`.
+    pub(crate) async fn diagnostics_within(
+        &self,
+        path: &Path,
+        text: &str,
+        settle: Duration,
+    ) -> Result<(String, Vec<Diagnostic>), LspError> {
         let slot = self
             .slot_for(path)
             .ok_or_else(|| LspError::NoServer(self.shown(path)))?;
         let client = self.client(slot).await?;
         let before = client.published(&uri::from_path(path)).count;
         let (uri, version) = self.sync(slot, &client, path, text).await?;
-        let settle = self.shared.options.settle;
         let list = if client.capabilities.diagnostic_provider.is_some() {
             crate::wait::pull(&client, &uri, settle).await?
         } else {

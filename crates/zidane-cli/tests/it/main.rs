@@ -17,6 +17,7 @@ mod credentials;
 mod faults;
 mod frontends;
 mod hooks;
+mod lsp;
 mod serve;
 mod session;
 mod small_window;
