@@ -49,7 +49,7 @@ pub use config::{ServerConfig, language_of};
 pub use error::LspError;
 pub use hook::METADATA_KEY;
 pub use lsp_types;
-pub use manager::{Lsp, ServerState, ServerStatus};
+pub use manager::{LauncherFactory, Lsp, ServerState, ServerStatus};
 pub use options::{LspOptions, NoticeFn};
 pub use report::{Counts, EditReport, Finding};
 pub use tool::LspTool;

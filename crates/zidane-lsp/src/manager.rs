@@ -17,6 +17,10 @@ use crate::error::LspError;
 use crate::options::LspOptions;
 use crate::uri;
 
+/// Makes a [`Launcher`] when the first server starts (`None`: a plain
+/// child process).
+pub type LauncherFactory = Arc<dyn Fn() -> Option<Launcher> + Send + Sync>;
+
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
@@ -82,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) root: PathBuf,
     slots: Vec<Slot>,
     launcher: Mutex<Option<Launcher>>,
+    /// Makes the launcher at the first start, when none is set.
+    factory: Mutex<Option<LauncherFactory>>,
     pub(crate) baselines: Mutex<HashMap<String, tokio::task::JoinHandle<Option<Vec<Diagnostic>>>>>,
     pub(crate) counts: Mutex<crate::report::Counts>,
 }
@@ -137,6 +143,7 @@ impl Lsp {
                 root,
                 slots,
                 launcher: Mutex::new(launcher),
+                factory: Mutex::default(),
                 baselines: Mutex::default(),
                 counts: Mutex::default(),
             }),
@@ -161,9 +168,31 @@ impl Lsp {
         }
     }
 
-    /// Whether a launcher is set.
+    /// Whether a launcher (or a way to make one) is set.
     pub fn has_launcher(&self) -> bool {
-        self.shared.launcher.lock().is_some()
+        self.shared.launcher.lock().is_some() || self.shared.factory.lock().is_some()
+    }
+
+    /// Sets how the launcher is made, at the first start, unless one is
+    /// set (an agent's sandbox: made only when a server starts).
+    pub fn set_launcher_factory(&self, factory: LauncherFactory) {
+        if self.shared.launcher.lock().is_none() {
+            *self.shared.factory.lock() = Some(factory);
+        }
+    }
+
+    /// The launcher, made now when only its factory is set.
+    fn launcher(&self) -> Option<Launcher> {
+        if let Some(launcher) = self.shared.launcher.lock().clone() {
+            return Some(launcher);
+        }
+        let factory = self.shared.factory.lock().take()?;
+        let made = factory();
+        let mut slot = self.shared.launcher.lock();
+        if slot.is_none() {
+            slot.clone_from(&made);
+        }
+        slot.clone()
     }
 
     /// The folder.
@@ -262,7 +291,7 @@ impl Lsp {
         let Some(program) = slot.program.as_deref() else {
             return Err(LspError::NoServer(slot.config.name.clone()));
         };
-        let launcher = self.shared.launcher.lock().clone();
+        let launcher = self.launcher();
         let started = Client::start(
             &slot.config,
             program,

@@ -408,8 +408,8 @@ pub mod lsp {
     //! # drop(options);
     //! ```
     pub use zidane_lsp::{
-        Counts, EditReport, Finding, Launcher, Lsp, LspError, LspOptions, LspTool, METADATA_KEY, NoticeFn,
-        ServerConfig, ServerState, ServerStatus, language_of, lsp_types,
+        Counts, EditReport, Finding, Launcher, LauncherFactory, Lsp, LspError, LspOptions, LspTool, METADATA_KEY,
+        NoticeFn, ServerConfig, ServerState, ServerStatus, language_of, lsp_types,
     };
 }
 

@@ -6,20 +6,24 @@ use std::sync::Arc;
 use super::Agent;
 use crate::options::AgentOptions;
 
-/// Gives the servers the execution context's launcher (its sandbox) and
-/// adds the `lsp` tool when a server serves the folder.
+/// Gives the servers the execution context's launcher (its sandbox), made
+/// when the first server starts, and adds the `lsp` tool when a server
+/// serves the folder.
 pub(crate) fn prepare(options: &mut AgentOptions) {
     let Some(lsp) = &options.lsp else { return };
-    let local = options
-        .execution
-        .as_ref()
-        .filter(|_| !lsp.has_launcher())
-        .and_then(|execution| execution.as_any())
-        .and_then(|any| any.downcast_ref::<zidane_tools::ProcessContext>());
-    match local.map(zidane_tools::ProcessContext::launcher) {
-        Some(Ok(Some(launcher))) => lsp.set_launcher_if_unset(launcher),
-        Some(Ok(None)) | None => {}
-        Some(Err(e)) => tracing::warn!(error = %e, "language servers start unconfined"),
+    if let Some(execution) = options.execution.clone().filter(|_| !lsp.has_launcher()) {
+        lsp.set_launcher_factory(Arc::new(move || {
+            let local = execution
+                .as_any()
+                .and_then(|any| any.downcast_ref::<zidane_tools::ProcessContext>())?;
+            match local.launcher() {
+                Ok(launcher) => launcher,
+                Err(e) => {
+                    tracing::warn!(error = %e, "language servers start unconfined");
+                    None
+                }
+            }
+        }));
     }
     if lsp.available() && options.tools.get("lsp").is_none() {
         options.tools.insert(Arc::new(zidane_lsp::LspTool::new(lsp.clone())));

@@ -52,6 +52,8 @@ pub(crate) struct FileSettings {
     pub(crate) network: Option<bool>,
     #[serde(default, deserialize_with = "positive_u64")]
     pub(crate) idle_timeout: Option<u64>,
+    #[serde(default, deserialize_with = "positive_u64")]
+    pub(crate) lsp_wait: Option<u64>,
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) retries: Option<u32>,
     pub(crate) pass_env: Option<Vec<String>>,

@@ -80,6 +80,7 @@ pub fn show(settings: &Settings) -> String {
         ),
         ("network", Some(settings.network.to_string())),
         ("idle_timeout", Some(settings.idle_timeout.unwrap_or(120).to_string())),
+        ("lsp_wait", Some(settings.lsp_wait.unwrap_or(4).to_string())),
         ("retries", settings.retries.map(|n| n.to_string())),
         ("pass_env", Some(list(&settings.pass_env))),
         (

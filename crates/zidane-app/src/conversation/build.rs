@@ -197,11 +197,16 @@ fn lsp(settings: &Settings, events: &Events) -> Option<zidane::lsp::Lsp> {
         return None;
     }
     let notices = events.clone();
+    let mut options = zidane::lsp::LspOptions::default();
+    if let Some(wait) = settings.lsp_wait {
+        options.settle = std::time::Duration::from_secs(wait);
+        options.request_timeout = options.request_timeout.max(options.settle);
+    }
     Some(zidane::lsp::Lsp::new(zidane::lsp::LspOptions {
         root: Some(settings.cwd.clone()),
         servers,
         on_notice: Some(Arc::new(move |line: &str| notices.notice(line))),
-        ..Default::default()
+        ..options
     }))
 }
 

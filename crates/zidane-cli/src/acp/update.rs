@@ -234,3 +234,6 @@ pub(crate) fn replay(turns: &[SessionTurn], cwd: &Path) -> Vec<Value> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

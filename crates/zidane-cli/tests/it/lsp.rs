@@ -31,7 +31,8 @@ async fn an_edit_s_type_error_reaches_the_model_s_next_request() {
     write(
         &home.path().join("config.toml"),
         &format!(
-            "[lsp.pyright]\ncommand = \"{}\"\n\n[lsp.pylsp]\nenabled = false\n",
+            // A loaded machine (the whole suite on two cores) is slow.
+            "lsp_wait = 60\n\n[lsp.pyright]\ncommand = \"{}\"\n\n[lsp.pylsp]\nenabled = false\n",
             pyright()
         ),
     );
@@ -80,17 +81,18 @@ async fn an_edit_s_type_error_reaches_the_model_s_next_request() {
     let user = home.path().join("config.toml");
     assert!(
         shown.contains(&format!(
-            "[lsp.pyright]  # {}:1; found\ncommand = \"{}\"",
+            "[lsp.pyright]  # {}:3; found\ncommand = \"{}\"",
             user.display(),
             pyright()
         )),
         "{shown}"
     );
     assert!(
-        shown.contains(&format!("[lsp.pylsp]  # {}:4; off", user.display())),
+        shown.contains(&format!("[lsp.pylsp]  # {}:6; off", user.display())),
         "{shown}"
     );
     assert!(shown.contains("[lsp.rust-analyzer]  # built in;"), "{shown}");
+    assert!(shown.contains("lsp_wait = 60"), "{shown}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
