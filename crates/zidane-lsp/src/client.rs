@@ -24,7 +24,7 @@ use crate::framing;
 pub type Launcher = Arc<dyn Fn(tokio::process::Command) -> std::io::Result<Child> + Send + Sync>;
 
 /// The silence after a start that says the server is ready.
-const START_QUIET: Duration = Duration::from_millis(300);
+const START_QUIET: Duration = Duration::from_millis(600);
 
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, (i64, String)>>>>>;
 
@@ -156,7 +156,20 @@ impl Client {
 
     /// Whether the process still answers (its output is open).
     pub(crate) fn is_alive(&self) -> bool {
-        self.alive.load(Ordering::SeqCst)
+        if !self.alive.load(Ordering::SeqCst) {
+            return false;
+        }
+        // An ended process may not have closed its output for the reader
+        // yet.
+        let exited = self
+            .child
+            .lock()
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(Some(_))));
+        if exited {
+            self.alive.store(false, Ordering::SeqCst);
+        }
+        !exited
     }
 
     /// Sends a request and waits at most `timeout` for its answer.
@@ -337,6 +350,9 @@ async fn read_loop(
                     entry.version = params.version;
                     entry.diagnostics = params.diagnostics;
                 }
+                // Waiters woke at the message's arrival; the list is
+                // there only now.
+                tick.send_modify(|n| *n += 1);
             }
             _ => {}
         }

@@ -136,6 +136,13 @@ pub fn show(settings: &Settings) -> String {
             }
         }
     }
+    lsp_tables(settings, &mut out);
+    out
+}
+
+/// The language servers, each with where it came from and whether it is
+/// found.
+fn lsp_tables(settings: &crate::settings::Settings, out: &mut String) {
     for (server, origin) in &settings.lsp {
         let found = match (server.enabled, server.resolve()) {
             (false, _) => "off",
@@ -150,7 +157,6 @@ pub fn show(settings: &Settings) -> String {
         out.push_str(&format!("root_markers = {}\n", list(&server.root_markers)));
         out.push_str(&format!("enabled = {}\n", server.enabled));
     }
-    out
 }
 
 fn absent(path: &std::path::Path) -> &'static str {

@@ -49,7 +49,7 @@ pub(crate) fn lsp(root: &Path, server: ServerConfig) -> Lsp {
         root: Some(root.to_path_buf()),
         servers: vec![server],
         request_timeout: Duration::from_secs(60),
-        settle: Duration::from_secs(4),
+        settle: Duration::from_secs(60),
         ..Default::default()
     })
 }

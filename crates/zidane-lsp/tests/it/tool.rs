@@ -30,21 +30,6 @@ async fn references_definition_hover_and_symbols_across_files() {
     let lsp = lsp(dir.path(), pyright());
     let tool = LspTool::new(lsp.clone());
 
-    let (text, is_error) = call(
-        &tool,
-        json!({"operation": "references", "path": "shapes.py", "line": 1, "symbol": "area"}),
-    )
-    .await;
-    assert!(!is_error, "{text}");
-    for place in [
-        "shapes.py:1:5: def area",
-        "main.py:1:20: from shapes import area",
-        "main.py:3:7: print(area(2, 3))",
-        "other.py:3:14: big = shapes.area(10, 10)",
-    ] {
-        assert!(text.contains(place), "{place} in {text}");
-    }
-
     let (text, _) = call(
         &tool,
         json!({"operation": "definition", "path": "main.py", "line": 3, "symbol": "area"}),
@@ -68,6 +53,21 @@ async fn references_definition_hover_and_symbols_across_files() {
 
     let (text, _) = call(&tool, json!({"operation": "document_symbols", "path": "shapes.py"})).await;
     assert!(text.contains("1 Function area"), "{text}");
+
+    let (text, is_error) = call(
+        &tool,
+        json!({"operation": "references", "path": "shapes.py", "line": 1, "symbol": "area"}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    for place in [
+        "shapes.py:1:5: def area",
+        "main.py:1:20: from shapes import area",
+        "main.py:3:7: print(area(2, 3))",
+        "other.py:3:14: big = shapes.area(10, 10)",
+    ] {
+        assert!(text.contains(place), "{place} in {text}");
+    }
 
     let (text, _) = call(&tool, json!({"operation": "workspace_symbols", "query": "area"})).await;
     assert!(text.contains("shapes.py:1:5 Function area"), "{text}");
