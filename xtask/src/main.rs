@@ -3,6 +3,9 @@
 //! - `ci`: every check CI runs, in order, stopping at the first failure;
 //! - `tidy`: the crate graph and lint wiring match `docs/ARCHITECTURE.md`;
 //! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
+//! - `lsp-servers`: installs the language servers the tests run (pyright
+//!   from npm, python-lsp-server from PyPI into a virtual environment,
+//!   pinned) into `target/lsp-servers`, when missing;
 //! - `mcp-servers`: installs the MCP servers the tests run (npm and PyPI
 //!   packages, pinned) into `target/mcp-servers`, when missing;
 //! - `acp-client`: the official ACP TypeScript SDK (its client drives
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::run(&root(), true),
         ["bench", rest @ ..] => bench(rest),
         ["mcp-servers"] => mcp_servers(),
+        ["lsp-servers"] => lsp_servers(),
         ["acp-client"] => acp_client(),
         ["sarif-schema"] => sarif_schema(),
         ["conformance"] => conformance(),
@@ -65,7 +69,7 @@ fn main() -> ExitCode {
         ["release-refresh"] => release::refresh(),
         ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -117,6 +121,8 @@ fn ci() -> Result {
     codegen::run(&root(), true)?;
     println!("\n$ cargo xtask mcp-servers");
     mcp_servers()?;
+    println!("\n$ cargo xtask lsp-servers");
+    lsp_servers()?;
     println!("\n$ cargo xtask acp-client");
     acp_client()?;
     println!("\n$ cargo xtask sarif-schema");
@@ -256,6 +262,38 @@ fn mcp_servers() -> Result {
         run("python3", &args, &[])?;
     }
     Ok(())
+}
+
+/// The npm language servers, pinned.
+const NPM_LSP: &[&str] = &["pyright@1.1.414"];
+
+/// The PyPI language servers, pinned (pyflakes gives pylsp its errors).
+const PYPI_LSP: &[&str] = &["python-lsp-server[pyflakes]==1.15.0"];
+
+fn lsp_servers() -> Result {
+    let dir = root().join("target/lsp-servers");
+    if dir.join("node_modules/.bin/pyright-langserver").exists() {
+        println!("lsp-servers: npm servers present in {}", dir.display());
+    } else {
+        npm_install(&dir, NPM_LSP, &[])?;
+    }
+    let venv = dir.join("venv");
+    let ready = venv.join("bin/pylsp").exists()
+        && std::fs::read_dir(venv.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|python| python.path().join("site-packages/pyflakes").exists());
+    if ready {
+        println!("lsp-servers: Python servers present in {}", venv.display());
+        return Ok(());
+    }
+    let venv_text = venv.display().to_string();
+    run("python3", &["-m", "venv", venv_text.as_str()], &[])?;
+    let pip = venv.join("bin/pip").display().to_string();
+    let mut args = vec!["install", "--quiet", "--disable-pip-version-check"];
+    args.extend(PYPI_LSP);
+    run(&pip, &args, &[])
 }
 
 /// The official ACP TypeScript SDK, pinned.

@@ -160,6 +160,13 @@ pub struct AgentOptions {
     /// [`Agent::rewind`]: crate::Agent::rewind
     /// [`Agent::fork`]: crate::Agent::fork
     pub checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    /// Language servers: after `write_file`, `edit` and `multi_edit` the
+    /// result ends with the file's errors and warnings (new ones marked),
+    /// and the `lsp` tool is offered when a server serves the folder.
+    /// Servers start on the first file of their language, in the
+    /// commands' sandbox, and stop on destroy; sub-agents share them.
+    /// `None`: no language server.
+    pub lsp: Option<zidane_lsp::Lsp>,
 }
 
 /// The short form: `AgentOptions::new(provider)` and a method per common

@@ -106,7 +106,7 @@ pub(crate) fn images(
 pub const ATTACH_CAP: usize = 64 * 1024;
 
 /// The prompt with the files and folders its `@path` mentions name
-/// appended (images are left to [`images`]), and a note for each.
+/// appended (images are left to `images`), and a note for each.
 pub fn mentions_attached(text: &str, cwd: &Path, window: Option<u32>) -> (String, Vec<String>) {
     // A file the window cannot hold would make every next request fail.
     let cap = window.map_or(ATTACH_CAP, |w| (w as usize / 4 * 2).clamp(1024, ATTACH_CAP));

@@ -87,6 +87,10 @@ pub struct ToolResultEvent {
     pub is_error: bool,
     /// The sub-agent that made it.
     pub child: Option<ChildRef>,
+    /// What the language server says of the file the call edited (also at
+    /// the end of `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<zidane::lsp::EditReport>,
 }
 
 impl ToolResultEvent {

@@ -113,6 +113,20 @@ fn install_model(scope: &HookScope, events: &Events) {
 }
 
 fn install_tools(scope: &HookScope, events: &Events) {
+    // The language server's report rides the result's metadata, which the
+    // `tool:after` event does not carry: kept by call until then.
+    let reports: Arc<parking_lot::Mutex<std::collections::HashMap<String, zidane::lsp::EditReport>>> = Arc::default();
+    let kept = Arc::clone(&reports);
+    scope.on_sync::<zidane::agent::events::ToolTransform, _>(move |ev, _| {
+        if let Some(report) = ev
+            .metadata
+            .get(zidane::lsp::METADATA_KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        {
+            kept.lock().insert(ev.call_id().to_owned(), report);
+        }
+        Ok(())
+    });
     let e = events.clone();
     scope.on_sync::<ToolDispatched, _>(move |ev, _| {
         e.send(Event::ToolCall(ToolCallEvent {
@@ -134,6 +148,7 @@ fn install_tools(scope: &HookScope, events: &Events) {
             content: ev.result().clone(),
             is_error: ev.is_error(),
             child: None,
+            diagnostics: reports.lock().remove(ev.call_id()),
         }));
         Ok(())
     });
@@ -176,6 +191,7 @@ fn install_children(scope: &HookScope, events: &Events) {
                 id: ev.child_id().to_owned(),
                 depth: ev.depth(),
             }),
+            diagnostics: None,
         }));
         Ok(())
     });

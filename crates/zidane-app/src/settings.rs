@@ -119,6 +119,10 @@ pub struct Flags {
     /// 120, 600 for a server on this machine or a private network).
     #[arg(long, env = "ZIDANE_IDLE_TIMEOUT", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Model")]
     pub idle_timeout: Option<u64>,
+    /// Wait this many seconds at most for a language server's diagnostics
+    /// after an edit (default 4; its other answers get at least 10).
+    #[arg(long, env = "ZIDANE_LSP_WAIT", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Session")]
+    pub lsp_wait: Option<u64>,
     /// Attempts per model request before giving up (default 4 for errors the
     /// provider reports, 8 for dropped connections). Waits between attempts
     /// add up to at most 3 minutes.
@@ -264,9 +268,9 @@ impl Flags {
             later,
             later_given,
             values [
-                provider, model, base_url, thinking, system, context_window, max_tokens, idle_timeout, retries,
-                max_turns, max_cost, session, store, cwd, max_checkpoints, approve, sandbox, mcp, profile, otlp, goal,
-                goal_check, goal_max_checks,
+                provider, model, base_url, thinking, system, context_window, max_tokens, idle_timeout, lsp_wait,
+                retries, max_turns, max_cost, session, store, cwd, max_checkpoints, approve, sandbox, mcp, profile, otlp,
+                goal, goal_check, goal_max_checks,
             ],
             lists [images, allow, deny, pass_env, sandbox_read, skills],
             switches [text_tool_calls, resume, plan, no_checkpoints, no_network, trust, otlp_payloads, goal_evaluate]
@@ -367,6 +371,8 @@ pub struct Settings {
     pub context_window: Option<u32>,
     /// Seconds a model may stay silent.
     pub idle_timeout: Option<u64>,
+    /// Seconds to wait for a language server's diagnostics after an edit.
+    pub lsp_wait: Option<u64>,
     /// Attempts per model request.
     pub retries: Option<u32>,
     /// Whether the model takes images (`None`: yes, except on
@@ -406,6 +412,10 @@ pub struct Settings {
     /// MCP servers by name, in the `mcpServers` shape, with where each came
     /// from.
     pub mcp: Vec<(String, serde_json::Value, String)>,
+    /// Language servers, in order of preference for a language: the known
+    /// ones (`built in`) as the configuration files change them, then the
+    /// files' own, with where each came from.
+    pub lsp: Vec<(zidane::lsp::ServerConfig, String)>,
     /// Skill folders given before the project's and the user's.
     pub skills: Vec<PathBuf>,
     /// The trace collector.

@@ -399,6 +399,25 @@ pub mod mcp {
     };
 }
 
+pub mod lsp {
+    //! Language servers (`zidane-lsp`): diagnostics after every edit in the
+    //! tool's result, and the `lsp` tool. Turn them on with
+    //! `AgentOptions::lsp`:
+    //!
+    //! ```no_run
+    //! use zidane::lsp::{Lsp, LspOptions};
+    //! let options = zidane::agent::AgentOptions {
+    //!     lsp: Some(Lsp::new(LspOptions { root: Some(".".into()), ..Default::default() })),
+    //!     ..Default::default()
+    //! };
+    //! # drop(options);
+    //! ```
+    pub use zidane_lsp::{
+        Counts, EditReport, Finding, Launcher, LauncherFactory, Lsp, LspError, LspOptions, LspTool, METADATA_KEY,
+        NoticeFn, ServerConfig, ServerState, ServerStatus, language_of, lsp_types,
+    };
+}
+
 pub mod runloop {
     //! The bare run loop (`zidane-loop`), for hosts that drive a
     //! conversation without an agent: turns, the tool pipeline, retries and

@@ -118,9 +118,13 @@ fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agen
     let execution = options.execution.get_or_insert_with(default_execution);
     withhold_store(execution.as_ref(), store.as_deref());
     let mcp = Mcp::take(&mut options);
+    super::lsp::prepare(&mut options);
     let eager = options.eager;
     let hooks = HookBus::new();
     let scope = options.hooks.install(&hooks, HOOK_SPECS)?;
+    if let Some(lsp) = &options.lsp {
+        lsp.install(&hooks);
+    }
     let inner = Arc::new_cyclic(|agent: &Weak<Inner>| {
         assemble(
             options,
@@ -311,6 +315,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         _hooks_scope: scope,
         checkpoints: options.checkpoints,
         _checkpoint_scope: checkpoint_scope,
+        lsp: options.lsp,
     }
 }
 

@@ -133,6 +133,9 @@ impl Agent {
         self.inner.looped.abort(Some("destroyed"));
         self.release_lease();
         self.inner.mcp.close().await;
+        if let Some(lsp) = &self.inner.lsp {
+            lsp.shutdown().await;
+        }
         // Its background tasks are killed with it; their exits reach the
         // bus before this returns.
         if self.inner.exec.release().await {

@@ -31,6 +31,7 @@ mod decide;
 mod execution;
 mod extensions;
 mod goal;
+mod lsp;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod resume;
@@ -99,6 +100,8 @@ pub(crate) struct Inner {
     pub(crate) _hooks_scope: HookScope,
     /// Folder checkpoints, when kept.
     pub(crate) checkpoints: Option<Arc<crate::checkpoints::Checkpoints>>,
+    /// The language servers (shared with sub-agents).
+    pub(crate) lsp: Option<zidane_lsp::Lsp>,
     pub(crate) _checkpoint_scope: Option<HookScope>,
     /// The goal runs work toward, and what it has spent.
     pub(crate) goal: Mutex<Option<crate::goal::GoalProgress>>,

@@ -170,6 +170,8 @@ impl RunSpawner {
                     ..d
                 }),
             session_id: child_session.map(str::to_owned),
+            // One server per language per folder: the parent's.
+            lsp: inner.lsp.as_ref().map(zidane_lsp::Lsp::shared_handle),
             ..Default::default()
         }
     }

@@ -52,6 +52,8 @@ pub(crate) struct FileSettings {
     pub(crate) network: Option<bool>,
     #[serde(default, deserialize_with = "positive_u64")]
     pub(crate) idle_timeout: Option<u64>,
+    #[serde(default, deserialize_with = "positive_u64")]
+    pub(crate) lsp_wait: Option<u64>,
     #[serde(default, deserialize_with = "positive_u32")]
     pub(crate) retries: Option<u32>,
     pub(crate) pass_env: Option<Vec<String>>,
@@ -70,6 +72,9 @@ pub(crate) struct FileSettings {
     pub(crate) profile: Option<String>,
     /// MCP servers by name, in the `mcpServers` JSON shape.
     pub(crate) mcp_servers: Option<toml::Table>,
+    /// Language servers by name (`[lsp.NAME]`): a known one changed, or a
+    /// new one.
+    pub(crate) lsp: Option<BTreeMap<String, LspTable>>,
     pub(crate) permissions: Option<PermissionTable>,
     /// Command hooks by event (`PreToolUse`, …).
     pub(crate) hooks: Option<BTreeMap<String, Vec<crate::command_hooks::HookEntry>>>,
@@ -77,6 +82,17 @@ pub(crate) struct FileSettings {
     /// Folders the person answered the trust question for (the user's file
     /// only), by path.
     pub(crate) projects: Option<BTreeMap<String, Project>>,
+}
+
+/// `[lsp.NAME]`: a language server.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LspTable {
+    pub(crate) command: Option<String>,
+    pub(crate) args: Option<Vec<String>>,
+    pub(crate) languages: Option<Vec<String>>,
+    pub(crate) root_markers: Option<Vec<String>>,
+    pub(crate) enabled: Option<bool>,
 }
 
 /// `[permissions]`: rules like `shell(cargo test:*)`, `edit(src/**)`.

@@ -12,9 +12,11 @@
 //!
 //! Lists a flag also sets (`pass_env`, `skills`) add the flag's items to the
 //! configured ones; permission rules add up across every layer; MCP servers
-//! merge by name (user, project, `.mcp.json`, `--mcp`: later wins).
+//! merge by name (user, project, `.mcp.json`, `--mcp`: later wins), and so
+//! do language servers (`[lsp.NAME]`, over the known ones, key by key).
 
 mod file;
+mod lsp;
 mod mcp;
 mod show;
 pub mod trust;
@@ -118,6 +120,7 @@ pub fn load(flags: &Flags, given: &Given, cwd: &Path, asking: Asking<'_>) -> Res
         claude_settings(&mut settings)?;
     }
     mcp::collect(flags.mcp.as_deref(), &layers, &mut settings)?;
+    settings.lsp = lsp::collect(&layers)?;
     for (kind, list) in [(RuleKind::Allow, &flags.allow), (RuleKind::Deny, &flags.deny)] {
         for rule in list {
             settings.rules.push(RuleText {
@@ -281,6 +284,7 @@ impl Merged {
                 sandbox,
                 network,
                 idle_timeout,
+                lsp_wait,
                 retries,
                 pass_env,
                 sandbox_read,
@@ -358,6 +362,7 @@ impl Merged {
             max_cost: value!(max_cost),
             sandbox: value!(sandbox),
             idle_timeout: value!(idle_timeout),
+            lsp_wait: value!(lsp_wait),
             retries: value!(retries),
             otlp: value!(otlp),
             max_checkpoints: value!(max_checkpoints),

@@ -80,6 +80,7 @@ pub fn show(settings: &Settings) -> String {
         ),
         ("network", Some(settings.network.to_string())),
         ("idle_timeout", Some(settings.idle_timeout.unwrap_or(120).to_string())),
+        ("lsp_wait", Some(settings.lsp_wait.unwrap_or(4).to_string())),
         ("retries", settings.retries.map(|n| n.to_string())),
         ("pass_env", Some(list(&settings.pass_env))),
         (
@@ -135,7 +136,27 @@ pub fn show(settings: &Settings) -> String {
             }
         }
     }
+    lsp_tables(settings, &mut out);
     out
+}
+
+/// The language servers, each with where it came from and whether it is
+/// found.
+fn lsp_tables(settings: &crate::settings::Settings, out: &mut String) {
+    for (server, origin) in &settings.lsp {
+        let found = match (server.enabled, server.resolve()) {
+            (false, _) => "off",
+            (true, Some(_)) => "found",
+            (true, None) => "not found",
+        };
+        out.push_str(&format!("\n[lsp.{}]  # {origin}; {found}\n", server.name));
+        out.push_str(&format!("command = {}\n", quoted(&server.command)));
+        let list = |items: &[String]| format!("[{}]", items.iter().map(|i| quoted(i)).collect::<Vec<_>>().join(", "));
+        out.push_str(&format!("args = {}\n", list(&server.args)));
+        out.push_str(&format!("languages = {}\n", list(&server.languages)));
+        out.push_str(&format!("root_markers = {}\n", list(&server.root_markers)));
+        out.push_str(&format!("enabled = {}\n", server.enabled));
+    }
 }
 
 fn absent(path: &std::path::Path) -> &'static str {

@@ -81,6 +81,7 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
         traces: traces.as_ref(),
         savings: &savings,
         review: &review,
+        lsp: lsp(settings, &events),
     };
     let (agent, deferral) = agent(&setup, id, parts)?;
     // A skill that cannot be read is named, never a failed run.
@@ -198,6 +199,28 @@ struct Parts<'a> {
     traces: Option<&'a zidane::otel::OtelExporter>,
     savings: &'a Savings,
     review: &'a crate::review::finding::Slot,
+    lsp: Option<zidane::lsp::Lsp>,
+}
+
+/// The folder's language servers (the configuration's, the known ones
+/// found on `PATH`); `None` when none is on.
+fn lsp(settings: &Settings, events: &Events) -> Option<zidane::lsp::Lsp> {
+    let servers: Vec<_> = settings.lsp.iter().map(|(s, _)| s.clone()).collect();
+    if !servers.iter().any(|s| s.enabled) {
+        return None;
+    }
+    let notices = events.clone();
+    let mut options = zidane::lsp::LspOptions::default();
+    if let Some(wait) = settings.lsp_wait {
+        options.settle = std::time::Duration::from_secs(wait);
+        options.request_timeout = options.request_timeout.max(options.settle);
+    }
+    Some(zidane::lsp::Lsp::new(zidane::lsp::LspOptions {
+        root: Some(settings.cwd.clone()),
+        servers,
+        on_notice: Some(Arc::new(move |line: &str| notices.notice(line))),
+        ..options
+    }))
 }
 
 /// The agent, and the deferral of its tools.
@@ -291,6 +314,7 @@ fn agent(
         mcp_oauth_store: Some(Arc::new(setup.store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
         mcp_elicitation: elicitation,
         checkpoints: settings.checkpoints.then(|| Arc::clone(&setup.checkpoints)),
+        lsp: parts.lsp,
         // Older turns are summarized before the window fills.
         auto_compact: Some(zidane::agent::AutoCompact {
             context_window: setup.window_tokens(),

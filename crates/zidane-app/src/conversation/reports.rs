@@ -237,6 +237,15 @@ impl Conversation {
         report
     }
 
+    /// The language servers and where each stands, with the diagnostics
+    /// reported and fixed after edits so far; empty when none is on.
+    pub fn language_servers(&self) -> (Vec<zidane::lsp::ServerStatus>, zidane::lsp::Counts) {
+        match self.inner.agent.lsp() {
+            Some(lsp) => (lsp.status(), lsp.counts()),
+            None => (Vec::new(), zidane::lsp::Counts::default()),
+        }
+    }
+
     /// The skills, each with whether it is active.
     pub async fn skills(&self) -> Vec<SkillState> {
         let active: Vec<String> = self.inner.agent.active_skills().into_iter().map(|s| s.name).collect();

@@ -139,17 +139,32 @@ pub(crate) fn from_event(event: &Event, cwd: &Path) -> Vec<Value> {
         }
         Event::ToolResult(result) => {
             let text = result.text();
-            let content = if result.is_error {
+            let mut content = if result.is_error {
                 vec![text_content(&text)]
             } else {
                 call_content(&result.name, &result.input, &text, cwd)
             };
-            vec![json!({
+            let mut update = json!({
                 "sessionUpdate": "tool_call_update",
                 "toolCallId": result.id,
                 "status": if result.is_error { "failed" } else { "completed" },
-                "content": content,
-            })]
+            });
+            // The language server's findings as content of their own (a
+            // diff shows the edit, not the text the model read after it).
+            if let Some(report) = result.diagnostics.as_ref().filter(|r| !r.is_empty()) {
+                let mut lines = vec![format!("{} ({})", report.summary(), report.server)];
+                lines.extend(report.findings.iter().map(zidane::lsp::Finding::line_text));
+                if !content.iter().any(|c| {
+                    c["content"]["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("<diagnostics"))
+                }) {
+                    content.push(text_content(&lines.join("\n")));
+                }
+                update["_meta"] = json!({ "zidane": { "diagnostics": report } });
+            }
+            update["content"] = json!(content);
+            vec![update]
         }
         Event::ToolCancelled { id, reason, .. } => vec![json!({
             "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",
@@ -219,3 +234,6 @@ pub(crate) fn replay(turns: &[SessionTurn], cwd: &Path) -> Vec<Value> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

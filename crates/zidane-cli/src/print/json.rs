@@ -31,7 +31,11 @@ pub(super) fn show(event: &Event) {
                     json!({"type": "child_tool_result", "child": id, "depth": depth, "id": result.id, "name": result.name, "is_error": result.is_error, "output": text})
                 }
                 None => {
-                    json!({"type": "tool_result", "id": result.id, "name": result.name, "is_error": result.is_error, "output": text})
+                    let mut line = json!({"type": "tool_result", "id": result.id, "name": result.name, "is_error": result.is_error, "output": text});
+                    if let Some(report) = &result.diagnostics {
+                        line["diagnostics"] = json!(report);
+                    }
+                    line
                 }
             }
         }

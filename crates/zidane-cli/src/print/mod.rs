@@ -305,6 +305,9 @@ impl Printer {
             Some(child) => out(&format!("{}  {line}\n", child_prefix(&child.id, child.depth))),
             None => out(&format!("  {line}\n")),
         }
+        if let Some(report) = result.diagnostics.as_ref().filter(|r| !r.is_empty()) {
+            out(&format!("  ⎿ {}\n", report.summary()));
+        }
     }
 
     fn child_text(&self, child: &ChildRef, text: &str) {

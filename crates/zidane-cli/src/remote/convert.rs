@@ -105,5 +105,6 @@ pub(super) fn tool_result(update: &Value) -> ToolResultEvent {
         content: zidane::providers::ToolResultContent::Text(text.join("\n")),
         is_error: update["status"] == "failed",
         child: None,
+        diagnostics: serde_json::from_value(meta["diagnostics"].clone()).ok(),
     }
 }

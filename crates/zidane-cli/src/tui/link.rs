@@ -319,6 +319,14 @@ impl Link {
         }
     }
 
+    /// The language servers, for `/lsp` (this process's only).
+    pub(super) fn language_servers(&self) -> Option<(Vec<zidane::lsp::ServerStatus>, zidane::lsp::Counts)> {
+        match self {
+            Link::Local(c) => Some(c.language_servers()),
+            Link::Remote(_) => None,
+        }
+    }
+
     pub(super) async fn sandbox_line(&self) -> String {
         match self {
             Link::Local(c) => c.setup().sandbox_line(),

@@ -3,7 +3,7 @@
 
 use zidane_app::{Event, Question};
 
-use super::screen::Hue;
+use super::screen::{Hue, Paint};
 use super::{FormState, Live, Session, Task, view};
 
 impl Session {
@@ -121,6 +121,7 @@ impl Session {
                     &text,
                     result.is_error,
                 ));
+                commit.extend(diagnostics_line(&p, depth, result.diagnostics.as_ref()));
             }
             Event::ToolCancelled { reason, .. } => {
                 self.settle(commit);
@@ -240,4 +241,16 @@ fn note(event: &Event) -> Option<String> {
         Event::Notice(line) => line.clone(),
         _ => return None,
     })
+}
+
+/// The one line under an edit that says what the language server found.
+fn diagnostics_line(p: &Paint, depth: u32, report: Option<&zidane::lsp::EditReport>) -> Option<String> {
+    let report = report.filter(|r| !r.is_empty())?;
+    let lead = format!("{}  ⎿ ", "  ".repeat(depth as usize));
+    let hue = match (report.errors, report.warnings) {
+        (0, 0) => Hue::Green,
+        (0, _) => Hue::Yellow,
+        _ => Hue::Red,
+    };
+    Some(format!("{lead}{}", p.hue(hue, &report.summary())))
 }

@@ -18,6 +18,7 @@ mod faults;
 mod frontends;
 mod goals;
 mod hooks;
+mod lsp;
 mod review;
 mod serve;
 mod session;
