@@ -232,16 +232,7 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         .clock
         .clone()
         .unwrap_or_else(|| Arc::new(SystemClock::default()));
-    let given = options.session.as_ref().map(|session| {
-        let state = SessionState {
-            id: session.id.clone(),
-            metadata: session.metadata.clone(),
-            runs: session.runs.clone(),
-            created_at: session.created_at.as_millis(),
-            turn_count: session.turns.len(),
-        };
-        (state, session.id.clone())
-    });
+    let given = options.session.as_ref().map(given_state);
     // A given session is checked against the store on the first run: one
     // the store lacks is created there with its turns, so nothing is lost.
     // An agent with a store but no session would persist nothing: it gets
@@ -317,6 +308,18 @@ fn assemble(options: AgentOptions, parts: Parts<'_>) -> Inner {
         _checkpoint_scope: checkpoint_scope,
         lsp: options.lsp,
     }
+}
+
+/// The state of a session the host gave, and its id.
+fn given_state(session: &zidane_core::session::Session) -> (SessionState, String) {
+    let state = SessionState {
+        id: session.id.clone(),
+        metadata: session.metadata.clone(),
+        runs: session.runs.clone(),
+        created_at: session.created_at.as_millis(),
+        turn_count: session.turns.len(),
+    };
+    (state, session.id.clone())
 }
 
 /// What the loop's configuration takes from the agent being built.

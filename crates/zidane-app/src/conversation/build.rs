@@ -113,18 +113,23 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
             traces,
             events,
             notes,
-            state: Mutex::new(State {
-                hook_context: None,
-                model: None,
-                thinking: ThinkingLevel::from(setup.settings.thinking),
-                running: false,
-                ended: false,
-                goal: setup.settings.goal.clone(),
-            }),
+            state: Mutex::new(fresh_state(&setup.settings)),
             _guards: guards,
             setup,
         }),
     })
+}
+
+/// A conversation's state before its first prompt.
+fn fresh_state(settings: &Settings) -> State {
+    State {
+        hook_context: None,
+        model: None,
+        thinking: ThinkingLevel::from(settings.thinking),
+        running: false,
+        ended: false,
+        goal: settings.goal.clone(),
+    }
 }
 
 /// The provider the settings choose, told the window and the server's
@@ -298,17 +303,7 @@ fn agent(
             folders: crate::paths::skill_folders(&settings.skills, &settings.cwd),
             ..Default::default()
         }),
-        durable: Some(DurableOptions {
-            runtime: setup.runtime.clone(),
-            // A run of its own continues an interrupted one (`--resume`);
-            // a conversation that lives on continues it when opened, and
-            // heals one an interruption left before the next prompt.
-            on_interrupted: if settings.resume && !setup.answers {
-                OnInterrupted::Resume
-            } else {
-                OnInterrupted::Heal
-            },
-        }),
+        durable: Some(durable(setup)),
         mcp_servers: crate::setup::mcp_servers(settings)?,
         // Logins (`zidane mcp login`) keep their tokens in the sessions file.
         mcp_oauth_store: Some(Arc::new(setup.store.clone()) as Arc<dyn zidane::mcp::oauth::OAuthStore>),
@@ -324,6 +319,20 @@ fn agent(
     })
     .map_err(|e| Error::usage(e.to_string()))?;
     Ok((agent, deferral))
+}
+
+/// The sessions file as the runtime: a run of its own continues an
+/// interrupted one (`--resume`); a conversation that lives on continues it
+/// when opened, and heals one an interruption left before the next prompt.
+fn durable(setup: &Setup) -> DurableOptions {
+    DurableOptions {
+        runtime: setup.runtime.clone(),
+        on_interrupted: if setup.settings.resume && !setup.answers {
+            OnInterrupted::Resume
+        } else {
+            OnInterrupted::Heal
+        },
+    }
 }
 
 /// The run's behaviour: limits, retries, the background watchdog.
