@@ -12,6 +12,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)] // a command-line program prints
 
 mod acp;
+mod brief;
 mod cli;
 mod commands;
 mod logging;

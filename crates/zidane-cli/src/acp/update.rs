@@ -38,7 +38,7 @@ pub(crate) fn title(name: &str, input: &Value) -> String {
         "grep" => format!("Search `{}`", text(input, "pattern")),
         "web_fetch" => format!("Fetch {}", text(input, "url")),
         "todowrite" => "Update the plan".to_owned(),
-        "spawn" => format!("Sub-agent: {}", crate::tui::brief(name, input)),
+        "spawn" => format!("Sub-agent: {}", crate::brief::brief(name, input)),
         _ => name.to_owned(),
     }
 }

@@ -107,7 +107,7 @@ async fn progress(mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>) {
             }
             Event::Notice(line) => eprintln!("zidane: {line}"),
             Event::ToolCall(call) if call.name != zidane_app::review::finding::TOOL => {
-                eprintln!("  · {} {}", call.name, crate::tui::brief(&call.name, &call.input));
+                eprintln!("  · {} {}", call.name, crate::brief::brief(&call.name, &call.input));
             }
             Event::Question(Question::Call(call)) => {
                 call.answer(zidane_app::Answer::No(Some("a review changes nothing".to_owned())));

@@ -36,7 +36,7 @@ use self::link::Link;
 use self::editor::{Editor, History};
 use self::markdown::Markdown;
 use self::screen::{Paint, Screen};
-pub(crate) use self::view::brief;
+
 use crate::out::Failure;
 
 /// The live line's account of a run while nothing else shows.

@@ -6,39 +6,13 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use super::screen::{Hue, Paint};
+pub(crate) use crate::brief::brief;
+use crate::brief::text;
 
 /// Lines of a command's output shown at each end.
 const ENDS: usize = 2;
 /// Lines of a diff shown before "… N more".
 const DIFF_LINES: usize = 40;
-
-fn text<'a>(input: &'a Value, key: &str) -> &'a str {
-    input.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// The call's short form: the command, the path, the pattern.
-pub(crate) fn brief(name: &str, input: &Value) -> String {
-    let shown = match name {
-        "shell" => format!("$ {}", text(input, "command")),
-        "read_file" | "write_file" | "edit" | "multi_edit" | "list_files" => text(input, "path").to_owned(),
-        "glob" | "grep" => text(input, "pattern").to_owned(),
-        "spawn" => input
-            .get("description")
-            .or_else(|| input.get("task"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        "web_fetch" => text(input, "url").to_owned(),
-        _ if input.is_null() => String::new(),
-        _ => input.to_string(),
-    };
-    let line = shown.lines().next().unwrap_or_default();
-    if line.chars().count() > 100 {
-        format!("{}…", line.chars().take(100).collect::<String>())
-    } else {
-        line.to_owned()
-    }
-}
 
 /// How a line of a sub-agent's starts: indented by depth.
 pub(crate) fn indent(depth: u32) -> String {
