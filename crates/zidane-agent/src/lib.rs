@@ -72,5 +72,6 @@ pub use skills::{
 pub use sqlite::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, OpenError, SqliteStore, Synchronous};
 pub use stream::{RunEvent, RunStream};
 pub use subagents::{
-    CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id, spawning_call_id,
+    CHILD_SESSION_MARK, RECORD_SESSION_PREFIX, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id,
+        is_conversation, spawning_call_id,
 };

@@ -136,6 +136,17 @@ impl SpawnConfig {
 /// What separates a durable child's session id from its parent's.
 pub const CHILD_SESSION_MARK: &str = "/spawn-";
 
+/// What starts the id of a record a host keeps as a session that is not a
+/// conversation (the program's schedules): listings, `--resume` and
+/// pruning leave it out.
+pub const RECORD_SESSION_PREFIX: &str = "~";
+
+/// Whether session `id` is a conversation a person would list or resume:
+/// not a sub-agent's (part of its parent's) and not a host's record.
+pub fn is_conversation(id: &str) -> bool {
+    !id.contains(CHILD_SESSION_MARK) && !id.starts_with(RECORD_SESSION_PREFIX)
+}
+
 /// What separates, in a durable child's session id, the spawning call's id
 /// from the spawning run's.
 const CHILD_RUN_MARK: char = '@';

@@ -67,7 +67,7 @@ pub async fn folder_session(
         .map_err(|e| Error::run(format!("cannot read the sessions: {e}")))?;
     for s in sessions
         .into_iter()
-        .filter(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK))
+        .filter(|s| zidane::agent::is_conversation(&s.id))
     {
         let snapshots = checkpoints.store().snapshots(&s.id).await.map_err(failed)?;
         if snapshots.iter().any(|snap| snap.root == root) {

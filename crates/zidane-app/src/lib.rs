@@ -34,6 +34,7 @@ pub mod paths;
 mod permissions;
 pub mod plan;
 pub mod review;
+pub mod schedule;
 mod savings;
 mod settings;
 mod setup;

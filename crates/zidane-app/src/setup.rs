@@ -185,7 +185,7 @@ pub async fn latest_session(store: &dyn SessionStore) -> Result<Option<String>, 
     Ok(sessions
         .into_iter()
         .map(|s| s.id)
-        .find(|id| !id.contains(zidane::agent::CHILD_SESSION_MARK)))
+        .find(|id| zidane::agent::is_conversation(id)))
 }
 
 /// A new session's id: the time and this process.

@@ -233,9 +233,72 @@ pub(crate) enum Command {
     /// (`--markdown FILE`); `--fail-on P1` exits 3 when a finding at or
     /// above P1 exists.
     Review(ReviewArgs),
+    /// Prompts that run on a schedule, fired by `zidane serve`: `add CRON
+    /// PROMPT`, `list`, `remove NAME`.
+    Schedule {
+        #[command(subcommand)]
+        action: ScheduleAction,
+        /// The sessions file the schedules are kept in (the server's).
+        #[arg(long, global = true)]
+        store: Option<PathBuf>,
+    },
     /// Say how this copy was installed and how to get a newer one (it
     /// never replaces itself).
     Update,
+}
+
+/// `zidane schedule …`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum ScheduleAction {
+    /// Add a schedule: PROMPT runs in FOLDER each time CRON comes due
+    /// (minute hour day-of-month month day-of-week, local time), while a
+    /// `zidane serve` runs on the same sessions file.
+    Add(ScheduleAddArgs),
+    /// List the schedules: each one's next firing and its last ones.
+    List,
+    /// Remove a schedule (the sessions its firings ran in stay).
+    Remove {
+        /// The schedule's name.
+        name: String,
+    },
+}
+
+/// `zidane schedule add`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ScheduleAddArgs {
+    /// When: a cron expression, quoted (`"0 9 * * 1-5"`, `@daily`).
+    pub(crate) cron: String,
+    /// What each firing runs.
+    #[arg(required = true, num_args = 1..)]
+    pub(crate) prompt: Vec<String>,
+    /// The folder its runs work in (default: the current one).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) folder: Option<PathBuf>,
+    /// Its name (default: from the prompt's first words).
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    /// Run every firing in this session (default: a new one each time).
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// A goal each firing works toward (see `zidane --help`, "Goal").
+    #[arg(long, value_name = "CONDITION")]
+    pub(crate) goal: Option<String>,
+    /// The goal's check command.
+    #[arg(long, value_name = "COMMAND", requires = "goal")]
+    pub(crate) goal_check: Option<String>,
+    /// Checks each firing's goal may take.
+    #[arg(long, value_name = "N", requires = "goal", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) goal_max_checks: Option<u32>,
+    /// With `--goal-check`: the model judges too once the command passes.
+    #[arg(long, requires = "goal_check")]
+    pub(crate) goal_evaluate: bool,
+    /// Most turns of one firing (default 50).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_turns: Option<u32>,
+    /// Most all its firings may spend together, in USD; once spent, it
+    /// fires no more.
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_cost: Option<f64>,
 }
 
 /// The options of a run, for a sub-command that reads the settings.
@@ -339,6 +402,10 @@ pub(crate) struct ServeArgs {
     /// before it is declined (default 3600).
     #[arg(long, value_name = "SECS")]
     pub(crate) question_timeout: Option<u64>,
+    /// Most scheduled runs at once (`zidane schedule`; default 2): a
+    /// schedule due while that many run fires when one ends.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_scheduled_runs: u32,
     #[command(flatten)]
     pub(crate) flags: Flags,
 }

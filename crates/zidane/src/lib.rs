@@ -520,7 +520,8 @@ pub mod durable {
     pub use zidane_agent::{PostgresError, PostgresOptions, PostgresRuntime};
     pub use zidane_core::durable::{
         CheckpointBackend, Durability, DurableMode, DurableRuntime, INTERRUPTED_CALL_MESSAGE, LeaseError, LeaseInfo,
-        MemoryRuntime, OnInterrupted, RunLeaseHeldError, StaleEpochError, StepKey, StepKind, StepRecord, StepValue,
+        MemoryRuntime, OnInterrupted, RunLeaseHeldError, SessionWrite, StaleEpochError, StepKey, StepKind, StepRecord,
+        StepValue,
     };
 
     /// Moved: the sessions store is `zidane::agent::SqliteStore`.
@@ -560,7 +561,8 @@ pub mod agent {
         BehaviorTransform, ContextSection, Extension, RunTransform, ToolCatalogTransform, ToolResultMetadataFn,
     };
     pub use zidane_agent::{
-        CHILD_SESSION_MARK, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id, spawning_call_id,
+        CHILD_SESSION_MARK, RECORD_SESSION_PREFIX, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id,
+        is_conversation, spawning_call_id,
     };
     pub use zidane_agent::{
         DEFAULT_GOAL_CHECK_TIMEOUT, DEFAULT_GOAL_MAX_CHECKS, DEFAULT_GOAL_MAX_DURATION, DEFAULT_GOAL_MAX_TURNS,

@@ -84,7 +84,7 @@ impl SqliteStore {
                 .map_err(err)?;
             Ok(ids
                 .into_iter()
-                .filter(|id| !id.contains(crate::CHILD_SESSION_MARK))
+                .filter(|id| crate::is_conversation(id))
                 .collect())
         })
         .await

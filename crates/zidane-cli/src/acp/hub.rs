@@ -112,19 +112,30 @@ impl Hub {
         client: Option<&Arc<Connection>>,
         id: &str,
         cwd: &Path,
-        servers: &[Value],
-        worktree: Option<crate::worktree::Worktree>,
-        trust: Option<bool>,
+        opening: Opening,
     ) -> Result<Arc<Session>, RpcError> {
+        let Opening {
+            servers,
+            worktree,
+            trust,
+            max_turns,
+            max_cost,
+        } = opening;
         let mut flags = self.flags.clone();
         flags.cwd = Some(cwd.to_owned());
         flags.session = Some(id.to_owned());
+        if max_turns.is_some() {
+            flags.max_turns = max_turns;
+        }
+        if max_cost.is_some() {
+            flags.max_cost = max_cost;
+        }
         // The client's answer to the trust question (remembered), else the
         // project's files stay out and a note says so.
         let answer = move |_: &TrustQuestion| trust;
         let mut settings = zidane_app::config::load(&flags, &self.given, cwd, Asking::Through(&answer))
             .map_err(|e| RpcError::params(e.message()))?;
-        for server in servers {
+        for server in &servers {
             let (name, entry) = mcp_entry(server)?;
             settings.mcp.retain(|(n, _, _)| *n != name);
             settings.mcp.push((name, entry, "the ACP client".to_owned()));
@@ -227,7 +238,11 @@ impl Hub {
             let Some((cwd, worktree)) = served_place(&stored.metadata) else {
                 continue;
             };
-            let Ok(session) = self.start(None, &info.id, &cwd, &[], worktree, None).await else {
+            let opening = Opening {
+                worktree,
+                ..Opening::default()
+            };
+            let Ok(session) = self.start(None, &info.id, &cwd, opening).await else {
                 continue;
             };
             // Marked running before anyone can prompt it.
@@ -248,6 +263,21 @@ impl Hub {
         }
         continued
     }
+}
+
+/// What a session opens with beside its folder.
+#[derive(Default)]
+pub(crate) struct Opening {
+    /// The client's MCP servers (ACP's `mcpServers`).
+    pub(crate) servers: Vec<Value>,
+    /// Its own worktree.
+    pub(crate) worktree: Option<crate::worktree::Worktree>,
+    /// The client's answer to the trust question.
+    pub(crate) trust: Option<bool>,
+    /// Most turns per run, over the server's (a scheduled run's).
+    pub(crate) max_turns: Option<u32>,
+    /// Spend cap per run, over the server's.
+    pub(crate) max_cost: Option<f64>,
 }
 
 /// Where a served session was made: its folder (when it still is one) and

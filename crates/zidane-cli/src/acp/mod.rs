@@ -19,6 +19,7 @@ mod files;
 mod forward;
 mod hub;
 mod outbox;
+mod scheduled;
 mod session;
 mod state;
 #[cfg(test)]

@@ -70,7 +70,13 @@ impl Connection {
             }
             return Err(RpcError::internal("the client went away"));
         }
-        let session = self.hub.start(Some(self), &id, &cwd, &servers, worktree, trust).await?;
+        let opening = super::hub::Opening {
+            servers,
+            worktree,
+            trust,
+            ..Default::default()
+        };
+        let session = self.hub.start(Some(self), &id, &cwd, opening).await?;
         let interrupted = load.is_some() && session.conversation().interrupted().await;
         if interrupted {
             // Before anyone can prompt it: the cut-off run goes first.
@@ -373,7 +379,7 @@ impl Connection {
             .list()
             .await
             .map_err(|e| RpcError::internal(format!("cannot read the sessions: {e}")))?;
-        listed.retain(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK));
+        listed.retain(|s| zidane::agent::is_conversation(&s.id));
         listed.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
         let mut sessions = Vec::new();
         for info in listed {

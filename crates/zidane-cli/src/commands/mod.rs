@@ -8,6 +8,7 @@ mod listings;
 mod mcp;
 pub(crate) mod review;
 pub(crate) mod run;
+mod schedule;
 mod sessions;
 
 use std::path::PathBuf;
@@ -123,6 +124,10 @@ pub(crate) async fn dispatch(cli: Cli, matches: &ArgMatches, command: &clap::Com
             let later = sub_given();
             let flags = flags.merged(args.flags.clone(), &later);
             review::run(args, flags, given.merged(later), output.json).await
+        }
+        Some(Command::Schedule { action, store }) => {
+            let store = store.or(flags.store);
+            schedule::run(store.as_deref(), action, output.json).await
         }
         Some(Command::Update) => emit(&crate::version::update_text()),
     }

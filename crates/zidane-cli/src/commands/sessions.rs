@@ -106,7 +106,7 @@ async fn list(store: &zidane::agent::SqliteStore) -> Result<(), Failure> {
     // A sub-agent's session is part of its parent's.
     for s in sessions
         .into_iter()
-        .filter(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK))
+        .filter(|s| zidane::agent::is_conversation(&s.id))
     {
         listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.messages, s.title));
         if s.interrupted {

@@ -15,6 +15,8 @@
 //!   subprotocol `zidane.token.TOKEN` beside `zidane.v1`. A connection
 //!   without it, from a web page of another origin, or naming another host
 //!   (DNS rebinding) is refused before any method runs (`http.rs`).
+//! - When: the schedules of its sessions file (`zidane schedule add`) fire
+//!   as served sessions (`schedules.rs`).
 //! - How long: a run goes on when its client goes; a question waits for
 //!   the next client (up to `--question-timeout`); `kill -9` of the server
 //!   loses nothing written, and at the next start every interrupted run
@@ -23,6 +25,7 @@
 mod http;
 mod listen;
 mod pump;
+mod schedules;
 mod token;
 
 use std::path::PathBuf;
@@ -75,6 +78,7 @@ pub(crate) async fn run(args: ServeArgs, flags: zidane_app::Flags, given: zidane
     let mut signals = crate::signals::StopSignals::listen_past_hangup();
     tokio::select! {
         () = listener.accept_loop(state) => {}
+        () = schedules::run(Arc::clone(&hub), args.max_scheduled_runs) => {}
         () = end_idle(&hub) => {}
         _ = signals.next() => eprintln!("zidane serve: stopping; running turns are suspended (they continue at the next start)"),
     }

@@ -233,7 +233,7 @@ impl Session {
         let mut mine = Vec::new();
         let mut candidates: Vec<_> = sessions
             .into_iter()
-            .filter(|s| !s.id.contains(zidane::agent::CHILD_SESSION_MARK) && s.id != current)
+            .filter(|s| zidane::agent::is_conversation(&s.id) && s.id != current)
             .collect();
         candidates.sort_by_key(|s| std::cmp::Reverse(s.updated_at));
         // This folder's sessions (each records its folder after a run), the

@@ -20,6 +20,7 @@ mod goals;
 mod hooks;
 mod lsp;
 mod review;
+mod schedules;
 mod serve;
 mod session;
 mod small_window;

@@ -99,7 +99,7 @@ impl Served {
     }
 
     /// Waits until the server's log has a line containing `needle`.
-    async fn logged(&self, needle: &str) -> String {
+    pub(super) async fn logged(&self, needle: &str) -> String {
         let (lines, bell) = &*self.log;
         tokio::time::timeout(PATIENCE, async {
             loop {
