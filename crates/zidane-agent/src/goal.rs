@@ -36,14 +36,15 @@ const CHECK_OUTPUT_TAIL: usize = 4_000;
 /// let mut run = AgentRunOptions::prompt("Make the tests pass.");
 /// run.goal = Some(Goal::new("the tests pass").check_command("cargo test").max_checks(5));
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Goal {
     /// The condition, in words (the evaluator and the model read it).
     pub condition: String,
     /// How it is checked.
     pub check: GoalCheck,
-    /// How much the goal may spend.
+    /// How much the goal may spend (the defaults when not given).
+    #[serde(default)]
     pub budget: GoalBudget,
 }
 
@@ -127,7 +128,7 @@ impl GoalCheck {
 /// (`BehaviorOverride::max_turns` and `max_cost_usd`; a goal's run without
 /// a turn limit gets [`DEFAULT_GOAL_MAX_TURNS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct GoalBudget {
     /// Checks at most; the goal stops unmet after the last one fails.
     pub max_checks: u32,

@@ -73,5 +73,5 @@ pub use sqlite::{CheckpointOptions, CheckpointRuntime, DEFAULT_GROUP_COMMIT, Ope
 pub use stream::{RunEvent, RunStream};
 pub use subagents::{
     CHILD_SESSION_MARK, RECORD_SESSION_PREFIX, SpawnConfig, SubagentDefinition, SubagentTools, child_session_id,
-        is_conversation, spawning_call_id,
+    is_conversation, spawning_call_id,
 };

@@ -65,10 +65,7 @@ pub async fn folder_session(
         .list()
         .await
         .map_err(|e| Error::run(format!("cannot read the sessions: {e}")))?;
-    for s in sessions
-        .into_iter()
-        .filter(|s| zidane::agent::is_conversation(&s.id))
-    {
+    for s in sessions.into_iter().filter(|s| zidane::agent::is_conversation(&s.id)) {
         let snapshots = checkpoints.store().snapshots(&s.id).await.map_err(failed)?;
         if snapshots.iter().any(|snap| snap.root == root) {
             return Ok(s.id);

@@ -17,6 +17,14 @@ pub struct RunRequest {
     /// A turn cap for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
+    /// A goal the run works toward: it goes on past the model's answer
+    /// until the goal's check passes or its budget is spent (`{"condition":
+    /// "…", "check": {"kind": "command", "command": "…"}}`). Its progress is
+    /// kept in the session: a later run with the same condition continues
+    /// what it spent, and a replay takes each finished check's verdict from
+    /// the journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<zidane_agent::Goal>,
 }
 
 /// What `run` answers.
@@ -29,6 +37,9 @@ pub struct RunResponse {
     pub stats: AgentStats,
     /// Journal entries this attempt read back, and wrote.
     pub journal: JournalCounts,
+    /// The session's goal and what it spent, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<zidane_agent::GoalProgress>,
 }
 
 /// How much of an attempt came from the journal.

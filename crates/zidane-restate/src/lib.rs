@@ -19,6 +19,7 @@ mod checkpoints;
 mod identity;
 mod journal;
 mod object;
+mod schedule;
 mod spawn;
 
 pub use api::{
@@ -31,6 +32,7 @@ pub use journal::{
     turn_key,
 };
 pub use object::{AgentFactory, ZidaneAgent, ZidaneInbox};
+pub use schedule::{Due, ScheduleFiring, ScheduleInfo, ScheduleRequest, ZidaneSchedule};
 
 use std::time::Duration;
 
@@ -62,13 +64,18 @@ pub fn service_options() -> ServiceOptions {
 }
 
 /// The endpoint serving `object`, with the [`ZidaneInbox`] its control
-/// handlers send through.
+/// handlers send through and the [`ZidaneSchedule`]s that fire its runs.
 pub fn endpoint(object: ZidaneAgent) -> Endpoint {
+    builder(object).build()
+}
+
+/// The endpoint's builder with every object bound.
+fn builder(object: ZidaneAgent) -> restate_sdk::endpoint::Builder {
     let definition = object.into_service_definition().options(service_options());
     Endpoint::builder()
         .bind(definition)
         .bind(ZidaneInbox.into_service_definition())
-        .build()
+        .bind(ZidaneSchedule.into_service_definition())
 }
 
 /// A request identity key that cannot be used.
@@ -88,10 +95,7 @@ pub struct IdentityKeyError {
 /// request, discovery included, gets 401. With no keys, it verifies
 /// nothing, as [`endpoint`].
 pub fn endpoint_with_identity_keys(object: ZidaneAgent, keys: &[String]) -> Result<Endpoint, IdentityKeyError> {
-    let definition = object.into_service_definition().options(service_options());
-    let mut builder = Endpoint::builder()
-        .bind(definition)
-        .bind(ZidaneInbox.into_service_definition());
+    let mut builder = builder(object);
     if !keys.is_empty() {
         identity::install();
     }

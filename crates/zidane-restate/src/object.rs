@@ -21,7 +21,9 @@ use restate_sdk::errors::{HandlerError, HandlerResult, TerminalError};
 use restate_sdk::serde::Json;
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
-use zidane_agent::{Agent, AgentOptions, AgentRunOptions, BACKGROUND_TASKS_KEY, QueuedMessageOptions, create_agent};
+use zidane_agent::{
+    Agent, AgentOptions, AgentRunOptions, BACKGROUND_TASKS_KEY, GOAL_KEY, QueuedMessageOptions, create_agent,
+};
 use zidane_core::events::ToolStateOp;
 use zidane_core::session::{Session, SessionInfo, SessionRun, SessionStore, StoreError};
 use zidane_core::tool::{ToolFailure, ToolStateStore, apply_ops};
@@ -250,10 +252,13 @@ impl ZidaneAgent {
             .await?
             .map(Json::into_inner)
             .unwrap_or_default();
-        // The background tasks earlier runs left running.
+        // The background tasks earlier runs left running, and the goal and
+        // what it spent.
         let mut metadata = BTreeMap::new();
-        if let Some(tasks) = ctx.get::<Json<Value>>(&meta_key(BACKGROUND_TASKS_KEY)).await? {
-            metadata.insert(BACKGROUND_TASKS_KEY.to_owned(), tasks.into_inner());
+        for key in [BACKGROUND_TASKS_KEY, GOAL_KEY] {
+            if let Some(value) = ctx.get::<Json<Value>>(&meta_key(key)).await? {
+                metadata.insert(key.to_owned(), value.into_inner());
+            }
         }
 
         let control_ids = ctx
@@ -284,6 +289,7 @@ impl ZidaneAgent {
         // nothing before the run can fail the invocation).
         ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
         let taking_back = Arc::clone(&agent);
+        let goal_holder = Arc::clone(&agent);
         let suspend = handles.suspend.clone();
         driver.attach(
             ReplayTracker::new(agent.hooks().clone()),
@@ -291,6 +297,14 @@ impl ZidaneAgent {
             // The background tasks an earlier attempt started: the process
             // that ran them may be gone, and the model hears of each.
             Box::new(move |mut meta| {
+                // The goal's progress as the earlier attempt recorded it:
+                // the replayed turns did not check it again.
+                if let Some(progress) = meta
+                    .remove(GOAL_KEY)
+                    .and_then(|v| serde_json::from_value::<zidane_agent::GoalProgress>(v).ok())
+                {
+                    goal_holder.restore_goal(progress);
+                }
                 if let Some(tasks) = meta.remove(BACKGROUND_TASKS_KEY) {
                     tokio::spawn(async move { taking_back.take_back_tasks(tasks).await });
                 }
@@ -302,6 +316,7 @@ impl ZidaneAgent {
         if let Some(max) = request.max_turns {
             run_options.behavior.max_turns = Some(Some(max));
         }
+        run_options.goal = request.goal;
         let (finished_tx, finished_rx) = oneshot::channel::<()>();
         let run = async {
             let result = agent.run(run_options).await;
@@ -312,6 +327,7 @@ impl ZidaneAgent {
             let _ = finished_rx.await;
         });
         let (result, ()) = tokio::join!(run, drive);
+        let goal = agent.goal();
         agent.destroy().await;
         drop(handles);
 
@@ -334,6 +350,7 @@ impl ZidaneAgent {
                 replayed: driver.replayed,
                 written: driver.written,
             },
+            goal,
         }))
     }
 

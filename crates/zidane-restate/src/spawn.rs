@@ -145,6 +145,7 @@ impl Spawner for InvocationSpawner {
                 prompt: request.task.clone(),
                 system: None,
                 max_turns: None,
+                goal: None,
             };
             // The child is keyed by the call's id and the run's: the
             // model's value that named the call is in the journal before

@@ -1,7 +1,12 @@
 //! The agent's part of goals: arming a run with its goal, checking it when
 //! the model ends its answer, and keeping its progress in the session.
 
+use std::sync::Arc;
 use std::time::Instant;
+
+use serde_json::json;
+use zidane_core::durable::{Durability, Step, StepError, StepKey, StepKind, StepValue};
+use zidane_core::events::SharedError;
 
 use zidane_core::events::{AgentStats, RunBeforeEnd, RunBeforeEndInit, RunStatus};
 use zidane_core::execution::{ExecOptions, ExecOutput};
@@ -32,6 +37,14 @@ impl Agent {
         let progress: GoalProgress = serde_json::from_value(value).ok()?;
         *self.inner.goal.lock() = Some(progress.clone());
         Some(progress)
+    }
+
+    /// Takes `progress` as the goal's, in memory: a host that replays a
+    /// run from its own journal (Restate's) hands over the last progress
+    /// the earlier attempt recorded, which the replayed turns did not
+    /// compute again.
+    pub fn restore_goal(&self, progress: GoalProgress) {
+        *self.inner.goal.lock() = Some(progress);
     }
 
     /// Whether run `run_id` works toward a goal still active.
@@ -148,8 +161,16 @@ impl Agent {
                     self.keep_goal(progress).await;
                     return;
                 }
-                let verdict = self.run_goal_check(&progress.goal, run_id, turn, signal).await;
-                progress.verdicts.push(verdict.clone());
+                let verdict = self.run_goal_check(&progress.goal, run_id.clone(), turn, signal).await;
+                // A host replaying a journal hands over the progress its
+                // earlier attempt recorded once the replay is done (which
+                // may be while this check ran): go on from that.
+                if let Some(current) = self.goal().filter(|p| p.goal.condition == progress.goal.condition) {
+                    progress = current;
+                }
+                if progress.verdict_at(&run_id, turn).is_none() {
+                    progress.verdicts.push(verdict.clone());
+                }
                 verdict
             }
         };
@@ -229,13 +250,9 @@ impl Agent {
             tokens: 0,
         };
         if let Some(command) = goal.check.command() {
-            let (met, reason) = match self.run_check_command(command, goal, signal).await {
-                Ok(output) if output.exit_code == Some(0) && !output.timed_out => {
-                    (true, format!("`{command}` exited with 0"))
-                }
-                Ok(output) => (false, command_reason(command, &output)),
-                Err(e) => (false, format!("`{command}` could not run: {e}")),
-            };
+            let (met, reason) = self
+                .command_check_step(command, goal, &verdict.run_id, turn, signal)
+                .await;
             verdict.met = met;
             verdict.reason = reason;
         }
@@ -275,6 +292,59 @@ impl Agent {
         }
         verdict.duration_ms = started.elapsed().as_millis() as u64;
         verdict
+    }
+
+    /// The check command's verdict as a durable step of the run, keyed by
+    /// the run and the loop turn: a resumed or replayed run (on any
+    /// runtime, Restate's journal included) takes the recorded verdict
+    /// instead of running the command again; a check cut off before it
+    /// finished runs again, once.
+    async fn command_check_step(
+        &self,
+        command: &str,
+        goal: &Goal,
+        run_id: &str,
+        turn: u32,
+        signal: &AbortSignal,
+    ) -> (bool, String) {
+        let check = async {
+            match self.run_check_command(command, goal, signal).await {
+                Ok(output) if output.exit_code == Some(0) && !output.timed_out => {
+                    (true, format!("`{command}` exited with 0"))
+                }
+                Ok(output) => (false, command_reason(command, &output)),
+                Err(e) => (false, format!("`{command}` could not run: {e}")),
+            }
+        };
+        let runtime = Arc::clone(&self.run_loop().config().runtime);
+        let step = Step {
+            key: StepKey {
+                run_id: run_id.to_owned(),
+                turn,
+                kind: StepKind::Decision,
+                name: "goal-check".to_owned(),
+            },
+            durability: Durability::Safe,
+        };
+        let work = async move {
+            let (met, reason) = check.await;
+            Ok::<_, SharedError>(StepValue::Decision(json!({ "met": met, "reason": reason })))
+        };
+        let value = match runtime.step(step, Box::pin(work)).await {
+            Ok(value) => value,
+            Err(StepError::Record { value, .. }) => *value,
+            Err(e) => return (false, format!("the check's verdict could not be recorded: {e}")),
+        };
+        if let Err(e) = runtime.sync(run_id).await {
+            tracing::warn!(target: "zidane", "a goal check could not be recorded: {e}");
+        }
+        match value {
+            StepValue::Decision(v) => (
+                v["met"].as_bool().unwrap_or(false),
+                v["reason"].as_str().unwrap_or_default().to_owned(),
+            ),
+            _ => (false, "the recorded check is not a verdict".to_owned()),
+        }
     }
 
     async fn run_check_command(

@@ -82,10 +82,7 @@ impl SqliteStore {
                 .map_err(err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(err)?;
-            Ok(ids
-                .into_iter()
-                .filter(|id| crate::is_conversation(id))
-                .collect())
+            Ok(ids.into_iter().filter(|id| crate::is_conversation(id)).collect())
         })
         .await
     }

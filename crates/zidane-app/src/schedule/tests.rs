@@ -23,7 +23,11 @@ fn a_yearly_schedule_missed_three_times_is_due_once_at_the_latest() {
 #[test]
 fn a_cron_expression_that_does_not_read_is_a_usage_error() {
     let error = parse_cron("every day").unwrap_err();
-    assert!(error.message().contains("is not a cron expression"), "{}", error.message());
+    assert!(
+        error.message().contains("is not a cron expression"),
+        "{}",
+        error.message()
+    );
     assert!(parse_cron("*/5 * * * *").is_ok());
     assert!(parse_cron("@daily").is_ok());
 }

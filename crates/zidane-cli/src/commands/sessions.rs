@@ -104,10 +104,7 @@ async fn list(store: &zidane::agent::SqliteStore) -> Result<(), Failure> {
         listing.push_str(&format!("No sessions yet ({}).\n", store.path().display()));
     }
     // A sub-agent's session is part of its parent's.
-    for s in sessions
-        .into_iter()
-        .filter(|s| zidane::agent::is_conversation(&s.id))
-    {
+    for s in sessions.into_iter().filter(|s| zidane::agent::is_conversation(&s.id)) {
         listing.push_str(&format!("{}  {:>3} messages  {}", s.id, s.messages, s.title));
         if s.interrupted {
             listing.push_str(&format!("  [interrupted: `zidane --resume --session {}`]", s.id));

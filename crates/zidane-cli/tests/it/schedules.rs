@@ -14,10 +14,7 @@ use super::{text, zidane};
 
 /// The command each firing's run makes the scripted model call.
 fn firing_prompt() -> String {
-    format!(
-        "call shell {}",
-        json!({"command": "echo fired >> fired.txt"})
-    )
+    format!("call shell {}", json!({"command": "echo fired >> fired.txt"}))
 }
 
 /// `zidane schedule ARGS` in the setup's home.
@@ -37,7 +34,11 @@ async fn add_overdue(setup: &Setup, name: &str) -> u32 {
     )
     .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains(&format!("Added schedule `{name}`")), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains(&format!("Added schedule `{name}`")),
+        "{}",
+        text(&out.stdout)
+    );
     let store = zidane::agent::SqliteStore::open(setup.home.path().join("sessions.db")).unwrap();
     let id = schedule::record_id(name);
     let mut definition = store.load(&id).await.unwrap().unwrap().metadata[DEFINITION_KEY].clone();
@@ -133,15 +134,27 @@ async fn bad_schedules_are_refused_and_removal_is_said() {
     let work = setup.work.path().to_str().unwrap();
     let out = schedule(&setup, &["add", "every day", "--folder", work, "hello"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("is not a cron expression"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is not a cron expression"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = schedule(&setup, &["add", "@daily", "--folder", "/no/such/folder", "hello"]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--folder /no/such/folder"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--folder /no/such/folder"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = schedule(&setup, &["add", "@daily", "--folder", work, "run the tests now please"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("`run-the-tests-now`"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("`run-the-tests-now`"),
+        "{}",
+        text(&out.stdout)
+    );
     let again = schedule(&setup, &["add", "@daily", "--folder", work, "run the tests now please"]).await;
     assert_eq!(again.status.code(), Some(2));
     assert!(text(&again.stderr).contains("exists"), "{}", text(&again.stderr));

@@ -7,9 +7,11 @@ mod background;
 mod controls;
 mod decisions;
 mod example;
+mod goals;
 mod harness;
 mod identity;
 mod replicas;
+mod schedules;
 mod spawn;
 
 use std::sync::Arc;
