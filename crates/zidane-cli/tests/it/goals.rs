@@ -222,3 +222,68 @@ async fn a_goal_continues_after_a_kill_during_a_check() {
         3
     );
 }
+
+/// As [`script`], but the edit command, the second time, says it started
+/// and hangs (the process is killed there).
+fn script_hanging_edit(body: &str) -> String {
+    let request: Value = serde_json::from_str(body).unwrap_or_default();
+    let last = request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    if last.contains("tool_result") {
+        return answer_sse("Edited.", 30);
+    }
+    let command = "echo edit >> edits; \
+                   if [ $(wc -l < edits) -eq 2 ] && [ ! -e hung ]; then touch hung; echo started > started.fifo; sleep 30; fi";
+    call_sse("toolu_edit", "shell", &json!({ "command": command }), 30)
+}
+
+/// `kill -9` during a turn of a goal (its second edit), then `--resume`:
+/// the check already made is not made again, the interrupted edit is not
+/// run again, and the goal goes on to be met with exact counts.
+#[tokio::test]
+async fn a_goal_continues_after_a_kill_during_a_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fifo = started_fifo(work.path());
+    let (url, _) = server_with(None, script_hanging_edit).await;
+    let check = "n=$(( $(cat checks 2>/dev/null || echo 0) + 1 )); echo $n > checks; test $(wc -l < edits) -ge 3";
+    let mut child = spawn_zidane(
+        home.path(),
+        work.path(),
+        &["--base-url", &url, "--session", "t", "--goal", "three edits", "--goal-check", check],
+    );
+    let started = tokio::fs::read_to_string(&fifo).await.unwrap();
+    assert_eq!(started.trim(), "started");
+    let before = goal_of(home.path(), "t").await;
+    assert_eq!(before["verdicts"].as_array().unwrap().len(), 1, "{before}");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    let resumed = zidane(
+        home.path(),
+        work.path(),
+        &KEY,
+        &["--base-url", &url, "--resume", "--session", "t"],
+    )
+    .await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    let goal = goal_of(home.path(), "t").await;
+    assert_eq!(goal["status"], "met", "{goal}");
+    let verdicts = goal["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 3, "{goal}");
+    assert_eq!(verdicts.iter().filter(|v| v["met"] == true).count(), 1, "{goal}");
+    // One check per end of an answer: none made twice.
+    assert_eq!(std::fs::read_to_string(work.path().join("checks")).unwrap().trim(), "3");
+    // The interrupted edit was not run again (the model was told it was
+    // cut off), and the goal's follow-up made the third.
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("edits"))
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+}
