@@ -100,3 +100,16 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
         }
     }
 }
+
+/// The program a bench runs: the one at `$ZIDANE_BENCH_BIN` when it is
+/// set (an older build, to compare in one run), else `built` (the bench's
+/// own, `env!("CARGO_BIN_EXE_…")`). `name` is only for the message.
+pub fn program(name: &str, built: &str) -> String {
+    match std::env::var("ZIDANE_BENCH_BIN") {
+        Ok(path) if !path.is_empty() => {
+            eprintln!("bench: running {name} from {path}");
+            path
+        }
+        _ => built.to_owned(),
+    }
+}

@@ -120,7 +120,7 @@ fn main() {
         let model = model().await;
         let home = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_zidane"))
+        let mut child = tokio::process::Command::new(zidane_bench::program("zidane", env!("CARGO_BIN_EXE_zidane")))
             .env("ANTHROPIC_API_KEY", "sk-bench")
             .env("ZIDANE_HOME", home.path())
             .env("ZIDANE_APPROVE", "yolo")

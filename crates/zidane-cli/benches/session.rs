@@ -92,7 +92,7 @@ fn main() {
             pixel_height: 0,
         })
         .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_zidane"));
+    let mut cmd = CommandBuilder::new(zidane_bench::program("zidane", env!("CARGO_BIN_EXE_zidane")));
     cmd.env("ANTHROPIC_API_KEY", "sk-bench");
     cmd.env("ZIDANE_HOME", home.path());
     cmd.env("ZIDANE_APPROVE", "yolo");

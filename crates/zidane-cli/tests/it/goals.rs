@@ -253,7 +253,16 @@ async fn a_goal_continues_after_a_kill_during_a_turn() {
     let mut child = spawn_zidane(
         home.path(),
         work.path(),
-        &["--base-url", &url, "--session", "t", "--goal", "three edits", "--goal-check", check],
+        &[
+            "--base-url",
+            &url,
+            "--session",
+            "t",
+            "--goal",
+            "three edits",
+            "--goal-check",
+            check,
+        ],
     );
     let started = tokio::fs::read_to_string(&fifo).await.unwrap();
     assert_eq!(started.trim(), "started");
