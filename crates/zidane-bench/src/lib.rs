@@ -107,7 +107,7 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 pub fn program(name: &str, built: &str) -> String {
     match std::env::var("ZIDANE_BENCH_BIN") {
         Ok(path) if !path.is_empty() => {
-            eprintln!("bench: running {name} from {path}");
+            report(&format!("{name} run from"), &path);
             path
         }
         _ => built.to_owned(),

@@ -288,35 +288,13 @@ impl ZidaneAgent {
         // Where the control handlers send this run's messages (set once
         // nothing before the run can fail the invocation).
         ctx.set(RUN_INVOCATION_KEY, ctx.invocation_id().to_owned());
-        let taking_back = Arc::clone(&agent);
-        let goal_holder = Arc::clone(&agent);
         let suspend = handles.suspend.clone();
         driver.attach(
             ReplayTracker::new(agent.hooks().clone()),
             Arc::new(move |control: &Control| apply(&applied, &suspend, control)),
-            // The background tasks an earlier attempt started: the process
-            // that ran them may be gone, and the model hears of each.
-            Box::new(move |mut meta| {
-                // The goal's progress as the earlier attempt recorded it:
-                // the replayed turns did not check it again.
-                if let Some(progress) = meta
-                    .remove(GOAL_KEY)
-                    .and_then(|v| serde_json::from_value::<zidane_agent::GoalProgress>(v).ok())
-                {
-                    goal_holder.restore_goal(progress);
-                }
-                if let Some(tasks) = meta.remove(BACKGROUND_TASKS_KEY) {
-                    tokio::spawn(async move { taking_back.take_back_tasks(tasks).await });
-                }
-            }),
+            on_live(Arc::clone(&agent)),
         );
-
-        let mut run_options = AgentRunOptions::prompt(request.prompt);
-        run_options.system = request.system;
-        if let Some(max) = request.max_turns {
-            run_options.behavior.max_turns = Some(Some(max));
-        }
-        run_options.goal = request.goal;
+        let run_options = run_options(request);
         let (finished_tx, finished_rx) = oneshot::channel::<()>();
         let run = async {
             let result = agent.run(run_options).await;
@@ -441,6 +419,35 @@ fn state_checkpoints(checkpoints: &Checkpoints, journaled: Vec<JournaledSnapshot
         Arc::new(store) as Arc<dyn zidane_core::checkpoint::CheckpointStore>,
         config,
     ))
+}
+
+/// What the run takes over from an earlier attempt once its replay is
+/// done: the goal's progress as that attempt recorded it (the replayed
+/// turns did not check it again), and the background tasks it started
+/// (the process that ran them may be gone, and the model hears of each).
+fn on_live(agent: Arc<Agent>) -> crate::journal::OnLive {
+    Box::new(move |mut meta| {
+        if let Some(progress) = meta
+            .remove(GOAL_KEY)
+            .and_then(|v| serde_json::from_value::<zidane_agent::GoalProgress>(v).ok())
+        {
+            agent.restore_goal(progress);
+        }
+        if let Some(tasks) = meta.remove(BACKGROUND_TASKS_KEY) {
+            tokio::spawn(async move { agent.take_back_tasks(tasks).await });
+        }
+    })
+}
+
+/// The agent's options for the run `request` asks for.
+fn run_options(request: RunRequest) -> AgentRunOptions {
+    let mut options = AgentRunOptions::prompt(request.prompt);
+    options.system = request.system;
+    if let Some(max) = request.max_turns {
+        options.behavior.max_turns = Some(Some(max));
+    }
+    options.goal = request.goal;
+    options
 }
 
 /// Hands a control message to the run: whether it took it.
