@@ -71,6 +71,8 @@ pub(crate) fn run(root: &Path) -> Result {
         let src = dir.join("src");
         problems.extend(check_function_length(name, &src, &sources, FUNCTION_LIMIT));
         problems.extend(check_file_length(name, &src, &sources, FILE_LIMIT));
+        // Unit-test files are written by people too: the same length rule.
+        problems.extend(check_file_length(name, &src, &read_test_files(&src)?, FILE_LIMIT));
         problems.extend(check_import_cycles(name, &src, &sources));
         problems.extend(check_inline_tests(name, &src, &sources));
     }
@@ -355,6 +357,30 @@ fn read_sources(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
                     stack.push(path);
                 }
             } else if path.extension().is_some_and(|e| e == "rs") && path.file_name().is_some_and(|n| n != "tests.rs") {
+                let text = read(&path)?;
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The unit-test files under `src`: `tests.rs` files and what `tests/`
+/// folders there hold.
+fn read_test_files(dir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), false)];
+    while let Some((dir, in_tests)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                let tests = in_tests || path.file_name().is_some_and(|n| n == "tests");
+                stack.push((path, tests));
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && (in_tests || path.file_name().is_some_and(|n| n == "tests.rs"))
+            {
                 let text = read(&path)?;
                 out.push((path, text));
             }

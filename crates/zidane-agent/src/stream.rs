@@ -6,11 +6,12 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use crate::agent::Agent;
 use zidane_core::events::{StreamText, StreamThinking, ToolResultsAfter, TurnAfter};
 use zidane_hooks::HookMap;
 use zidane_provider::{ContentBlock, ToolResultContent, TurnUsage};
 
-use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::output::RunOutput;
 use crate::run_options::AgentRunOptions;
@@ -115,21 +116,15 @@ impl futures_core::Stream for RunStream {
     }
 }
 
-impl Agent {
-    /// Runs a prompt as [`run`](Agent::run) does, giving its events as a
-    /// stream: text and reasoning deltas, each turn's tool calls, its end,
-    /// the tool results, and last the output. The events come from run
-    /// hooks added to `options.hooks`; the agent's own hooks fire as usual.
-    pub fn run_stream(&self, mut options: AgentRunOptions) -> RunStream {
-        let (tx, events) = unbounded_channel();
-        let hooks = std::mem::take(&mut options.hooks);
-        options.hooks = forward(hooks, &tx);
-        let agent = self.clone();
-        RunStream {
-            events,
-            run: Some(Box::pin(async move { agent.run(options).await })),
-            end: None,
-        }
+/// Starts `options` on `agent` with its events sent to a stream.
+pub(crate) fn start(agent: Agent, mut options: AgentRunOptions) -> RunStream {
+    let (tx, events) = unbounded_channel();
+    let hooks = std::mem::take(&mut options.hooks);
+    options.hooks = forward(hooks, &tx);
+    RunStream {
+        events,
+        run: Some(Box::pin(async move { agent.run(options).await })),
+        end: None,
     }
 }
 

@@ -38,6 +38,7 @@ mod resume;
 mod run;
 mod session;
 mod skills;
+mod stream;
 mod subagents;
 
 pub(crate) use build::create_child;
