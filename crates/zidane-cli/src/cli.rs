@@ -331,6 +331,10 @@ pub(crate) struct ReviewArgs {
     /// A file of instructions for the reviewer.
     #[arg(long, value_name = "FILE")]
     pub(crate) instructions: Option<PathBuf>,
+    /// Let the review fetch web pages (`web_fetch`); without it a review
+    /// reaches no network.
+    #[arg(long)]
+    pub(crate) network: bool,
     /// Write the findings as SARIF 2.1.0 to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) sarif: Option<PathBuf>,

@@ -62,7 +62,7 @@ impl Conversation {
         let mut reviewed: Vec<&FileDiff> = Vec::new();
         if groups.len() == 1 {
             let text = prompt(request, &groups[0], None, &rules);
-            let part = self.review_part(&diff, text).await?;
+            let part = self.review_part(&diff, text, request.network).await?;
             if let Some(why) = &part.failed
                 && part.findings.is_empty()
             {
@@ -80,7 +80,7 @@ impl Conversation {
                     continue;
                 }
                 let text = prompt(request, group, Some((i + 1, of)), &rules);
-                match self.sub_review(&diff, text, i + 1).await {
+                match self.sub_review(&diff, text, i + 1, request.network).await {
                     Ok(part) => {
                         if let Some(why) = &part.failed {
                             self.inner.events.notice(format!("sub-review {} of {of}: {why}", i + 1));
@@ -127,14 +127,14 @@ impl Conversation {
     }
 
     /// One sub-review, in a session of its own beside this one.
-    async fn sub_review(&self, diff: &Diff, text: String, n: usize) -> Result<Part, Error> {
+    async fn sub_review(&self, diff: &Diff, text: String, n: usize, network: bool) -> Result<Part, Error> {
         let (events, mut rx) = Events::channel();
         // The sub-review's events are its own; its questions (none are
         // expected: it only reads) are declined by dropping them.
         let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
         let id = format!("{}-review-{n}", self.inner.id);
         let sub = Conversation::open(std::sync::Arc::clone(&self.inner.setup), &id, events, false).await?;
-        let part = sub.review_part(diff, text).await;
+        let part = sub.review_part(diff, text, network).await;
         sub.end().await;
         drop(sub);
         drain.abort();
@@ -142,9 +142,9 @@ impl Conversation {
     }
 
     /// One review run in this conversation.
-    async fn review_part(&self, diff: &Diff, text: String) -> Result<Part, Error> {
+    async fn review_part(&self, diff: &Diff, text: String, network: bool) -> Result<Part, Error> {
         let cwd = self.inner.setup.settings.cwd.clone();
-        *self.inner.review.lock() = Some(Collector::new(diff.clone(), cwd));
+        *self.inner.review.lock() = Some(Collector::new(diff.clone(), cwd, network));
         let mut options = AgentRunOptions::prompt(text);
         {
             let state = self.inner.state.lock();
@@ -153,7 +153,7 @@ impl Conversation {
                 options.model = vec![model.as_str().into()];
             }
         }
-        options.hooks = run_hooks();
+        options.hooks = run_hooks(network);
         options.system_notes.push(NOTE.into());
         let before = self.cost();
         let outcome = self.run(options).await;

@@ -187,14 +187,17 @@ pub(crate) struct Collector {
     cwd: std::path::PathBuf,
     /// The findings so far.
     pub(crate) findings: Vec<Finding>,
+    /// Whether the review may reach the network.
+    pub(crate) network: bool,
 }
 
 impl Collector {
-    pub(crate) fn new(diff: Diff, cwd: std::path::PathBuf) -> Self {
+    pub(crate) fn new(diff: Diff, cwd: std::path::PathBuf, network: bool) -> Self {
         Collector {
             diff,
             cwd,
             findings: Vec::new(),
+            network,
         }
     }
 }

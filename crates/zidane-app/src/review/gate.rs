@@ -9,16 +9,21 @@ use zidane::providers::BoxFuture;
 use super::finding::{Slot, TOOL};
 use crate::plan::READ_ONLY;
 
-/// Whether a review may call `name`.
-fn allowed(name: &str) -> bool {
-    name == TOOL || READ_ONLY.contains(&name)
+/// The read-only tools that reach the network: a review leaves them out
+/// unless it is allowed (`zidane review --network`).
+const NETWORK: [&str; 1] = ["web_fetch"];
+
+/// Whether a review (with the network allowed or not) may call `name`.
+fn allowed(name: &str, network: bool) -> bool {
+    name == TOOL || (READ_ONLY.contains(&name) && (network || !NETWORK.contains(&name)))
 }
 
-/// A review run's hooks: each request offers only the read-only tools and
+/// A review run's hooks: each request offers only the read-only tools
+/// (those that reach the network only when `network`) and
 /// `report_finding`.
-pub(crate) fn hooks() -> HookMap {
-    HookMap::new().on_sync::<zidane::agent::events::TurnBefore, _>(|ev, _| {
-        ev.options.tools.retain(|t| allowed(&t.name));
+pub(crate) fn hooks(network: bool) -> HookMap {
+    HookMap::new().on_sync::<zidane::agent::events::TurnBefore, _>(move |ev, _| {
+        ev.options.tools.retain(|t| allowed(&t.name, network));
         Ok(())
     })
 }
@@ -39,8 +44,11 @@ pub(crate) struct ReviewGate(pub(crate) Slot);
 
 impl ToolCallInterceptor for ReviewGate {
     fn intercept<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, ToolCallVerdict> {
-        let reviewing = self.0.lock().is_some();
-        let verdict = if reviewing && !allowed(&call.name) {
+        let network = self.0.lock().as_ref().map(|c| c.network);
+        let reviewing = network.is_some();
+        let verdict = if let Some(network) = network
+            && !allowed(&call.name, network)
+        {
             ToolCallVerdict::Deny {
                 reason: format!(
                     "review: `{}` is not available during a review, which only reads; report the problem with \

@@ -115,6 +115,9 @@ pub struct Request {
     pub focus: Option<String>,
     /// Instructions of the person's (the text of `--instructions FILE`).
     pub instructions: Option<String>,
+    /// Whether the review may fetch web pages (`web_fetch`); a review
+    /// reaches no network otherwise.
+    pub network: bool,
 }
 
 impl Request {
@@ -124,6 +127,7 @@ impl Request {
             target,
             focus: None,
             instructions: None,
+            network: false,
         }
     }
 }

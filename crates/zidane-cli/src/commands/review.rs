@@ -49,6 +49,7 @@ pub(crate) async fn run(args: ReviewArgs, flags: Flags, given: Given, json: bool
         target,
         focus: args.focus.clone(),
         instructions,
+        network: args.network,
     };
     let settings = super::settings(&flags, &given, true)?;
     let runtime = zidane_app::open_runtime(settings.store.as_deref())?;

@@ -433,6 +433,41 @@ async fn a_write_during_a_review_is_refused() {
     assert_eq!(report["findings"][0]["title"], "SQL injection in find_user");
 }
 
+/// The tools a request offered, by name.
+fn offered(body: &str) -> Vec<String> {
+    let request: serde_json::Value = serde_json::from_str(body).unwrap();
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_reaches_no_network_unless_allowed() {
+    let repo = Repo::new().await;
+    json_of(&repo.review(&["--commit", &repo.commits[1], "--json"]).await);
+    let first = repo.bodies.lock().unwrap()[0].clone();
+    let tools = offered(&first);
+    assert!(tools.contains(&"read_file".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"report_finding".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"web_fetch".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"shell".to_owned()), "{tools:?}");
+
+    repo.bodies.lock().unwrap().clear();
+    json_of(
+        &repo
+            .review(&["--commit", &repo.commits[1], "--network", "--json"])
+            .await,
+    );
+    let first = repo.bodies.lock().unwrap()[0].clone();
+    assert!(offered(&first).contains(&"web_fetch".to_owned()));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_diff_larger_than_the_window_is_split_by_file_and_merged() {
     let repo = Repo::new().await;
