@@ -25,6 +25,7 @@ pub mod commands;
 pub mod config;
 mod conversation;
 mod deferred;
+pub mod diff;
 mod error;
 mod event;
 mod feed;

@@ -99,6 +99,12 @@ pub const BUILTINS: &[Builtin] = &[
     builtin("lsp", "language servers and their state", None, false),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
+    builtin(
+        "diff",
+        "what the session changed so far (N: one prompt's changes), per file with +/- counts",
+        Some("N"),
+        true,
+    ),
     builtin("undo", "take back the files the last prompt changed", None, false),
     builtin(
         "rewind",

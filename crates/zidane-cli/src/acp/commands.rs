@@ -78,8 +78,34 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
         }
         "skills" => skills(session, arg).await,
         "tasks" => tasks(session, arg).await,
+        "diff" => diff(conversation, arg).await,
         _ => return None,
     })
+}
+
+async fn diff(conversation: &zidane_app::Conversation, arg: &str) -> String {
+    let prompt = match arg {
+        "" => None,
+        n => match n.parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => return "usage: /diff [N] (N: a prompt's checkpoint number)".to_owned(),
+        },
+    };
+    match conversation.changes(prompt).await {
+        Ok(files) if files.is_empty() => "No changes yet.".to_owned(),
+        Ok(files) => {
+            let counts: Vec<String> = files
+                .iter()
+                .map(|f| format!("- {} (+{} -{})", f.path, f.added, f.removed))
+                .collect();
+            format!(
+                "{}\n\n```diff\n{}```",
+                counts.join("\n"),
+                zidane_app::diff::unified(&files)
+            )
+        }
+        Err(e) => e,
+    }
 }
 
 async fn skills(session: &Session, name: &str) -> String {

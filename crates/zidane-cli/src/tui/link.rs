@@ -426,4 +426,15 @@ impl Link {
             Link::Remote(r) => r.about()["checkpoints"] != false,
         }
     }
+
+    /// `/diff`: the session's changes (or one prompt's), file by file.
+    pub(super) async fn changes(&self, prompt: Option<usize>) -> Result<Vec<zidane_app::diff::FileDiff>, String> {
+        match self {
+            Link::Local(c) => c.changes(prompt).await,
+            Link::Remote(_) => {
+                let answer = self.call("_zidane/diff", json!({ "prompt": prompt })).await?;
+                serde_json::from_value(answer["files"].clone()).map_err(|e| e.to_string())
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@
 //! conversation's events and turns keys into submissions; the rest is the
 //! program's core.
 
+mod changes;
 mod draw;
 mod editor;
 mod keys;

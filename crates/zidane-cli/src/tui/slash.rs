@@ -107,6 +107,7 @@ impl Session {
                 let line = self.link.sandbox_line().await;
                 self.note(&line);
             }
+            "diff" => self.diff(&rest).await,
             "undo" => self.rewind(None).await,
             "rewind" => match rest.parse::<usize>() {
                 Ok(n) => self.rewind(Some(n)).await,

@@ -12,6 +12,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 
 mod acp;
 mod checkpoints;
+mod comforts;
 mod conventions;
 mod credentials;
 mod faults;

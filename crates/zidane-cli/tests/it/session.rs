@@ -17,19 +17,19 @@ use super::{server_with, text};
 /// bound on a condition, not a sleep).
 const PATIENCE: Duration = Duration::from_secs(30);
 
-struct Shared {
-    parser: vt100::Parser,
+pub(super) struct Shared {
+    pub(super) parser: vt100::Parser,
     /// Every byte the program wrote, for the scrollback's text.
-    raw: Vec<u8>,
-    done: bool,
+    pub(super) raw: Vec<u8>,
+    pub(super) done: bool,
 }
 
 /// `zidane` in a pseudo-terminal.
 pub(super) struct Term {
-    shared: Arc<(Mutex<Shared>, Condvar)>,
+    pub(super) shared: Arc<(Mutex<Shared>, Condvar)>,
     writer: Box<dyn Write + Send>,
     master: Box<dyn MasterPty + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub(super) child: Box<dyn portable_pty::Child + Send + Sync>,
 }
 
 impl Term {
@@ -100,12 +100,12 @@ impl Term {
     }
 
     /// How many bytes the program has written so far.
-    fn written(&self) -> usize {
+    pub(super) fn written(&self) -> usize {
         self.shared.0.lock().unwrap().raw.len()
     }
 
     /// What the program wrote after the first `from` bytes.
-    fn written_since(&self, from: usize) -> String {
+    pub(super) fn written_since(&self, from: usize) -> String {
         String::from_utf8_lossy(&self.shared.0.lock().unwrap().raw[from..]).into_owned()
     }
 
@@ -123,7 +123,7 @@ impl Term {
         self.wait_until(|screen| screen.contains(needle), needle)
     }
 
-    fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
+    pub(super) fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
         let (lock, ready) = &*self.shared;
         let mut s = lock.lock().unwrap();
         let deadline = std::time::Instant::now() + PATIENCE;
@@ -141,7 +141,7 @@ impl Term {
         }
     }
 
-    fn send(&mut self, bytes: &str) {
+    pub(super) fn send(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
     }
@@ -152,7 +152,7 @@ impl Term {
         self.send("\r");
     }
 
-    fn resize(&self, cols: u16, rows: u16) {
+    pub(super) fn resize(&self, cols: u16, rows: u16) {
         self.shared.0.lock().unwrap().parser.screen_mut().set_size(rows, cols);
         self.master
             .resize(PtySize {
@@ -193,7 +193,7 @@ impl Term {
         assert_eq!(self.child.wait().unwrap().exit_code(), 0);
     }
 
-    fn kill(mut self) {
+    pub(super) fn kill(mut self) {
         self.child.kill().unwrap();
         let _ = self.child.wait();
     }
@@ -243,7 +243,7 @@ impl Setup {
 }
 
 /// A FIFO a command blocks on (`cat`) until the test writes to it.
-fn release_fifo(work: &Path) -> std::path::PathBuf {
+pub(super) fn release_fifo(work: &Path) -> std::path::PathBuf {
     let release = work.join("release.fifo");
     assert!(
         std::process::Command::new("mkfifo")

@@ -1,0 +1,83 @@
+//! The session's comforts, on the real binary in a pseudo-terminal:
+//! `/diff`, plan mode, the external editor, `/init`, `/memory`, Ctrl-Z,
+//! notifications, the status-line command, themes, a local model found on
+//! the first run, and a resize in tmux.
+
+use serde_json::json;
+
+use super::conventions::{KEY, write};
+use super::session::{Setup, Term};
+
+/// Waits until what the program wrote after `from` bytes holds `needle`.
+fn wait_written(term: &Term, from: usize, needle: &str) -> String {
+    let (lock, ready) = &*term.shared;
+    let mut s = lock.lock().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = String::from_utf8_lossy(&s.raw[from.min(s.raw.len())..]).into_owned();
+        if text.contains(needle) {
+            return text;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        assert!(
+            !left.is_zero() && !s.done,
+            "the program never wrote {needle:?}; it wrote:\n{text}"
+        );
+        s = ready.wait_timeout(s, left).unwrap().0;
+    }
+}
+
+/// Sends `call TOOL INPUT` and waits for its run to end.
+fn call(term: &mut Term, tool: &str, input: &serde_json::Value) {
+    let from = term.written();
+    term.line(&format!("call {tool} {input}"));
+    wait_written(term, from, "─ 2 turns");
+    term.idle();
+}
+
+/// `/diff` after a write, an edit and a shell change: every file with its
+/// counts, coloured; `/diff 4` only the shell's change.
+#[tokio::test(flavor = "multi_thread")]
+async fn diff_shows_the_sessions_changes_with_the_shells() {
+    let setup = Setup::new().await;
+    write(&setup.work.path().join("notes.txt"), "one\ntwo\nthree\n");
+    let mut term = setup.open(&[KEY], &[], (100, 50));
+    call(&mut term, "read_file", &json!({"path": "notes.txt"}));
+    call(
+        &mut term,
+        "write_file",
+        &json!({"path": "hello.txt", "content": "hello\nworld\n"}),
+    );
+    call(
+        &mut term,
+        "edit",
+        &json!({"path": "notes.txt", "old_string": "two", "new_string": "TWO"}),
+    );
+    call(
+        &mut term,
+        "shell",
+        &json!({"command": "printf 'from the shell\\n' > shell.txt"}),
+    );
+    let from = term.written();
+    term.line("/diff");
+    let screen = term.wait_for("3 files changed");
+    assert!(screen.contains("3 files changed, +4 -1"), "{screen}");
+    assert!(screen.contains("hello.txt (new) +2 -0"), "{screen}");
+    assert!(screen.contains("notes.txt +1 -1"), "{screen}");
+    assert!(screen.contains("shell.txt (new) +1 -0"), "{screen}");
+    assert!(screen.contains("-two") && screen.contains("+TWO"), "{screen}");
+    let raw = term.written_since(from);
+    assert!(raw.contains("\x1b[32m+TWO") && raw.contains("\x1b[31m-two"), "coloured");
+    term.line("/diff 4");
+    let screen = term.wait_for("1 file changed");
+    let after: Vec<&str> = screen.lines().skip_while(|l| !l.contains("/diff 4")).collect();
+    let after = after.join("\n");
+    assert!(
+        after.contains("shell.txt (new) +1 -0") && after.contains("+from the shell"),
+        "{after}"
+    );
+    assert!(!after.contains("hello.txt"), "{after}");
+    term.line("/diff 9");
+    term.wait_for("no checkpoint 9 (this session has 4)");
+    term.quit();
+}
