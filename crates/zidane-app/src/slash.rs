@@ -97,6 +97,12 @@ pub const BUILTINS: &[Builtin] = &[
         false,
     ),
     builtin("lsp", "language servers and their state", None, false),
+    builtin(
+        "plan",
+        "plan mode on or off (read-only tools, then a plan to carry out); with TEXT: plan it",
+        Some("TEXT"),
+        false,
+    ),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
     builtin(

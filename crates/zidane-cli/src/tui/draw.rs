@@ -60,6 +60,14 @@ impl Session {
         self.draw_form(&mut area);
         self.draw_ask(&mut area);
         self.draw_picker(&mut area);
+        if self.offer_plan.is_some() {
+            area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
+            area.push(format!(
+                "  {} yes · {} no, keep it in the conversation",
+                p.bold("[y]"),
+                p.bold("[n]")
+            ));
+        }
         if !self.editor.offered.is_empty() {
             area.push(p.dim(&self.editor.offered.join("  ")));
         }
@@ -287,6 +295,9 @@ impl Session {
         }
         if let Some(loops) = self.loops_status() {
             parts.push(loops);
+        }
+        if self.link.planning() {
+            parts.push("⏸ plan mode".to_owned());
         }
         parts.push(format!("approve {}", self.link.approve()));
         parts.push(format!("sandbox {}", self.link.sandbox()));

@@ -50,6 +50,11 @@ impl Session {
             self.draw(Vec::new());
             return;
         }
+        if self.offer_plan.is_some() {
+            self.offer_key(key);
+            self.draw(Vec::new());
+            return;
+        }
         if self.picker.is_some() {
             self.picker_key(key).await;
             self.draw(Vec::new());
@@ -89,6 +94,7 @@ impl Session {
                 }
             }
             KeyCode::Tab => self.complete(),
+            KeyCode::BackTab => self.cycle_mode().await,
             _ => match self.editor.key(&key) {
                 Edit::Submit(text) => {
                     self.quit_armed = None;

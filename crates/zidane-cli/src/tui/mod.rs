@@ -15,6 +15,7 @@ mod keys;
 mod link;
 mod loops;
 mod markdown;
+mod modes;
 mod ops;
 mod prompt;
 mod screen;
@@ -160,6 +161,10 @@ struct Session {
     quit: bool,
     /// `/loop`: prompts sent again at an interval.
     loops: Vec<loops::Looped>,
+    /// A planning run ended with a plan not yet carried out.
+    planned: bool,
+    /// The plan offered on leaving plan mode.
+    offer_plan: Option<String>,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -239,6 +244,8 @@ impl Session {
             interrupting: false,
             quit: false,
             loops: Vec::new(),
+            planned: false,
+            offer_plan: None,
         })
     }
 

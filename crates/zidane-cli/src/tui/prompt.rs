@@ -99,11 +99,16 @@ impl Session {
     /// Starts a run of `text` through the pipeline.
     fn start(&mut self, text: String) {
         let link = self.link.clone();
+        self.start_with(async move { link.submit(text).await });
+    }
+
+    /// Starts `run` as the session's run.
+    pub(super) fn start_with(&mut self, run: impl std::future::Future<Output = RunResult> + Send + 'static) {
         self.waiting = true;
         self.live = Live::Working;
         self.interrupting = false;
         self.run_started = Instant::now();
-        self.run = Some(tokio::spawn(async move { link.submit(text).await }));
+        self.run = Some(tokio::spawn(run));
     }
 
     pub(super) async fn on_run_end(&mut self, result: Result<RunResult, tokio::task::JoinError>) {
@@ -116,6 +121,9 @@ impl Session {
         let left: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
         self.later.splice(0..0, left);
         let secs = self.run_started.elapsed().as_secs_f64();
+        if let Ok(Ok(outcome)) = &result {
+            self.on_plan_end(outcome, &mut commit);
+        }
         match result {
             Err(e) => commit.push(p.hue(Hue::Red, &format!("✗ the run stopped: {e}"))),
             Ok(Err(e)) => commit.push(p.hue(Hue::Red, &format!("✗ {e}"))),

@@ -77,7 +77,7 @@ impl Session {
                 }
                 lines.push(p.dim(
                     "  Enter sends (while the model works: steers it); Shift-Enter, Alt-Enter or Ctrl-J: a new line; \
-                     Esc interrupts; Ctrl-R searches the history; Tab completes /commands and @paths; Ctrl-T shows \
+                     Esc interrupts; Ctrl-R searches the history; Tab completes /commands and @paths; Shift-Tab cycles ask, auto-edit and plan mode; Ctrl-T shows \
                      thinking; Ctrl-D quits (attached: Ctrl-\\ or Ctrl-D detaches, the run goes on)",
                 ));
                 self.say(lines);
@@ -103,6 +103,7 @@ impl Session {
             "review" => self.review(&rest).await,
             "lsp" => self.lsp(),
             "approve" => self.approve(&rest).await,
+            "plan" => self.plan_command(&rest).await,
             "sandbox" => {
                 let line = self.link.sandbox_line().await;
                 self.note(&line);

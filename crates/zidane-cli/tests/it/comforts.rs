@@ -81,3 +81,71 @@ async fn diff_shows_the_sessions_changes_with_the_shells() {
     term.wait_for("no checkpoint 9 (this session has 4)");
     term.quit();
 }
+
+/// The tools a request offered.
+fn tools(body: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The status line's last row.
+fn status(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `--plan` opens the session in plan mode: a write is refused; leaving
+/// plan mode offers the plan, carried out with all tools; Shift-Tab cycles
+/// ask → auto-edit → plan → ask on the status line.
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_mode_in_the_session_and_shift_tab() {
+    let setup = Setup::new().await;
+    let mut term = setup.open(&[KEY], &["--plan"], (120, 40));
+    let screen = term.idle();
+    assert!(status(&screen).contains("⏸ plan mode"), "{screen}");
+    let from = term.written();
+    term.line(r#"call write_file {"path": "planned.txt", "content": "no"}"#);
+    wait_written(&term, from, "plan ready");
+    let screen = term.idle();
+    assert!(screen.contains("not available while planning"), "{screen}");
+    assert!(!setup.work.path().join("planned.txt").exists());
+    assert!(
+        !tools(&setup.last_body()).contains(&"write_file".to_owned()),
+        "read-only tools only"
+    );
+
+    // Leaving plan mode offers the plan.
+    term.send("\x1b[Z");
+    term.wait_for("Carry out the plan now");
+    let from = term.written();
+    term.send("y");
+    wait_written(&term, from, "─ 1 turn");
+    let screen = term.wait_until(|s| status(s).contains("approve ask"), "the status line in ask mode");
+    assert!(screen.contains("Answer: The plan is approved"), "{screen}");
+    assert!(!status(&screen).contains("plan mode"), "{screen}");
+    assert!(
+        tools(&setup.last_body()).contains(&"write_file".to_owned()),
+        "all tools again"
+    );
+
+    // The cycle.
+    for expected in ["approve auto-edit", "⏸ plan mode", "approve ask"] {
+        term.send("\x1b[Z");
+        term.wait_until(|s| status(s).contains(expected), expected);
+    }
+    // `/plan` turns it on again, and off.
+    term.line("/plan");
+    term.wait_until(|s| status(s).contains("⏸ plan mode"), "plan mode by /plan");
+    term.line("/plan");
+    term.wait_until(|s| !status(s).contains("plan mode"), "plan mode left by /plan");
+    term.quit();
+}

@@ -279,7 +279,13 @@ pub(super) fn by_prompt(body: &str) -> String {
         return call_sse(
             &format!("toolu_{}", messages.len()),
             tool,
-            &serde_json::from_str(input).unwrap(),
+            // The input, and nothing after it (a note the program adds to
+            // the prompt, in plan mode).
+            &serde_json::Deserializer::from_str(input)
+                .into_iter::<Value>()
+                .next()
+                .unwrap()
+                .unwrap(),
             50,
         );
     }
