@@ -63,6 +63,8 @@ impl Session {
         match key.code {
             KeyCode::Char('c') if ctrl => self.ctrl_c(),
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            KeyCode::Char('g') if ctrl => self.outside = Some(super::outside::Outside::Editor),
+            KeyCode::Char('z') if ctrl => self.outside = Some(super::outside::Outside::Suspend),
             // Ctrl-\ (the terminal sends 0x1c, read as Ctrl-4 by some).
             KeyCode::Char('\\' | '4') if ctrl => {
                 if self.link.remote().is_some() {

@@ -17,6 +17,7 @@ mod loops;
 mod markdown;
 mod modes;
 mod ops;
+mod outside;
 mod prompt;
 mod screen;
 mod slash;
@@ -165,6 +166,8 @@ struct Session {
     planned: bool,
     /// The plan offered on leaving plan mode.
     offer_plan: Option<String>,
+    /// The terminal asked for by the editor or the shell.
+    outside: Option<outside::Outside>,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -246,6 +249,7 @@ impl Session {
             loops: Vec::new(),
             planned: false,
             offer_plan: None,
+            outside: None,
         })
     }
 
@@ -277,7 +281,15 @@ impl Session {
                     self.quit = true;
                 },
                 key = keys.next() => match key {
-                    Some(Ok(key)) => self.on_event(key).await,
+                    Some(Ok(key)) => {
+                        self.on_event(key).await;
+                        if let Some(what) = self.outside.take() {
+                            // The editor or the shell reads the keys meanwhile.
+                            drop(keys);
+                            self.go_outside(what).await;
+                            keys = EventStream::new();
+                        }
+                    }
                     // The terminal is gone: end as a quit would.
                     Some(Err(_)) | None => self.quit = true,
                 },

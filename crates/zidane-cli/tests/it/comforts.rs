@@ -149,3 +149,32 @@ async fn plan_mode_in_the_session_and_shift_tab() {
     term.wait_until(|s| !status(s).contains("plan mode"), "plan mode left by /plan");
     term.quit();
 }
+
+/// A script made executable.
+fn script(path: &std::path::Path, body: &str) -> String {
+    write(path, body);
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+/// Ctrl-G opens `$EDITOR` with the input; what it saves is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_g_sends_what_the_editor_saved() {
+    let setup = Setup::new().await;
+    let editor = script(
+        &setup.home.path().join("editor.sh"),
+        "#!/bin/sh\nwas=$(cat \"$1\")\nprintf 'written in the editor\\nafter: %s\\n' \"$was\" > \"$1\"\n",
+    );
+    let mut term = setup.open(&[KEY, ("EDITOR", &editor), ("VISUAL", "")], &[], (100, 30));
+    term.send("typed first");
+    term.wait_for("› typed first");
+    term.send("\x07");
+    term.wait_for("Answer: written in the editor");
+    term.idle();
+    let body = setup.last_body();
+    assert!(body.contains("written in the editor\\nafter: typed first"), "{body}");
+    // The input is empty again and the session goes on.
+    term.line("next");
+    term.wait_for("Answer: next");
+    term.quit();
+}
