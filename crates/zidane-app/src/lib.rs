@@ -29,6 +29,7 @@ pub mod diff;
 mod error;
 mod event;
 mod feed;
+pub mod init;
 pub mod instructions;
 mod modes;
 pub mod paths;

@@ -28,6 +28,12 @@ const fn builtin(name: &'static str, about: &'static str, hint: Option<&'static 
 /// Every built-in command, in the order `/help` lists them.
 pub const BUILTINS: &[Builtin] = &[
     builtin("help", "this list", None, false),
+    builtin(
+        "init",
+        "explore the repository (read-only) and write or update AGENTS.md, after showing the change",
+        None,
+        false,
+    ),
     builtin("new", "a new session in this folder (same process)", None, false),
     builtin("resume", "pick a session of this folder to continue", None, false),
     builtin(

@@ -60,13 +60,24 @@ impl Session {
         self.draw_form(&mut area);
         self.draw_ask(&mut area);
         self.draw_picker(&mut area);
-        if self.offer_plan.is_some() {
-            area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
-            area.push(format!(
-                "  {} yes · {} no, keep it in the conversation",
-                p.bold("[y]"),
-                p.bold("[n]")
-            ));
+        match &self.offer {
+            Some(super::Offer::Plan(_)) => {
+                area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
+                area.push(format!(
+                    "  {} yes · {} no, keep it in the conversation",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            Some(super::Offer::Init(path, _)) => {
+                area.push(p.hue(Hue::Yellow, &format!("? Write {} as shown above?", path.display())));
+                area.push(format!(
+                    "  {} yes · {} no, leave it as it is",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            None => {}
         }
         if !self.editor.offered.is_empty() {
             area.push(p.dim(&self.editor.offered.join("  ")));

@@ -50,7 +50,7 @@ impl Session {
             self.draw(Vec::new());
             return;
         }
-        if self.offer_plan.is_some() {
+        if self.offer.is_some() {
             self.offer_key(key);
             self.draw(Vec::new());
             return;

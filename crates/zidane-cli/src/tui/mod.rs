@@ -11,6 +11,7 @@
 mod changes;
 mod draw;
 mod editor;
+mod init;
 mod keys;
 mod link;
 mod loops;
@@ -89,6 +90,14 @@ impl FormState {
     }
 }
 
+/// A yes-or-no offer in the bottom area.
+enum Offer {
+    /// The plan, to carry out.
+    Plan(String),
+    /// `/init`'s file: where, and its new text.
+    Init(std::path::PathBuf, String),
+}
+
 /// A message typed while the model worked, until the model takes it.
 struct Queued {
     id: String,
@@ -164,8 +173,11 @@ struct Session {
     loops: Vec<loops::Looped>,
     /// A planning run ended with a plan not yet carried out.
     planned: bool,
-    /// The plan offered on leaving plan mode.
-    offer_plan: Option<String>,
+    /// What is offered with a yes or no: the plan on leaving plan mode,
+    /// `/init`'s file.
+    offer: Option<Offer>,
+    /// `/init`'s exploring run is going.
+    initing: bool,
     /// The terminal asked for by the editor or the shell.
     outside: Option<outside::Outside>,
 }
@@ -248,7 +260,8 @@ impl Session {
             quit: false,
             loops: Vec::new(),
             planned: false,
-            offer_plan: None,
+            offer: None,
+            initing: false,
             outside: None,
         })
     }

@@ -5,8 +5,8 @@
 use crossterm::event::{KeyCode, KeyEvent};
 use zidane_app::Outcome;
 
-use super::Session;
 use super::screen::Hue;
+use super::{Offer, Session};
 
 impl Session {
     /// Shift-Tab: the next mode.
@@ -51,7 +51,7 @@ impl Session {
         if leaving && std::mem::take(&mut self.planned) {
             let plan = self.link.last_answer().await;
             if !plan.trim().is_empty() {
-                self.offer_plan = Some(plan);
+                self.offer = Some(Offer::Plan(plan));
             }
         }
     }
@@ -60,6 +60,7 @@ impl Session {
     pub(super) fn on_plan_end(&mut self, outcome: &Outcome, commit: &mut Vec<String>) {
         if let Outcome::Ran(out) = outcome
             && self.link.planning()
+            && !self.initing
             && out.completed()
         {
             self.planned = true;
@@ -70,28 +71,33 @@ impl Session {
         }
     }
 
-    /// A key while the plan is offered: `y` carries it out, `n` or Esc
-    /// keeps it in the conversation.
+    /// A key while something is offered: `y` takes it, `n` or Esc does
+    /// not.
     pub(super) fn offer_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
-                let Some(plan) = self.offer_plan.take() else {
-                    return;
-                };
-                if self.run.is_some() {
-                    self.offer_plan = Some(plan);
-                    return;
-                }
-                let line = self.paint.hue(Hue::Cyan, "› carry out the plan");
-                self.draw(vec![String::new(), line]);
-                let link = self.link.clone();
-                self.start_with(async move { link.carry_out(plan).await });
-            }
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => {
-                self.offer_plan = None;
-                self.note("the plan was not carried out; it stays in the conversation");
-            }
-            _ => {}
+        let yes = match key.code {
+            KeyCode::Char('y' | 'Y') | KeyCode::Enter => true,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => false,
+            _ => return,
+        };
+        match self.offer.take() {
+            Some(Offer::Plan(plan)) => self.plan_offer(plan, yes),
+            Some(Offer::Init(path, text)) => self.init_offer(&path, &text, yes),
+            None => {}
         }
+    }
+
+    /// The plan carried out (`yes`), or kept in the conversation.
+    fn plan_offer(&mut self, plan: String, yes: bool) {
+        if !yes {
+            return self.note("the plan was not carried out; it stays in the conversation");
+        }
+        if self.run.is_some() {
+            self.offer = Some(Offer::Plan(plan));
+            return;
+        }
+        let line = self.paint.hue(Hue::Cyan, "› carry out the plan");
+        self.draw(vec![String::new(), line]);
+        let link = self.link.clone();
+        self.start_with(async move { link.carry_out(plan).await });
     }
 }

@@ -124,6 +124,8 @@ impl Session {
         if let Ok(Ok(outcome)) = &result {
             self.on_plan_end(outcome, &mut commit);
         }
+        let initing =
+            std::mem::take(&mut self.initing) && matches!(&result, Ok(Ok(Outcome::Ran(out))) if out.completed());
         match result {
             Err(e) => commit.push(p.hue(Hue::Red, &format!("✗ the run stopped: {e}"))),
             Ok(Err(e)) => commit.push(p.hue(Hue::Red, &format!("✗ {e}"))),
@@ -157,6 +159,9 @@ impl Session {
             Ok(Ok(_)) => {}
         }
         self.draw(commit);
+        if initing {
+            self.on_init_end().await;
+        }
         self.refresh_context().await;
         self.start_later();
         self.draw(Vec::new());

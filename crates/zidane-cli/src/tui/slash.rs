@@ -104,6 +104,7 @@ impl Session {
             "lsp" => self.lsp(),
             "approve" => self.approve(&rest).await,
             "plan" => self.plan_command(&rest).await,
+            "init" => self.init(),
             "sandbox" => {
                 let line = self.link.sandbox_line().await;
                 self.note(&line);

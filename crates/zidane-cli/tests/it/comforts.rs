@@ -178,3 +178,53 @@ async fn ctrl_g_sends_what_the_editor_saved() {
     term.wait_for("Answer: next");
     term.quit();
 }
+
+/// `/init`'s model: a write attempted (refused: the run is read-only), then
+/// the file.
+fn explorer(body: &str) -> String {
+    if !body.contains("<agents_md>") {
+        return super::session::by_prompt(body);
+    }
+    if !body.contains("tool_result") {
+        let input = json!({"path": "sneaky.txt", "content": "no"});
+        return zidane_bench::loopback::call_sse("toolu_init", "write_file", &input, 50);
+    }
+    zidane_bench::loopback::answer_sse(
+        "I looked around.\n<agents_md>\n## Build\n\nRun `cargo test --workspace`.\n</agents_md>",
+        50,
+    )
+}
+
+/// `/init` explores read-only, shows the change to `AGENTS.md`, and writes
+/// it after a yes, keeping the hand-written part.
+#[tokio::test(flavor = "multi_thread")]
+async fn init_writes_agents_md_after_a_yes_keeping_what_a_person_wrote() {
+    let (url, bodies) = super::server_with(None, explorer).await;
+    let setup = Setup::with_url(url).await;
+    let agents = setup.work.path().join("AGENTS.md");
+    write(&agents, "# Notes\n\nDeploy with `make ship`.\n");
+    let mut term = setup.open(&[KEY], &[], (100, 40));
+    term.line("/init");
+    let screen = term.wait_for("Write ");
+    assert!(screen.contains("+Run `cargo test --workspace`."), "{screen}");
+    assert!(screen.contains("AGENTS.md +"), "{screen}");
+    assert!(
+        !setup.work.path().join("sneaky.txt").exists(),
+        "the exploring run is read-only"
+    );
+    assert!(
+        !std::fs::read_to_string(&agents).unwrap().contains("cargo test"),
+        "not before the yes"
+    );
+    let first = bodies.lock().unwrap()[0].clone();
+    assert!(
+        first.contains("Deploy with `make ship`."),
+        "the prompt names the hand-written part"
+    );
+    term.send("y");
+    term.wait_for("wrote ");
+    let text = std::fs::read_to_string(&agents).unwrap();
+    assert!(text.starts_with("# Notes\n\nDeploy with `make ship`.\n"), "{text}");
+    assert!(text.contains("Run `cargo test --workspace`."), "{text}");
+    term.quit();
+}
