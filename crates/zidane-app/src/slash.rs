@@ -34,6 +34,12 @@ pub const BUILTINS: &[Builtin] = &[
         None,
         false,
     ),
+    builtin(
+        "memory",
+        "remember a fact in this project's AGENTS.md or your own (`# FACT` too); alone: where they are",
+        Some("[project|user] FACT"),
+        true,
+    ),
     builtin("new", "a new session in this folder (same process)", None, false),
     builtin("resume", "pick a session of this folder to continue", None, false),
     builtin(

@@ -79,6 +79,7 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
         "skills" => skills(session, arg).await,
         "tasks" => tasks(session, arg).await,
         "diff" => diff(conversation, arg).await,
+        "memory" => memory(conversation, arg),
         _ => return None,
     })
 }
@@ -105,6 +106,30 @@ async fn diff(conversation: &zidane_app::Conversation, arg: &str) -> String {
             )
         }
         Err(e) => e,
+    }
+}
+
+/// `/memory [project|user] FACT` (the project's file when no place is
+/// named).
+fn memory(conversation: &zidane_app::Conversation, arg: &str) -> String {
+    use zidane_app::memory::{self, Scope};
+    let (first, rest) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+    let (scope, fact) = match Scope::from_name(first) {
+        Some(scope) => (scope, rest.trim()),
+        None => (Scope::Project, arg),
+    };
+    if fact.is_empty() {
+        return "usage: /memory [project|user] FACT".to_owned();
+    }
+    let Some(path) = memory::file(&conversation.setup().settings.paths, scope) else {
+        return "No user folder is known (set ZIDANE_HOME or HOME).".to_owned();
+    };
+    match memory::remember(&path, fact) {
+        Ok(()) => format!(
+            "Remembered in {} (the agent reads it from the next start on).",
+            path.display()
+        ),
+        Err(e) => format!("Cannot write {}: {e}", path.display()),
     }
 }
 

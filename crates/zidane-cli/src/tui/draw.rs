@@ -77,6 +77,7 @@ impl Session {
                     p.bold("[n]")
                 ));
             }
+            Some(super::Offer::Memory(fact)) => area.extend(self.memory_offer_lines(fact)),
             None => {}
         }
         if !self.editor.offered.is_empty() {

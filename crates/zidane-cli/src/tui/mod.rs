@@ -16,6 +16,7 @@ mod keys;
 mod link;
 mod loops;
 mod markdown;
+mod memory;
 mod modes;
 mod ops;
 mod outside;
@@ -96,6 +97,8 @@ enum Offer {
     Plan(String),
     /// `/init`'s file: where, and its new text.
     Init(std::path::PathBuf, String),
+    /// A fact to remember, waiting for its place.
+    Memory(String),
 }
 
 /// A message typed while the model worked, until the model takes it.

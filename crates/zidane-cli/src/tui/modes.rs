@@ -74,6 +74,12 @@ impl Session {
     /// A key while something is offered: `y` takes it, `n` or Esc does
     /// not.
     pub(super) fn offer_key(&mut self, key: KeyEvent) {
+        if let Some(Offer::Memory(_)) = &self.offer {
+            if let Some(Offer::Memory(fact)) = self.offer.take() {
+                self.memory_key(fact, key);
+            }
+            return;
+        }
         let yes = match key.code {
             KeyCode::Char('y' | 'Y') | KeyCode::Enter => true,
             KeyCode::Char('n' | 'N') | KeyCode::Esc => false,
@@ -82,7 +88,7 @@ impl Session {
         match self.offer.take() {
             Some(Offer::Plan(plan)) => self.plan_offer(plan, yes),
             Some(Offer::Init(path, text)) => self.init_offer(&path, &text, yes),
-            None => {}
+            Some(Offer::Memory(_)) | None => {}
         }
     }
 

@@ -20,6 +20,10 @@ impl Session {
             self.follow_up(rest.trim().to_owned());
             return;
         }
+        if let Some(fact) = zidane_app::memory::shortcut(trimmed) {
+            self.offer_memory(fact);
+            return;
+        }
         if trimmed.starts_with('/') && !trimmed.starts_with("//") {
             self.command(trimmed.to_owned()).await;
             return;

@@ -105,6 +105,7 @@ impl Session {
             "approve" => self.approve(&rest).await,
             "plan" => self.plan_command(&rest).await,
             "init" => self.init(),
+            "memory" => self.memory_command(&rest),
             "sandbox" => {
                 let line = self.link.sandbox_line().await;
                 self.note(&line);

@@ -228,3 +228,35 @@ async fn init_writes_agents_md_after_a_yes_keeping_what_a_person_wrote() {
     assert!(text.contains("Run `cargo test --workspace`."), "{text}");
     term.quit();
 }
+
+/// `# FACT` asks where and appends it to the chosen file; `/memory user
+/// FACT` goes to the person's own; the next start reads both.
+#[tokio::test(flavor = "multi_thread")]
+async fn memory_appends_to_the_chosen_file() {
+    let setup = Setup::new().await;
+    let mut term = setup.open(&[KEY], &[], (120, 30));
+    term.line("# always use pnpm");
+    term.wait_for("Remember \"always use pnpm\" where?");
+    term.send("p");
+    term.wait_for("remembered in");
+    let project = std::fs::read_to_string(setup.work.path().join("AGENTS.md")).unwrap();
+    assert_eq!(project, "## Remembered\n\n- always use pnpm\n");
+    term.line("/memory user tabs, not spaces");
+    term.wait_until(|s| s.matches("remembered in").count() == 2, "the second fact");
+    let own = std::fs::read_to_string(setup.home.path().join("AGENTS.md")).unwrap();
+    assert_eq!(own, "## Remembered\n\n- tabs, not spaces\n");
+    term.line("/memory");
+    term.wait_for("(1 remembered)");
+    assert!(setup.bodies.lock().unwrap().is_empty(), "nothing reached the model");
+    term.quit();
+    // The next start reads them.
+    let mut term = setup.open(&[KEY], &[], (120, 30));
+    term.line("hello");
+    term.wait_for("Answer: hello");
+    let body = setup.last_body();
+    assert!(
+        body.contains("always use pnpm") && body.contains("tabs, not spaces"),
+        "{body}"
+    );
+    term.quit();
+}
