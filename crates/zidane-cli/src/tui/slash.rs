@@ -78,7 +78,7 @@ impl Session {
                 lines.push(p.dim(
                     "  Enter sends (while the model works: steers it); Shift-Enter, Alt-Enter or Ctrl-J: a new line; \
                      Esc interrupts; Ctrl-R searches the history; Tab completes /commands and @paths; Shift-Tab cycles ask, auto-edit and plan mode; Ctrl-T shows \
-                     thinking; Ctrl-G edits the input in $VISUAL / $EDITOR; Ctrl-D quits (attached: Ctrl-\\ or Ctrl-D detaches, the run goes on)",
+                     thinking; Ctrl-G edits the input in $VISUAL / $EDITOR; Ctrl-Z suspends to the shell (fg returns); Ctrl-D quits (attached: Ctrl-\\ or Ctrl-D detaches, the run goes on)",
                 ));
                 self.say(lines);
             }

@@ -260,3 +260,65 @@ async fn memory_appends_to_the_chosen_file() {
     );
     term.quit();
 }
+
+/// A FIFO at `path`.
+fn fifo(path: &std::path::Path) -> std::path::PathBuf {
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success()
+    );
+    path.to_owned()
+}
+
+/// Ctrl-Z in a shell with job control: the terminal is given back (the
+/// shell says the job stopped) while the run's command goes on; `fg` brings
+/// the session back, redrawn, and the run ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
+    let setup = Setup::new().await;
+    let work = setup.work.path();
+    let started = fifo(&work.join("started.fifo"));
+    let release = fifo(&work.join("release.fifo"));
+    let finished = fifo(&work.join("finished.fifo"));
+    let mut term = super::session::Term::start_program(
+        "bash",
+        setup.home.path(),
+        work,
+        &[KEY, ("PS1", "$ "), ("HISTFILE", "/dev/null")],
+        &["--norc", "--noprofile", "-i"],
+        (100, 30),
+    );
+    term.wait_for("$ ");
+    term.line(&format!("'{}' --base-url {}", env!("CARGO_BIN_EXE_zidane"), setup.url));
+    term.wait_for("› ");
+    let command = format!(
+        "echo started > {} && cat {} && echo finished > {}",
+        started.display(),
+        release.display(),
+        finished.display()
+    );
+    term.line(&format!("call shell {}", json!({ "command": command })));
+    assert_eq!(tokio::fs::read_to_string(&started).await.unwrap().trim(), "started");
+    term.send("\x1a");
+    let screen = term.wait_for("Stopped");
+    // The terminal is the shell's: no status line is left under its prompt.
+    assert!(!status(&screen).contains("approve "), "{screen}");
+    // The command goes on while the program is stopped.
+    tokio::fs::write(&release, "go\n").await.unwrap();
+    assert_eq!(tokio::fs::read_to_string(&finished).await.unwrap().trim(), "finished");
+    term.line("fg");
+    let screen = term.wait_until(
+        |s| s.contains("Tool done") && status(s).contains("approve "),
+        "the session back, redrawn, and the run's end",
+    );
+    assert!(screen.contains("exit code: 0"), "{screen}");
+    term.line("after fg");
+    term.wait_for("Answer: after fg");
+    term.send("\x04");
+    term.wait_for("zidane --resume --session");
+    term.line("exit");
+    term.finish();
+}

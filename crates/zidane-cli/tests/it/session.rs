@@ -34,6 +34,18 @@ pub(super) struct Term {
 
 impl Term {
     pub(super) fn start(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str], size: (u16, u16)) -> Term {
+        Term::start_program(env!("CARGO_BIN_EXE_zidane"), home, work, env, args, size)
+    }
+
+    /// `program` (with `zidane`'s environment) in a pseudo-terminal.
+    pub(super) fn start_program(
+        program: &str,
+        home: &Path,
+        work: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+        size: (u16, u16),
+    ) -> Term {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: size.1,
@@ -42,7 +54,7 @@ impl Term {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_zidane"));
+        let mut cmd = CommandBuilder::new(program);
         for var in [
             "OPENAI_API_KEY",
             "OPENROUTER_API_KEY",
