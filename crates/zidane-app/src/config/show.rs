@@ -69,6 +69,21 @@ pub fn show(settings: &Settings) -> String {
         ("reduce_output", Some(settings.reduce_output.to_string())),
         ("defer_tools_above", Some(settings.defer_tools_above.to_string())),
         ("thinking", Some(settings.thinking.name().to_owned())),
+        (
+            "notifications",
+            Some(quoted(match settings.notifications {
+                crate::Notifications::On => "on",
+                crate::Notifications::Off => "off",
+            })),
+        ),
+        ("theme", Some(quoted(settings.theme.name()))),
+        (
+            "status_line",
+            settings
+                .status_line
+                .as_ref()
+                .map(|s| format!("{{ command = {} }}", quoted(&s.command))),
+        ),
         ("max_tokens", settings.max_tokens.map(|n| n.to_string())),
         ("context_window", settings.context_window.map(|n| n.to_string())),
         ("max_turns", settings.max_turns.map(|n| n.to_string())),

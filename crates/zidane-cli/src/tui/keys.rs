@@ -23,6 +23,8 @@ impl Session {
                 }
                 self.draw(Vec::new());
             }
+            Event::FocusGained => self.focused = true,
+            Event::FocusLost => self.focused = false,
             Event::Resize(cols, rows) => {
                 self.screen.resize(cols, rows);
                 self.md.set_width(usize::from(self.screen.cols));

@@ -18,6 +18,7 @@ mod loops;
 mod markdown;
 mod memory;
 mod modes;
+mod notify;
 mod ops;
 mod outside;
 mod prompt;
@@ -183,6 +184,10 @@ struct Session {
     initing: bool,
     /// The terminal asked for by the editor or the shell.
     outside: Option<outside::Outside>,
+    /// Whether the terminal has the focus (as it last reported).
+    focused: bool,
+    /// Whether to notify while it does not.
+    notifications: bool,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -228,6 +233,9 @@ pub(crate) async fn attach(
 impl Session {
     fn new(setup: Option<Arc<Setup>>, link: Link, events: Events, history: History) -> Result<Session, Failure> {
         let paint = Paint::from_env();
+        let notifications = setup
+            .as_ref()
+            .is_none_or(|s| s.settings.notifications == zidane_app::Notifications::On);
         let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
         let cols = usize::from(screen.cols);
         Ok(Session {
@@ -266,6 +274,8 @@ impl Session {
             offer: None,
             initing: false,
             outside: None,
+            focused: true,
+            notifications,
         })
     }
 

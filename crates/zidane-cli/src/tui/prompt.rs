@@ -163,6 +163,9 @@ impl Session {
             Ok(Ok(_)) => {}
         }
         self.draw(commit);
+        if self.asks.is_empty() {
+            self.notify("idle_prompt", "zidane: the turn ended; your move");
+        }
         if initing {
             self.on_init_end().await;
         }

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::{QueueableCommand, terminal};
 use unicode_width::UnicodeWidthChar;
@@ -196,6 +196,8 @@ impl Screen {
         };
         let mut out = std::io::stdout();
         out.queue(EnableBracketedPaste)?;
+        // Focus reports (mode 1004): notifications only while elsewhere.
+        out.queue(EnableFocusChange)?;
         out.queue(PushKeyboardEnhancementFlags(
             KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES,
         ))?;
@@ -255,6 +257,12 @@ impl Screen {
         self.out.flush()
     }
 
+    /// Writes `bytes` as they are (a notification's escape sequence).
+    pub(crate) fn raw(&mut self, bytes: &str) {
+        let _ = self.out.write_all(bytes.as_bytes());
+        let _ = self.out.flush();
+    }
+
     /// Clears the area and gives the terminal back as it was.
     pub(crate) fn leave(&mut self) {
         if !self.active {
@@ -269,6 +277,7 @@ impl Screen {
         let _ = self.out.write_all(buf.as_bytes());
         let _ = self.out.queue(PopKeyboardEnhancementFlags);
         let _ = self.out.queue(DisableBracketedPaste);
+        let _ = self.out.queue(DisableFocusChange);
         let _ = self.out.flush();
         let _ = terminal::disable_raw_mode();
     }
@@ -282,7 +291,7 @@ fn restore_on_panic() {
         std::panic::set_hook(Box::new(move |info| {
             let _ = terminal::disable_raw_mode();
             let mut out = std::io::stdout();
-            let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\r\n");
+            let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[?1004l\r\n");
             let _ = out.flush();
             previous(info);
         }));

@@ -322,3 +322,49 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
     term.line("exit");
     term.finish();
 }
+
+/// Focus reporting is asked for; a turn that ends while the terminal
+/// reported focus-out notifies (OSC 9 on WezTerm) and tells the
+/// `Notification` hook; focused, or with `notifications = "off"`, nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notification_when_focus_is_elsewhere_and_none_when_focused() {
+    let setup = Setup::new().await;
+    let heard = fifo(&setup.work.path().join("heard.fifo"));
+    write(
+        &setup.home.path().join("config.toml"),
+        &format!("[[hooks.Notification]]\ncommand = \"cat > {}\"\n", heard.display()),
+    );
+    let mut term = setup.open(&[KEY, ("TERM_PROGRAM", "WezTerm")], &[], (100, 30));
+    assert!(term.written_since(0).contains("\x1b[?1004h"), "focus reports asked for");
+    term.send("\x1b[O");
+    let from = term.written();
+    term.line("while away");
+    wait_written(&term, from, "\x1b]9;zidane: the turn ended");
+    let told = tokio::fs::read_to_string(&heard).await.unwrap();
+    assert!(told.contains("\"notification_type\":\"idle_prompt\""), "{told}");
+    term.send("\x1b[I");
+    let from = term.written();
+    term.line("while here");
+    wait_written(&term, from, "─ 1 turn");
+    term.idle();
+    assert!(
+        !term.written_since(from).contains("\x1b]9;"),
+        "no notification while focused"
+    );
+    term.quit();
+
+    let setup = Setup::new().await;
+    write(&setup.home.path().join("config.toml"), "notifications = \"off\"\n");
+    let mut term = setup.open(&[KEY, ("TERM_PROGRAM", "WezTerm")], &[], (100, 30));
+    term.send("\x1b[O");
+    let from = term.written();
+    term.line("while away");
+    wait_written(&term, from, "─ 1 turn");
+    term.idle();
+    let raw = term.written_since(from);
+    assert!(
+        !raw.contains("\x1b]9;") && !raw.contains('\x07'),
+        "notifications are off"
+    );
+    term.quit();
+}
