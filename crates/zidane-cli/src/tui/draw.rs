@@ -108,6 +108,9 @@ impl Session {
         area.extend(rows.into_iter().skip(skip).take(10));
         let cursor_row = before + cursor.0 - skip;
         area.push(p.dim(&self.status()));
+        if let Some(line) = self.status_command.as_ref().and_then(|c| c.shown.as_ref()) {
+            area.push(line.clone());
+        }
         let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
     }
 

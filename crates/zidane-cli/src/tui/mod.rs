@@ -24,6 +24,7 @@ mod outside;
 mod prompt;
 mod screen;
 mod slash;
+mod status_command;
 mod update;
 mod view;
 
@@ -188,6 +189,10 @@ struct Session {
     focused: bool,
     /// Whether to notify while it does not.
     notifications: bool,
+    /// `status_line = { command }`.
+    status_command: Option<status_command::StatusCommand>,
+    /// When the session opened.
+    opened: Instant,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -276,6 +281,8 @@ impl Session {
             outside: None,
             focused: true,
             notifications,
+            status_command: None,
+            opened: Instant::now(),
         })
     }
 
@@ -301,8 +308,18 @@ impl Session {
         // SIGTERM and SIGHUP end the session as a quit does (the run
         // suspended, the terminal given back).
         let mut signals = crate::signals::StopSignals::listen();
+        let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
+        if let Some(config) = self.setup.as_ref().and_then(|s| s.settings.status_line.clone()) {
+            self.status_command = Some(status_command::StatusCommand::new(config, status_tx));
+        }
         while !self.quit {
             tokio::select! {
+                Some(line) = status_rx.recv() => {
+                    if let Some(cmd) = &mut self.status_command {
+                        cmd.take(line);
+                    }
+                    self.draw(Vec::new());
+                }
                 stop = signals.next() => if stop {
                     self.quit = true;
                 },
@@ -330,6 +347,7 @@ impl Session {
                 }
                 _ = tick.tick() => {
                     self.fire_loops().await;
+                    self.refresh_status_command();
                     // Once a second, and only when the status line changed
                     // (the cache's countdown, the elapsed time).
                     let status = self.status();

@@ -368,3 +368,43 @@ async fn a_notification_when_focus_is_elsewhere_and_none_when_focused() {
     );
     term.quit();
 }
+
+/// A status-line command reads the session's state as JSON and its first
+/// line is shown; one that hangs is cut off at its timeout and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_line_command_is_shown_and_a_hanging_one_times_out() {
+    let setup = Setup::new().await;
+    let command = script(
+        &setup.home.path().join("status.sh"),
+        "#!/bin/sh\ncat > state.json\necho 'custom status · first line'\necho 'second line'\n",
+    );
+    write(
+        &setup.home.path().join("config.toml"),
+        &format!("status_line = {{ command = \"{command}\" }}\n"),
+    );
+    let term = setup.open(&[KEY], &[], (100, 30));
+    let screen = term.wait_for("custom status · first line");
+    assert!(!screen.contains("second line"), "{screen}");
+    assert_eq!(status(&screen), "custom status · first line");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(setup.work.path().join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["model"]["id"], "claude-sonnet-4-5");
+    assert!(state["session_id"].as_str().unwrap().starts_with("s-"), "{state}");
+    assert_eq!(
+        state["workspace"]["current_dir"].as_str().unwrap(),
+        setup.work.path().canonicalize().unwrap().display().to_string()
+    );
+    for key in ["cost", "context_window", "cache", "version"] {
+        assert!(state.get(key).is_some(), "{key} in {state}");
+    }
+    term.quit();
+
+    let setup = Setup::new().await;
+    write(
+        &setup.home.path().join("config.toml"),
+        "status_line = { command = \"exec sleep 30\", timeout_ms = 300 }\n",
+    );
+    let term = setup.open(&[KEY], &[], (100, 30));
+    term.wait_for("status line command timed out after 300 ms");
+    term.quit();
+}
