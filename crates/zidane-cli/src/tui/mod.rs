@@ -25,6 +25,7 @@ mod prompt;
 mod screen;
 mod slash;
 mod status_command;
+mod theme;
 mod update;
 mod view;
 
@@ -237,11 +238,16 @@ pub(crate) async fn attach(
 
 impl Session {
     fn new(setup: Option<Arc<Setup>>, link: Link, events: Events, history: History) -> Result<Session, Failure> {
-        let paint = Paint::from_env();
         let notifications = setup
             .as_ref()
             .is_none_or(|s| s.settings.notifications == zidane_app::Notifications::On);
         let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
+        let mut paint = Paint::from_env();
+        if paint.color {
+            // In raw mode, before the keys are read: the terminal's answer
+            // is read here.
+            paint.light = theme::light(setup.as_ref().map_or(zidane_app::Theme::Auto, |s| s.settings.theme));
+        }
         let cols = usize::from(screen.cols);
         Ok(Session {
             setup,

@@ -12,11 +12,16 @@ use crossterm::{QueueableCommand, terminal};
 use unicode_width::UnicodeWidthChar;
 
 /// How text is coloured: not at all under `NO_COLOR`, with 256 colours
-/// unless the terminal says it has true colour.
+/// unless the terminal says it has true colour (or only sixteen), for a
+/// dark or a light background.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Paint {
     pub(crate) color: bool,
     pub(crate) truecolor: bool,
+    /// Only the sixteen colours (`TERM=xterm`, `linux`, …).
+    pub(crate) basic: bool,
+    /// A light background: code is highlighted for it.
+    pub(crate) light: bool,
 }
 
 /// The sixteen colours the interface uses for its own marks.
@@ -33,7 +38,14 @@ impl Paint {
     pub(crate) fn from_env() -> Paint {
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         let truecolor = std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit");
-        Paint { color, truecolor }
+        let term = std::env::var("TERM").unwrap_or_default();
+        let basic = !truecolor && sixteen_colours(&term);
+        Paint {
+            color: color && term != "dumb",
+            truecolor,
+            basic,
+            light: false,
+        }
     }
 
     fn wrap(&self, on: &str, off: &str, text: &str) -> String {
@@ -69,12 +81,39 @@ impl Paint {
         if !self.color {
             return text.to_owned();
         }
-        if self.truecolor {
+        if self.basic {
+            format!("\x1b[{}m{text}\x1b[39m", ansi16(r, g, b))
+        } else if self.truecolor {
             format!("\x1b[38;2;{r};{g};{b}m{text}\x1b[39m")
         } else {
             format!("\x1b[38;5;{}m{text}\x1b[39m", ansi256(r, g, b))
         }
     }
+}
+
+/// Whether `$TERM` names a terminal of sixteen colours.
+fn sixteen_colours(term: &str) -> bool {
+    let rich = [
+        "256",
+        "direct",
+        "kitty",
+        "ghostty",
+        "alacritty",
+        "foot",
+        "wezterm",
+        "iterm",
+        "truecolor",
+    ];
+    !term.is_empty() && !rich.iter().any(|r| term.contains(r))
+}
+
+/// The nearest of the sixteen colours, as its SGR code.
+fn ansi16(r: u8, g: u8, b: u8) -> u8 {
+    let max = r.max(g).max(b);
+    let bright = max > 170;
+    let on = |c: u8| u8::from(u16::from(c) * 2 > u16::from(max) && c > 60);
+    let index = on(r) | (on(g) << 1) | (on(b) << 2);
+    if bright { 90 + index } else { 30 + index }
 }
 
 /// The nearest colour of the 6×6×6 cube (or the grey ramp).

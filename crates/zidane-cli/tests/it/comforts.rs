@@ -408,3 +408,55 @@ async fn a_status_line_command_is_shown_and_a_hanging_one_times_out() {
     term.wait_for("status line command timed out after 300 ms");
     term.quit();
 }
+
+/// The highlighted line of `fn main() {}` in an answer, as written.
+fn highlighted(raw: &str) -> String {
+    raw.split("\r\n")
+        .filter(|l| l.contains("main") && l.contains("\x1b["))
+        .last()
+        .unwrap_or_else(|| panic!("no highlighted line in {raw:?}"))
+        .to_owned()
+}
+
+/// A session with `env` and the home's `config`, asked for an answer with
+/// a Rust code block: the code's line as highlighted. `background`: the
+/// terminal's answer to the background query.
+async fn code_line(env: &[(&str, &str)], config: &str, background: Option<&str>) -> String {
+    let setup = Setup::new().await;
+    write(&setup.home.path().join("config.toml"), config);
+    let mut env = env.to_vec();
+    env.push(KEY);
+    let args = ["--base-url", setup.url.as_str()];
+    let mut term = Term::start(setup.home.path(), setup.work.path(), &env, &args, (100, 30));
+    if let Some(answer) = background {
+        wait_written(&term, 0, "\x1b]11;?");
+        term.send(&format!("\x1b]11;{answer}\x1b\\\x1b[?62;22c"));
+    }
+    term.wait_for("› ");
+    let from = term.written();
+    // Ctrl-J: a new line in the input.
+    term.send("code:\n```rust\nfn main() {}\n```\r");
+    wait_written(&term, from, "─ 1 turn");
+    let line = highlighted(&term.written_since(from));
+    term.quit();
+    line
+}
+
+/// The background asked with OSC 11: a light answer highlights code as
+/// `theme = "light"` does, a dark one as `theme = "dark"`; sixteen-colour
+/// terminals get only the sixteen colours.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_light_theme_chosen_from_the_terminals_answer() {
+    let auto = [("COLORFGBG", "")];
+    let light_answer = code_line(&auto, "", Some("rgb:ffff/ffff/fafa")).await;
+    let dark_answer = code_line(&auto, "", Some("rgb:1e1e/1e1e/2e2e")).await;
+    let light = code_line(&[], "theme = \"light\"\n", None).await;
+    let dark = code_line(&[], "theme = \"dark\"\n", None).await;
+    assert_eq!(light_answer, light);
+    assert_eq!(dark_answer, dark);
+    assert_ne!(light, dark);
+    assert!(light.contains("\x1b[38;5;"), "{light:?}");
+    let sixteen = code_line(&[("TERM", "xterm")], "", None).await;
+    assert!(!sixteen.contains("38;5;") && !sixteen.contains("38;2;"), "{sixteen:?}");
+    assert!(sixteen.contains("\x1b[3") || sixteen.contains("\x1b[9"), "{sixteen:?}");
+}

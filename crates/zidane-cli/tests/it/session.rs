@@ -69,6 +69,9 @@ impl Term {
         cmd.env("ZIDANE_HOME", home);
         cmd.env("ZIDANE_APPROVE", "yolo");
         cmd.env("TERM", "xterm-256color");
+        // A dark background, said up front: no terminal here answers the
+        // background query (the theme test answers it itself).
+        cmd.env("COLORFGBG", "15;0");
         cmd.cwd(work);
         for (k, v) in env {
             cmd.env(k, v);

@@ -5,6 +5,8 @@ fn widths_leave_escapes_out() {
     let p = Paint {
         color: true,
         truecolor: false,
+        basic: false,
+        light: false,
     };
     assert_eq!(width(&p.bold("abc")), 3);
     assert_eq!(width("日本"), 4);
@@ -18,6 +20,8 @@ fn without_colour_nothing_is_escaped() {
     let p = Paint {
         color: false,
         truecolor: false,
+        basic: false,
+        light: false,
     };
     assert_eq!(p.rgb((1, 2, 3), &p.dim("x")), "x");
 }
