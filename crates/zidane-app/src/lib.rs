@@ -31,6 +31,7 @@ mod event;
 mod feed;
 pub mod init;
 pub mod instructions;
+pub mod local_model;
 pub mod memory;
 mod modes;
 pub mod paths;

@@ -72,6 +72,7 @@ pub(crate) async fn start(
     tree: Option<crate::worktree::Worktree>,
 ) -> Result<(), Failure> {
     let answers = interactive || crate::print::ask::terminal();
+    let settings = super::local_model::offer(settings, answers).await?;
     let mut setup = Setup::new(settings, runtime, answers).await?;
     setup.interactive = interactive;
     // The session keeps its worktree: `zidane sessions` shows it and a

@@ -460,3 +460,93 @@ async fn a_light_theme_chosen_from_the_terminals_answer() {
     assert!(!sixteen.contains("38;5;") && !sixteen.contains("38;2;"), "{sixteen:?}");
     assert!(sixteen.contains("\x1b[3") || sixteen.contains("\x1b[9"), "{sixteen:?}");
 }
+
+/// A loopback server that answers like Ollama: its model list, and chat
+/// completions; its port.
+async fn ollama_like() -> u16 {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                while let Some((head_end, len)) = zidane_bench::loopback::read_request(&mut stream, &mut buf).await {
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    buf.drain(..head_end + len);
+                    let path = head.split_whitespace().nth(1).unwrap_or_default().to_owned();
+                    let (status, kind, body) = match path.as_str() {
+                        "/api/tags" => (
+                            200,
+                            "application/json",
+                            json!({"models": [{"name": "qwen2.5-coder:1.5b", "model": "qwen2.5-coder:1.5b"}]}).to_string(),
+                        ),
+                        "/v1/chat/completions" => (
+                            200,
+                            "text/event-stream",
+                            [
+                                json!({"id": "c1", "model": "qwen2.5-coder:1.5b", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello from the local model."}}]}),
+                                json!({"id": "c1", "model": "qwen2.5-coder:1.5b", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+                            ]
+                            .iter()
+                            .map(|c| format!("data: {c}\n\n"))
+                            .chain(std::iter::once("data: [DONE]\n\n".to_owned()))
+                            .collect(),
+                        ),
+                        _ => (404, "application/json", "{}".to_owned()),
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if stream.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Without a key: the error names the loopback server found and its flags;
+/// on a terminal it is offered, saved, and used.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_run_without_a_key_finds_a_local_model() {
+    let port = ollama_like().await.to_string();
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let ports = ("ZIDANE_LOCAL_MODEL_PORTS", port.as_str());
+    let out = super::zidane(home.path(), work.path(), &[ports], &["-p", "hello"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let base = format!("http://127.0.0.1:{port}/v1");
+    assert!(
+        stderr.contains(&format!("Ollama at {base} (qwen2.5-coder:1.5b)")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "--provider openai-compatible --base-url {base} --model qwen2.5-coder:1.5b"
+        )),
+        "{stderr}"
+    );
+
+    let mut term = Term::start(
+        home.path(),
+        work.path(),
+        &[ports, ("ANTHROPIC_API_KEY", "")],
+        &[],
+        (100, 30),
+    );
+    term.wait_for("[1] qwen2.5-coder:1.5b (Ollama at");
+    term.line("s");
+    term.wait_for("› ");
+    let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert!(config.contains("provider = \"openai-compatible\""), "{config}");
+    assert!(config.contains(&format!("base_url = \"{base}\"")), "{config}");
+    assert!(config.contains("model = \"qwen2.5-coder:1.5b\""), "{config}");
+    term.line("hello");
+    term.wait_for("Hello from the local model.");
+    term.quit();
+}

@@ -68,6 +68,7 @@ impl Term {
         cmd.env("ANTHROPIC_API_KEY", "sk-test");
         cmd.env("ZIDANE_HOME", home);
         cmd.env("ZIDANE_APPROVE", "yolo");
+        cmd.env("ZIDANE_LOCAL_MODEL_PORTS", "off");
         cmd.env("TERM", "xterm-256color");
         // A dark background, said up front: no terminal here answers the
         // background query (the theme test answers it itself).
