@@ -219,6 +219,12 @@ pub(crate) struct Screen {
     pub(crate) rows: u16,
     /// The cursor's row within the area drawn.
     cursor_row: u16,
+    /// The cursor's column.
+    cursor_col: u16,
+    /// The columns each row of the area took when drawn: a terminal that
+    /// reflows on resize (VTE, kitty, tmux) wraps a row wider than its new
+    /// width onto several, and the next frame must climb over all of them.
+    drawn: Vec<usize>,
     active: bool,
 }
 
@@ -246,6 +252,8 @@ impl Screen {
             cols,
             rows,
             cursor_row: 0,
+            cursor_col: 0,
+            drawn: Vec::new(),
             active: true,
         })
     }
@@ -260,8 +268,9 @@ impl Screen {
     pub(crate) fn frame(&mut self, commit: &[String], area: &[String], cursor: (u16, u16)) -> std::io::Result<()> {
         let mut buf: Vec<u8> = Vec::with_capacity(1024);
         buf.extend_from_slice(b"\r");
-        if self.cursor_row > 0 {
-            buf.extend_from_slice(format!("\x1b[{}A", self.cursor_row).as_bytes());
+        let up = self.rows_above_cursor();
+        if up > 0 {
+            buf.extend_from_slice(format!("\x1b[{up}A").as_bytes());
         }
         buf.extend_from_slice(b"\x1b[J");
         for line in commit {
@@ -274,8 +283,11 @@ impl Screen {
         let most = usize::from(self.rows.saturating_sub(1)).max(1);
         let skip = area.len().saturating_sub(most);
         let shown = &area[skip..];
+        self.drawn.clear();
         for (i, row) in shown.iter().enumerate() {
-            buf.extend_from_slice(fit(row, cols).as_bytes());
+            let row = fit(row, cols);
+            self.drawn.push(width(&row));
+            buf.extend_from_slice(row.as_bytes());
             buf.extend_from_slice(b"\x1b[0m");
             if i + 1 < shown.len() {
                 buf.extend_from_slice(b"\r\n");
@@ -292,6 +304,7 @@ impl Screen {
             buf.extend_from_slice(format!("\x1b[{col}C").as_bytes());
         }
         self.cursor_row = row;
+        self.cursor_col = col;
         self.out.write_all(&buf)?;
         self.out.flush()
     }
@@ -302,6 +315,14 @@ impl Screen {
         let _ = self.out.flush();
     }
 
+    /// The terminal rows between the area's top and the cursor at the
+    /// current width: each row drawn above the cursor takes as many rows
+    /// as it now wraps onto, and the cursor's own row as many as its
+    /// column does.
+    fn rows_above_cursor(&self) -> usize {
+        rows_above(&self.drawn, self.cursor_row, self.cursor_col, self.cols)
+    }
+
     /// Clears the area and gives the terminal back as it was.
     pub(crate) fn leave(&mut self) {
         if !self.active {
@@ -309,8 +330,9 @@ impl Screen {
         }
         self.active = false;
         let mut buf = String::from("\r");
-        if self.cursor_row > 0 {
-            buf.push_str(&format!("\x1b[{}A", self.cursor_row));
+        let up = self.rows_above_cursor();
+        if up > 0 {
+            buf.push_str(&format!("\x1b[{up}A"));
         }
         buf.push_str("\x1b[J");
         let _ = self.out.write_all(buf.as_bytes());
@@ -320,6 +342,18 @@ impl Screen {
         let _ = self.out.flush();
         let _ = terminal::disable_raw_mode();
     }
+}
+
+/// The rows from the top of rows drawn `drawn` columns wide to the cursor
+/// (on row `row`, column `col`) on a terminal `cols` wide.
+pub(crate) fn rows_above(drawn: &[usize], row: u16, col: u16, cols: u16) -> usize {
+    let cols = usize::from(cols.max(1));
+    let above: usize = drawn
+        .iter()
+        .take(usize::from(row))
+        .map(|w| w.div_ceil(cols).max(1))
+        .sum();
+    above + usize::from(col) / cols
 }
 
 /// A panic gives the terminal back before its message is printed.

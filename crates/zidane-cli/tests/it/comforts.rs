@@ -550,3 +550,79 @@ async fn a_first_run_without_a_key_finds_a_local_model() {
     term.wait_for("Hello from the local model.");
     term.quit();
 }
+
+/// The pane tmux shows, read back with `capture-pane`.
+fn capture(socket: &std::path::Path) -> String {
+    let out = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .args(["capture-pane", "-p"])
+        .output()
+        .expect("tmux (the CI installs it)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Narrowing a tmux window (which reflows what it shows) leaves no piece of
+/// the old input area: one separator, one input, one status line.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resize_in_tmux_leaves_no_fragment() {
+    let setup = Setup::new().await;
+    let socket = setup.home.path().join("tmux.sock");
+    let command = format!("'{}' --base-url {}", env!("CARGO_BIN_EXE_zidane"), setup.url);
+    let socket_arg = socket.display().to_string();
+    let mut term = Term::start_program(
+        "tmux",
+        setup.home.path(),
+        setup.work.path(),
+        &[KEY],
+        &[
+            "-S",
+            &socket_arg,
+            "-f",
+            "/dev/null",
+            "new-session",
+            &command,
+            ";",
+            "set",
+            "status",
+            "off",
+        ],
+        (100, 20),
+    );
+    term.wait_until(|s| status(s).starts_with("claude-sonnet-4-5 · "), "the session in tmux");
+    term.send("hello this is a fairly long line of typed input that goes on");
+    term.wait_for("that goes on");
+    for cols in [40u16, 30] {
+        term.resize(cols, 20);
+        term.wait_until(
+            |s| {
+                s.lines().any(|l| {
+                    l.starts_with("claude-sonnet-4-5")
+                        && l.trim_end().ends_with('…')
+                        && l.chars().count() < usize::from(cols)
+                })
+            },
+            "the status line redrawn at the new width",
+        );
+        let pane = capture(&socket);
+        let count = |f: &dyn Fn(&str) -> bool| pane.lines().filter(|l| f(l)).count();
+        assert_eq!(
+            count(&|l| !l.is_empty() && l.chars().all(|c| c == '─')),
+            1,
+            "{cols} columns:\n{pane}"
+        );
+        assert_eq!(count(&|l| l.starts_with("› ")), 1, "{cols} columns:\n{pane}");
+        assert_eq!(
+            count(&|l| l.starts_with("claude-sonnet-4-5")),
+            1,
+            "{cols} columns:\n{pane}"
+        );
+        assert_eq!(count(&|l| l.contains("approve yolo")), 0, "{cols} columns:\n{pane}");
+    }
+    let _ = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(&socket)
+        .arg("kill-server")
+        .status();
+    term.kill();
+}

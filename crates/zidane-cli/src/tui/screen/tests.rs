@@ -32,3 +32,12 @@ fn near_colours() {
     assert_eq!(ansi256(255, 0, 0), 196);
     assert_eq!(ansi256(128, 128, 128), 244);
 }
+
+#[test]
+fn rows_drawn_wide_count_as_the_rows_they_wrap_onto() {
+    // A separator of 99 columns, the input, the cursor on the input.
+    assert_eq!(rows_above(&[99, 40, 60], 1, 30, 100), 1);
+    assert_eq!(rows_above(&[99, 40, 60], 1, 30, 40), 3);
+    assert_eq!(rows_above(&[99, 40, 60], 2, 45, 40), 5);
+    assert_eq!(rows_above(&[0, 10], 1, 0, 40), 1);
+}
