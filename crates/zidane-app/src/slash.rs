@@ -34,12 +34,6 @@ pub const BUILTINS: &[Builtin] = &[
         None,
         false,
     ),
-    builtin(
-        "memory",
-        "remember a fact in this project's AGENTS.md or your own (`# FACT` too); alone: where they are",
-        Some("[project|user] FACT"),
-        true,
-    ),
     builtin("new", "a new session in this folder (same process)", None, false),
     builtin("resume", "pick a session of this folder to continue", None, false),
     builtin(
@@ -121,6 +115,12 @@ pub const BUILTINS: &[Builtin] = &[
         "diff",
         "what the session changed so far (N: one prompt's changes), per file with +/- counts",
         Some("N"),
+        true,
+    ),
+    builtin(
+        "memory",
+        "remember a fact in this project's AGENTS.md or your own (`# FACT` too); alone: where they are",
+        Some("[project|user] FACT"),
         true,
     ),
     builtin("undo", "take back the files the last prompt changed", None, false),

@@ -2,14 +2,14 @@
 //! which takes `$COLORFGBG` when the terminal sets it and otherwise asks
 //! the terminal for its background (OSC 11, followed by a device-attributes
 //! query every terminal answers, so one that does not know OSC 11 costs no
-//! wait); dark when nothing answers within a short time.
+//! wait); dark when nothing answers within a second.
 
 use std::time::{Duration, Instant};
 
 use zidane_app::Theme;
 
 /// How long the terminal has to answer.
-const PATIENCE: Duration = Duration::from_millis(300);
+const PATIENCE: Duration = Duration::from_millis(1000);
 
 /// Whether the background is light, as configured or found.
 pub(super) fn light(theme: Theme) -> bool {
@@ -72,8 +72,8 @@ fn ask_background() -> Option<(u16, u16, u16)> {
             break;
         }
         let timeout = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: i64::from(left.subsec_nanos()).max(1_000_000),
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
         };
         let fd = stdin.as_fd();
         let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
