@@ -60,26 +60,7 @@ impl Session {
         self.draw_form(&mut area);
         self.draw_ask(&mut area);
         self.draw_picker(&mut area);
-        match &self.offer {
-            Some(super::Offer::Plan(_)) => {
-                area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
-                area.push(format!(
-                    "  {} yes · {} no, keep it in the conversation",
-                    p.bold("[y]"),
-                    p.bold("[n]")
-                ));
-            }
-            Some(super::Offer::Init(path, _)) => {
-                area.push(p.hue(Hue::Yellow, &format!("? Write {} as shown above?", path.display())));
-                area.push(format!(
-                    "  {} yes · {} no, leave it as it is",
-                    p.bold("[y]"),
-                    p.bold("[n]")
-                ));
-            }
-            Some(super::Offer::Memory(fact)) => area.extend(self.memory_offer_lines(fact)),
-            None => {}
-        }
+        self.draw_offer(&mut area);
         if !self.editor.offered.is_empty() {
             area.push(p.dim(&self.editor.offered.join("  ")));
         }
@@ -112,6 +93,31 @@ impl Session {
             area.push(line.clone());
         }
         let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
+    }
+
+    /// What is offered with a yes or no.
+    fn draw_offer(&self, area: &mut Vec<String>) {
+        let p = self.paint;
+        match &self.offer {
+            Some(super::Offer::Plan(_)) => {
+                area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
+                area.push(format!(
+                    "  {} yes · {} no, keep it in the conversation",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            Some(super::Offer::Init(path, _)) => {
+                area.push(p.hue(Hue::Yellow, &format!("? Write {} as shown above?", path.display())));
+                area.push(format!(
+                    "  {} yes · {} no, leave it as it is",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            Some(super::Offer::Memory(fact)) => area.extend(self.memory_offer_lines(fact)),
+            None => {}
+        }
     }
 
     fn draw_form(&self, area: &mut Vec<String>) {
