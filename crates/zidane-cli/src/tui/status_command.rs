@@ -115,19 +115,23 @@ impl Session {
 /// Runs `command` with `state` on its input: its first line, or why there
 /// is none.
 async fn run(command: &str, cwd: &std::path::Path, state: &Value, timeout: Duration) -> String {
-    let child = tokio::process::Command::new("sh")
-        .arg("-c")
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn();
+        .kill_on_drop(true);
+    // A group of its own: a timeout stops what it started too.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let child = cmd.spawn();
     let mut child = match child {
         Ok(child) => child,
         Err(e) => return format!("status line command: {e}"),
     };
+    let group = child.id();
     let input = state.to_string();
     let work = async move {
         if let Some(mut stdin) = child.stdin.take() {
@@ -138,7 +142,15 @@ async fn run(command: &str, cwd: &std::path::Path, state: &Value, timeout: Durat
     match tokio::time::timeout(timeout, work).await {
         Ok(Ok(out)) => first_line(&String::from_utf8_lossy(&out.stdout)),
         Ok(Err(e)) => format!("status line command: {e}"),
-        Err(_) => format!("status line command timed out after {} ms", timeout.as_millis()),
+        Err(_) => {
+            #[cfg(unix)]
+            if let Some(pid) = group.and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            #[cfg(not(unix))]
+            let _ = group;
+            format!("status line command timed out after {} ms", timeout.as_millis())
+        }
     }
 }
 

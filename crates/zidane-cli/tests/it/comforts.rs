@@ -402,7 +402,7 @@ async fn a_status_line_command_is_shown_and_a_hanging_one_times_out() {
     let setup = Setup::new().await;
     write(
         &setup.home.path().join("config.toml"),
-        "status_line = { command = \"exec sleep 30\", timeout_ms = 300 }\n",
+        "status_line = { command = \"sleep 30; echo never\", timeout_ms = 300 }\n",
     );
     let term = setup.open(&[KEY], &[], (100, 30));
     term.wait_for("status line command timed out after 300 ms");
