@@ -353,6 +353,18 @@ async fn a_notification_when_focus_is_elsewhere_and_none_when_focused() {
     );
     term.quit();
 
+    // An approval that waits while the terminal is elsewhere.
+    let setup = Setup::new().await;
+    let env = [KEY, ("TERM_PROGRAM", "WezTerm"), ("ZIDANE_APPROVE", "ask")];
+    let mut term = setup.open(&env, &[], (100, 30));
+    term.send("\x1b[O");
+    let from = term.written();
+    term.line(r#"call shell {"command": "true"}"#);
+    wait_written(&term, from, "\x1b]9;zidane needs your permission to use shell");
+    term.send("y");
+    wait_written(&term, from, "─ 2 turns");
+    term.quit();
+
     let setup = Setup::new().await;
     write(&setup.home.path().join("config.toml"), "notifications = \"off\"\n");
     let mut term = setup.open(&[KEY, ("TERM_PROGRAM", "WezTerm")], &[], (100, 30));
