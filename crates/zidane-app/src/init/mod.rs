@@ -1,7 +1,7 @@
 //! `/init`: the agent explores the repository in a read-only run with a
 //! prompt of its own (build and test commands, layout, conventions found in
 //! existing files) and answers with an `AGENTS.md`; the front end shows the
-//! change and asks before [`write`] puts it in place. What a person wrote
+//! change and asks before [`write()`] puts it in place. What a person wrote
 //! in an existing file is kept: the generated part lives between two marks
 //! and only it is replaced.
 
