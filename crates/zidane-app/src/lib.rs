@@ -25,10 +25,14 @@ pub mod commands;
 pub mod config;
 mod conversation;
 mod deferred;
+pub mod diff;
 mod error;
 mod event;
 mod feed;
+pub mod init;
 pub mod instructions;
+pub mod local_model;
+pub mod memory;
 mod modes;
 pub mod paths;
 mod permissions;
@@ -53,7 +57,7 @@ pub use crate::event::{
     CheckpointNote, ChildRef, Event, Events, McpState, Outcome, Retry, RunEnd, TaskEnd, ToolCallEvent, ToolResultEvent,
     TurnFigures,
 };
-pub use crate::settings::{Approve, Flags, Given, SandboxFlag, Settings, Thinking};
+pub use crate::settings::{Approve, Flags, Given, Notifications, SandboxFlag, Settings, StatusLine, Theme, Thinking};
 pub use crate::setup::{
     ExecutionWrap, Setup, ShellCalls, execution, latest_session, mcp_servers, new_session_id, open_runtime, session_id,
 };

@@ -439,6 +439,64 @@ pub struct Settings {
     pub checkpoints: bool,
     /// Checkpoints kept per session.
     pub max_checkpoints: Option<u32>,
+
+    /// Whether the terminal session notifies.
+    pub notifications: Notifications,
+    /// The terminal session's colours.
+    pub theme: Theme,
+    /// The command that draws the status line.
+    pub status_line: Option<StatusLine>,
+}
+
+/// Whether the terminal session notifies when a turn ends or a question
+/// waits while the terminal is not focused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Notifications {
+    /// It does (OSC 9 / OSC 777 where the terminal shows them, else the
+    /// bell).
+    #[default]
+    On,
+    /// It does not.
+    Off,
+}
+
+/// The terminal session's colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// From the terminal's background (asked with OSC 11; dark when it
+    /// does not answer).
+    #[default]
+    Auto,
+    /// For a dark background.
+    Dark,
+    /// For a light background.
+    Light,
+}
+
+impl Theme {
+    /// Its name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Auto => "auto",
+            Theme::Dark => "dark",
+            Theme::Light => "light",
+        }
+    }
+}
+
+/// `status_line = { command = "…" }`: a command given the session's state
+/// as JSON on standard input (Claude Code's `statusLine` contract), whose
+/// first line of output is shown.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusLine {
+    /// Run with `sh -c`.
+    pub command: String,
+    /// How long it may take, in milliseconds (default 1000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 impl Settings {

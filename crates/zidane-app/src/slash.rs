@@ -28,6 +28,12 @@ const fn builtin(name: &'static str, about: &'static str, hint: Option<&'static 
 /// Every built-in command, in the order `/help` lists them.
 pub const BUILTINS: &[Builtin] = &[
     builtin("help", "this list", None, false),
+    builtin(
+        "init",
+        "explore the repository (read-only) and write or update AGENTS.md, after showing the change",
+        None,
+        false,
+    ),
     builtin("new", "a new session in this folder (same process)", None, false),
     builtin("resume", "pick a session of this folder to continue", None, false),
     builtin(
@@ -97,8 +103,26 @@ pub const BUILTINS: &[Builtin] = &[
         false,
     ),
     builtin("lsp", "language servers and their state", None, false),
+    builtin(
+        "plan",
+        "plan mode on or off (read-only tools, then a plan to carry out); with TEXT: plan it",
+        Some("TEXT"),
+        false,
+    ),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
+    builtin(
+        "diff",
+        "what the session changed so far (N: one prompt's changes), per file with +/- counts",
+        Some("N"),
+        true,
+    ),
+    builtin(
+        "memory",
+        "remember a fact in this project's AGENTS.md or your own (`# FACT` too); alone: where they are",
+        Some("[project|user] FACT"),
+        true,
+    ),
     builtin("undo", "take back the files the last prompt changed", None, false),
     builtin(
         "rewind",

@@ -495,9 +495,9 @@ pub mod checkpoints {
     //! [`CheckpointStore`] contract is implemented by `SqliteStore` (feature
     //! `sqlite`), in the sessions file.
     pub use zidane_agent::checkpoints::{
-        Changes, Checkpoint, CheckpointError, Checkpoints, CheckpointsConfig, Conflict, ForkOutcome, READ_ONLY_TOOLS,
-        RestoreAction, RestoreStep, RewindOptions, RewindOutcome, RewindPlan, RewindReport, diff, fork_session,
-        fork_session_leased, rewind_conversation, rewind_conversation_leased,
+        Changes, Checkpoint, CheckpointError, Checkpoints, CheckpointsConfig, Conflict, FileChange, ForkOutcome,
+        READ_ONLY_TOOLS, RestoreAction, RestoreStep, RewindOptions, RewindOutcome, RewindPlan, RewindReport, diff,
+        fork_session, fork_session_leased, rewind_conversation, rewind_conversation_leased,
     };
     pub use zidane_core::checkpoint::{
         CheckpointStore, CheckpointStoreError, EntryKind, JournaledSnapshot, Manifest, ManifestEntry, NewSnapshot,

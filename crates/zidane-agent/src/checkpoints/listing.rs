@@ -165,3 +165,64 @@ impl Checkpoints {
         .map(|_| report)
     }
 }
+
+/// One path's content before and after a span of checkpoints (`None`:
+/// absent on that side; a link's content is its target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The path, relative to the folder, `/`-separated.
+    pub path: String,
+    /// Its content before.
+    pub before: Option<Vec<u8>>,
+    /// Its content after.
+    pub after: Option<Vec<u8>>,
+}
+
+impl Checkpoints {
+    /// What checkpoints `first` to `last` (from 1, inclusive) changed, file
+    /// by file, with the contents on both sides: whatever changed them (a
+    /// tool, a command, a background task), as the snapshots recorded it.
+    /// Folders are left out (their files are listed).
+    pub async fn contents(&self, session: &str, first: usize, last: usize) -> Result<Vec<FileChange>, CheckpointError> {
+        let snapshots = self.store.snapshots(session).await.map_err(CheckpointError::Store)?;
+        let groups = groups(snapshots);
+        for index in [first, last] {
+            if index == 0 || index > groups.len() {
+                return Err(CheckpointError::NoSuchCheckpoint {
+                    session: session.to_owned(),
+                    index,
+                    count: groups.len(),
+                });
+            }
+        }
+        let (start, _) = self.load_manifest(&groups[first - 1].start.manifest).await?;
+        let end = self.end_of(&groups, last.max(first) - 1, None).await?;
+        let changes = diff(&start, &end);
+        let mut out = Vec::new();
+        for path in changes.created.iter().chain(&changes.modified).chain(&changes.deleted) {
+            if path.ends_with('/') {
+                continue;
+            }
+            let before = self.content(start.entries.get(path)).await?;
+            let after = self.content(end.entries.get(path)).await?;
+            out.push(FileChange {
+                path: path.clone(),
+                before,
+                after,
+            });
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    async fn content(&self, entry: Option<&ManifestEntry>) -> Result<Option<Vec<u8>>, CheckpointError> {
+        let Some(hash) = entry
+            .filter(|e| e.kind != EntryKind::Dir)
+            .and_then(|e| e.hash.as_deref())
+        else {
+            return Ok(None);
+        };
+        let blob = self.store.blob(hash).await.map_err(CheckpointError::Store)?;
+        Ok(Some(blob.unwrap_or_default()))
+    }
+}

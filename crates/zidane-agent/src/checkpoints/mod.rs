@@ -38,6 +38,7 @@ pub use conversation::{
     ForkOutcome, RewindOptions, RewindOutcome, fork_session, fork_session_leased, rewind_conversation,
     rewind_conversation_leased,
 };
+pub use listing::FileChange;
 pub use plan::{Conflict, RestoreAction, RestoreStep, RewindPlan, RewindReport};
 use scan::{Read, WalkLimits};
 

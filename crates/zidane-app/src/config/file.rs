@@ -70,6 +70,15 @@ pub(crate) struct FileSettings {
     pub(crate) trust: Option<bool>,
     /// The profile used when `--profile` is not given.
     pub(crate) profile: Option<String>,
+    /// `off`: the terminal session sends no notification when a turn ends
+    /// or a question waits while the terminal is not focused.
+    pub(crate) notifications: Option<crate::settings::Notifications>,
+    /// The terminal session's colours: `auto` (asked of the terminal),
+    /// `dark` or `light`.
+    pub(crate) theme: Option<crate::settings::Theme>,
+    /// `{ command = "…", timeout_ms = … }`: a command whose first line of
+    /// output is the terminal session's status line.
+    pub(crate) status_line: Option<crate::settings::StatusLine>,
     /// MCP servers by name, in the `mcpServers` JSON shape.
     pub(crate) mcp_servers: Option<toml::Table>,
     /// Language servers by name (`[lsp.NAME]`): a known one changed, or a

@@ -293,6 +293,9 @@ impl Merged {
                 otlp_payloads,
                 checkpoints,
                 max_checkpoints,
+                notifications,
+                theme,
+                status_line,
             ]
         );
         if settings.trust.is_some() && profile.is_none() {
@@ -399,6 +402,9 @@ impl Merged {
         out.images = s.images;
         out.defer_tools_above = s.defer_tools_above.unwrap_or(crate::deferred::DEFAULT_SHARE);
         out.reduce_output = s.reduce_output.unwrap_or(true);
+        out.notifications = s.notifications.unwrap_or_default();
+        out.theme = s.theme.unwrap_or_default();
+        out.status_line = s.status_line.clone();
         out.store = flags.store.clone();
         out.session = flags.session.clone();
         out.resume = flags.resume;

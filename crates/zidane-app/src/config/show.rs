@@ -42,6 +42,25 @@ fn masked(server: &Value) -> Value {
     server
 }
 
+/// The interactive session's keys.
+fn session_rows(settings: &Settings) -> Vec<(&'static str, Option<String>)> {
+    let notifications = match settings.notifications {
+        crate::Notifications::On => "on",
+        crate::Notifications::Off => "off",
+    };
+    vec![
+        ("notifications", Some(quoted(notifications))),
+        ("theme", Some(quoted(settings.theme.name()))),
+        (
+            "status_line",
+            settings
+                .status_line
+                .as_ref()
+                .map(|s| format!("{{ command = {} }}", quoted(&s.command))),
+        ),
+    ]
+}
+
 /// The text `zidane config` prints.
 pub fn show(settings: &Settings) -> String {
     let mut out = String::new();
@@ -57,7 +76,7 @@ pub fn show(settings: &Settings) -> String {
         out.push_str(&format!("# ignored (the folder is not trusted): {}\n", file.display()));
     }
     out.push('\n');
-    let rows: Vec<(&str, Option<String>)> = vec![
+    let mut rows: Vec<(&str, Option<String>)> = vec![
         ("provider", settings.provider.map(|k| k.name().to_owned())),
         ("model", settings.model.as_deref().map(quoted)),
         ("fallback_models", Some(list(&settings.fallback_models))),
@@ -112,6 +131,7 @@ pub fn show(settings: &Settings) -> String {
         ),
         ("trust", Some(settings.trusted.to_string())),
     ];
+    rows.extend(session_rows(settings));
     for (key, value) in rows {
         let source = settings.sources.get(key).cloned().unwrap_or(Source::Default);
         let value = value.unwrap_or_else(|| "(unset)".into());

@@ -200,6 +200,17 @@ impl Conversation {
     }
 }
 
+impl Conversation {
+    /// The `Notification` command hooks, told that `message` waits for the
+    /// person (`kind`: Claude Code's `notification_type`, such as
+    /// `idle_prompt` when a turn ended). A front end calls it when it
+    /// notifies; approvals tell the hooks themselves.
+    pub async fn notification(&self, kind: &str, message: &str) {
+        let fields = serde_json::json!({ "message": message, "notification_type": kind });
+        self.inner.hooks.tell("Notification", kind, fields).await;
+    }
+}
+
 fn queued(id: &str) -> QueuedMessageOptions {
     QueuedMessageOptions {
         id: Some(id.to_owned()),

@@ -306,4 +306,29 @@ impl Conversation {
             .await
             .is_ok_and(|list| list.iter().any(|s| s.id == self.inner.id && s.interrupted))
     }
+
+    /// `/diff`: what the session's prompts changed (`prompt`: only that
+    /// checkpoint's), from the folder's checkpoints; empty when nothing was
+    /// recorded yet.
+    pub async fn changes(&self, prompt: Option<usize>) -> Result<Vec<crate::diff::FileDiff>, String> {
+        let checkpoints = &self.inner.setup.checkpoints;
+        let count = checkpoints
+            .list(&self.inner.id)
+            .await
+            .map_err(|e| format!("cannot read the checkpoints: {e}"))?
+            .len();
+        let (first, last) = match prompt {
+            Some(n) if n == 0 || n > count => {
+                return Err(format!("no checkpoint {n} (this session has {count})"));
+            }
+            Some(n) => (n, n),
+            None if count == 0 => return Ok(Vec::new()),
+            None => (1, count),
+        };
+        let files = checkpoints
+            .contents(&self.inner.id, first, last)
+            .await
+            .map_err(|e| format!("cannot read the checkpoints: {e}"))?;
+        Ok(files.iter().map(crate::diff::file_diff).collect())
+    }
 }

@@ -169,6 +169,21 @@ impl Conversation {
         self.run(options).await
     }
 
+    /// `/init`'s exploring run: read-only tools (as in plan mode) and
+    /// [`crate::init::prompt`]; its answer ([`Self::last_answer`]) holds
+    /// the new `AGENTS.md`.
+    pub async fn explore_for_init(&self) -> Outcome {
+        let existing = std::fs::read_to_string(crate::init::path(self.setup().cwd())).ok();
+        let was = self.planning();
+        self.set_planning(true);
+        let mut options = AgentRunOptions::prompt(crate::init::prompt(existing.as_deref()));
+        options.hooks = crate::plan::hooks();
+        options.thinking = self.inner.state.lock().thinking;
+        let outcome = self.run(options).await;
+        self.set_planning(was);
+        outcome
+    }
+
     /// The text of the model's last answer (a plan, after a planning run).
     pub fn last_answer(&self) -> String {
         self.inner

@@ -78,8 +78,59 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
         }
         "skills" => skills(session, arg).await,
         "tasks" => tasks(session, arg).await,
+        "diff" => diff(conversation, arg).await,
+        "memory" => memory(conversation, arg),
         _ => return None,
     })
+}
+
+async fn diff(conversation: &zidane_app::Conversation, arg: &str) -> String {
+    let prompt = match arg {
+        "" => None,
+        n => match n.parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => return "usage: /diff [N] (N: a prompt's checkpoint number)".to_owned(),
+        },
+    };
+    match conversation.changes(prompt).await {
+        Ok(files) if files.is_empty() => "No changes yet.".to_owned(),
+        Ok(files) => {
+            let counts: Vec<String> = files
+                .iter()
+                .map(|f| format!("- {} (+{} -{})", f.path, f.added, f.removed))
+                .collect();
+            format!(
+                "{}\n\n```diff\n{}```",
+                counts.join("\n"),
+                zidane_app::diff::unified(&files)
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+/// `/memory [project|user] FACT` (the project's file when no place is
+/// named).
+fn memory(conversation: &zidane_app::Conversation, arg: &str) -> String {
+    use zidane_app::memory::{self, Scope};
+    let (first, rest) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
+    let (scope, fact) = match Scope::from_name(first) {
+        Some(scope) => (scope, rest.trim()),
+        None => (Scope::Project, arg),
+    };
+    if fact.is_empty() {
+        return "usage: /memory [project|user] FACT".to_owned();
+    }
+    let Some(path) = memory::file(&conversation.setup().settings.paths, scope) else {
+        return "No user folder is known (set ZIDANE_HOME or HOME).".to_owned();
+    };
+    match memory::remember(&path, fact) {
+        Ok(()) => format!(
+            "Remembered in {} (the agent reads it from the next start on).",
+            path.display()
+        ),
+        Err(e) => format!("Cannot write {}: {e}", path.display()),
+    }
 }
 
 async fn skills(session: &Session, name: &str) -> String {

@@ -18,6 +18,7 @@
 //! | `_zidane/tasks` | `kill`? | `tasks`; with an id: `stopping` |
 //! | `_zidane/approve` | `mode`? | `mode` |
 //! | `_zidane/session` | | `messages`, `lastAsked`, `lastAnswer`, `interrupted`, `commands`, `mcp`, `checkpoints`, `sandboxLine` |
+//! | `_zidane/diff` | `prompt`? (none: the whole session) | `files`: each file's diff |
 //! | `_zidane/rewind` | `index`? (none: undo), `apply` | `plan` text; applied: `report` |
 
 use serde_json::{Value, json};
@@ -62,6 +63,11 @@ impl Connection {
             }
             "_zidane/session" => Ok(about(&session).await),
             "_zidane/rewind" => rewind(&session, params).await,
+            "_zidane/diff" => {
+                let prompt = params["prompt"].as_u64().map(|n| n as usize);
+                let files = conversation.changes(prompt).await.map_err(RpcError::params)?;
+                Ok(json!({ "files": files }))
+            }
             other => Err(RpcError(-32601, format!("no method `{other}`"))),
         }
     }

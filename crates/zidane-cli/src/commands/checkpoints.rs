@@ -353,6 +353,6 @@ pub(crate) async fn fork(
     if prompt.trim().is_empty() {
         return Ok(());
     }
-    let interactive = super::run::interactive(output, &flags);
+    let interactive = super::run::interactive(output);
     super::run::start(settings, runtime, &outcome.session, prompt, output, interactive, None).await
 }

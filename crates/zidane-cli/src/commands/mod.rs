@@ -5,6 +5,7 @@
 pub(crate) mod checkpoints;
 mod config;
 mod listings;
+mod local_model;
 mod mcp;
 pub(crate) mod review;
 pub(crate) mod run;

@@ -1,5 +1,5 @@
-//! `zidane [PROMPT]`: a run. At a terminal (both ends, and neither `-p`,
-//! `--json` nor `--plan`) the interactive session opens; otherwise the
+//! `zidane [PROMPT]`: a run. At a terminal (both ends, and neither `-p` nor
+//! `--json`) the interactive session opens (in plan mode with `--plan`); otherwise the
 //! prompt runs once and prints.
 
 use std::io::{IsTerminal, Read};
@@ -41,7 +41,7 @@ pub(crate) async fn run(
     {
         prompt = goal.condition.clone();
     }
-    let interactive = interactive(output, &flags);
+    let interactive = interactive(output);
     if prompt.trim().is_empty() && !settings.resume && !interactive {
         return Err(Failure::usage(
             "give a prompt, e.g. `zidane \"list the files here\"` (see --help)",
@@ -72,6 +72,7 @@ pub(crate) async fn start(
     tree: Option<crate::worktree::Worktree>,
 ) -> Result<(), Failure> {
     let answers = interactive || crate::print::ask::terminal();
+    let settings = super::local_model::offer(settings, answers).await?;
     let mut setup = Setup::new(settings, runtime, answers).await?;
     setup.interactive = interactive;
     // The session keeps its worktree: `zidane sessions` shows it and a
@@ -104,7 +105,7 @@ async fn remote(words: Vec<String>, output: &Output, flags: &Flags, served: &Ser
             worktree: served.worktree.clone(),
         },
     };
-    if interactive(output, flags) {
+    if interactive(output) {
         return crate::tui::attach(target, opening, prompt).await;
     }
     if prompt.trim().is_empty() {
@@ -114,9 +115,9 @@ async fn remote(words: Vec<String>, output: &Output, flags: &Flags, served: &Ser
 }
 
 /// Whether this run is an interactive session: a terminal on both ends,
-/// and neither `-p`, `--json` nor `--plan`.
-pub(crate) fn interactive(output: &Output, flags: &Flags) -> bool {
-    !output.print && !output.json && !flags.plan && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+/// and neither `-p` nor `--json` (`--plan` opens the session in plan mode).
+pub(crate) fn interactive(output: &Output) -> bool {
+    !output.print && !output.json && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
 /// The prompt: the words given, or standard input for `-` (or when no words

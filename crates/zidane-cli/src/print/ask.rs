@@ -138,11 +138,17 @@ pub(crate) fn plan(plan: &str) -> Option<Verdict> {
 
 /// The plan after `$VISUAL` / `$EDITOR` (else `vi`) had it.
 fn edit(plan: &str) -> std::io::Result<String> {
+    edit_text(plan, "plan")
+}
+
+/// `text` after `$VISUAL` / `$EDITOR` (else `vi`) had it, in a temporary
+/// Markdown file named after `what`.
+pub(crate) fn edit_text(text: &str, what: &str) -> std::io::Result<String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let file = std::env::temp_dir().join(format!("zidane-plan-{}-{stamp:x}.md", std::process::id()));
-    std::fs::write(&file, plan)?;
+    let file = std::env::temp_dir().join(format!("zidane-{what}-{}-{stamp:x}.md", std::process::id()));
+    std::fs::write(&file, text)?;
     let editor = ["VISUAL", "EDITOR"]
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))

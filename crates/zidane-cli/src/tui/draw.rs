@@ -60,6 +60,7 @@ impl Session {
         self.draw_form(&mut area);
         self.draw_ask(&mut area);
         self.draw_picker(&mut area);
+        self.draw_offer(&mut area);
         if !self.editor.offered.is_empty() {
             area.push(p.dim(&self.editor.offered.join("  ")));
         }
@@ -88,7 +89,35 @@ impl Session {
         area.extend(rows.into_iter().skip(skip).take(10));
         let cursor_row = before + cursor.0 - skip;
         area.push(p.dim(&self.status()));
+        if let Some(line) = self.status_command.as_ref().and_then(|c| c.shown.as_ref()) {
+            area.push(line.clone());
+        }
         let _ = self.screen.frame(&commit, &area, (cursor_row as u16, cursor.1 as u16));
+    }
+
+    /// What is offered with a yes or no.
+    fn draw_offer(&self, area: &mut Vec<String>) {
+        let p = self.paint;
+        match &self.offer {
+            Some(super::Offer::Plan(_)) => {
+                area.push(p.hue(Hue::Yellow, "? Carry out the plan now (all tools again)?"));
+                area.push(format!(
+                    "  {} yes · {} no, keep it in the conversation",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            Some(super::Offer::Init(path, _)) => {
+                area.push(p.hue(Hue::Yellow, &format!("? Write {} as shown above?", path.display())));
+                area.push(format!(
+                    "  {} yes · {} no, leave it as it is",
+                    p.bold("[y]"),
+                    p.bold("[n]")
+                ));
+            }
+            Some(super::Offer::Memory(fact)) => area.extend(self.memory_offer_lines(fact)),
+            None => {}
+        }
     }
 
     fn draw_form(&self, area: &mut Vec<String>) {
@@ -287,6 +316,9 @@ impl Session {
         }
         if let Some(loops) = self.loops_status() {
             parts.push(loops);
+        }
+        if self.link.planning() {
+            parts.push("⏸ plan mode".to_owned());
         }
         parts.push(format!("approve {}", self.link.approve()));
         parts.push(format!("sandbox {}", self.link.sandbox()));

@@ -23,6 +23,8 @@ impl Session {
                 }
                 self.draw(Vec::new());
             }
+            Event::FocusGained => self.focused = true,
+            Event::FocusLost => self.focused = false,
             Event::Resize(cols, rows) => {
                 self.screen.resize(cols, rows);
                 self.md.set_width(usize::from(self.screen.cols));
@@ -50,6 +52,11 @@ impl Session {
             self.draw(Vec::new());
             return;
         }
+        if self.offer.is_some() {
+            self.offer_key(key);
+            self.draw(Vec::new());
+            return;
+        }
         if self.picker.is_some() {
             self.picker_key(key).await;
             self.draw(Vec::new());
@@ -58,6 +65,8 @@ impl Session {
         match key.code {
             KeyCode::Char('c') if ctrl => self.ctrl_c(),
             KeyCode::Char('d') if ctrl && self.editor.is_empty() => self.quit = true,
+            KeyCode::Char('g') if ctrl => self.outside = Some(super::outside::Outside::Editor),
+            KeyCode::Char('z') if ctrl => self.outside = Some(super::outside::Outside::Suspend),
             // Ctrl-\ (the terminal sends 0x1c, read as Ctrl-4 by some).
             KeyCode::Char('\\' | '4') if ctrl => {
                 if self.link.remote().is_some() {
@@ -89,6 +98,7 @@ impl Session {
                 }
             }
             KeyCode::Tab => self.complete(),
+            KeyCode::BackTab => self.cycle_mode().await,
             _ => match self.editor.key(&key) {
                 Edit::Submit(text) => {
                     self.quit_armed = None;

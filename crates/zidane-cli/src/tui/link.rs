@@ -426,4 +426,61 @@ impl Link {
             Link::Remote(r) => r.about()["checkpoints"] != false,
         }
     }
+
+    /// `/diff`: the session's changes (or one prompt's), file by file.
+    pub(super) async fn changes(&self, prompt: Option<usize>) -> Result<Vec<zidane_app::diff::FileDiff>, String> {
+        match self {
+            Link::Local(c) => c.changes(prompt).await,
+            Link::Remote(_) => {
+                let answer = self.call("_zidane/diff", json!({ "prompt": prompt })).await?;
+                serde_json::from_value(answer["files"].clone()).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Whether plan mode is on (the next runs use read-only tools).
+    pub(super) fn planning(&self) -> bool {
+        match self {
+            Link::Local(c) => c.planning(),
+            Link::Remote(r) => r.status()["planning"] == true,
+        }
+    }
+
+    /// Sets the mode: `plan`, or an approval mode (which leaves plan mode).
+    pub(super) async fn set_mode(&self, mode: &str) -> Result<(), String> {
+        match self {
+            Link::Local(c) => {
+                if mode == "plan" {
+                    c.set_planning(true);
+                } else {
+                    let approve = zidane_app::Approve::from_name(mode)
+                        .ok_or_else(|| format!("unknown mode `{mode}` (ask, auto-edit, yolo, plan)"))?;
+                    *c.setup().approve.lock() = approve;
+                    c.set_planning(false);
+                }
+                Ok(())
+            }
+            Link::Remote(r) => {
+                self.call("session/set_mode", json!({ "modeId": mode })).await?;
+                r.refresh().await;
+                Ok(())
+            }
+        }
+    }
+
+    /// The model's last answer (the plan, after a planning run).
+    pub(super) async fn last_answer(&self) -> String {
+        match self {
+            Link::Local(c) => c.last_answer(),
+            Link::Remote(_) => self.summary().await.2.unwrap_or_default(),
+        }
+    }
+
+    /// Leaves plan mode and carries out `plan`.
+    pub(super) async fn carry_out(&self, plan: String) -> Result<Outcome, Error> {
+        match self {
+            Link::Local(c) => Ok(c.carry_out(&plan).await),
+            Link::Remote(r) => r.submit(&zidane_app::plan::go_ahead(&plan)).await,
+        }
+    }
 }

@@ -12,16 +12,16 @@ use syntect::parsing::SyntaxSet;
 
 use super::screen::{Hue, Paint, width};
 
-/// Syntax definitions and the theme, loaded on the first code block.
-fn syntaxes() -> &'static (SyntaxSet, Theme) {
-    static LOADED: OnceLock<(SyntaxSet, Theme)> = OnceLock::new();
+/// Syntax definitions and the themes (for a dark background, for a light
+/// one), loaded on the first code block.
+fn syntaxes() -> &'static (SyntaxSet, Theme, Theme) {
+    static LOADED: OnceLock<(SyntaxSet, Theme, Theme)> = OnceLock::new();
     LOADED.get_or_init(|| {
         let set = SyntaxSet::load_defaults_newlines();
-        let theme = ThemeSet::load_defaults()
-            .themes
-            .remove("base16-ocean.dark")
-            .unwrap_or_default();
-        (set, theme)
+        let mut themes = ThemeSet::load_defaults().themes;
+        let dark = themes.remove("base16-ocean.dark").unwrap_or_default();
+        let light = themes.remove("InspiredGitHub").unwrap_or_default();
+        (set, dark, light)
     })
 }
 
@@ -106,7 +106,8 @@ impl Markdown {
             self.flush_table(out);
             let lang = trimmed.trim_start_matches(['`', '~']).trim();
             let highlighter = self.paint.color.then(|| {
-                let (set, theme) = syntaxes();
+                let (set, dark, light) = syntaxes();
+                let theme = if self.paint.light { light } else { dark };
                 let syntax = set
                     .find_syntax_by_token(lang)
                     .unwrap_or_else(|| set.find_syntax_plain_text());
@@ -273,7 +274,7 @@ impl Markdown {
 }
 
 fn highlight(h: &mut HighlightLines<'static>, line: &str, paint: &Paint) -> String {
-    let (set, _) = syntaxes();
+    let (set, _, _) = syntaxes();
     let with_newline = format!("{line}\n");
     match h.highlight_line(&with_newline, set) {
         Ok(ranges) => ranges

@@ -8,16 +8,24 @@
 //! conversation's events and turns keys into submissions; the rest is the
 //! program's core.
 
+mod changes;
 mod draw;
 mod editor;
+mod init;
 mod keys;
 mod link;
 mod loops;
 mod markdown;
+mod memory;
+mod modes;
+mod notify;
 mod ops;
+mod outside;
 mod prompt;
 mod screen;
 mod slash;
+mod status_command;
+mod theme;
 mod update;
 mod view;
 
@@ -84,6 +92,16 @@ impl FormState {
         self.at += 1;
         self.at >= self.fields.len()
     }
+}
+
+/// A yes-or-no offer in the bottom area.
+enum Offer {
+    /// The plan, to carry out.
+    Plan(String),
+    /// `/init`'s file: where, and its new text.
+    Init(std::path::PathBuf, String),
+    /// A fact to remember, waiting for its place.
+    Memory(String),
 }
 
 /// A message typed while the model worked, until the model takes it.
@@ -159,6 +177,23 @@ struct Session {
     quit: bool,
     /// `/loop`: prompts sent again at an interval.
     loops: Vec<loops::Looped>,
+    /// A planning run ended with a plan not yet carried out.
+    planned: bool,
+    /// What is offered with a yes or no: the plan on leaving plan mode,
+    /// `/init`'s file.
+    offer: Option<Offer>,
+    /// `/init`'s exploring run is going.
+    initing: bool,
+    /// The terminal asked for by the editor or the shell.
+    outside: Option<outside::Outside>,
+    /// Whether the terminal has the focus (as it last reported).
+    focused: bool,
+    /// Whether to notify while it does not.
+    notifications: bool,
+    /// `status_line = { command }`.
+    status_command: Option<status_command::StatusCommand>,
+    /// When the session opened.
+    opened: Instant,
 }
 
 /// Runs the interactive session in `setup`'s folder until the person
@@ -203,8 +238,16 @@ pub(crate) async fn attach(
 
 impl Session {
     fn new(setup: Option<Arc<Setup>>, link: Link, events: Events, history: History) -> Result<Session, Failure> {
-        let paint = Paint::from_env();
+        let notifications = setup
+            .as_ref()
+            .is_none_or(|s| s.settings.notifications == zidane_app::Notifications::On);
         let screen = Screen::enter().map_err(|e| Failure::run(format!("cannot take the terminal: {e}")))?;
+        let mut paint = Paint::from_env();
+        if paint.color {
+            // In raw mode, before the keys are read: the terminal's answer
+            // is read here.
+            paint.light = theme::light(setup.as_ref().map_or(zidane_app::Theme::Auto, |s| s.settings.theme));
+        }
         let cols = usize::from(screen.cols);
         Ok(Session {
             setup,
@@ -238,6 +281,14 @@ impl Session {
             interrupting: false,
             quit: false,
             loops: Vec::new(),
+            planned: false,
+            offer: None,
+            initing: false,
+            outside: None,
+            focused: true,
+            notifications,
+            status_command: None,
+            opened: Instant::now(),
         })
     }
 
@@ -263,13 +314,31 @@ impl Session {
         // SIGTERM and SIGHUP end the session as a quit does (the run
         // suspended, the terminal given back).
         let mut signals = crate::signals::StopSignals::listen();
+        let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
+        if let Some(config) = self.setup.as_ref().and_then(|s| s.settings.status_line.clone()) {
+            self.status_command = Some(status_command::StatusCommand::new(config, status_tx));
+        }
         while !self.quit {
             tokio::select! {
+                Some(line) = status_rx.recv() => {
+                    if let Some(cmd) = &mut self.status_command {
+                        cmd.take(line);
+                    }
+                    self.draw(Vec::new());
+                }
                 stop = signals.next() => if stop {
                     self.quit = true;
                 },
                 key = keys.next() => match key {
-                    Some(Ok(key)) => self.on_event(key).await,
+                    Some(Ok(key)) => {
+                        self.on_event(key).await;
+                        if let Some(what) = self.outside.take() {
+                            // The editor or the shell reads the keys meanwhile.
+                            drop(keys);
+                            self.go_outside(what).await;
+                            keys = EventStream::new();
+                        }
+                    }
                     // The terminal is gone: end as a quit would.
                     Some(Err(_)) | None => self.quit = true,
                 },
@@ -284,6 +353,7 @@ impl Session {
                 }
                 _ = tick.tick() => {
                     self.fire_loops().await;
+                    self.refresh_status_command();
                     // Once a second, and only when the status line changed
                     // (the cache's countdown, the elapsed time).
                     let status = self.status();

@@ -20,6 +20,10 @@ impl Session {
             self.follow_up(rest.trim().to_owned());
             return;
         }
+        if let Some(fact) = zidane_app::memory::shortcut(trimmed) {
+            self.offer_memory(fact);
+            return;
+        }
         if trimmed.starts_with('/') && !trimmed.starts_with("//") {
             self.command(trimmed.to_owned()).await;
             return;
@@ -99,11 +103,16 @@ impl Session {
     /// Starts a run of `text` through the pipeline.
     fn start(&mut self, text: String) {
         let link = self.link.clone();
+        self.start_with(async move { link.submit(text).await });
+    }
+
+    /// Starts `run` as the session's run.
+    pub(super) fn start_with(&mut self, run: impl std::future::Future<Output = RunResult> + Send + 'static) {
         self.waiting = true;
         self.live = Live::Working;
         self.interrupting = false;
         self.run_started = Instant::now();
-        self.run = Some(tokio::spawn(async move { link.submit(text).await }));
+        self.run = Some(tokio::spawn(run));
     }
 
     pub(super) async fn on_run_end(&mut self, result: Result<RunResult, tokio::task::JoinError>) {
@@ -116,6 +125,11 @@ impl Session {
         let left: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
         self.later.splice(0..0, left);
         let secs = self.run_started.elapsed().as_secs_f64();
+        if let Ok(Ok(outcome)) = &result {
+            self.on_plan_end(outcome, &mut commit);
+        }
+        let initing =
+            std::mem::take(&mut self.initing) && matches!(&result, Ok(Ok(Outcome::Ran(out))) if out.completed());
         match result {
             Err(e) => commit.push(p.hue(Hue::Red, &format!("✗ the run stopped: {e}"))),
             Ok(Err(e)) => commit.push(p.hue(Hue::Red, &format!("✗ {e}"))),
@@ -149,6 +163,12 @@ impl Session {
             Ok(Ok(_)) => {}
         }
         self.draw(commit);
+        if self.asks.is_empty() {
+            self.notify("idle_prompt", "zidane: the turn ended; your move");
+        }
+        if initing {
+            self.on_init_end().await;
+        }
         self.refresh_context().await;
         self.start_later();
         self.draw(Vec::new());

@@ -5,18 +5,23 @@
 use std::io::Write;
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
-    PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::{QueueableCommand, terminal};
 use unicode_width::UnicodeWidthChar;
 
 /// How text is coloured: not at all under `NO_COLOR`, with 256 colours
-/// unless the terminal says it has true colour.
+/// unless the terminal says it has true colour (or only sixteen), for a
+/// dark or a light background.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Paint {
     pub(crate) color: bool,
     pub(crate) truecolor: bool,
+    /// Only the sixteen colours (`TERM=xterm`, `linux`, …).
+    pub(crate) basic: bool,
+    /// A light background: code is highlighted for it.
+    pub(crate) light: bool,
 }
 
 /// The sixteen colours the interface uses for its own marks.
@@ -33,7 +38,14 @@ impl Paint {
     pub(crate) fn from_env() -> Paint {
         let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         let truecolor = std::env::var("COLORTERM").is_ok_and(|v| v == "truecolor" || v == "24bit");
-        Paint { color, truecolor }
+        let term = std::env::var("TERM").unwrap_or_default();
+        let basic = !truecolor && sixteen_colours(&term);
+        Paint {
+            color: color && term != "dumb",
+            truecolor,
+            basic,
+            light: false,
+        }
     }
 
     fn wrap(&self, on: &str, off: &str, text: &str) -> String {
@@ -69,12 +81,39 @@ impl Paint {
         if !self.color {
             return text.to_owned();
         }
-        if self.truecolor {
+        if self.basic {
+            format!("\x1b[{}m{text}\x1b[39m", ansi16(r, g, b))
+        } else if self.truecolor {
             format!("\x1b[38;2;{r};{g};{b}m{text}\x1b[39m")
         } else {
             format!("\x1b[38;5;{}m{text}\x1b[39m", ansi256(r, g, b))
         }
     }
+}
+
+/// Whether `$TERM` names a terminal of sixteen colours.
+fn sixteen_colours(term: &str) -> bool {
+    let rich = [
+        "256",
+        "direct",
+        "kitty",
+        "ghostty",
+        "alacritty",
+        "foot",
+        "wezterm",
+        "iterm",
+        "truecolor",
+    ];
+    !term.is_empty() && !rich.iter().any(|r| term.contains(r))
+}
+
+/// The nearest of the sixteen colours, as its SGR code.
+fn ansi16(r: u8, g: u8, b: u8) -> u8 {
+    let max = r.max(g).max(b);
+    let bright = max > 170;
+    let on = |c: u8| u8::from(u16::from(c) * 2 > u16::from(max) && c > 60);
+    let index = on(r) | (on(g) << 1) | (on(b) << 2);
+    if bright { 90 + index } else { 30 + index }
 }
 
 /// The nearest colour of the 6×6×6 cube (or the grey ramp).
@@ -180,6 +219,12 @@ pub(crate) struct Screen {
     pub(crate) rows: u16,
     /// The cursor's row within the area drawn.
     cursor_row: u16,
+    /// The cursor's column.
+    cursor_col: u16,
+    /// The columns each row of the area took when drawn: a terminal that
+    /// reflows on resize (VTE, kitty, tmux) wraps a row wider than its new
+    /// width onto several, and the next frame must climb over all of them.
+    drawn: Vec<usize>,
     active: bool,
 }
 
@@ -196,6 +241,8 @@ impl Screen {
         };
         let mut out = std::io::stdout();
         out.queue(EnableBracketedPaste)?;
+        // Focus reports (mode 1004): notifications only while elsewhere.
+        out.queue(EnableFocusChange)?;
         out.queue(PushKeyboardEnhancementFlags(
             KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES,
         ))?;
@@ -205,6 +252,8 @@ impl Screen {
             cols,
             rows,
             cursor_row: 0,
+            cursor_col: 0,
+            drawn: Vec::new(),
             active: true,
         })
     }
@@ -219,8 +268,9 @@ impl Screen {
     pub(crate) fn frame(&mut self, commit: &[String], area: &[String], cursor: (u16, u16)) -> std::io::Result<()> {
         let mut buf: Vec<u8> = Vec::with_capacity(1024);
         buf.extend_from_slice(b"\r");
-        if self.cursor_row > 0 {
-            buf.extend_from_slice(format!("\x1b[{}A", self.cursor_row).as_bytes());
+        let up = self.rows_above_cursor();
+        if up > 0 {
+            buf.extend_from_slice(format!("\x1b[{up}A").as_bytes());
         }
         buf.extend_from_slice(b"\x1b[J");
         for line in commit {
@@ -233,8 +283,11 @@ impl Screen {
         let most = usize::from(self.rows.saturating_sub(1)).max(1);
         let skip = area.len().saturating_sub(most);
         let shown = &area[skip..];
+        self.drawn.clear();
         for (i, row) in shown.iter().enumerate() {
-            buf.extend_from_slice(fit(row, cols).as_bytes());
+            let row = fit(row, cols);
+            self.drawn.push(width(&row));
+            buf.extend_from_slice(row.as_bytes());
             buf.extend_from_slice(b"\x1b[0m");
             if i + 1 < shown.len() {
                 buf.extend_from_slice(b"\r\n");
@@ -251,8 +304,23 @@ impl Screen {
             buf.extend_from_slice(format!("\x1b[{col}C").as_bytes());
         }
         self.cursor_row = row;
+        self.cursor_col = col;
         self.out.write_all(&buf)?;
         self.out.flush()
+    }
+
+    /// Writes `bytes` as they are (a notification's escape sequence).
+    pub(crate) fn raw(&mut self, bytes: &str) {
+        let _ = self.out.write_all(bytes.as_bytes());
+        let _ = self.out.flush();
+    }
+
+    /// The terminal rows between the area's top and the cursor at the
+    /// current width: each row drawn above the cursor takes as many rows
+    /// as it now wraps onto, and the cursor's own row as many as its
+    /// column does.
+    fn rows_above_cursor(&self) -> usize {
+        rows_above(&self.drawn, self.cursor_row, self.cursor_col, self.cols)
     }
 
     /// Clears the area and gives the terminal back as it was.
@@ -262,16 +330,30 @@ impl Screen {
         }
         self.active = false;
         let mut buf = String::from("\r");
-        if self.cursor_row > 0 {
-            buf.push_str(&format!("\x1b[{}A", self.cursor_row));
+        let up = self.rows_above_cursor();
+        if up > 0 {
+            buf.push_str(&format!("\x1b[{up}A"));
         }
         buf.push_str("\x1b[J");
         let _ = self.out.write_all(buf.as_bytes());
         let _ = self.out.queue(PopKeyboardEnhancementFlags);
         let _ = self.out.queue(DisableBracketedPaste);
+        let _ = self.out.queue(DisableFocusChange);
         let _ = self.out.flush();
         let _ = terminal::disable_raw_mode();
     }
+}
+
+/// The rows from the top of rows drawn `drawn` columns wide to the cursor
+/// (on row `row`, column `col`) on a terminal `cols` wide.
+pub(crate) fn rows_above(drawn: &[usize], row: u16, col: u16, cols: u16) -> usize {
+    let cols = usize::from(cols.max(1));
+    let above: usize = drawn
+        .iter()
+        .take(usize::from(row))
+        .map(|w| w.div_ceil(cols).max(1))
+        .sum();
+    above + usize::from(col) / cols
 }
 
 /// A panic gives the terminal back before its message is printed.
@@ -282,7 +364,7 @@ fn restore_on_panic() {
         std::panic::set_hook(Box::new(move |info| {
             let _ = terminal::disable_raw_mode();
             let mut out = std::io::stdout();
-            let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\r\n");
+            let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[?1004l\r\n");
             let _ = out.flush();
             previous(info);
         }));

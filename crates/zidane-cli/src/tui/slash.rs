@@ -77,8 +77,8 @@ impl Session {
                 }
                 lines.push(p.dim(
                     "  Enter sends (while the model works: steers it); Shift-Enter, Alt-Enter or Ctrl-J: a new line; \
-                     Esc interrupts; Ctrl-R searches the history; Tab completes /commands and @paths; Ctrl-T shows \
-                     thinking; Ctrl-D quits (attached: Ctrl-\\ or Ctrl-D detaches, the run goes on)",
+                     Esc interrupts; Ctrl-R searches the history; Tab completes /commands and @paths; Shift-Tab cycles ask, auto-edit and plan mode; Ctrl-T shows \
+                     thinking; Ctrl-G edits the input in $VISUAL / $EDITOR; Ctrl-Z suspends to the shell (fg returns); Ctrl-D quits (attached: Ctrl-\\ or Ctrl-D detaches, the run goes on)",
                 ));
                 self.say(lines);
             }
@@ -103,10 +103,14 @@ impl Session {
             "review" => self.review(&rest).await,
             "lsp" => self.lsp(),
             "approve" => self.approve(&rest).await,
+            "plan" => self.plan_command(&rest).await,
+            "init" => self.init(),
+            "memory" => self.memory_command(&rest),
             "sandbox" => {
                 let line = self.link.sandbox_line().await;
                 self.note(&line);
             }
+            "diff" => self.diff(&rest).await,
             "undo" => self.rewind(None).await,
             "rewind" => match rest.parse::<usize>() {
                 Ok(n) => self.rewind(Some(n)).await,

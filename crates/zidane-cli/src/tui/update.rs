@@ -55,8 +55,20 @@ impl Session {
                     self.fallback = Some(model);
                 }
             }
-            Event::Question(Question::Call(ask)) => self.asks.push_back(ask),
-            Event::Question(Question::Form(form)) => self.forms.push_back(FormState::new(form)),
+            Event::Question(Question::Call(ask)) => {
+                self.notify(
+                    "permission_prompt",
+                    &format!("zidane needs your permission to use {}", ask.call.name),
+                );
+                self.asks.push_back(ask);
+            }
+            Event::Question(Question::Form(form)) => {
+                self.notify(
+                    "elicitation_dialog",
+                    &format!("MCP server `{}` asks: {}", form.request.server, form.request.message),
+                );
+                self.forms.push_back(FormState::new(form));
+            }
             Event::Answered { call_id, by } => {
                 if call_id.is_empty() {
                     self.forms.retain(|f| !f.form.is_withdrawn());

@@ -644,7 +644,7 @@ async fn slash_commands_over_acp(transport: Transport) {
     assert_eq!(
         names,
         [
-            "compact", "model", "context", "cost", "skills", "tasks", "review", "goal"
+            "compact", "model", "context", "cost", "skills", "tasks", "review", "goal", "diff", "memory"
         ]
     );
     agent.call("session/prompt", prompt(&session, "hello")).await;
@@ -672,6 +672,20 @@ async fn slash_commands_over_acp(transport: Transport) {
         .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
         .collect();
     assert!(cost.starts_with("This session: "), "{cost}");
+    agent.seen.clear();
+    agent
+        .call("session/prompt", prompt(&session, "/memory project always use pnpm"))
+        .await;
+    let remembered = std::fs::read_to_string(setup.work.path().join("AGENTS.md")).unwrap();
+    assert!(remembered.contains("- always use pnpm"), "{remembered}");
+    agent.call("session/prompt", prompt(&session, "/diff")).await;
+    let diff: String = agent
+        .updates()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(diff.contains("No changes yet.") || diff.contains("```diff"), "{diff}");
 }
 
 /// A client that offers its file system: the agent reads the editor's

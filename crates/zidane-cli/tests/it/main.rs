@@ -12,6 +12,7 @@ use zidane_bench::loopback::{answer_sse, call_sse, read_request, sse as anthropi
 
 mod acp;
 mod checkpoints;
+mod comforts;
 mod conventions;
 mod credentials;
 mod faults;
@@ -135,8 +136,10 @@ async fn zidane(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str]) -
         cmd.env_remove(var);
     }
     // Tests answer no questions unless they say so (`ZIDANE_APPROVE=ask`).
+    // No model server on this machine is looked for.
     cmd.env("ZIDANE_HOME", home)
         .env("ZIDANE_APPROVE", "yolo")
+        .env("ZIDANE_LOCAL_MODEL_PORTS", "off")
         .current_dir(work)
         .args(args);
     for (k, v) in env {

@@ -17,23 +17,35 @@ use super::{server_with, text};
 /// bound on a condition, not a sleep).
 const PATIENCE: Duration = Duration::from_secs(30);
 
-struct Shared {
-    parser: vt100::Parser,
+pub(super) struct Shared {
+    pub(super) parser: vt100::Parser,
     /// Every byte the program wrote, for the scrollback's text.
-    raw: Vec<u8>,
-    done: bool,
+    pub(super) raw: Vec<u8>,
+    pub(super) done: bool,
 }
 
 /// `zidane` in a pseudo-terminal.
 pub(super) struct Term {
-    shared: Arc<(Mutex<Shared>, Condvar)>,
+    pub(super) shared: Arc<(Mutex<Shared>, Condvar)>,
     writer: Box<dyn Write + Send>,
     master: Box<dyn MasterPty + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub(super) child: Box<dyn portable_pty::Child + Send + Sync>,
 }
 
 impl Term {
     pub(super) fn start(home: &Path, work: &Path, env: &[(&str, &str)], args: &[&str], size: (u16, u16)) -> Term {
+        Term::start_program(env!("CARGO_BIN_EXE_zidane"), home, work, env, args, size)
+    }
+
+    /// `program` (with `zidane`'s environment) in a pseudo-terminal.
+    pub(super) fn start_program(
+        program: &str,
+        home: &Path,
+        work: &Path,
+        env: &[(&str, &str)],
+        args: &[&str],
+        size: (u16, u16),
+    ) -> Term {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: size.1,
@@ -42,7 +54,7 @@ impl Term {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_zidane"));
+        let mut cmd = CommandBuilder::new(program);
         for var in [
             "OPENAI_API_KEY",
             "OPENROUTER_API_KEY",
@@ -56,7 +68,11 @@ impl Term {
         cmd.env("ANTHROPIC_API_KEY", "sk-test");
         cmd.env("ZIDANE_HOME", home);
         cmd.env("ZIDANE_APPROVE", "yolo");
+        cmd.env("ZIDANE_LOCAL_MODEL_PORTS", "off");
         cmd.env("TERM", "xterm-256color");
+        // A dark background, said up front: no terminal here answers the
+        // background query (the theme test answers it itself).
+        cmd.env("COLORFGBG", "15;0");
         cmd.cwd(work);
         for (k, v) in env {
             cmd.env(k, v);
@@ -100,12 +116,12 @@ impl Term {
     }
 
     /// How many bytes the program has written so far.
-    fn written(&self) -> usize {
+    pub(super) fn written(&self) -> usize {
         self.shared.0.lock().unwrap().raw.len()
     }
 
     /// What the program wrote after the first `from` bytes.
-    fn written_since(&self, from: usize) -> String {
+    pub(super) fn written_since(&self, from: usize) -> String {
         String::from_utf8_lossy(&self.shared.0.lock().unwrap().raw[from..]).into_owned()
     }
 
@@ -123,7 +139,7 @@ impl Term {
         self.wait_until(|screen| screen.contains(needle), needle)
     }
 
-    fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
+    pub(super) fn wait_until(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
         let (lock, ready) = &*self.shared;
         let mut s = lock.lock().unwrap();
         let deadline = std::time::Instant::now() + PATIENCE;
@@ -141,7 +157,7 @@ impl Term {
         }
     }
 
-    fn send(&mut self, bytes: &str) {
+    pub(super) fn send(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
     }
@@ -152,7 +168,7 @@ impl Term {
         self.send("\r");
     }
 
-    fn resize(&self, cols: u16, rows: u16) {
+    pub(super) fn resize(&self, cols: u16, rows: u16) {
         self.shared.0.lock().unwrap().parser.screen_mut().set_size(rows, cols);
         self.master
             .resize(PtySize {
@@ -193,7 +209,7 @@ impl Term {
         assert_eq!(self.child.wait().unwrap().exit_code(), 0);
     }
 
-    fn kill(mut self) {
+    pub(super) fn kill(mut self) {
         self.child.kill().unwrap();
         let _ = self.child.wait();
     }
@@ -243,7 +259,7 @@ impl Setup {
 }
 
 /// A FIFO a command blocks on (`cat`) until the test writes to it.
-fn release_fifo(work: &Path) -> std::path::PathBuf {
+pub(super) fn release_fifo(work: &Path) -> std::path::PathBuf {
     let release = work.join("release.fifo");
     assert!(
         std::process::Command::new("mkfifo")
@@ -279,7 +295,13 @@ pub(super) fn by_prompt(body: &str) -> String {
         return call_sse(
             &format!("toolu_{}", messages.len()),
             tool,
-            &serde_json::from_str(input).unwrap(),
+            // The input, and nothing after it (a note the program adds to
+            // the prompt, in plan mode).
+            &serde_json::Deserializer::from_str(input)
+                .into_iter::<Value>()
+                .next()
+                .unwrap()
+                .unwrap(),
             50,
         );
     }

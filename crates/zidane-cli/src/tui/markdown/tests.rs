@@ -5,6 +5,8 @@ fn plain() -> Markdown {
         Paint {
             color: false,
             truecolor: false,
+            basic: false,
+            light: false,
         },
         60,
     )
@@ -33,6 +35,8 @@ fn code_is_highlighted_in_colour() {
         Paint {
             color: true,
             truecolor: true,
+            basic: false,
+            light: false,
         },
         60,
     );
@@ -50,6 +54,8 @@ fn tables_fit_or_degrade() {
         Paint {
             color: false,
             truecolor: false,
+            basic: false,
+            light: false,
         },
         10,
     );

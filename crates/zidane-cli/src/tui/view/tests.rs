@@ -4,6 +4,8 @@ use serde_json::json;
 const PLAIN: Paint = Paint {
     color: false,
     truecolor: false,
+    basic: false,
+    light: false,
 };
 
 #[test]
