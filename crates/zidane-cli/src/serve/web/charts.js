@@ -68,7 +68,8 @@ function tokens(usage) {
     const why = b.changed.length ? b.changed.join(', ') : 'expired or evicted';
     const g = svg('g', { class: 'cache-break', 'data-turn': b.turn });
     g.append(svg('line', { x1: f.x(i), y1: PAD.t, x2: f.x(i), y2: f.y(0) }));
-    g.append(svg('text', { x: f.x(i) + 4, y: PAD.t + 10 }, `cache break: ${why}`));
+    const right = f.x(i) > W * 0.6;
+    g.append(svg('text', { x: f.x(i) + (right ? -4 : 4), y: PAD.t + 10, 'text-anchor': right ? 'end' : 'start' }, `cache break: ${why}`));
     g.append(svg('title', {}, `cache break at turn ${b.turn} (${why}): ${fmt(b.rebilledTokens)} tokens read again`));
     f.root.append(g);
   }

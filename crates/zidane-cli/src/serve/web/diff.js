@@ -5,8 +5,13 @@
 // by their longest common subsequence (past 4M cells, all removed then all
 // added).
 export function lineDiff(a, b) {
-  const x = a ? a.split('\n') : [];
-  const y = b.split('\n');
+  const lines = (t) => {
+    const l = t ? t.split('\n') : [];
+    if (l.length && l[l.length - 1] === '') l.pop();
+    return l;
+  };
+  const x = lines(a);
+  const y = lines(b);
   if (x.length * y.length > 4e6) return [...x.map((t) => ['-', t]), ...y.map((t) => ['+', t])];
   const n = x.length;
   const m = y.length;
