@@ -51,7 +51,11 @@ impl Connection {
             },
             "_zidane/context" => Ok(serde_json::to_value(conversation.context_report().await).unwrap_or_default()),
             "_zidane/cost" => Ok(serde_json::to_value(conversation.cost()).unwrap_or_default()),
-            "_zidane/usage" => Ok(session.usage.lock().report(conversation.setup().window_tokens())),
+            "_zidane/usage" => {
+                // What the events said so far is in the ledger first.
+                session.events.flush().await;
+                Ok(session.usage.lock().report(conversation.setup().window_tokens()))
+            }
             "_zidane/skills" => skills(&session, params["toggle"].as_str()).await,
             "_zidane/tasks" => Ok(tasks(&session, params["kill"].as_str()).await),
             "_zidane/approve" => {

@@ -138,6 +138,15 @@ async fn usage_per_turn_with_the_cache_break() {
     assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
     let usage = ws.call("_zidane/usage", json!({ "sessionId": session })).await["result"].clone();
     check_usage(&usage, true);
+    assert!(usage["compactions"].as_array().unwrap().is_empty());
+    // A compaction is marked after the turn it followed.
+    let compacted = ws.call("_zidane/compact", json!({ "sessionId": session })).await;
+    assert!(compacted["result"]["replaced"].as_u64().unwrap() > 0, "{compacted}");
+    let usage = ws.call("_zidane/usage", json!({ "sessionId": session })).await["result"].clone();
+    let compactions = usage["compactions"].as_array().unwrap();
+    assert_eq!(compactions.len(), 1, "{usage}");
+    assert_eq!(compactions[0]["afterTurn"], 3);
+    assert!(compactions[0]["replaced"].as_u64().unwrap() > 0);
 
     // After a restart the figures come from the sessions file; the break is
     // found again from them (what changed is not known then).
@@ -167,5 +176,4 @@ fn check_usage(usage: &Value, live: bool) {
     if live {
         assert!(breaks[0]["changed"].is_array());
     }
-    assert!(usage["compactions"].as_array().unwrap().is_empty());
 }

@@ -26,6 +26,7 @@ function script(text, step, model) {
     const steered = text.includes('STEER-NOW');
     return answer(steered ? 'Steered: I read STEER-NOW.' : 'Not steered.');
   }
+  if (text.includes('stop me')) return [turn.start(), model.gate('never')];
   if (text.includes('slow story')) {
     return [turn.start(), turn.text(0, ['Once upon a time']).replace(/event: content_block_stop[^\n]*\n[^\n]*\n\n$/, ''), model.gate('story'),
       `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ', they lived happily.' } })}\n\n`,
@@ -142,6 +143,19 @@ test('a prompt sent while a turn runs steers it', async () => {
   model.open('steer');
   await allowIfAsked(page);
   await page.waitForSelector('#transcript .msg.agent:has-text("Steered: I read STEER-NOW.")');
+  await page.close();
+});
+
+test('the stop button interrupts a running turn', async () => {
+  const page = await browser.newPage();
+  await login(page, served);
+  await newSession(page, served);
+  await prompt(page, 'stop me');
+  await page.waitForSelector('#stop:not([hidden])');
+  await page.click('#stop');
+  await page.waitForSelector('#transcript .msg.note:has-text("Interrupted.")');
+  await page.waitForSelector('#state:has-text("idle")');
+  assert.equal(await page.isHidden('#stop'), true);
   await page.close();
 });
 
