@@ -129,6 +129,15 @@ test('a file write approved from the dialog shows its diff', async () => {
   await page.waitForSelector('#transcript .msg.agent:has-text("Wrote first.txt")');
   assert.equal(fs.readFileSync(path.join(served.work, 'first.txt'), 'utf8'), 'alpha\nbeta\n');
   await page.screenshot({ path: path.join(SHOTS, 'session.png') });
+  // The slash commands offered as one types; /undo shows its plan, then takes the file back.
+  await page.fill('#prompt', '/un');
+  await page.type('#prompt', 'd');
+  await page.waitForSelector('#commands:not([hidden]) button:has-text("/undo")');
+  await prompt(page, '/undo');
+  await page.waitForSelector('#ask[open] #ask-input:has-text("first.txt")');
+  await page.getByRole('button', { name: 'Apply', exact: true }).click();
+  await page.waitForFunction(() => document.querySelectorAll('#transcript .msg.note').length > 0);
+  assert.equal(fs.existsSync(path.join(served.work, 'first.txt')), false, await page.textContent('#transcript'));
   await page.close();
 });
 

@@ -20,7 +20,14 @@ const state = {
   usageTimer: 0,
   view: 'transcript',
   asking: new Map(), // request id → dialog answerer
+  commands: [], // the session's slash commands: name, description
 };
+
+// What the page does itself, beside the commands the server runs.
+const PAGE_COMMANDS = [
+  { name: 'undo', description: 'take back the files the last prompt changed' },
+  { name: 'rewind', description: 'go back to prompt N: files and conversation', input: { hint: 'N' } },
+];
 
 const transcript = new Transcript($('transcript'), $('plan'));
 
@@ -227,6 +234,13 @@ async function send(followUp) {
   const text = $('prompt').value;
   if (!text.trim() || !state.open) return;
   $('prompt').value = '';
+  showCommands();
+  const back = text.trim().match(/^\/(undo|rewind)(?:\s+(\d+))?$/);
+  if (back) {
+    transcript.user(text);
+    await rewind(back[1] === 'rewind' && back[2] !== undefined ? Number(back[2]) : undefined);
+    return;
+  }
   const sessionId = state.open;
   transcript.user(text, state.running ? (followUp ? 'queued' : 'steering') : null);
   if (state.running && followUp) {
@@ -265,6 +279,82 @@ $('stop').addEventListener('click', () => {
   if (state.open) state.rpc.notify('session/cancel', { sessionId: state.open });
 });
 
+// `/undo` and `/rewind N`: the plan shown, applied once confirmed.
+async function rewind(index) {
+  const sessionId = state.open;
+  let plan;
+  try {
+    plan = await state.rpc.call('_zidane/rewind', index === undefined ? { sessionId } : { sessionId, index });
+  } catch (err) {
+    transcript.note(err.message);
+    return;
+  }
+  if (plan.empty) {
+    transcript.note('Nothing to take back.');
+    return;
+  }
+  const yes = await confirmDialog(index === undefined ? 'Undo?' : `Rewind to prompt ${index}?`, plan.plan);
+  if (!yes) {
+    transcript.note('Left as it is.');
+    return;
+  }
+  try {
+    const done = await state.rpc.call('_zidane/rewind', { ...(index === undefined ? {} : { index }), sessionId, apply: true });
+    transcript.note(done.report || 'Done.');
+  } catch (err) {
+    transcript.note(err.message);
+  }
+}
+
+function confirmDialog(title, text) {
+  const dialog = $('ask');
+  $('ask-title').textContent = title;
+  $('ask-what').textContent = '';
+  $('ask-input').textContent = text;
+  const box = $('ask-options');
+  box.replaceChildren();
+  return new Promise((resolve) => {
+    for (const [label, yes] of [['Apply', true], ['Cancel', false]]) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = label;
+      b.className = yes ? 'allow' : 'reject';
+      b.addEventListener('click', () => {
+        dialog.close();
+        resolve(yes);
+      });
+      box.append(b);
+    }
+    dialog.showModal();
+    box.querySelector('button')?.focus();
+  });
+}
+
+// The commands matching what is typed, under the prompt, while it starts with `/`.
+function showCommands() {
+  const list = $('commands');
+  const typed = $('prompt').value.match(/^\/(\S*)$/);
+  list.replaceChildren();
+  list.hidden = !typed;
+  if (!typed) return;
+  for (const c of [...PAGE_COMMANDS, ...state.commands].filter((c) => c.name.startsWith(typed[1])).slice(0, 12)) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'link';
+    b.textContent = `/${c.name}`;
+    b.addEventListener('click', () => {
+      $('prompt').value = `/${c.name}${c.input ? ' ' : ''}`;
+      showCommands();
+      $('prompt').focus();
+    });
+    li.append(b, document.createTextNode(` ${c.description || ''}${c.input?.hint ? ` (${c.input.hint})` : ''}`));
+    list.append(li);
+  }
+  list.hidden = !list.children.length;
+}
+$('prompt').addEventListener('input', showCommands);
+
 function setView(view) {
   state.view = view;
   $('tab-transcript').setAttribute('aria-pressed', String(view === 'transcript'));
@@ -287,6 +377,7 @@ async function refreshUsage() {
 function notification(m) {
   const p = m.params || {};
   if (m.method === 'session/update' && p.sessionId === state.open) {
+    if (p.update?.sessionUpdate === 'available_commands_update') state.commands = p.update.availableCommands || [];
     transcript.update(p.update);
   } else if (m.method === '_zidane/event' && p.sessionId === state.open) {
     const type = p.event?.type;
