@@ -30,6 +30,11 @@
 //!   `dist` writes;
 //! - `npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR]`:
 //!   the npm packages of the program into `target/npm/` (see `npm.rs`);
+//! - `web-tests`: the web page's tests in a real browser (Chromium from the
+//!   distribution's packages, `/usr/bin/chromium` or `$CHROMIUM`), driven by
+//!   Playwright with axe-core, pinned from npm into `target/web-tests` (the
+//!   npm package never downloads a browser of its own), against the debug
+//!   build of `zidane serve` (see `web.rs`);
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -41,6 +46,7 @@ mod npm;
 mod release;
 mod shape;
 mod tidy;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -68,8 +74,9 @@ fn main() -> ExitCode {
         ["release-check", "--binary", path] => release::check(Some(path)),
         ["release-refresh"] => release::refresh(),
         ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
+        ["web-tests"] => web::run(),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | web-tests | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -184,6 +191,8 @@ fn ci() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("\n$ cargo xtask web-tests");
+    web::run()?;
     println!("\n$ cargo xtask release-check");
     release::check(None)?;
     println!("\n$ cargo xtask restate-cluster --quick");
@@ -361,7 +370,7 @@ fn restate_server() -> Result {
 }
 
 /// `npm install` of pinned `packages` into `dir`, saving no manifest.
-fn npm_install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result {
+pub(crate) fn npm_install(dir: &Path, packages: &[&str], env: &[(&str, &str)]) -> Result {
     let dir_text = dir.display().to_string();
     let mut args = vec![
         "install",

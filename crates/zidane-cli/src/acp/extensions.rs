@@ -14,6 +14,7 @@
 //! | `_zidane/compact` | `focus`? | `replaced` (0: nothing to compact) |
 //! | `_zidane/context` | | a context report |
 //! | `_zidane/cost` | | a cost report |
+//! | `_zidane/usage` | | `window`, `turns`, `cacheBreaks`, `compactions` (see `usage.rs`) |
 //! | `_zidane/skills` | `toggle`? | `skills`; with a name: `active` |
 //! | `_zidane/tasks` | `kill`? | `tasks`; with an id: `stopping` |
 //! | `_zidane/approve` | `mode`? | `mode` |
@@ -51,6 +52,11 @@ impl Connection {
             },
             "_zidane/context" => Ok(serde_json::to_value(conversation.context_report().await).unwrap_or_default()),
             "_zidane/cost" => Ok(serde_json::to_value(conversation.cost()).unwrap_or_default()),
+            "_zidane/usage" => {
+                // What the events said so far is in the ledger first.
+                session.events.flush().await;
+                Ok(session.usage.lock().report(conversation.setup().window_tokens()))
+            }
             "_zidane/skills" => skills(&session, params["toggle"].as_str()).await,
             "_zidane/tasks" => Ok(tasks(&session, params["kill"].as_str()).await),
             "_zidane/approve" => {

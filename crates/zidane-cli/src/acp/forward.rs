@@ -111,6 +111,7 @@ fn show(session: &Session, event: &Event) {
         }
         Event::Injected { id: Some(id) } => session.queued.lock().retain(|(queued, _)| queued != id),
         Event::RunEnd(_) => session.queued.lock().clear(),
+        Event::TurnEnd(_) | Event::CacheBreak { .. } | Event::CompactEnd { .. } => session.usage.lock().record(event),
         _ => {}
     }
     let ended = match event {

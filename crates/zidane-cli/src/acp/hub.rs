@@ -180,6 +180,10 @@ impl Hub {
                 let _ = agent.set_session_meta(crate::worktree::KEY, tree.to_meta()).await;
             }
         }
+        // The turns before, from the sessions file; the events (queued
+        // until `forward` runs) add the turns from now on.
+        let before = session.conversation().stored_turns().await;
+        session.usage.lock().seed(&before);
         tokio::spawn(forward::forward(Arc::downgrade(&session), rx, self.question_timeout));
         Ok(session)
     }

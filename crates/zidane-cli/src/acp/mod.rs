@@ -25,6 +25,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod update;
+mod usage;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

@@ -53,6 +53,8 @@ pub(super) struct Session {
     /// How its last run ended (as `_zidane/event` sends it), for a client
     /// that reconnects after it.
     pub(super) last_end: Mutex<Option<Value>>,
+    /// Its usage turn by turn (`_zidane/usage`).
+    pub(super) usage: Mutex<super::usage::Ledger>,
 }
 
 /// What a session is made of.
@@ -85,6 +87,7 @@ impl Session {
             worktree: parts.worktree,
             served: parts.served,
             last_end: Mutex::new(None),
+            usage: Mutex::new(super::usage::Ledger::default()),
         }
     }
 

@@ -1,6 +1,7 @@
-//! The server's HTTP side: `GET /health` for anyone, and the WebSocket
-//! upgrade at `/acp` for a client that presents the token, from no web
-//! page or from the server's own origin, naming the host it listens on.
+//! The server's HTTP side: `GET /health` for anyone, the web page at `/`
+//! (its files, `page.rs`) for a request naming the host it listens on, and
+//! the WebSocket upgrade at `/acp` for a client that presents the token,
+//! from no web page or from the server's own origin, naming that host.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -66,6 +67,10 @@ fn route(req: Request<Incoming>, state: Arc<State>) -> Response<Full<Bytes>> {
             Ok(protocol) => upgrade(req, state, protocol),
             Err((status, why)) => respond(status, why),
         },
+        (&Method::GET, path) => match known_host(&req, &state) {
+            Ok(()) => super::page::file(path).unwrap_or_else(|| respond(StatusCode::NOT_FOUND, "not found")),
+            Err((status, why)) => respond(status, why),
+        },
         _ => respond(StatusCode::NOT_FOUND, "not found"),
     }
 }
@@ -77,12 +82,8 @@ fn header(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
 /// Whether the request may connect: its host, its origin, its token; the
 /// subprotocol to answer with, when a browser named one.
 fn admit(req: &Request<Incoming>, state: &State) -> Result<Option<&'static str>, (StatusCode, &'static str)> {
+    known_host(req, state)?;
     let host = header(req, header::HOST).unwrap_or_default();
-    if let Some(allowed) = &state.host
-        && !allowed.iter().any(|h| h.eq_ignore_ascii_case(host))
-    {
-        return Err((StatusCode::FORBIDDEN, "this server answers only to its own address"));
-    }
     if let Some(origin) = header(req, header::ORIGIN) {
         let same = ["http://", "https://"]
             .iter()
@@ -110,6 +111,18 @@ fn admit(req: &Request<Incoming>, state: &State) -> Result<Option<&'static str>,
         return Err((StatusCode::BAD_REQUEST, "/acp speaks WebSocket"));
     }
     Ok(protocols.contains(&SUBPROTOCOL).then_some(SUBPROTOCOL))
+}
+
+/// Whether the request names the host the server listens on (a page
+/// reached through DNS rebinding is not served).
+fn known_host(req: &Request<Incoming>, state: &State) -> Result<(), (StatusCode, &'static str)> {
+    let host = header(req, header::HOST).unwrap_or_default();
+    match &state.host {
+        Some(allowed) if !allowed.iter().any(|h| h.eq_ignore_ascii_case(host)) => {
+            Err((StatusCode::FORBIDDEN, "this server answers only to its own address"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Switches the connection to WebSocket and serves ACP on it.

@@ -24,6 +24,7 @@
 
 mod http;
 mod listen;
+mod page;
 mod pump;
 mod schedules;
 mod token;

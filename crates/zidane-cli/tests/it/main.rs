@@ -26,6 +26,7 @@ mod serve;
 mod session;
 mod small_window;
 mod subagents;
+mod web;
 mod window;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
