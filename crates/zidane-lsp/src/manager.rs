@@ -91,6 +91,9 @@ pub(crate) struct Shared {
     factory: Mutex<Option<LauncherFactory>>,
     pub(crate) baselines: Mutex<HashMap<String, tokio::task::JoinHandle<Option<Vec<Diagnostic>>>>>,
     pub(crate) counts: Mutex<crate::report::Counts>,
+    /// The diagnostics last given for each file (the baseline of a change
+    /// no edit tool made).
+    pub(crate) last_seen: Mutex<HashMap<PathBuf, Vec<Diagnostic>>>,
 }
 
 /// The language servers of one folder. Cloning shares them (the agent's
@@ -147,6 +150,7 @@ impl Lsp {
                 factory: Mutex::default(),
                 baselines: Mutex::default(),
                 counts: Mutex::default(),
+                last_seen: Mutex::default(),
             }),
             owner: true,
         }
@@ -414,8 +418,13 @@ impl Lsp {
         // too little (typescript-language-server answers references from
         // the file alone while its project loads): the file's diagnostics
         // say it has, waited for at most `settle`.
-        if sent && let Err(e) = settled(slot, &client, &uri, before, version, self.shared.options.settle).await {
-            tracing::debug!(error = %e, "asking before the server has analysed the file");
+        if sent {
+            match settled(slot, &client, &uri, before, version, self.shared.options.settle).await {
+                Ok(list) => {
+                    self.shared.last_seen.lock().insert(path.to_path_buf(), list);
+                }
+                Err(e) => tracing::debug!(error = %e, "asking before the server has analysed the file"),
+            }
         }
         Ok((client, uri, text))
     }
@@ -446,6 +455,7 @@ impl Lsp {
             // answer.
             client.published(&uri).diagnostics
         };
+        self.shared.last_seen.lock().insert(path.to_path_buf(), list.clone());
         Ok((slot.config.name.clone(), list))
     }
 
