@@ -85,6 +85,14 @@ async fn an_edit_s_type_error_reaches_the_model_s_next_request() {
         .unwrap();
     assert_eq!(result["diagnostics"]["errors"], 1, "{result}");
     assert_eq!(result["diagnostics"]["server"], "pyright");
+    // The run's tally counts them.
+    let done: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(
+        done["diagnostics"],
+        serde_json::json!({"results": 1, "reported": 1, "errors": 1, "fixed": 0}),
+        "{done}"
+    );
 
     let out = zidane(home.path(), work.path(), &[], &["config"]).await;
     let shown = text(&out.stdout);
