@@ -22,6 +22,7 @@ pub mod attach;
 pub mod checkpoints;
 pub mod command_hooks;
 pub mod commands;
+pub mod compact;
 pub mod config;
 mod conversation;
 mod deferred;
