@@ -96,7 +96,7 @@ pub const BUILTINS: &[Builtin] = &[
         Some("EVERY PROMPT|stop"),
         false,
     ),
-    builtin("lsp", "language servers and their state", None, false),
+    builtin("lsp", "language servers and their state", None, true),
     builtin("approve", "what runs without asking", Some("ask|auto-edit|yolo"), false),
     builtin("sandbox", "how commands are confined", None, false),
     builtin("undo", "take back the files the last prompt changed", None, false),

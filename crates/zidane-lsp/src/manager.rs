@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use lsp_types::{Diagnostic, Uri};
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::client::{Client, Launcher};
@@ -22,7 +22,7 @@ use crate::uri;
 pub type LauncherFactory = Arc<dyn Fn() -> Option<Launcher> + Send + Sync>;
 
 /// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ServerState {
     /// Its program is found; it starts with the first file of its language.
@@ -49,7 +49,7 @@ pub enum ServerState {
 }
 
 /// A server and where it stands, for a listing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerStatus {
     /// Its name.
     pub name: String,

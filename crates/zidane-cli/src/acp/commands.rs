@@ -78,8 +78,23 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
         }
         "skills" => skills(session, arg).await,
         "tasks" => tasks(session, arg).await,
+        "lsp" => lsp(session),
         _ => return None,
     })
+}
+
+fn lsp(session: &Session) -> String {
+    let (servers, counts) = session.conversation().language_servers();
+    let lines = zidane_app::language_server_lines(&servers);
+    if lines.is_empty() {
+        return format!("No language server: {}.", zidane_app::NO_LANGUAGE_SERVER);
+    }
+    let mut out: Vec<String> = lines
+        .into_iter()
+        .map(|(name, state, languages)| format!("- {name}: {state} {languages}"))
+        .collect();
+    out.push(zidane_app::diagnostics_tally(counts));
+    out.join("\n")
 }
 
 async fn skills(session: &Session, name: &str) -> String {
