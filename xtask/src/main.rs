@@ -4,8 +4,9 @@
 //! - `tidy`: the crate graph and lint wiring match `docs/ARCHITECTURE.md`;
 //! - `codegen [--check]`: writes (or checks) `docs/hooks.md` from the hook catalogue;
 //! - `lsp-servers`: installs the language servers the tests run (pyright
-//!   from npm, python-lsp-server from PyPI into a virtual environment,
-//!   pinned) into `target/lsp-servers`, when missing;
+//!   and typescript-language-server from npm, python-lsp-server from PyPI
+//!   into a virtual environment, pinned) into `target/lsp-servers`, when
+//!   missing;
 //! - `mcp-servers`: installs the MCP servers the tests run (npm and PyPI
 //!   packages, pinned) into `target/mcp-servers`, when missing;
 //! - `acp-client`: the official ACP TypeScript SDK (its client drives
@@ -273,15 +274,26 @@ fn mcp_servers() -> Result {
     Ok(())
 }
 
-/// The npm language servers, pinned.
-const NPM_LSP: &[&str] = &["pyright@1.1.414"];
+/// The npm language servers, pinned (typescript-language-server runs the
+/// `typescript` beside it; 5.3 is the last release that runs on Node 20).
+const NPM_LSP: &[&str] = &[
+    "pyright@1.1.414",
+    "typescript-language-server@5.3.0",
+    "typescript@5.9.3",
+];
+
+/// What the npm install leaves when it is complete.
+const NPM_LSP_BINS: &[&str] = &["pyright-langserver", "typescript-language-server", "tsserver"];
 
 /// The PyPI language servers, pinned (pyflakes gives pylsp its errors).
 const PYPI_LSP: &[&str] = &["python-lsp-server[pyflakes]==1.15.0"];
 
 fn lsp_servers() -> Result {
     let dir = root().join("target/lsp-servers");
-    if dir.join("node_modules/.bin/pyright-langserver").exists() {
+    if NPM_LSP_BINS
+        .iter()
+        .all(|b| dir.join("node_modules/.bin").join(b).exists())
+    {
         println!("lsp-servers: npm servers present in {}", dir.display());
     } else {
         npm_install(&dir, NPM_LSP, &[])?;

@@ -22,6 +22,7 @@ pub mod attach;
 pub mod checkpoints;
 pub mod command_hooks;
 pub mod commands;
+pub mod compact;
 pub mod config;
 mod conversation;
 mod deferred;
@@ -51,6 +52,7 @@ pub use crate::conversation::{
     SkillState, Submission,
 };
 pub use crate::conversation::{GOAL_USAGE, describe_goal, goal_of};
+pub use crate::conversation::{NO_LANGUAGE_SERVER, diagnostics_tally, language_server_lines};
 pub use crate::error::Error;
 pub use crate::event::{Answer, Ask, Form, Question};
 pub use crate::event::{

@@ -102,7 +102,7 @@ pub const BUILTINS: &[Builtin] = &[
         Some("EVERY PROMPT|stop"),
         false,
     ),
-    builtin("lsp", "language servers and their state", None, false),
+    builtin("lsp", "language servers and their state", None, true),
     builtin(
         "plan",
         "plan mode on or off (read-only tools, then a plan to carry out); with TEXT: plan it",

@@ -20,6 +20,11 @@ pub struct ServerConfig {
     pub root_markers: Vec<String>,
     /// `false` turns it off.
     pub enabled: bool,
+    /// For a server that publishes nothing when a clean file stays clean
+    /// (typescript-language-server): after a change to a file it last
+    /// called clean, this long a silence about the file means it still is
+    /// (`None`: wait for a publication, up to the settle time).
+    pub clean_silence: Option<std::time::Duration>,
 }
 
 impl ServerConfig {
@@ -38,7 +43,16 @@ impl ServerConfig {
             languages: languages.into_iter().map(Into::into).collect(),
             root_markers: Vec::new(),
             enabled: true,
+            clean_silence: None,
         }
+    }
+
+    /// The same, for a server that is silent when a clean file stays
+    /// clean (see [`clean_silence`](ServerConfig::clean_silence)).
+    #[must_use]
+    pub fn silent_when_clean(mut self, silence: std::time::Duration) -> Self {
+        self.clean_silence = Some(silence);
+        self
     }
 
     /// The same, with root markers.
@@ -68,7 +82,9 @@ impl ServerConfig {
                 ["--stdio"],
                 ["typescript", "typescriptreact", "javascript", "javascriptreact"],
             )
-            .with_markers(["tsconfig.json", "package.json", "jsconfig.json"]),
+            .with_markers(["tsconfig.json", "package.json", "jsconfig.json"])
+            // It publishes 0.3–0.4 s after a change when it has news.
+            .silent_when_clean(TYPESCRIPT_CLEAN_SILENCE),
             ServerConfig::new("gopls", "gopls", Vec::<String>::new(), ["go"]).with_markers(["go.mod"]),
         ]
     }
@@ -96,6 +112,10 @@ impl ServerConfig {
         })
     }
 }
+
+/// typescript-language-server's silence that says a clean file is still
+/// clean.
+pub const TYPESCRIPT_CLEAN_SILENCE: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// What marks a Python project.
 const PYTHON_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"];

@@ -129,7 +129,6 @@ impl Lsp {
         path: &std::path::Path,
         baseline: Option<tokio::task::JoinHandle<Option<Vec<lsp_types::Diagnostic>>>>,
     ) -> Option<EditReport> {
-        let text = std::fs::read_to_string(path).ok()?;
         // The baseline may include the server's start.
         let options = &self.shared.options;
         let wait = options.settle + options.request_timeout * 2;
@@ -143,6 +142,17 @@ impl Lsp {
             },
             None => None,
         };
+        self.compare_now(path, before).await
+    }
+
+    /// The report of `path` as it is now against `before` (`None`:
+    /// unknown).
+    pub(crate) async fn compare_now(
+        &self,
+        path: &std::path::Path,
+        before: Option<Vec<lsp_types::Diagnostic>>,
+    ) -> Option<EditReport> {
+        let text = std::fs::read_to_string(path).ok()?;
         let (server, after) = match self.diagnostics(path, &text).await {
             Ok(found) => found,
             Err(e) => {

@@ -16,7 +16,10 @@
 //! [`Lsp::install`] puts diagnostics after edits on an agent's hooks
 //! (`tool:before` takes the file's diagnostics before the edit,
 //! `tool:transform` appends the ones after it, told apart as new or
-//! already there); [`LspTool`] is the `lsp` tool. An agent does both with
+//! already there); [`Lsp::report_changed`] and [`append_reports`] do the
+//! same for files a command changed, which the host names (the agent
+//! finds them with a stat walk of the folder around each `shell` call);
+//! [`LspTool`] is the `lsp` tool. An agent does both with
 //! one option (`AgentOptions::lsp`).
 //!
 //! ```no_run
@@ -32,6 +35,7 @@
 //! # }
 //! ```
 
+mod changed;
 mod client;
 mod config;
 mod error;
@@ -44,6 +48,7 @@ mod tool;
 mod uri;
 mod wait;
 
+pub use changed::{ChangedFile, MAX_CHANGED_FILES, append_reports, merge};
 pub use client::Launcher;
 pub use config::{ServerConfig, language_of};
 pub use error::LspError;

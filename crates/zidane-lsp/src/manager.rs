@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use lsp_types::{Diagnostic, Uri};
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::client::{Client, Launcher};
@@ -22,7 +22,7 @@ use crate::uri;
 pub type LauncherFactory = Arc<dyn Fn() -> Option<Launcher> + Send + Sync>;
 
 /// Where a server stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ServerState {
     /// Its program is found; it starts with the first file of its language.
@@ -49,7 +49,7 @@ pub enum ServerState {
 }
 
 /// A server and where it stands, for a listing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ServerStatus {
     /// Its name.
     pub name: String,
@@ -77,8 +77,9 @@ struct SlotState {
     failures: u32,
     retry_at: Option<Instant>,
     off: Option<String>,
-    /// Open documents of the running client, with their versions.
-    docs: HashMap<String, i32>,
+    /// Open documents of the running client, with their versions and
+    /// a hash of the text last sent.
+    docs: HashMap<String, (i32, u64)>,
 }
 
 pub(crate) struct Shared {
@@ -90,6 +91,9 @@ pub(crate) struct Shared {
     factory: Mutex<Option<LauncherFactory>>,
     pub(crate) baselines: Mutex<HashMap<String, tokio::task::JoinHandle<Option<Vec<Diagnostic>>>>>,
     pub(crate) counts: Mutex<crate::report::Counts>,
+    /// The diagnostics last given for each file (the baseline of a change
+    /// no edit tool made).
+    pub(crate) last_seen: Mutex<HashMap<PathBuf, Vec<Diagnostic>>>,
 }
 
 /// The language servers of one folder. Cloning shares them (the agent's
@@ -146,6 +150,7 @@ impl Lsp {
                 factory: Mutex::default(),
                 baselines: Mutex::default(),
                 counts: Mutex::default(),
+                last_seen: Mutex::default(),
             }),
             owner: true,
         }
@@ -344,19 +349,23 @@ impl Lsp {
         };
     }
 
-    /// Opens `path` with `text` in its server, or sends the new text.
+    /// Opens `path` with `text` in its server, or sends the new text;
+    /// the version the server has, and whether anything was sent (the
+    /// same text again is not).
     pub(crate) async fn sync(
         &self,
         slot: &Slot,
         client: &Client,
         path: &Path,
         text: &str,
-    ) -> Result<(Uri, i32), LspError> {
+    ) -> Result<(Uri, i32, bool), LspError> {
         let uri = uri::from_path(path);
         let mut state = slot.state.lock().await;
         let key = uri.as_str().to_owned();
+        let hash = text_hash(text);
         match state.docs.get(&key).copied() {
-            Some(version) => {
+            Some((version, sent)) if sent == hash => Ok((uri, version, false)),
+            Some((version, _)) => {
                 let version = version + 1;
                 client
                     .notify::<lsp_types::notification::DidChangeTextDocument>(lsp_types::DidChangeTextDocumentParams {
@@ -371,8 +380,8 @@ impl Lsp {
                         }],
                     })
                     .await?;
-                state.docs.insert(key, version);
-                Ok((uri, version))
+                state.docs.insert(key, (version, hash));
+                Ok((uri, version, true))
             }
             None => {
                 let language = language_of(path).unwrap_or("plaintext").to_owned();
@@ -386,8 +395,8 @@ impl Lsp {
                         },
                     })
                     .await?;
-                state.docs.insert(key, 1);
-                Ok((uri, 1))
+                state.docs.insert(key, (1, hash));
+                Ok((uri, 1, true))
             }
         }
     }
@@ -403,7 +412,20 @@ impl Lsp {
             source,
         })?;
         let client = self.client(slot).await?;
-        let (uri, _) = self.sync(slot, &client, path, &text).await?;
+        let before = client.published(&uri::from_path(path)).count;
+        let (uri, version, sent) = self.sync(slot, &client, path, &text).await?;
+        // A question asked before the server has analysed the file sees
+        // too little (typescript-language-server answers references from
+        // the file alone while its project loads): the file's diagnostics
+        // say it has, waited for at most `settle`.
+        if sent {
+            match settled(slot, &client, &uri, before, version, self.shared.options.settle).await {
+                Ok(list) => {
+                    self.shared.last_seen.lock().insert(path.to_path_buf(), list);
+                }
+                Err(e) => tracing::debug!(error = %e, "asking before the server has analysed the file"),
+            }
+        }
         Ok((client, uri, text))
     }
 
@@ -425,12 +447,15 @@ impl Lsp {
             .ok_or_else(|| LspError::NoServer(self.shown(path)))?;
         let client = self.client(slot).await?;
         let before = client.published(&uri::from_path(path)).count;
-        let (uri, version) = self.sync(slot, &client, path, text).await?;
-        let list = if client.capabilities.diagnostic_provider.is_some() {
-            crate::wait::pull(&client, &uri, settle).await?
+        let (uri, version, sent) = self.sync(slot, &client, path, text).await?;
+        let list = if sent || client.capabilities.diagnostic_provider.is_some() {
+            settled(slot, &client, &uri, before, version, settle).await?
         } else {
-            crate::wait::push(&client, &uri, before, version, settle).await?
+            // The server has this text already: what it published is the
+            // answer.
+            client.published(&uri).diagnostics
         };
+        self.shared.last_seen.lock().insert(path.to_path_buf(), list.clone());
         Ok((slot.config.name.clone(), list))
     }
 
@@ -467,6 +492,31 @@ impl Lsp {
             _ => None,
         }
     }
+}
+
+/// The diagnostics of `uri` once the server has analysed its `version`
+/// (`before` publications had been seen): asked where the server offers
+/// it, else the next publication.
+async fn settled(
+    slot: &Slot,
+    client: &Client,
+    uri: &Uri,
+    before: u64,
+    version: i32,
+    settle: Duration,
+) -> Result<Vec<Diagnostic>, LspError> {
+    if client.capabilities.diagnostic_provider.is_some() {
+        crate::wait::pull(client, uri, settle).await
+    } else {
+        crate::wait::push(client, uri, before, version, settle, slot.config.clean_silence).await
+    }
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn usable(slot: &Slot) -> bool {

@@ -38,6 +38,10 @@ pub struct LspOptions {
     /// file being their input's `path` (default `write_file`, `edit`,
     /// `multi_edit`).
     pub edit_tools: Vec<String>,
+    /// The tools after whose calls the files they changed get their
+    /// diagnostics, when the host finds which (the agent does, with a stat
+    /// walk of the folder around each call; default `shell`).
+    pub command_tools: Vec<String>,
     /// Starts the servers' processes (the agent sets its commands' sandbox
     /// when unset).
     pub launcher: Option<Launcher>,
@@ -56,6 +60,7 @@ impl Default for LspOptions {
             backoff: Duration::from_secs(1),
             max_diagnostics: 20,
             edit_tools: ["write_file", "edit", "multi_edit"].map(String::from).to_vec(),
+            command_tools: vec!["shell".to_owned()],
             launcher: None,
             on_notice: None,
         }

@@ -37,14 +37,25 @@ pub(crate) async fn pull(client: &Client, uri: &Uri, settle: Duration) -> Result
 
 /// Waits for the server to publish for `uri` after its version `version`
 /// was sent (`before` publications had been seen), then for a quiet spell.
+///
+/// With `clean_silence`, a file the server last called clean is taken to
+/// be clean still after that long without a publication for it.
 pub(crate) async fn push(
     client: &Client,
     uri: &Uri,
     before: u64,
     version: i32,
     settle: Duration,
+    clean_silence: Option<Duration>,
 ) -> Result<Vec<Diagnostic>, LspError> {
     let deadline = Instant::now() + settle;
+    let was_clean = {
+        let last = client.published(uri);
+        last.count > 0 && last.diagnostics.is_empty()
+    };
+    let clean_by = clean_silence
+        .filter(|_| was_clean)
+        .map(|silence| (Instant::now() + silence).min(deadline));
     let mut changes = client.changes.clone();
     loop {
         let published = client.published(uri);
@@ -54,9 +65,10 @@ pub(crate) async fn push(
         if !client.is_alive() {
             return Err(LspError::Exited(uri.as_str().to_owned()));
         }
-        match tokio::time::timeout_at(deadline, changes.changed()).await {
+        match tokio::time::timeout_at(clean_by.unwrap_or(deadline), changes.changed()).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => return Err(LspError::Exited(uri.as_str().to_owned())),
+            Err(_) if clean_by.is_some_and(|at| at < deadline) => return Ok(Vec::new()),
             Err(_) => {
                 return Err(LspError::Timeout {
                     method: "textDocument/publishDiagnostics".into(),

@@ -9,7 +9,7 @@ use serde::Serialize;
 use zidane_core::events::{
     AgentDone, AgentStart, BudgetExceeded, McpError, McpToolError, PairingRepair, RepeatGuardExceeded, SpawnComplete,
     SpawnError, StreamError, StreamProgress, StreamRetry, StreamServerToolUse, StreamText, StreamThinking,
-    ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, TurnAfter, ValidationReject,
+    ToolBudgetExceeded, ToolDispatched, ToolError, ToolOutcome, ToolTransform, TurnAfter, ValidationReject,
 };
 use zidane_hooks::{HookBus, HookEvent, HookScope};
 
@@ -17,6 +17,9 @@ use crate::summary::{
     RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,
     RunSummaryRetry, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation,
 };
+
+/// The key of a language server's report in a tool result's metadata.
+const DIAGNOSTICS_KEY: &str = "diagnostics";
 
 /// Receives each finished summary.
 pub type SummarySink = Arc<dyn Fn(&RunSummary) + Send + Sync>;
@@ -285,6 +288,13 @@ fn install_repairs(scope: &HookScope, state: &Arc<Mutex<Building>>) {
             status_code: ev.status_code(),
             turn_id: ev.turn_id().to_owned(),
         });
+    });
+    // A language server's report, which its hook put in the result's
+    // metadata before this handler (installed after it) runs.
+    on::<ToolTransform>(scope, state, |ev, b| {
+        if let Some(report) = ev.metadata.get(DIAGNOSTICS_KEY).filter(|r| r.is_object()) {
+            b.summary.diagnostics.add(report);
+        }
     });
     on::<SpawnComplete>(scope, state, |ev, b| {
         let parent = b.summary.run_id.clone();

@@ -1,7 +1,8 @@
 //! The run-summary collector: installs on an agent's hook bus and builds one
 //! [`RunSummary`] per run — usage per model, calls that did not run, budget
 //! events, errors, pairing repairs, repeat-guard escalations, retries,
-//! validation rejects, totals with time to first token, and child runs.
+//! validation rejects, language-server diagnostics in tool results, totals
+//! with time to first token, and child runs.
 //!
 //! ```
 //! use zidane_hooks::HookBus;
@@ -26,6 +27,7 @@ mod tests;
 
 pub use collector::{RunSummaryCollector, RunSummaryCollectorOptions, SummarySink, create_run_summary_collector};
 pub use summary::{
-    RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryError, RunSummaryRepeatGuard,
-    RunSummaryRetry, RunSummarySavings, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation,
+    RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryDiagnostics, RunSummaryError,
+    RunSummaryRepeatGuard, RunSummaryRetry, RunSummarySavings, RunSummaryStatus, RunSummaryTokens,
+    RunSummaryValidation,
 };

@@ -256,6 +256,43 @@ pub struct RunSummary {
     /// nothing out).
     #[serde(default, skip_serializing_if = "RunSummarySavings::is_empty")]
     pub context_savings: RunSummarySavings,
+    /// Language-server diagnostics in the run's tool results (left out
+    /// when there were none).
+    #[serde(default, skip_serializing_if = "RunSummaryDiagnostics::is_empty")]
+    pub diagnostics: RunSummaryDiagnostics,
+}
+
+/// Language-server diagnostics the run's tool results carried (the
+/// `diagnostics` object of a result's metadata: its `errors`, `warnings`
+/// and `fixed`). Serialized in camelCase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummaryDiagnostics {
+    /// Tool results that carried diagnostics.
+    pub results: u32,
+    /// Errors and warnings reported, summed over those results (a problem
+    /// still there at the next edit counts again).
+    pub reported: u64,
+    /// Of those, errors.
+    pub errors: u64,
+    /// Problems edits and commands fixed.
+    pub fixed: u64,
+}
+
+impl RunSummaryDiagnostics {
+    /// Whether no result carried diagnostics.
+    pub fn is_empty(&self) -> bool {
+        self.results == 0
+    }
+
+    /// Adds one result's `diagnostics` metadata.
+    pub fn add(&mut self, report: &serde_json::Value) {
+        let n = |key: &str| report.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0);
+        self.results += 1;
+        self.errors += n("errors");
+        self.reported += n("errors") + n("warnings");
+        self.fixed += n("fixed");
+    }
 }
 
 /// Tokens kept out of the context window during a run, as estimated by the

@@ -293,3 +293,50 @@ async fn a_provider_errors_type_reaches_the_summary() {
         .expect("the stream error is listed");
     assert_eq!(stream.error_type.as_deref(), Some("invalid_request_error"));
 }
+
+/// Tool results whose metadata carries a language server's report are
+/// counted: problems reported, errors among them, and fixed.
+#[tokio::test(start_paused = true)]
+async fn diagnostics_in_tool_results_are_counted() {
+    let call = |id: &str, n: i64| {
+        Script::new()
+            .tool_call(0, id, "echo", json!({"n": n}))
+            .usage(10, 2)
+            .end(FinishReason::ToolCalls)
+    };
+    let looped = looped(
+        vec![call("c1", 1), call("c2", 2), call("c3", 3), Script::answer("done")],
+        Behavior::default(),
+    );
+    // As the language servers' hook does: a report on the first two calls.
+    looped
+        .hooks()
+        .on_sync::<zidane_core::events::ToolTransform, _>(|ev, _| {
+            let report = match ev.call_id() {
+                "c1" => json!({"errors": 2, "warnings": 1, "fixed": 0, "new": 3}),
+                "c2" => json!({"errors": 0, "warnings": 0, "fixed": 2, "new": 0}),
+                _ => return Ok(()),
+            };
+            ev.metadata.insert("diagnostics".into(), report);
+            Ok(())
+        });
+    let collector = create_run_summary_collector(RunSummaryCollectorOptions::default());
+    let installed = collector.install(looped.hooks());
+    looped.run(RunOptions::prompt("Go.")).await.unwrap();
+    drop(installed);
+    let summary = collector.latest().unwrap();
+    assert_eq!(
+        summary.diagnostics,
+        crate::RunSummaryDiagnostics {
+            results: 2,
+            reported: 3,
+            errors: 2,
+            fixed: 2,
+        }
+    );
+    let json = serde_json::to_value(&summary).unwrap();
+    assert_eq!(
+        json["diagnostics"],
+        json!({"results": 2, "reported": 3, "errors": 2, "fixed": 2})
+    );
+}

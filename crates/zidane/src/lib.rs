@@ -596,8 +596,9 @@ pub mod agent {
     };
     pub use zidane_run_summary::{
         RunSummary, RunSummaryBlock, RunSummaryBudget, RunSummaryByModel, RunSummaryCollector,
-        RunSummaryCollectorOptions, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry, RunSummarySavings,
-        RunSummaryStatus, RunSummaryTokens, RunSummaryValidation, SummarySink, create_run_summary_collector,
+        RunSummaryCollectorOptions, RunSummaryDiagnostics, RunSummaryError, RunSummaryRepeatGuard, RunSummaryRetry,
+        RunSummarySavings, RunSummaryStatus, RunSummaryTokens, RunSummaryValidation, SummarySink,
+        create_run_summary_collector,
     };
 
     /// Moved: the hook bus is `zidane::hooks::HookBus` (the spec's

@@ -124,6 +124,12 @@ fn build(options: AgentOptions, lineage: Lineage, origin: Origin) -> Result<Agen
     let scope = options.hooks.install(&hooks, HOOK_SPECS)?;
     if let Some(lsp) = &options.lsp {
         lsp.install(&hooks);
+        let exclude = options
+            .checkpoints
+            .as_ref()
+            .map(|c| c.config().exclude.clone())
+            .unwrap_or_default();
+        super::lsp::install_commands(lsp, &hooks, exclude);
     }
     let inner = Arc::new_cyclic(|agent: &Weak<Inner>| {
         assemble(

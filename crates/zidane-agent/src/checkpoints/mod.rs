@@ -12,7 +12,7 @@
 mod conversation;
 mod listing;
 mod plan;
-mod scan;
+pub(crate) mod scan;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(test, feature = "sqlite"))]

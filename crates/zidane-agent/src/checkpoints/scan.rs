@@ -359,3 +359,36 @@ fn unreadable(rel: &str, e: &std::io::Error) -> Read {
         reason: NotCoveredReason::Unreadable { message: e.to_string() },
     })
 }
+
+/// A file's size, modification time and inode: what tells that a command
+/// changed it.
+pub(crate) type Stat = (u64, i64, u64);
+
+/// The files of a stat walk of `root` (the checkpoints' walk: the same
+/// ignore files, at most `max_files`), without reading any.
+pub(crate) fn file_stats(root: &Path, max_files: usize, exclude: Vec<PathBuf>) -> BTreeMap<String, Stat> {
+    let limits = WalkLimits {
+        max_file_size: u64::MAX,
+        max_files,
+        exclude,
+    };
+    let (found, _) = walk(root, &limits);
+    found
+        .into_iter()
+        .filter(|(_, f)| f.kind == EntryKind::File)
+        .map(|(path, f)| (path, (f.size, f.mtime_ns, f.ino)))
+        .collect()
+}
+
+/// The files created or changed from `before` to `after`, each with
+/// whether it is new, in path order.
+pub(crate) fn changed_files(before: &BTreeMap<String, Stat>, after: &BTreeMap<String, Stat>) -> Vec<(String, bool)> {
+    after
+        .iter()
+        .filter_map(|(path, stat)| match before.get(path) {
+            None => Some((path.clone(), true)),
+            Some(old) if old != stat => Some((path.clone(), false)),
+            Some(_) => None,
+        })
+        .collect()
+}

@@ -97,6 +97,10 @@ pub(super) async fn open(setup: Arc<Setup>, id: &str, events: Events, first: boo
         agent.hooks(),
         Arc::clone(&review),
     )));
+    if crate::compact::is_small(setup.window_tokens()) {
+        // Before the deferral weighs them.
+        guards.push(Box::new(crate::compact::install(agent.hooks())));
+    }
     guards.push(Box::new(deferral.install(agent.hooks())));
     guards.push(Box::new(savings.install(agent.hooks())));
     guards.push(Box::new(collector.install(agent.hooks())));
@@ -254,7 +258,13 @@ fn agent(
             .chain(["web_fetch", "skill", crate::review::finding::TOOL].map(str::to_owned)),
         parts.savings.clone(),
     );
-    let mut system = setup.instructions.system_prompt(&preset.system);
+    // A small window gets the compact prompt.
+    let base = if crate::compact::is_small(setup.window_tokens()) {
+        crate::compact::system(&preset.system)
+    } else {
+        preset.system.clone()
+    };
+    let mut system = setup.instructions.system_prompt(&base);
     if let Some(extra) = &settings.system {
         system.push_str("\n\n");
         system.push_str(extra);

@@ -20,7 +20,10 @@ use zidane::durable::SuspendOptions;
 use zidane::providers::ThinkingLevel;
 
 pub use self::goal::{GOAL_USAGE, GoalAction, describe as describe_goal, goal_of};
-pub use self::reports::{CompactOutcome, ContextReport, CostReport, ModelCost, ModelSwitch, SkillState};
+pub use self::reports::{
+    CompactOutcome, ContextReport, CostReport, ModelCost, ModelSwitch, NO_LANGUAGE_SERVER, SkillState,
+    diagnostics_tally, language_server_lines,
+};
 pub use self::submit::Submission;
 use crate::Error;
 use crate::command_hooks::CommandHooks;

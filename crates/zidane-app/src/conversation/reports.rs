@@ -238,7 +238,8 @@ impl Conversation {
     }
 
     /// The language servers and where each stands, with the diagnostics
-    /// reported and fixed after edits so far; empty when none is on.
+    /// reported and fixed after edits so far; empty when none is on (see
+    /// [`language_server_lines`](crate::language_server_lines)).
     pub fn language_servers(&self) -> (Vec<zidane::lsp::ServerStatus>, zidane::lsp::Counts) {
         match self.inner.agent.lsp() {
             Some(lsp) => (lsp.status(), lsp.counts()),
@@ -332,3 +333,40 @@ impl Conversation {
         Ok(files.iter().map(crate::diff::file_diff).collect())
     }
 }
+
+/// `/lsp` in every front end: each server the folder calls for or that
+/// can run, as its name, its state and its languages (none: say
+/// [`NO_LANGUAGE_SERVER`]); then [`diagnostics_tally`].
+pub fn language_server_lines(servers: &[zidane::lsp::ServerStatus]) -> Vec<(String, String, String)> {
+    use zidane::lsp::ServerState;
+    servers
+        .iter()
+        .filter(|s| s.applies || !matches!(s.state, ServerState::NotFound))
+        .map(|server| {
+            let state = match &server.state {
+                ServerState::Ready => "ready (starts with the first file of its language)".to_owned(),
+                ServerState::Running { pid } => format!(
+                    "running (pid {})",
+                    pid.map_or_else(|| "?".to_owned(), |p| p.to_string())
+                ),
+                ServerState::Restarting { failures } => format!("restarting after {failures} failures"),
+                ServerState::Off { reason } => format!("off for this session: {reason}"),
+                ServerState::Disabled => "disabled in the configuration".to_owned(),
+                ServerState::NotFound => format!("`{}` not found on PATH", server.command),
+            };
+            (server.name.clone(), state, format!("({})", server.languages.join(", ")))
+        })
+        .collect()
+}
+
+/// The diagnostics the servers gave so far, in a line.
+pub fn diagnostics_tally(counts: zidane::lsp::Counts) -> String {
+    format!(
+        "after edits and commands: {} diagnostics reported, {} fixed",
+        counts.reported, counts.fixed
+    )
+}
+
+/// The line `/lsp` shows when no server serves the folder.
+pub const NO_LANGUAGE_SERVER: &str =
+    "no language server for this folder (install one, or add [lsp.NAME] command and languages)";

@@ -80,6 +80,7 @@ pub(super) async fn run(session: &Session, text: &str) -> Option<String> {
         "tasks" => tasks(session, arg).await,
         "diff" => diff(conversation, arg).await,
         "memory" => memory(conversation, arg),
+        "lsp" => lsp(session),
         _ => return None,
     })
 }
@@ -131,6 +132,21 @@ fn memory(conversation: &zidane_app::Conversation, arg: &str) -> String {
         ),
         Err(e) => format!("Cannot write {}: {e}", path.display()),
     }
+}
+
+/// `/lsp`: the language servers and what they reported.
+fn lsp(session: &Session) -> String {
+    let (servers, counts) = session.conversation().language_servers();
+    let lines = zidane_app::language_server_lines(&servers);
+    if lines.is_empty() {
+        return format!("No language server: {}.", zidane_app::NO_LANGUAGE_SERVER);
+    }
+    let mut out: Vec<String> = lines
+        .into_iter()
+        .map(|(name, state, languages)| format!("- {name}: {state} {languages}"))
+        .collect();
+    out.push(zidane_app::diagnostics_tally(counts));
+    out.join("\n")
 }
 
 async fn skills(session: &Session, name: &str) -> String {

@@ -3,7 +3,7 @@
 //! (`zidane attach`, the web page): the status line's figures, steering,
 //! the model and thinking level, compaction, what fills the context and
 //! what it cost, skills, background tasks, the approval mode, the folder's
-//! commands, and checkpoints.
+//! commands, checkpoints, and the language servers.
 //!
 //! | method | params (beside `sessionId`) | result |
 //! |---|---|---|
@@ -20,6 +20,7 @@
 //! | `_zidane/approve` | `mode`? | `mode` |
 //! | `_zidane/session` | | `messages`, `lastAsked`, `lastAnswer`, `interrupted`, `commands`, `mcp`, `checkpoints`, `sandboxLine` |
 //! | `_zidane/diff` | `prompt`? (none: the whole session) | `files`: each file's diff |
+//! | `_zidane/lsp` | | `servers` (each with its `state`), `counts` (`reported`, `fixed`) |
 //! | `_zidane/rewind` | `index`? (none: undo), `apply` | `plan` text; applied: `report` |
 
 use serde_json::{Value, json};
@@ -68,6 +69,10 @@ impl Connection {
                 Ok(json!({ "mode": conversation.setup().approve.lock().name() }))
             }
             "_zidane/session" => Ok(about(&session).await),
+            "_zidane/lsp" => {
+                let (servers, counts) = conversation.language_servers();
+                Ok(json!({ "servers": servers, "counts": counts }))
+            }
             "_zidane/rewind" => rewind(&session, params).await,
             "_zidane/diff" => {
                 let prompt = params["prompt"].as_u64().map(|n| n as usize);

@@ -323,10 +323,20 @@ impl Printer {
     }
 
     /// The tally after a run.
-    pub(crate) fn finish(&self, stats: &AgentStats, session: &str) {
+    pub(crate) fn finish(
+        &self,
+        stats: &AgentStats,
+        session: &str,
+        diagnostics: Option<zidane::agent::RunSummaryDiagnostics>,
+    ) {
         self.pause();
+        let diagnostics = diagnostics.filter(|d| !d.is_empty());
         if self.json {
-            json::line(serde_json::json!({"type": "done", "session": session, "stats": stats}));
+            let mut line = serde_json::json!({"type": "done", "session": session, "stats": stats});
+            if let Some(d) = diagnostics {
+                line["diagnostics"] = serde_json::json!(d);
+            }
+            json::line(line);
             return;
         }
         let cost = stats
@@ -352,6 +362,9 @@ impl Printer {
                 _ => "",
             }
         );
+        if let Some(d) = diagnostics {
+            eprintln!("{}", diagnostics_line(&d));
+        }
         eprintln!("session {session} (continue with `zidane --resume \"…\"`)");
     }
 
@@ -362,4 +375,18 @@ impl Printer {
             json::line(serde_json::json!({"type": "error", "session": session, "message": message}));
         }
     }
+}
+
+/// The run's language-server diagnostics in a line: `─ diagnostics: 3
+/// reported (2 errors) in 2 results, 2 fixed`.
+pub(crate) fn diagnostics_line(d: &zidane::agent::RunSummaryDiagnostics) -> String {
+    format!(
+        "─ diagnostics: {} reported ({} error{}) in {} result{}, {} fixed",
+        d.reported,
+        d.errors,
+        if d.errors == 1 { "" } else { "s" },
+        d.results,
+        if d.results == 1 { "" } else { "s" },
+        d.fixed
+    )
 }

@@ -92,7 +92,7 @@ pub(crate) async fn remote_one_shot(
     rendering.abort();
     match outcome {
         Outcome::Ran(out) => {
-            printer.finish(&out.stats, &id);
+            printer.finish(&out.stats, &id, None);
             if out.suspended {
                 return Err(Failure::interrupted(format!(
                     "the run was suspended at the server (session {id})"
@@ -207,7 +207,7 @@ fn finish(
             {
                 eprintln!("zidane: the model ended its turn without an answer");
             }
-            printer.finish(&out.stats, session);
+            printer.finish(&out.stats, session, conversation.last_summary().map(|s| s.diagnostics));
             if output.summary
                 && let Some(summary) = conversation.last_summary()
             {

@@ -319,11 +319,17 @@ impl Link {
         }
     }
 
-    /// The language servers, for `/lsp` (this process's only).
-    pub(super) fn language_servers(&self) -> Option<(Vec<zidane::lsp::ServerStatus>, zidane::lsp::Counts)> {
+    /// The language servers, for `/lsp` (the serving process's, attached).
+    pub(super) async fn language_servers(&self) -> Option<(Vec<zidane::lsp::ServerStatus>, zidane::lsp::Counts)> {
         match self {
             Link::Local(c) => Some(c.language_servers()),
-            Link::Remote(_) => None,
+            Link::Remote(_) => {
+                let answer = self.call("_zidane/lsp", json!({})).await.ok()?;
+                Some((
+                    serde_json::from_value(answer["servers"].clone()).ok()?,
+                    serde_json::from_value(answer["counts"].clone()).ok()?,
+                ))
+            }
         }
     }
 

@@ -279,46 +279,22 @@ impl Session {
         self.say(lines);
     }
 
-    pub(super) fn lsp(&mut self) {
-        let Some((servers, counts)) = self.link.language_servers() else {
-            return self.note(LOCAL_ONLY);
+    pub(super) async fn lsp(&mut self) {
+        let Some((servers, counts)) = self.link.language_servers().await else {
+            return self.note("the served session did not say what its language servers are");
         };
-        let mut lines = Vec::new();
-        for server in servers
-            .iter()
-            .filter(|s| s.applies || !matches!(s.state, zidane::lsp::ServerState::NotFound))
-        {
-            let state = match &server.state {
-                zidane::lsp::ServerState::Ready => "ready (starts with the first file of its language)".to_owned(),
-                zidane::lsp::ServerState::Running { pid } => {
-                    format!(
-                        "running (pid {})",
-                        pid.map_or_else(|| "?".to_owned(), |p| p.to_string())
-                    )
-                }
-                zidane::lsp::ServerState::Restarting { failures } => format!("restarting after {failures} failures"),
-                zidane::lsp::ServerState::Off { reason } => format!("off for this session: {reason}"),
-                zidane::lsp::ServerState::Disabled => "disabled in the configuration".to_owned(),
-                zidane::lsp::ServerState::NotFound => format!("`{}` not found on PATH", server.command),
-            };
-            lines.push(format!(
-                "  {} {state} {}",
-                self.paint.bold(&server.name),
-                self.paint.dim(&format!("({})", server.languages.join(", ")))
-            ));
-        }
+        let lines = zidane_app::language_server_lines(&servers);
         if lines.is_empty() {
-            lines
-                .push(self.paint.dim(
-                    "  no language server for this folder (install one, or add [lsp.NAME] command and languages)",
-                ));
-        } else {
-            lines.push(self.paint.dim(&format!(
-                "  after edits: {} diagnostics reported, {} fixed",
-                counts.reported, counts.fixed
-            )));
+            return self.say(vec![self.paint.dim(&format!("  {}", zidane_app::NO_LANGUAGE_SERVER))]);
         }
-        self.say(lines);
+        let mut shown: Vec<String> = lines
+            .into_iter()
+            .map(|(name, state, languages)| {
+                format!("  {} {state} {}", self.paint.bold(&name), self.paint.dim(&languages))
+            })
+            .collect();
+        shown.push(self.paint.dim(&format!("  {}", zidane_app::diagnostics_tally(counts))));
+        self.say(shown);
     }
 
     async fn mcp_login(&mut self, name: &str) {

@@ -143,6 +143,15 @@ impl Session {
                 if let Some(cost) = out.totals.cost {
                     line.push_str(&format!(" · ${cost:.4}"));
                 }
+                if let Some(d) = self
+                    .link
+                    .local()
+                    .and_then(|c| c.last_summary())
+                    .map(|s| s.diagnostics)
+                    .filter(|d| !d.is_empty())
+                {
+                    line.push_str(&format!(" · {} diagnostics, {} fixed", d.reported, d.fixed));
+                }
                 commit.push(p.dim(&line));
                 if out.suspended || interrupted {
                     commit.push(p.hue(

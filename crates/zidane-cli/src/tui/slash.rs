@@ -101,7 +101,7 @@ impl Session {
             "tasks" => self.tasks(&rest).await,
             "mcp" => self.mcp(&rest).await,
             "review" => self.review(&rest).await,
-            "lsp" => self.lsp(),
+            "lsp" => self.lsp().await,
             "approve" => self.approve(&rest).await,
             "plan" => self.plan_command(&rest).await,
             "init" => self.init(),

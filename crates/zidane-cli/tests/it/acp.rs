@@ -625,7 +625,8 @@ pub(super) async fn official_client(setup: &Setup, env: &[(&str, &str)]) -> Valu
 }
 
 /// Slash commands are advertised and answered: `/model` switches the next
-/// turns' model, `/cost` tells the session's tokens.
+/// turns' model, `/cost` tells the session's tokens, `/lsp` lists the
+/// language servers.
 async fn slash_commands_over_acp(transport: Transport) {
     let setup = Setup::new().await;
     let mut agent = Agent::through(transport, &setup, &[KEY]).await;
@@ -644,7 +645,7 @@ async fn slash_commands_over_acp(transport: Transport) {
     assert_eq!(
         names,
         [
-            "compact", "model", "context", "cost", "skills", "tasks", "review", "goal", "diff", "memory"
+            "compact", "model", "context", "cost", "skills", "tasks", "review", "goal", "lsp", "diff", "memory"
         ]
     );
     agent.call("session/prompt", prompt(&session, "hello")).await;
@@ -686,6 +687,22 @@ async fn slash_commands_over_acp(transport: Transport) {
         .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
         .collect();
     assert!(diff.contains("No changes yet.") || diff.contains("```diff"), "{diff}");
+    // A Python file: the folder calls for the Python servers.
+    std::fs::write(setup.work.path().join("app.py"), "x = 1\n").unwrap();
+    agent.seen.clear();
+    agent.call("session/prompt", prompt(&session, "/lsp")).await;
+    let lsp: String = agent
+        .updates()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .map(|u| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(lsp.contains("- pyright: "), "{lsp}");
+    assert!(lsp.contains("(python)"), "{lsp}");
+    assert!(
+        lsp.ends_with("after edits and commands: 0 diagnostics reported, 0 fixed"),
+        "{lsp}"
+    );
 }
 
 /// A client that offers its file system: the agent reads the editor's

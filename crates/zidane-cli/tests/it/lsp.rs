@@ -8,6 +8,16 @@ use std::path::Path;
 use super::conventions::{KEY, scripted, write};
 use super::{server_with, text, zidane};
 
+fn pylsp() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lsp-servers/venv/bin/pylsp");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo xtask lsp-servers` installs it (`cargo xtask ci` runs it first)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
 fn pyright() -> String {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/lsp-servers/node_modules/.bin/pyright-langserver");
@@ -75,6 +85,14 @@ async fn an_edit_s_type_error_reaches_the_model_s_next_request() {
         .unwrap();
     assert_eq!(result["diagnostics"]["errors"], 1, "{result}");
     assert_eq!(result["diagnostics"]["server"], "pyright");
+    // The run's tally counts them.
+    let done: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(
+        done["diagnostics"],
+        serde_json::json!({"results": 1, "reported": 1, "errors": 1, "fixed": 0}),
+        "{done}"
+    );
 
     let out = zidane(home.path(), work.path(), &[], &["config"]).await;
     let shown = text(&out.stdout);
@@ -93,6 +111,100 @@ async fn an_edit_s_type_error_reaches_the_model_s_next_request() {
     );
     assert!(shown.contains("[lsp.rust-analyzer]  # built in;"), "{shown}");
     assert!(shown.contains("lsp_wait = 60"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_a_command_changed_get_their_diagnostics_in_its_result() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::Builder::new().prefix("lsp-work").tempdir().unwrap();
+    write(&work.path().join("setup.py"), "");
+    write(&work.path().join("app.py"), "print(one)\n");
+    write(&work.path().join("untouched.py"), "print(never_looked_at)\n");
+    write(
+        &home.path().join("config.toml"),
+        &format!(
+            "lsp_wait = 60\n\n[lsp.pylsp]\ncommand = \"{}\"\n\n[lsp.pyright]\nenabled = false\n",
+            pylsp()
+        ),
+    );
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[
+            // The server first sees app.py as it is (one error).
+            ("lsp", r#"{"operation": "document_symbols", "path": "app.py"}"#),
+            (
+                "shell",
+                r#"{"command": "printf 'print(one)\nprint(two)\n' > app.py && printf 'print(three)\n' > gen.py && echo made"}"#,
+            ),
+        ]),
+    )
+    .await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--trust", "--json", "--base-url", &url, "Make the files."],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    let last = &bodies[2];
+    assert!(last.contains("made"), "{last}");
+    assert!(
+        last.contains(r#"<diagnostics server=\"pylsp\" file=\"app.py\">"#),
+        "{last}"
+    );
+    assert!(last.contains("app.py:2:7 error (new) undefined name 'two'"), "{last}");
+    assert!(last.contains("app.py:1:7 error undefined name 'one'"), "{last}");
+    // A file the command made: everything in it is new.
+    assert!(last.contains("gen.py:1:7 error (new) undefined name 'three'"), "{last}");
+    assert!(!last.contains("untouched.py"), "{last}");
+
+    let stdout = text(&out.stdout);
+    let result = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "tool_result" && v["name"] == "shell")
+        .unwrap();
+    assert_eq!(result["diagnostics"]["errors"], 3, "{result}");
+    assert_eq!(result["diagnostics"]["new"], 2, "{result}");
+    assert_eq!(result["diagnostics"]["path"], "app.py, gen.py", "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_no_server_serves_runs_as_without_language_servers() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    write(&work.path().join("notes.md"), "# notes\n");
+    // A server that would start for Python files, and a folder without any.
+    write(
+        &home.path().join("config.toml"),
+        &format!("[lsp.pylsp]\ncommand = \"{}\"\n", pylsp()),
+    );
+    let (url, bodies) = server_with(
+        None,
+        scripted(&[
+            ("write_file", r##"{"path": "notes.md", "content": "# more notes\n"}"##),
+            ("shell", r##"{"command": "echo '# even more' >> notes.md && echo ok"}"##),
+        ]),
+    )
+    .await;
+    let out = zidane(
+        home.path(),
+        work.path(),
+        &[KEY],
+        &["--trust", "--json", "--base-url", &url, "Edit the notes."],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    assert!(!bodies[0].contains("\"name\":\"lsp\""), "no lsp tool: {}", bodies[0]);
+    assert!(!bodies[2].contains("<diagnostics"), "{}", bodies[2]);
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("\"diagnostics\""), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

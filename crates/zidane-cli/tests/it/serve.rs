@@ -466,7 +466,8 @@ async fn killed_mid_command_then_the_run_continues_at_the_next_start() {
 
 /// `zidane attach` in a pseudo-terminal: the question another client's
 /// prompt raised is asked on its screen and answered there, a prompt typed
-/// there runs, and Ctrl-\ detaches with the session going on.
+/// there runs, `/lsp` shows the served session's language servers, and
+/// Ctrl-\ detaches with the session going on.
 #[tokio::test(flavor = "multi_thread")]
 async fn attach_in_a_terminal_answers_an_approval_and_detaches() {
     let setup = Setup::new().await;
@@ -507,6 +508,11 @@ async fn attach_in_a_terminal_answers_an_approval_and_detaches() {
     term.wait_for("Answer: hello from the terminal");
     let echoed = script.update(|u| u["sessionUpdate"] == "user_message_chunk").await;
     assert_eq!(echoed["_meta"]["zidane"]["client"], "ada@terminal");
+    // The served session's language servers: a Python file makes the
+    // folder call for the Python ones (found on this machine or not).
+    std::fs::write(work.join("app.py"), "x = 1\n").unwrap();
+    term.line("/lsp");
+    term.wait_for("(python)");
     term.type_keys("\x1c");
     let out = term.finish();
     assert!(out.contains(&format!("detached from session {session}")), "{out}");

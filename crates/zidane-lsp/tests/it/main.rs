@@ -1,5 +1,5 @@
-//! Language servers nobody here wrote (pyright from npm, python-lsp-server
-//! from PyPI, installed by `cargo xtask lsp-servers` into
+//! Language servers nobody here wrote (pyright and
+//! typescript-language-server from npm, python-lsp-server from PyPI, installed by `cargo xtask lsp-servers` into
 //! `target/lsp-servers`), and small scripts that misbehave.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
 
@@ -7,3 +7,4 @@ mod edits;
 mod failures;
 mod support;
 mod tool;
+mod typescript;

@@ -32,6 +32,17 @@ pub(crate) fn pylsp() -> ServerConfig {
     ServerConfig::new("pylsp", bin, Vec::<String>::new(), ["python"])
 }
 
+pub(crate) fn typescript() -> ServerConfig {
+    let bin = installed(servers_dir().join("node_modules/.bin/typescript-language-server"));
+    // As it is known (its languages, its silence when a file stays clean).
+    let mut server = ServerConfig::known()
+        .into_iter()
+        .find(|s| s.name == "typescript-language-server")
+        .unwrap();
+    server.command = bin;
+    server
+}
+
 /// A folder holding `files`.
 pub(crate) fn folder(files: &[(&str, &str)]) -> tempfile::TempDir {
     // Not a hidden folder: pyright leaves those out of the project.
