@@ -614,7 +614,19 @@ async fn a_resize_in_tmux_leaves_no_fragment() {
             },
             "the status line redrawn at the new width",
         );
-        let pane = capture(&socket);
+        // The redraw may still be on its way to tmux: read the pane until
+        // it holds one input area (fragments, once left, never go).
+        let settled = |pane: &str| {
+            let count = |f: &dyn Fn(&str) -> bool| pane.lines().filter(|l| f(l)).count();
+            count(&|l| !l.is_empty() && l.chars().all(|c| c == '─')) == 1
+                && count(&|l| l.starts_with("› ")) == 1
+                && count(&|l| l.starts_with("claude-sonnet-4-5")) == 1
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut pane = capture(&socket);
+        while !settled(&pane) && std::time::Instant::now() < deadline {
+            pane = capture(&socket);
+        }
         let count = |f: &dyn Fn(&str) -> bool| pane.lines().filter(|l| f(l)).count();
         assert_eq!(
             count(&|l| !l.is_empty() && l.chars().all(|c| c == '─')),
