@@ -177,21 +177,55 @@ impl Tool for JsTool {
                 "input": input,
                 "ctx": { "callId": cx.call_id(), "runId": cx.run_id(), "turnId": cx.turn_id() },
             });
+            // The loop may drop this future when the call is cancelled or the
+            // run aborted: the guard then fires the JavaScript call's signal.
+            let mut guard = AbortOnDrop {
+                bridge: &self.bridge,
+                call_id: cx.call_id().to_owned(),
+                reason: cx.signal().clone(),
+                armed: true,
+            };
             let signal = cx.signal().clone();
             let answer = tokio::select! {
                 answer = self.bridge.ask(envelope) => answer,
-                _ = signal.aborted() => {
-                    self.bridge.tell(json!({ "kind": "abort-tool", "callId": cx.call_id(), "reason": signal.reason() }));
-                    return Err(ToolFailure::from("the call was cancelled".to_owned()));
-                }
+                _ = signal.aborted() => return Err(ToolFailure::from("the call was cancelled".to_owned())),
             };
+            guard.armed = false;
             let answer: Value = serde_json::from_str(&answer?).map_err(|e| e.to_string())?;
             if let Some(message) = answer.get("error").and_then(Value::as_str) {
                 return Err(ToolFailure::from(message.to_owned()));
             }
-            let output: ToolOutput = serde_json::from_value(answer.get("output").cloned().unwrap_or(Value::Null))
+            let output = answer.get("output").cloned().unwrap_or(Value::Null);
+            let content = serde_json::from_value(output.get("content").cloned().unwrap_or(Value::Null))
                 .map_err(|e| format!("the tool's result is neither text nor content blocks: {e}"))?;
+            let mut output_ = ToolOutput {
+                content,
+                is_error: output.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                ..Default::default()
+            };
+            if let Some(metadata) = output.get("metadata").filter(|m| m.as_object().is_some_and(|m| !m.is_empty())) {
+                output_.metadata = serde_json::from_value(metadata.clone())
+                    .map_err(|e| format!("the tool's result metadata: {e}"))?;
+            }
+            let output = output_;
             Ok(output)
         })
+    }
+}
+
+struct AbortOnDrop<'a> {
+    bridge: &'a Bridge,
+    call_id: String,
+    reason: zidane::providers::AbortSignal,
+    armed: bool,
+}
+
+impl Drop for AbortOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let reason = self.reason.reason().unwrap_or_else(|| "cancelled".to_owned());
+            self.bridge
+                .tell(json!({ "kind": "abort-tool", "callId": self.call_id, "reason": reason }));
+        }
     }
 }

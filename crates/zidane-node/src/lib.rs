@@ -18,7 +18,11 @@
 #![allow(missing_docs)] // the N-API exports are documented in `npm/index.d.ts`
 
 mod bridge;
+#[cfg(test)]
+mod hookgen;
 mod options;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
