@@ -30,6 +30,12 @@
 //!   `dist` writes;
 //! - `npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR]`:
 //!   the npm packages of the program into `target/npm/` (see `npm.rs`);
+//! - `node-test`: the Node package `@zidane-rs/agent` (`crates/zidane-node`):
+//!   its addon built, the reference's examples type-checked against its
+//!   types, its `node --test` suites (see `node.rs`);
+//! - `npm-pack [--profile NAME]`: that package into
+//!   `target/npm/zidane-rs-agent-VERSION.tgz`, then installed into an empty
+//!   folder and run there without Rust;
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -37,6 +43,7 @@
 mod archives;
 mod cluster;
 mod codegen;
+mod node;
 mod npm;
 mod release;
 mod shape;
@@ -68,8 +75,10 @@ fn main() -> ExitCode {
         ["release-check", "--binary", path] => release::check(Some(path)),
         ["release-refresh"] => release::refresh(),
         ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
+        ["node-test"] => node::test(),
+        ["npm-pack", rest @ ..] => node::pack_command(rest),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | node-test | npm-pack [--profile NAME] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -184,6 +193,10 @@ fn ci() -> Result {
         &["doc", "--workspace", "--no-deps", "--all-features", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    println!("\n$ cargo xtask node-test");
+    node::test()?;
+    println!("\n$ cargo xtask npm-pack --profile dev");
+    node::pack_command(&["--profile", "dev"])?;
     println!("\n$ cargo xtask release-check");
     release::check(None)?;
     println!("\n$ cargo xtask restate-cluster --quick");

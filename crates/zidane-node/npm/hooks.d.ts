@@ -208,7 +208,7 @@ export interface AgentHooks {
   /** A sub-agent's `background:exit`. */
   'child:background:exit': (ctx: { readonly command: string; readonly durationMs: number; readonly exitCode: number; readonly outputPath: string; readonly signal?: string; readonly status: any; readonly taskId: string; readonly childId: string; readonly depth: number }) => void | Promise<void>
   /** A sub-agent's `background:reassign`. */
-  'child:background:reassign': (ctx: { readonly childId?: string; readonly command: string; readonly fromHandleId: string; readonly outputPath: string; readonly pid: number; readonly startedAt: number; readonly taskId: string; readonly toHandleId: string; readonly childId: string; readonly depth: number }) => void | Promise<void>
+  'child:background:reassign': (ctx: { readonly command: string; readonly fromHandleId: string; readonly outputPath: string; readonly pid: number; readonly startedAt: number; readonly taskId: string; readonly toHandleId: string; readonly childId: string; readonly depth: number }) => void | Promise<void>
   /** A sub-agent's `background:start`. */
   'child:background:start': (ctx: { readonly command: string; readonly cwd: string; readonly outputPath: string; readonly pid: number; readonly startedAt: number; readonly taskId: string; readonly childId: string; readonly depth: number }) => void | Promise<void>
   /** A sub-agent's `mcp:tool:gate`; the parent's decision goes back to the child. */

@@ -318,8 +318,10 @@ pub fn dts(hooks: &[Hook]) -> String {
                 props.push(format!("{ro}{}{q}: {}", camel(&f.name), ts_type(f)));
             }
             if hook.inner.is_some() {
-                props.push("readonly childId: string".to_owned());
-                props.push("readonly depth: number".to_owned());
+                for (name, ty) in [("child_id", "string"), ("depth", "number")] {
+                    props.retain(|p| !p.starts_with(&format!("readonly {}", camel(name))));
+                    props.push(format!("readonly {}: {ty}", camel(name)));
+                }
             }
         }
         let ret = if hook.mutable { "void | Promise<void>" } else { "void | Promise<void>" };
