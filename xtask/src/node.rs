@@ -35,7 +35,11 @@ fn addon(profile: &str) -> PathBuf {
 
 fn build(profile: &str) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    run(&cargo, &["build", "-p", "zidane-node", "--profile", profile, "--locked"], &[])?;
+    run(
+        &cargo,
+        &["build", "-p", "zidane-node", "--profile", profile, "--locked"],
+        &[],
+    )?;
     let file = addon(profile);
     if file.exists() {
         Ok(file)
@@ -127,7 +131,10 @@ fn typecheck() -> Result {
         .map_err(|e| format!("node-test: cannot read {}: {e}", reference_path.display()))?;
     let examples = reference_examples(&reference);
     if examples.len() < 3 {
-        return Err(format!("node-test: found {} examples in the reference, expected 3", examples.len()));
+        return Err(format!(
+            "node-test: found {} examples in the reference, expected 3",
+            examples.len()
+        ));
     }
     let check = tools.join("check");
     let _ = std::fs::remove_dir_all(&check);
@@ -197,8 +204,11 @@ fn check_install(tarball: &Path) -> Result {
     let dir = target_dir().join("npm/install-check");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("npm-pack: {}: {e}", dir.display()))?;
-    std::fs::write(dir.join("package.json"), "{\"name\":\"install-check\",\"private\":true}")
-        .map_err(|e| format!("npm-pack: {e}"))?;
+    std::fs::write(
+        dir.join("package.json"),
+        "{\"name\":\"install-check\",\"private\":true}",
+    )
+    .map_err(|e| format!("npm-pack: {e}"))?;
     let tarball_text = tarball.display().to_string();
     crate::npm_install(&dir, &[tarball_text.as_str()], &[])?;
     let node = which_node()?;
@@ -232,3 +242,6 @@ fn which_node() -> Result<PathBuf> {
         .find(|p| p.is_file())
         .ok_or_else(|| "npm-pack: no `node` on the PATH".to_owned())
 }
+
+#[cfg(test)]
+mod tests;

@@ -203,9 +203,12 @@ impl Tool for JsTool {
                 is_error: output.get("isError").and_then(Value::as_bool).unwrap_or(false),
                 ..Default::default()
             };
-            if let Some(metadata) = output.get("metadata").filter(|m| m.as_object().is_some_and(|m| !m.is_empty())) {
-                output_.metadata = serde_json::from_value(metadata.clone())
-                    .map_err(|e| format!("the tool's result metadata: {e}"))?;
+            if let Some(metadata) = output
+                .get("metadata")
+                .filter(|m| m.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                output_.metadata =
+                    serde_json::from_value(metadata.clone()).map_err(|e| format!("the tool's result metadata: {e}"))?;
             }
             let output = output_;
             Ok(output)

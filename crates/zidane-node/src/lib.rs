@@ -63,6 +63,9 @@ fn output_json(output: &RunOutput) -> String {
     stats.to_string()
 }
 
+/// A run-summary collector installed on the bus, and its handlers' scope.
+type Installed = (RunSummaryCollector, HookScope);
+
 /// One agent, driven from JavaScript.
 #[napi]
 pub struct NativeAgent {
@@ -70,7 +73,7 @@ pub struct NativeAgent {
     bridge: Bridge,
     next: AtomicU32,
     hooks: Arc<Mutex<HashMap<u32, HookHandle>>>,
-    summaries: Arc<Mutex<HashMap<u32, (RunSummaryCollector, Option<HookScope>)>>>,
+    summaries: Arc<Mutex<HashMap<u32, Installed>>>,
 }
 
 #[napi]
@@ -132,12 +135,24 @@ impl NativeAgent {
 
     #[napi]
     pub fn steer(&self, prompt: String, id: Option<String>) -> bool {
-        self.agent.steer(prompt, QueuedMessageOptions { id, ..Default::default() })
+        self.agent.steer(
+            prompt,
+            QueuedMessageOptions {
+                id,
+                ..Default::default()
+            },
+        )
     }
 
     #[napi]
     pub fn follow_up(&self, prompt: String, id: Option<String>) -> bool {
-        self.agent.follow_up(prompt, QueuedMessageOptions { id, ..Default::default() })
+        self.agent.follow_up(
+            prompt,
+            QueuedMessageOptions {
+                id,
+                ..Default::default()
+            },
+        )
     }
 
     #[napi]
@@ -216,7 +231,11 @@ impl NativeAgent {
     #[napi]
     pub fn cache_expires_at(&self) -> Option<f64> {
         let at = self.agent.cache_expires_at()?;
-        let ms = at.to_system_time().duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+        let ms = at
+            .to_system_time()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_millis();
         Some(ms as f64)
     }
 
@@ -279,7 +298,7 @@ impl NativeAgent {
             })),
         });
         let scope = collector.install(self.agent.hooks());
-        self.summaries.lock().insert(id, (collector, Some(scope)));
+        self.summaries.lock().insert(id, (collector, scope));
         id
     }
 

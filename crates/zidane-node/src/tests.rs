@@ -31,7 +31,11 @@ fn hook_names_and_types_are_generated_from_the_vocabulary() {
         "the table and the Rust catalogue list the same hooks in the same order"
     );
     for (hook, info) in hooks.iter().zip(zidane::agent::CATALOGUE) {
-        assert_eq!(hook.mutable, info.mutable, "{}: whether handlers' answers are read back", hook.name);
+        assert_eq!(
+            hook.mutable, info.mutable,
+            "{}: whether handlers' answers are read back",
+            hook.name
+        );
     }
     check("hooks.js", &hookgen::js(&hooks));
     check("hooks.d.ts", &hookgen::dts(&hooks));
@@ -40,7 +44,10 @@ fn hook_names_and_types_are_generated_from_the_vocabulary() {
 #[test]
 fn decision_payloads_are_camel_case_and_writable() {
     let hooks = table();
-    let gate = hooks.iter().find(|h| h.name == "tool:gate").unwrap_or_else(|| panic!("no tool:gate"));
+    let gate = hooks
+        .iter()
+        .find(|h| h.name == "tool:gate")
+        .unwrap_or_else(|| panic!("no tool:gate"));
     let dts = hookgen::dts(&hooks);
     assert!(gate.mutable);
     assert!(dts.contains("'tool:gate': (ctx: { readonly name: string; readonly callId: string; input: any;"));
