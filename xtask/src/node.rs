@@ -111,6 +111,13 @@ pub(crate) fn reference_examples(reference: &str) -> Vec<String> {
     out
 }
 
+/// The first `ts` block of the README's TypeScript section.
+pub(crate) fn readme_quick_start(readme: &str) -> Option<String> {
+    let section = readme.split("\n## From TypeScript").nth(1)?;
+    let block = section.split("\n```ts\n").nth(1)?;
+    Some(format!("{}\n", block.split("\n```").next()?))
+}
+
 /// `from 'zidane…'` → `from '@zidane-rs/agent'`.
 fn retarget(block: &str) -> String {
     block
@@ -145,6 +152,10 @@ fn typecheck() -> Result {
         std::fs::write(check.join(&name), example).map_err(|e| format!("node-test: {name}: {e}"))?;
         files.push(name);
     }
+    let readme = std::fs::read_to_string(root().join("README.md")).map_err(|e| format!("node-test: README.md: {e}"))?;
+    let quick_start = readme_quick_start(&readme).ok_or("node-test: README.md has no TypeScript quick start")?;
+    std::fs::write(check.join("readme-quick-start.mts"), quick_start).map_err(|e| format!("node-test: {e}"))?;
+    files.push("readme-quick-start.mts".to_owned());
     std::fs::copy(crate_dir().join("tests/types/shapes.ts"), check.join("shapes.mts"))
         .map_err(|e| format!("node-test: shapes.ts: {e}"))?;
     files.push("shapes.mts".to_owned());

@@ -335,7 +335,7 @@ pub fn dts(hooks: &[Hook]) -> String {
                 }
             }
         }
-        let ret = "void | Promise<void>";
+        let ret = "void";
         let _ = writeln!(out, "  '{}': (ctx: {{ {} }}) => {ret}", hook.name, props.join("; "));
     }
     out.push_str(

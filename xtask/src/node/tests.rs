@@ -15,3 +15,11 @@ fn the_reference_examples_are_found_and_retargeted() {
         assert!(!example.contains("~~~"), "{example}");
     }
 }
+
+#[test]
+fn the_readme_quick_start_is_found() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap_or_else(|e| panic!("README.md: {e}"));
+    let block = readme_quick_start(&readme).unwrap_or_else(|| panic!("no quick start"));
+    assert!(block.starts_with("import { createAgent"), "{block}");
+    assert!(block.contains("await agent.destroy()"), "{block}");
+}
