@@ -41,9 +41,13 @@ class NotAvailableError extends Error {
 
 // ---------------------------------------------------------------- providers
 
+let providerCount = 0
+
 function providerOf(kind, name, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${name}(): options must be an object`)
+  // Agents made with the same provider object share one connection pool.
   const spec = {
+    id: ++providerCount,
     kind,
     apiKey: options.apiKey ?? undefined,
     baseURL: options.baseURL ?? options.baseUrl ?? undefined,

@@ -1,7 +1,8 @@
 //! `createAgent`'s options, as the JavaScript side normalizes them, into
 //! the Rust [`AgentOptions`]; and a run's options into [`AgentRunOptions`].
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,6 +25,30 @@ pub(crate) struct ProviderSpec {
     #[serde(rename = "baseURL")]
     base_url: Option<String>,
     model: Option<String>,
+    /// The JavaScript provider object's number: agents made with the same
+    /// object share one provider (one connection pool).
+    id: Option<u64>,
+}
+
+/// The providers alive, by JavaScript provider object.
+static PROVIDERS: std::sync::LazyLock<parking_lot::Mutex<HashMap<String, Weak<dyn Provider>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The provider of `spec`: the one already made from the same JavaScript
+/// object while it lives, else a new one.
+fn shared_provider(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
+    let Some(id) = spec.id else {
+        return provider(spec);
+    };
+    let key = format!("{id}:{spec:?}");
+    let mut cache = PROVIDERS.lock();
+    cache.retain(|_, p| p.strong_count() > 0);
+    if let Some(p) = cache.get(&key).and_then(Weak::upgrade) {
+        return Ok(p);
+    }
+    let p = provider(spec)?;
+    cache.insert(key, Arc::downgrade(&p));
+    Ok(p)
 }
 
 /// A JavaScript tool's metadata (its body stays in JavaScript).
@@ -118,7 +143,11 @@ pub(crate) fn agent_options(spec: Spec, bridge: &Bridge) -> Result<AgentOptions,
     if spec.provider.is_empty() {
         return Err("createAgent: `provider` is required".into());
     }
-    let providers = spec.provider.iter().map(provider).collect::<Result<Vec<_>, _>>()?;
+    let providers = spec
+        .provider
+        .iter()
+        .map(shared_provider)
+        .collect::<Result<Vec<_>, _>>()?;
     let mut options = AgentOptions {
         provider: providers,
         name: spec.name,

@@ -77,6 +77,21 @@ test('openai() with a base URL and the OpenAI-compatible form speak Chat Complet
   await model.close()
 })
 
+test('agents made with one provider object share its connection pool', async () => {
+  const model = await startModel(() => text('ok'))
+  const shared = anthropic({ apiKey: 'k', baseURL: model.url })
+  const a = createAgent({ provider: shared })
+  const b = createAgent({ provider: shared })
+  await a.run({ prompt: 'one' })
+  await b.run({ prompt: 'two' })
+  assert.equal(model.connections, 1, 'the second agent reused the first one\'s connection')
+  const c = createAgent({ provider: anthropic({ apiKey: 'k', baseURL: model.url }) })
+  await c.run({ prompt: 'three' })
+  assert.equal(model.connections, 2, 'another provider object is another pool')
+  await Promise.all([a.destroy(), b.destroy(), c.destroy()])
+  await model.close()
+})
+
 test('createAgent refuses a missing provider and an unknown hook', () => {
   assert.throws(() => createAgent({}), /provider/)
   assert.throws(() => createAgent({ provider: [] }), /provider/)

@@ -92,11 +92,17 @@ export async function startModel(script) {
       res.end(req.url.includes('chat/completions') ? openaiEvents(reply, n) : anthropicEvents(reply, n))
     })
   })
+  let connections = 0
+  server.on('connection', () => connections++)
   await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address()
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /** TCP connections the clients opened. */
+    get connections() {
+      return connections
+    },
     close: () =>
       new Promise(resolve => {
         server.closeAllConnections()
