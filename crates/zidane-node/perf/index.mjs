@@ -3,10 +3,10 @@
 // M agents from createAgent sharing nothing but the process, one `echo`
 // tool written in JavaScript, agent.run() each.
 //
-// Installed into a copy of the harness as drivers/zidane-node/index.mjs by
-// `cargo xtask perf-node` (see crates/zidane-node/perf/README.md); the package is
-// the checkout's crates/zidane-node/npm with the addon ZIDANE_NODE_ADDON
-// names (the release build).
+// Copied into a copy of the harness as drivers/zidane-node/index.mjs (see
+// README.md beside this file); the package is the checkout's
+// crates/zidane-node/npm, with the addon ZIDANE_NODE_ADDON names (the
+// release build).
 import { createRequire } from 'node:module';
 import { config, runWorkload, PROMPT, ECHO_NAME, ECHO_DESCRIPTION, ECHO_SCHEMA } from '../common.mjs';
 
