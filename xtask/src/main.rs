@@ -36,6 +36,12 @@
 //!   Playwright with axe-core, pinned from npm into `target/web-tests` (the
 //!   npm package never downloads a browser of its own), against the debug
 //!   build of `zidane serve` (see `web.rs`);
+//! - `node-test`: the Node package `@zidane-rs/agent` (`crates/zidane-node`):
+//!   its addon built, the reference's examples type-checked against its
+//!   types, its `node --test` suites (see `node.rs`);
+//! - `npm-pack [--profile NAME]`: that package into
+//!   `target/npm/zidane-rs-agent-VERSION.tgz`, then installed into an empty
+//!   folder and run there without Rust;
 //! - `bench`: the project's benchmarks.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -43,6 +49,7 @@
 mod archives;
 mod cluster;
 mod codegen;
+mod node;
 mod npm;
 mod release;
 mod shape;
@@ -76,8 +83,10 @@ fn main() -> ExitCode {
         ["release-refresh"] => release::refresh(),
         ["npm-pack-cli", rest @ ..] => npm::pack_cli_command(rest),
         ["web-tests"] => web::run(),
+        ["node-test"] => node::test(),
+        ["npm-pack", rest @ ..] => node::pack_command(rest),
         _ => Err(
-            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | web-tests | bench [--quick]>"
+            "usage: cargo xtask <ci | tidy | codegen [--check] | mcp-servers | acp-client | sarif-schema | lsp-servers | conformance | restate-server | restate-cluster [--quick] | release-check [--binary PATH] | release-refresh | npm-pack-cli [--profile NAME | --binary PATH | --from-dist DIR] | web-tests | node-test | npm-pack [--profile NAME] | bench [--quick]>"
                 .to_owned(),
         ),
     };
@@ -194,6 +203,10 @@ fn ci() -> Result {
     )?;
     println!("\n$ cargo xtask web-tests");
     web::run()?;
+    println!("\n$ cargo xtask node-test");
+    node::test()?;
+    println!("\n$ cargo xtask npm-pack --profile dev");
+    node::pack_command(&["--profile", "dev"])?;
     println!("\n$ cargo xtask release-check");
     release::check(None)?;
     println!("\n$ cargo xtask restate-cluster --quick");

@@ -21,6 +21,10 @@ use crate::Result;
 /// The crate that may re-export other workspace crates.
 const FACADE: &str = "zidane";
 
+/// The Node addon: napi-rs's macros expand `unsafe` N-API glue into it, so
+/// it carries the workspace's lints itself, all but `unsafe_code`.
+const NODE_ADDON: &str = "zidane-node";
+
 /// The most lines a hand-written function (outside tests) may span, in
 /// every crate.
 const FUNCTION_LIMIT: usize = 100;
@@ -56,7 +60,10 @@ pub(crate) fn run(root: &Path) -> Result {
             problems.extend(check_no_reexports(name, &members, &sources));
         }
         problems.extend(check_workspace_deps(name, &manifest));
-        if !has_workspace_lints(&manifest) {
+        if name == NODE_ADDON {
+            let workspace = read(&root.join("Cargo.toml"))?;
+            problems.extend(check_addon_lints(name, &manifest, &workspace));
+        } else if !has_workspace_lints(&manifest) {
             problems.push(format!(
                 "{name}: missing `[lints] workspace = true` in {}",
                 manifest_path.display()
@@ -523,6 +530,34 @@ pub(crate) fn has_workspace_lints(manifest: &str) -> bool {
         }
     }
     false
+}
+
+/// The lines of the `[header]` table of a manifest, without spaces.
+fn table_lines(manifest: &str, header: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == header;
+        } else if inside && !line.is_empty() && !line.starts_with('#') {
+            lines.push(line.replace(' ', ""));
+        }
+    }
+    lines
+}
+
+/// The addon's own lint tables hold every workspace lint but `unsafe_code`.
+pub(crate) fn check_addon_lints(name: &str, manifest: &str, workspace: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for kind in ["rust", "clippy"] {
+        let own = table_lines(manifest, &format!("[lints.{kind}]"));
+        for lint in table_lines(workspace, &format!("[workspace.lints.{kind}]")) {
+            if !lint.starts_with("unsafe_code") && !own.contains(&lint) {
+                problems.push(format!("{name}: `[lints.{kind}]` lacks the workspace's `{lint}`"));
+            }
+        }
+    }
+    problems
 }
 
 /// Library code must not ship placeholders.

@@ -183,3 +183,15 @@ fn inline_test_modules_are_named_and_test_files_are_not() {
         vec!["k: a.rs:3 writes `mod tests` inline; move it to a `tests.rs` beside the module"]
     );
 }
+
+#[test]
+fn the_node_addon_keeps_every_workspace_lint_but_unsafe_code() {
+    let workspace = "[workspace.lints.rust]\nunsafe_code = \"forbid\"\nmissing_docs = \"warn\"\n\n[workspace.lints.clippy]\nunwrap_used = \"warn\"\n";
+    let complete = "[lints.rust]\nmissing_docs = \"warn\"\n\n[lints.clippy]\nunwrap_used = \"warn\"\n";
+    assert!(check_addon_lints("zidane-node", complete, workspace).is_empty());
+    let lacking = "[lints.rust]\nmissing_docs = \"warn\"\n";
+    assert_eq!(
+        check_addon_lints("zidane-node", lacking, workspace),
+        vec!["zidane-node: `[lints.clippy]` lacks the workspace's `unwrap_used=\"warn\"`".to_owned()]
+    );
+}
