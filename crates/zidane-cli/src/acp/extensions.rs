@@ -22,6 +22,7 @@
 //! | `_zidane/diff` | `prompt`? (none: the whole session) | `files`: each file's diff |
 //! | `_zidane/lsp` | | `servers` (each with its `state`), `counts` (`reported`, `fixed`) |
 //! | `_zidane/rewind` | `index`? (none: undo), `apply` | `plan` text; applied: `report` |
+//! | `_zidane/checkpoints` | | `checkpoints`: each prompt's (`index`, `label`, `createdAt`, `changes`), for a rewind to pick from |
 
 use serde_json::{Value, json};
 use zidane::providers::{Role, ThinkingLevel};
@@ -74,6 +75,12 @@ impl Connection {
                 Ok(json!({ "servers": servers, "counts": counts }))
             }
             "_zidane/rewind" => rewind(&session, params).await,
+            "_zidane/checkpoints" => {
+                let list = zidane_app::checkpoints::list(&conversation.setup().checkpoints, &session.id)
+                    .await
+                    .map_err(|e| RpcError::internal(e.message()))?;
+                Ok(json!({ "checkpoints": list }))
+            }
             "_zidane/diff" => {
                 let prompt = params["prompt"].as_u64().map(|n| n as usize);
                 let files = conversation.changes(prompt).await.map_err(RpcError::params)?;

@@ -414,7 +414,15 @@ impl Connection {
                 }
             });
             let state = state.unwrap_or(if info.interrupted { "interrupted" } else { "stored" });
-            let mut zidane = json!({ "state": state, "served": served.is_some() });
+            // Model turns and what they cost, from the figures each turn keeps.
+            let answers = stored
+                .turns
+                .iter()
+                .filter(|t| t.role == zidane::providers::Role::Assistant);
+            let turns = answers.clone().count();
+            let costs: Vec<f64> = answers.filter_map(|t| t.usage.as_ref()?.cost).collect();
+            let cost = (!costs.is_empty()).then(|| costs.iter().sum::<f64>());
+            let mut zidane = json!({ "state": state, "served": served.is_some(), "turns": turns, "cost": cost });
             if let Some(tree) = tree {
                 let (path, branch) = (tree.path.clone(), tree.branch.clone());
                 let changed = tokio::task::spawn_blocking(move || tree.changed()).await.ok().flatten();

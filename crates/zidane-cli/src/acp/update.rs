@@ -123,6 +123,10 @@ pub(crate) fn from_event(event: &Event, cwd: &Path) -> Vec<Value> {
                 "locations": locations(input, cwd),
                 "rawInput": input,
             })];
+            // A sub-agent's call says which `spawn` call it runs under.
+            if let Some(child) = &call.child {
+                out[0]["_meta"] = json!({ "zidane": { "parentToolCallId": child.id, "depth": child.depth } });
+            }
             out.push(match call.refusal() {
                 Some(why) => json!({
                     "sessionUpdate": "tool_call_update", "toolCallId": id, "status": "failed",

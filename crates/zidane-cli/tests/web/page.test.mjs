@@ -39,6 +39,12 @@ function script(text, step, model) {
     if (step === 1) return call('toolu_c2', 'list_files', { path: '.' }, { input: 50, read: 2000, write: 300 });
     return answer('Counted.', { input: 60, read: 0, write: 2500 });
   }
+  if (text.includes('delegate it')) {
+    return step === 0 ? call('toolu_s', 'spawn', { task: 'child task: list the files' }) : answer('Parent done.');
+  }
+  if (text.includes('child task')) {
+    return step === 0 ? call('toolu_k1', 'list_files', { path: '.' }) : answer('Child done.');
+  }
   if (text.includes('read the page')) {
     return step === 0 ? call('toolu_h', 'read_file', { path: 'evil.html' }) : answer(`Found ${HOSTILE} and [a link](javascript:window.__pwned=3).`);
   }
@@ -129,6 +135,13 @@ test('a file write approved from the dialog shows its diff', async () => {
   await page.waitForSelector('#transcript .msg.agent:has-text("Wrote first.txt")');
   assert.equal(fs.readFileSync(path.join(served.work, 'first.txt'), 'utf8'), 'alpha\nbeta\n');
   await page.screenshot({ path: path.join(SHOTS, 'session.png') });
+  // `/rewind` alone lists the prompts to go back before; cancelled, nothing changes.
+  await prompt(page, '/rewind');
+  const pick = page.locator('#ask[open] #ask-options button.checkpoint');
+  await pick.first().waitFor();
+  assert.match(await pick.first().textContent(), /^1\. write the first notes \(1 file\)$/);
+  await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+  assert.equal(fs.readFileSync(path.join(served.work, 'first.txt'), 'utf8'), 'alpha\nbeta\n');
   // The slash commands offered as one types; /undo shows its plan, then takes the file back.
   await page.fill('#prompt', '/un');
   await page.type('#prompt', 'd');
@@ -212,6 +225,27 @@ test('the charts: one point per turn, the cache break marked', async () => {
   const read = await page.locator('#charts g.turn[data-turn="2"] rect.cacheRead').getAttribute('height');
   assert.ok(Number(read) > 50, read);
   await page.screenshot({ path: path.join(SHOTS, 'charts.png'), fullPage: true });
+  // The sessions list counts the session's turns and what they cost.
+  const id = await page.evaluate(() => location.hash.slice('#/s/'.length));
+  await page.evaluate(() => {
+    location.hash = '#/';
+  });
+  const meta = page.locator(`#sessions li:has(a[href="#/s/${id}"]) .meta`);
+  await meta.waitFor();
+  assert.match(await meta.textContent(), / · 3 turns · \$\d+\.\d+$/);
+  await page.close();
+});
+
+test("a sub-agent's calls sit under its spawn call", async () => {
+  const page = await browser.newPage();
+  await login(page, served);
+  await newSession(page, served);
+  await prompt(page, 'delegate it');
+  await page.waitForSelector('#transcript .msg.agent:has-text("Parent done.")');
+  const nested = page.locator('#transcript details.tool[data-id="toolu_s"] > .children > details.tool[data-id="toolu_k1"]');
+  assert.equal(await nested.count(), 1);
+  // Not among the agent's own calls.
+  assert.equal(await page.locator('#transcript > details.tool[data-id="toolu_k1"]').count(), 0);
   await page.close();
 });
 

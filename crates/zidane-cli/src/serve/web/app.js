@@ -153,7 +153,9 @@ async function refreshList() {
     const meta = document.createElement('div');
     meta.className = 'meta';
     const where = z.worktree ? `${z.worktree.path} (${z.worktree.branch})` : s.cwd;
-    meta.textContent = `${where} · ${age(s.updatedAt)}`;
+    const turns = z.turns === undefined ? '' : ` · ${z.turns} ${z.turns === 1 ? 'turn' : 'turns'}`;
+    const cost = typeof z.cost === 'number' ? ` · $${z.cost.toFixed(z.cost < 1 ? 4 : 2)}` : '';
+    meta.textContent = `${where} · ${age(s.updatedAt)}${turns}${cost}`;
     const badge = document.createElement('span');
     badge.className = `badge ${z.state}`;
     badge.textContent = z.state || '';
@@ -238,7 +240,12 @@ async function send(followUp) {
   const back = text.trim().match(/^\/(undo|rewind)(?:\s+(\d+))?$/);
   if (back) {
     transcript.user(text);
-    await rewind(back[1] === 'rewind' && back[2] !== undefined ? Number(back[2]) : undefined);
+    if (back[1] === 'rewind' && back[2] === undefined) {
+      const picked = await pickCheckpoint();
+      if (picked !== undefined) await rewind(picked);
+      return;
+    }
+    await rewind(back[1] === 'rewind' ? Number(back[2]) : undefined);
     return;
   }
   const sessionId = state.open;
@@ -304,6 +311,54 @@ async function rewind(index) {
   } catch (err) {
     transcript.note(err.message);
   }
+}
+
+// `/rewind` alone: the session's checkpoints, one button each (before that
+// prompt); the one picked, or undefined.
+async function pickCheckpoint() {
+  let listed;
+  try {
+    listed = await state.rpc.call('_zidane/checkpoints', { sessionId: state.open });
+  } catch (err) {
+    transcript.note(err.message);
+    return undefined;
+  }
+  const list = (listed.checkpoints || []).filter((c) => c.kind === 'prompt');
+  if (!list.length) {
+    transcript.note('No checkpoints yet.');
+    return undefined;
+  }
+  const dialog = $('ask');
+  $('ask-title').textContent = 'Rewind to before which prompt?';
+  $('ask-what').textContent = 'The files and the conversation go back to how they were before it.';
+  $('ask-input').textContent = '';
+  const box = $('ask-options');
+  box.replaceChildren();
+  return new Promise((resolve) => {
+    const choose = (value) => {
+      dialog.close();
+      resolve(value);
+    };
+    for (const c of list) {
+      const changes = c.changes || {};
+      const n = ['created', 'modified', 'deleted'].reduce((sum, k) => sum + (changes[k] || []).length, 0);
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'allow checkpoint';
+      b.textContent = `${c.index}. ${c.label} (${n} ${n === 1 ? 'file' : 'files'})`;
+      b.addEventListener('click', () => choose(c.index));
+      box.append(b);
+    }
+    const cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.className = 'reject';
+    cancel.textContent = 'Cancel';
+    cancel.addEventListener('click', () => choose(undefined));
+    box.append(cancel);
+    dialog.addEventListener('cancel', () => resolve(undefined), { once: true });
+    dialog.showModal();
+    box.querySelector('button')?.focus();
+  });
 }
 
 function confirmDialog(title, text) {

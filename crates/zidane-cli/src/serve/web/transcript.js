@@ -91,8 +91,15 @@ export class Transcript {
         summary.append(status, title);
         const body = el('div', 'body');
         node.append(summary, body);
-        this.root.append(node);
-        c = { node, status, title, body, input: null, content: el('div', 'content') };
+        // A sub-agent's call goes under the `spawn` call it runs for.
+        const parent = this.calls.get(u._meta?.zidane?.parentToolCallId);
+        if (parent) {
+          if (!parent.children.isConnected) parent.node.append(parent.children);
+          parent.children.append(node);
+        } else {
+          this.root.append(node);
+        }
+        c = { node, status, title, body, input: null, content: el('div', 'content'), children: el('div', 'children') };
         this.calls.set(u.toolCallId, c);
         this.current = null;
       }
