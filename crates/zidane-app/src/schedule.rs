@@ -136,7 +136,7 @@ pub fn next_after(cron: &croner::Cron, after_ms: u64) -> Option<u64> {
 }
 
 /// The due times of `cron` in `(after_ms, now_ms]`: the latest, and how
-/// many there were (at most [`MOST_MISSED`]).
+/// many there were (at most 10,000).
 pub fn due_between(cron: &croner::Cron, after_ms: u64, now_ms: u64) -> Option<(u64, u32)> {
     let mut at = after_ms;
     let mut latest = None;
