@@ -10,16 +10,21 @@ use super::{answer_sse, call_sse, server_with, spawn_zidane, started_fifo, text,
 
 const KEY: [(&str, &str); 1] = [("ANTHROPIC_API_KEY", "sk-test")];
 
+/// The last message of a request, as JSON text.
+fn last_message(body: &str) -> String {
+    let request: Value = serde_json::from_str(body).unwrap_or_default();
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
 /// The model appends a line to `edits` for each prompt or follow-up, then
 /// ends its answer; the evaluator's question is answered "not met" until a
 /// follow-up said so once.
 fn script(body: &str) -> String {
-    let request: Value = serde_json::from_str(body).unwrap_or_default();
-    let last = request["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default();
+    let last = last_message(body);
     if last.contains("Is the goal met now") {
         let probability = if last.contains("The goal is not met yet") {
             0.9
@@ -226,12 +231,7 @@ async fn a_goal_continues_after_a_kill_during_a_check() {
 /// As [`script`], but the edit command, the second time, says it started
 /// and hangs (the process is killed there).
 fn script_hanging_edit(body: &str) -> String {
-    let request: Value = serde_json::from_str(body).unwrap_or_default();
-    let last = request["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .map(Value::to_string)
-        .unwrap_or_default();
+    let last = last_message(body);
     if last.contains("tool_result") {
         return answer_sse("Edited.", 30);
     }

@@ -52,13 +52,8 @@ async fn a_goal_goes_on_until_its_check_passes_through_a_service_kill_mid_check(
 
     // In the second check: it has started once it writes to the FIFO.
     let fifo = service.folder("g1").join("check.fifo");
-    harness::until("the second check", Duration::from_secs(60), || {
-        let fifo = fifo.clone();
-        async move { fifo.exists() }
-    })
-    .await;
-    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
-    assert_eq!(started.await.unwrap().trim(), "started");
+    let started = harness::started_at("the second check", fifo, Duration::from_secs(60)).await;
+    assert_eq!(started, "started");
     service.kill().await;
     service.restart().await;
 

@@ -596,3 +596,16 @@ impl RoundRobin {
         *self.pinned.lock().unwrap() = which;
     }
 }
+
+/// Waits (at most `limit`) for the FIFO `fifo` a command makes once it
+/// runs, and reads what the command says into it (`started`).
+pub async fn started_at(what: &str, fifo: PathBuf, limit: Duration) -> String {
+    let path = fifo.clone();
+    until(what, limit, || {
+        let fifo = path.clone();
+        async move { fifo.exists() }
+    })
+    .await;
+    let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
+    read.await.unwrap().trim().to_owned()
+}

@@ -289,13 +289,8 @@ async fn a_service_killed_mid_model_call_and_mid_tool_call_finishes_the_run() {
 
     // In the long command: it has started once it writes to the FIFO.
     let fifo = service.folder("s2").join("started.fifo");
-    harness::until("the long command", Duration::from_secs(30), || {
-        let fifo = fifo.clone();
-        async move { fifo.exists() }
-    })
-    .await;
-    let started = tokio::task::spawn_blocking(move || std::fs::read_to_string(fifo).unwrap());
-    assert_eq!(started.await.unwrap().trim(), "started");
+    let started = harness::started_at("the long command", fifo, Duration::from_secs(30)).await;
+    assert_eq!(started, "started");
     service.kill().await;
     service.restart().await;
 
